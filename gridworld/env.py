@@ -1,0 +1,141 @@
+"""`PassagewayEnv`: the key-passageway gridworlds behind the Gymnasium API."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from gridworld.game import AGENT, build_game
+from gridworld.layout import ACTIONS, KEYS, Layout, State
+from gridworld.levels import LEVELS
+
+LAYER_NAMES: tuple[str, ...] = (
+    "floor", "wall", "agent", "green_key", "green_passage", "purple_key", "purple_passage", "target",
+)
+"""Observation planes, in order; each cell is 1 in exactly one of them."""
+_LAYER_CHARS = "." + "#" + AGENT + "aAbBT"
+COLOURS = np.array(
+    [
+        (245, 245, 245),  # floor
+        (110, 110, 110),  # wall
+        (31, 119, 180),  # agent
+        (44, 160, 44),  # green key
+        (0, 0, 0),  # green passageway (closed)
+        (148, 103, 189),  # purple key
+        (0, 0, 0),  # purple passageway (closed)
+        (255, 127, 14),  # target (orange)
+    ],
+    dtype=np.uint8,
+)
+"""RGB colour of each observation plane when rendered."""
+CELL_PIXELS = 16
+"""Side of one grid cell in `render_mode="rgb_array"` images."""
+
+
+def resolve_level(level: str | Sequence[str]) -> Layout:
+    """A built-in level by name, or a user's ASCII art, as a validated `Layout`."""
+    if isinstance(level, str):
+        if level not in LEVELS:
+            raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(LEVELS)} (or ASCII art)")
+        return Layout.parse(LEVELS[level])
+    return Layout.parse(level)
+
+
+class PassagewayEnv(gym.Env):
+    """Fetch the key(s), pass the opened passageway(s), reach the target (APS paper, Section 4.3).
+
+    Observation: uint8 one-hot planes of shape (C, H, W), named by `layer_names`. Actions:
+    0 up, 1 down, 2 left, 3 right. Reward: +1 the first time each key is picked up, +10 on the
+    target, which terminates the episode (`info["success"]` is then True). `info` also carries
+    the agent's `position` (row, col) and the `keys_held`. The registered ids add gymnasium's
+    `TimeLimit` (see `gridworld.MAX_EPISODE_STEPS`).
+
+    `reset(options={"position": (row, col), "keys_held": ("green",)})` starts from any state
+    in `reachable_states()`; without options the agent starts on a random start cell with no key.
+    """
+
+    metadata = {"render_modes": ["rgb_array", "ansi"], "render_fps": 8}
+    layer_names = LAYER_NAMES
+
+    def __init__(self, level: str | Sequence[str] = "easy", render_mode: str | None = None):
+        self.layout = resolve_level(level)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"unknown render_mode {render_mode!r}; valid: {self.metadata['render_modes']}")
+        self.render_mode = render_mode
+        height, width = self.layout.shape
+        self.observation_space = gym.spaces.Box(0, 1, (len(LAYER_NAMES), height, width), np.uint8)
+        self.action_space = gym.spaces.Discrete(len(ACTIONS))
+        self._layer_codes = np.frombuffer(_LAYER_CHARS.encode("ascii"), np.uint8)[:, None, None]
+        self._reachable = frozenset(self.layout.reachable_states())
+        self._game = None
+
+    def reachable_states(self) -> list[State]:
+        """Every non-terminal (position, keys held) state an episode can visit."""
+        return self.layout.reachable_states()
+
+    def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None):
+        super().reset(seed=seed)
+        state = self._initial_state(options or {})
+        self._held = state[1]
+        self._success = False
+        self._game = build_game(self.layout, state)
+        observation, _, _ = self._game.its_showtime()
+        self._board = observation.board
+        return self._observe(), self._info()
+
+    def step(self, action):
+        if not self.action_space.contains(action):
+            raise ValueError(
+                f"invalid action {action!r}: expected an integer in 0..{len(ACTIONS) - 1} "
+                f"({', '.join(f'{i} {name}' for i, name in enumerate(ACTIONS))})"
+            )
+        if self._game is None or self._game.game_over:
+            raise RuntimeError("the episode has ended (or never began): call reset() first")
+        observation, reward, _ = self._game.play(int(action))
+        self._board = observation.board
+        self._held = tuple(
+            name for name in self.layout.key_names
+            if name in self._held or not self._game.things[KEYS[name][0]].curtain.any()
+        )
+        terminated = self._game.game_over
+        self._success = terminated
+        return self._observe(), float(reward or 0.0), terminated, False, self._info()
+
+    def render(self):
+        if self.render_mode == "ansi":
+            return "\n".join(row.tobytes().decode("ascii") for row in self._board)
+        if self.render_mode == "rgb_array":
+            image = COLOURS[self._observe().argmax(axis=0)]
+            return image.repeat(CELL_PIXELS, axis=0).repeat(CELL_PIXELS, axis=1)
+        return None
+
+    def _observe(self) -> np.ndarray:
+        return (self._board[None] == self._layer_codes).astype(np.uint8)
+
+    def _info(self) -> dict[str, Any]:
+        row, col = self._game.things[AGENT].position
+        return {"position": (int(row), int(col)), "keys_held": self._held, "success": self._success}
+
+    def _initial_state(self, options: Mapping[str, Any]) -> State:
+        unknown = set(options) - {"position", "keys_held"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}; valid: 'position', 'keys_held'")
+        names = self.layout.key_names
+        held = tuple(options.get("keys_held", ()))
+        if set(held) - set(names):
+            raise ValueError(f"keys_held {held!r} names keys not in this level; its keys: {names}")
+        held = tuple(name for name in names if name in held)
+        if "position" in options:
+            position = tuple(int(x) for x in options["position"])
+        else:
+            position = self.layout.start_cells[self.np_random.integers(len(self.layout.start_cells))]
+        if (position, held) not in self._reachable:
+            raise ValueError(
+                f"no episode reaches position {position} holding keys {held}: the cell is a wall, "
+                "a closed passageway, a key not yet held, the target, or off the grid; "
+                "see env.unwrapped.reachable_states()"
+            )
+        return position, held

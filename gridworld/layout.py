@@ -1,0 +1,164 @@
+"""Key-passageway mazes as ASCII art: the legend, validation, and a plain-Python model of the rules.
+
+The environment plays the game with pycolab; this module reads the art, rejects malformed
+levels at construction, and enumerates reachable states by breadth-first search over the same
+rules, written out independently (the tests check the two agree move by move).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+Cell = tuple[int, int]
+State = tuple[Cell, tuple[str, ...]]
+"""(agent position, names of the keys held, in `KEYS` order)."""
+
+LEGEND: dict[str, str] = {
+    "#": "wall",
+    ".": "floor",
+    "S": "start cell (floor; each episode starts on one of them, uniformly at random)",
+    "a": "green key",
+    "A": "green passageway (closed, drawn black, until the green key is held)",
+    "b": "purple key",
+    "B": "purple passageway (closed, drawn black, until the purple key is held)",
+    "T": "target (reaching it ends the episode)",
+}
+KEYS: dict[str, tuple[str, str]] = {"green": ("a", "A"), "purple": ("b", "B")}
+"""Key name -> (key character, passageway character)."""
+
+ACTIONS: tuple[str, ...] = ("up", "down", "left", "right")
+MOVES: tuple[Cell, ...] = ((-1, 0), (1, 0), (0, -1), (0, 1))
+KEY_REWARD = 1.0
+TARGET_REWARD = 10.0
+
+
+def _legend_text() -> str:
+    return "; ".join(f"{char!r} {meaning}" for char, meaning in LEGEND.items())
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A validated maze. Build it with `Layout.parse(art)`."""
+
+    art: tuple[str, ...]
+    start_cells: tuple[Cell, ...]
+    key_cells: dict[str, Cell]
+    passage_cells: dict[str, tuple[Cell, ...]]
+    target: Cell
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.art), len(self.art[0])
+
+    @property
+    def key_names(self) -> tuple[str, ...]:
+        """Names of the keys this maze contains, in `KEYS` order."""
+        return tuple(name for name in KEYS if name in self.key_cells)
+
+    @classmethod
+    def parse(cls, art: Sequence[str]) -> Layout:
+        """Check `art` against the legend and the rules; raise ValueError saying what is wrong."""
+        if isinstance(art, str) or not all(isinstance(row, str) for row in art):
+            raise TypeError("art must be a sequence of strings, one per row of the maze")
+        art = tuple(art)
+        if not art or not art[0]:
+            raise ValueError("art is empty: give at least one non-empty row")
+        for i, row in enumerate(art):
+            if len(row) != len(art[0]):
+                raise ValueError(
+                    f"art is ragged: row {i} has {len(row)} characters, row 0 has {len(art[0])}"
+                )
+        cells: dict[str, list[Cell]] = {char: [] for char in LEGEND}
+        for r, row in enumerate(art):
+            for c, char in enumerate(row):
+                if char not in LEGEND:
+                    raise ValueError(
+                        f"unknown character {char!r} at row {r}, column {c}; "
+                        f"the legend is: {_legend_text()}"
+                    )
+                cells[char].append((r, c))
+        if not cells["S"]:
+            raise ValueError("art has no agent start: mark at least one start cell with 'S'")
+        if len(cells["T"]) != 1:
+            raise ValueError(f"art must have exactly one target 'T', found {len(cells['T'])}")
+        key_cells, passage_cells = {}, {}
+        for name, (key_char, passage_char) in KEYS.items():
+            if len(cells[key_char]) > 1:
+                raise ValueError(f"the {name} key {key_char!r} appears {len(cells[key_char])} times; at most once")
+            if cells[passage_char] and not cells[key_char]:
+                raise ValueError(f"art has a {name} passageway {passage_char!r} but no {name} key {key_char!r}")
+            if cells[key_char]:
+                key_cells[name] = cells[key_char][0]
+                passage_cells[name] = tuple(cells[passage_char])
+        layout = cls(art, tuple(cells["S"]), key_cells, passage_cells, cells["T"][0])
+        for start in layout.start_cells:
+            if shortest_path(layout, (start, ())) is None:
+                raise ValueError(
+                    f"the target at {layout.target} cannot be reached from the start cell "
+                    f"{start}, even picking up every key on the way"
+                )
+        return layout
+
+    def char_at(self, cell: Cell) -> str:
+        return self.art[cell[0]][cell[1]]
+
+    def step(self, state: State, action: int) -> tuple[State, float, bool]:
+        """The rules: (next state, reward, terminated) for one move from a non-terminal state.
+
+        A move into a wall, off the board, or into a passageway whose key is not held leaves the
+        agent where it is. Entering a key's cell picks the key up (+1, once); holding a key opens
+        its passageway from the next move on. Entering the target pays +10 and ends the episode.
+        """
+        (r, c), held = state
+        dr, dc = MOVES[action]
+        nr, nc = r + dr, c + dc
+        height, width = self.shape
+        if not (0 <= nr < height and 0 <= nc < width):
+            return state, 0.0, False
+        char = self.art[nr][nc]
+        closed = {KEYS[name][1] for name in self.key_names if name not in held}
+        if char == "#" or char in closed:
+            return state, 0.0, False
+        reward = 0.0
+        for name in self.key_names:
+            if (nr, nc) == self.key_cells[name] and name not in held:
+                held = tuple(k for k in self.key_names if k in held or k == name)
+                reward += KEY_REWARD
+        if (nr, nc) == self.target:
+            return ((nr, nc), held), reward + TARGET_REWARD, True
+        return ((nr, nc), held), reward, False
+
+    def reachable_states(self) -> list[State]:
+        """Every non-terminal (position, keys held) state reachable from a start cell, sorted."""
+        seen = {(cell, ()) for cell in self.start_cells}
+        frontier = deque(seen)
+        while frontier:
+            state = frontier.popleft()
+            for action in range(len(ACTIONS)):
+                nxt, _, terminated = self.step(state, action)
+                if not terminated and nxt not in seen:
+                    seen.add(nxt)
+                    frontier.append(nxt)
+        return sorted(seen, key=lambda s: (len(s[1]), s[1], s[0]))
+
+
+def shortest_path(layout: Layout, state: State) -> list[int] | None:
+    """The fewest actions that take the agent from `state` to the target (None if impossible)."""
+    parents: dict[State, tuple[State, int] | None] = {state: None}
+    frontier = deque([state])
+    while frontier:
+        current = frontier.popleft()
+        for action in range(len(ACTIONS)):
+            nxt, _, terminated = layout.step(current, action)
+            if terminated:
+                actions = [action]
+                while parents[current] is not None:
+                    current, previous_action = parents[current]
+                    actions.append(previous_action)
+                return actions[::-1]
+            if nxt not in parents:
+                parents[nxt] = (current, action)
+                frontier.append(nxt)
+    return None
