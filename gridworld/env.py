@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -87,19 +88,24 @@ class PassagewayEnv(gym.Env):
         return self._observe(), self._info()
 
     def step(self, action):
-        if not self.action_space.contains(action):
+        try:
+            move = operator.index(action)
+        except TypeError:
+            move = -1
+        if not 0 <= move < len(ACTIONS):
             raise ValueError(
                 f"invalid action {action!r}: expected an integer in 0..{len(ACTIONS) - 1} "
                 f"({', '.join(f'{i} {name}' for i, name in enumerate(ACTIONS))})"
             )
         if self._game is None or self._game.game_over:
             raise RuntimeError("the episode has ended (or never began): call reset() first")
-        observation, reward, _ = self._game.play(int(action))
+        observation, reward, _ = self._game.play(move)
         self._board = observation.board
-        self._held = tuple(
-            name for name in self.layout.key_names
-            if name in self._held or not self._game.things[KEYS[name][0]].curtain.any()
-        )
+        if reward:  # every key pick-up pays a reward, so only then can the keys held change
+            self._held = tuple(
+                name for name in self.layout.key_names
+                if name in self._held or not self._game.things[KEYS[name][0]].curtain.any()
+            )
         terminated = self._game.game_over
         self._success = terminated
         return self._observe(), float(reward or 0.0), terminated, False, self._info()

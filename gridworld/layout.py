@@ -86,9 +86,13 @@ class Layout:
         key_cells, passage_cells = {}, {}
         for name, (key_char, passage_char) in KEYS.items():
             if len(cells[key_char]) > 1:
-                raise ValueError(f"the {name} key {key_char!r} appears {len(cells[key_char])} times; at most once")
+                raise ValueError(
+                    f"the {name} key {key_char!r} appears {len(cells[key_char])} times; at most once"
+                )
             if cells[passage_char] and not cells[key_char]:
-                raise ValueError(f"art has a {name} passageway {passage_char!r} but no {name} key {key_char!r}")
+                raise ValueError(
+                    f"art has a {name} passageway {passage_char!r} but no {name} key {key_char!r}"
+                )
             if cells[key_char]:
                 key_cells[name] = cells[key_char][0]
                 passage_cells[name] = tuple(cells[passage_char])

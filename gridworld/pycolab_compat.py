@@ -19,6 +19,7 @@ import types
 import numpy as np
 from pycolab import ascii_art
 
+
 def ascii_art_to_uint8_nparray(art):
     """An ASCII-art diagram (list or tuple of equal-length strings) as a writable 2-D uint8 array.
 
@@ -26,11 +27,11 @@ def ascii_art_to_uint8_nparray(art):
     ValueError on ragged rows or non-ASCII characters.
     """
     if not isinstance(art, (list, tuple)) or not all(isinstance(row, str) for row in art):
-        raise TypeError("ASCII art must be a list or tuple of strings, got %r" % (art,))
+        raise TypeError(f"ASCII art must be a list or tuple of strings, got {art!r}")
     try:
         rows = [np.frombuffer(row.encode("ascii"), dtype=np.uint8) for row in art]
     except UnicodeEncodeError as error:
-        raise ValueError("ASCII art must contain only ASCII characters: %s" % error) from None
+        raise ValueError(f"ASCII art must contain only ASCII characters: {error}") from None
     if not rows or len({len(row) for row in rows}) != 1:
         raise ValueError("ASCII art rows must be non-empty and of equal length")
     return np.stack(rows)
