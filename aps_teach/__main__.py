@@ -1,0 +1,5 @@
+import sys
+
+from aps_teach.cli import main
+
+sys.exit(main())

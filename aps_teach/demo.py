@@ -1,0 +1,42 @@
+"""`aps-teach demo`: a random policy on both gridworlds, drawn — the picture notebook 00 explains."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+import gridworld
+from aps_teach.random_policy import RandomPolicyStats, random_policy_stats
+
+
+@dataclass
+class DemoConfig:
+    """Roll a uniformly random policy on each gridworld level and draw where it goes."""
+
+    episodes: int = 500
+    """Episodes of the random policy per level."""
+    seed: int = 0
+    """Seed of the start cells and actions; the same seed gives the same picture."""
+    out: Path = Path("results/demo/gridworlds.png")
+    """Where to write the picture (PNG)."""
+    progress: bool = True
+    """Show progress bars."""
+
+
+def run_demo(config: DemoConfig) -> list[RandomPolicyStats]:
+    """Collect the random policy's statistics on every level, print them and save the figure."""
+    if matplotlib.get_backend().lower() not in {"agg", "module://matplotlib_inline.backend_inline"}:
+        matplotlib.use("Agg")  # a command line draws to a file, never to a window
+    from aps_teach.plots import plot_random_policy_overview, save_figure
+
+    stats = [
+        random_policy_stats(level, config.episodes, seed=config.seed, progress=config.progress)
+        for level in gridworld.LEVELS
+    ]
+    for result in stats:
+        print(result.summary())
+    save_figure(plot_random_policy_overview(stats), config.out)
+    print(f"wrote {config.out}")
+    return stats

@@ -1,0 +1,102 @@
+"""Pure plotting functions: each takes data, draws on matplotlib axes, and returns what it drew.
+
+Every figure in the notebooks and the command line comes from here; widgets are thin wrappers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.colors import LogNorm
+from matplotlib.patches import Patch
+
+import gridworld
+from aps_teach.files import atomic_path
+from aps_teach.random_policy import RandomPolicyStats
+
+_CHAR_LAYER = {".": "floor", "S": "floor", "#": "wall", "a": "green_key", "A": "green_passage",
+               "b": "purple_key", "B": "purple_passage", "T": "target"}
+START_COLOUR = np.array((198, 219, 239), dtype=np.uint8)
+"""Light blue: the start region, where each episode begins on a random cell."""
+
+
+def level_image(layout: gridworld.Layout) -> np.ndarray:
+    """(H, W, 3) uint8 picture of a level: legend colours, start cells in light blue, no agent."""
+    colour = dict(zip(gridworld.LAYER_NAMES, gridworld.COLOURS, strict=True))
+    image = np.array([[colour[_CHAR_LAYER[char]] for char in row] for row in layout.art], dtype=np.uint8)
+    for cell in layout.start_cells:
+        image[cell] = START_COLOUR
+    return image
+
+
+def _grid_lines(ax, shape: tuple[int, int]) -> None:
+    ax.set_xticks(np.arange(-0.5, shape[1], 1), minor=True)
+    ax.set_yticks(np.arange(-0.5, shape[0], 1), minor=True)
+    ax.grid(which="minor", color="white", linewidth=0.5)
+    ax.tick_params(which="both", length=0, labelbottom=False, labelleft=False)
+
+
+def plot_level(ax, layout: gridworld.Layout, title: str | None = None):
+    """Draw a level with its legend colours and cell grid."""
+    image = ax.imshow(level_image(layout))
+    _grid_lines(ax, layout.shape)
+    if title:
+        ax.set_title(title)
+    return image
+
+
+def level_legend_handles() -> list[Patch]:
+    """Legend patches for `plot_level` pictures."""
+    colour = dict(zip(gridworld.LAYER_NAMES, gridworld.COLOURS / 255, strict=True))
+    entries = [("start region", START_COLOUR / 255), ("agent", colour["agent"]), ("wall", colour["wall"]),
+               ("green key", colour["green_key"]), ("purple key", colour["purple_key"]),
+               ("closed passageway", colour["green_passage"]), ("target", colour["target"])]
+    return [Patch(facecolor=c, edgecolor="grey", label=label) for label, c in entries]
+
+
+def plot_visitation(ax, layout: gridworld.Layout, visits: np.ndarray, title: str | None = None):
+    """Heatmap of the fraction of time spent on each cell (log colour scale).
+
+    Walls are grey; free cells never visited stay white.
+    """
+    frequency = visits / visits.sum()
+    walls = np.array([[char == "#" for char in row] for row in layout.art])
+    shown = np.ma.masked_where(frequency == 0, frequency)
+    image = ax.imshow(shown, cmap="viridis", norm=LogNorm(vmin=max(shown.min(), 1e-5), vmax=shown.max()))
+    wall_colour = np.append(gridworld.COLOURS[gridworld.LAYER_NAMES.index("wall")] / 255, 1.0)
+    ax.imshow(np.where(walls[..., None], wall_colour, 0.0))
+    _grid_lines(ax, layout.shape)
+    if title:
+        ax.set_title(title)
+    return image
+
+
+def plot_random_policy_overview(stats: Sequence[RandomPolicyStats]):
+    """One row per level: the level, where a random policy goes, and how often it gets each milestone."""
+    fig, axes = plt.subplots(len(stats), 3, figsize=(12, 3.8 * len(stats)), squeeze=False,
+                             gridspec_kw={"width_ratios": [1, 1.2, 1]})
+    for row, result in zip(axes, stats, strict=True):
+        layout = gridworld.resolve_level(result.level)
+        plot_level(row[0], layout, title=f"{result.level} level")
+        image = plot_visitation(row[1], layout, result.visits,
+                                title=f"random policy: time on each cell ({result.episodes} episodes)")
+        fig.colorbar(image, ax=row[1], fraction=0.046, label="fraction of steps")
+        names = [f"{name} key" for name in result.key_rates] + ["target"]
+        rates = [*result.key_rates.values(), result.success_rate]
+        bars = row[2].bar(names, rates, color=["#2ca02c", "#9467bd"][: len(result.key_rates)] + ["#ff7f0e"])
+        row[2].bar_label(bars, labels=[f"{rate:.1%}" for rate in rates])
+        row[2].set_ylim(0, 1.1)
+        row[2].set_ylabel("fraction of episodes")
+        row[2].set_title("random policy: milestones reached")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.legend(handles=level_legend_handles(), loc="lower center", ncol=7, frameon=False)
+    return fig
+
+
+def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> None:
+    """Write `fig` to `path` atomically (the format comes from the suffix)."""
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, bbox_inches="tight")

@@ -1,0 +1,79 @@
+"""The uniformly random policy on a gridworld: where it goes and how often it finds keys and target.
+
+The baseline every pretraining method must beat at exploration (notebook 00, `aps-teach demo`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm.auto import tqdm
+
+import gridworld
+
+
+@dataclass
+class RandomPolicyStats:
+    """What `episodes` episodes of uniformly random actions did on one level."""
+
+    level: str
+    episodes: int
+    visits: np.ndarray
+    """(H, W) how often the agent was on each cell: at each episode's start and after each step."""
+    key_rates: dict[str, float]
+    """Fraction of episodes in which each key was picked up."""
+    success_rate: float
+    """Fraction of episodes that reached the target before the step limit."""
+    mean_return: float
+    distinct_states: int
+    """Distinct (position, keys held) states visited over all episodes."""
+    reachable_states: int
+    """How many (position, keys held) states the level has in all."""
+
+    def summary(self) -> str:
+        keys = ", ".join(f"{name} key {rate:.1%}" for name, rate in self.key_rates.items())
+        return (
+            f"{self.level}: {self.episodes} episodes | {keys} | target {self.success_rate:.1%} | "
+            f"mean return {self.mean_return:.2f} | states visited "
+            f"{self.distinct_states}/{self.reachable_states}"
+        )
+
+
+def random_policy_stats(
+    level: str, episodes: int, seed: int = 0, max_episode_steps: int | None = None, progress: bool = True
+) -> RandomPolicyStats:
+    """Run `episodes` episodes of uniformly random actions on `level` and count what happened."""
+    if episodes < 1:
+        raise ValueError(f"episodes must be a positive integer, got {episodes}")
+    env = gridworld.make(level, max_episode_steps=max_episode_steps)
+    layout = env.unwrapped.layout
+    rng = np.random.default_rng(seed)
+    visits = np.zeros(layout.shape, dtype=np.int64)
+    key_counts = dict.fromkeys(layout.key_names, 0)
+    successes, total_return, states = 0, 0.0, set()
+    _, info = env.reset(seed=seed)
+    for _ in tqdm(range(episodes), desc=f"random policy on {level}", disable=not progress):
+        visits[info["position"]] += 1
+        states.add((info["position"], info["keys_held"]))
+        terminated = truncated = False
+        while not (terminated or truncated):
+            _, reward, terminated, truncated, info = env.step(int(rng.integers(4)))
+            total_return += reward
+            visits[info["position"]] += 1
+            if not terminated:  # the target ends the episode: it is not a state one acts from
+                states.add((info["position"], info["keys_held"]))
+        for name in info["keys_held"]:
+            key_counts[name] += 1
+        successes += info["success"]
+        _, info = env.reset()
+    return RandomPolicyStats(
+        level=level,
+        episodes=episodes,
+        visits=visits,
+        key_rates={name: count / episodes for name, count in key_counts.items()},
+        success_rate=successes / episodes,
+        mean_return=total_return / episodes,
+        distinct_states=len(states),
+        reachable_states=len(layout.reachable_states()),
+    )
