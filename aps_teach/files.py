@@ -19,8 +19,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; give it a normal file's mode
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -5,6 +5,7 @@ The baseline every pretraining method must beat at exploration (notebook 00, `ap
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,3 +78,49 @@ def random_policy_stats(
         distinct_states=len(states),
         reachable_states=len(layout.reachable_states()),
     )
+
+
+@dataclass
+class ExactRandomPolicy:
+    """The uniformly random policy's behaviour computed exactly, with no sampling."""
+
+    success_by_step: np.ndarray
+    """success_by_step[t]: probability the target has been reached within t steps (t = 0..horizon)."""
+    key_probability: dict[str, float]
+    """Probability each key is held when the episode ends (target or step limit)."""
+    expected_visits: np.ndarray
+    """(H, W) expected number of times the agent is on each cell, start included."""
+
+
+def exact_random_policy(level: str | Sequence[str], horizon: int) -> ExactRandomPolicy:
+    """Propagate the distribution over (position, keys held) of the uniformly random policy.
+
+    p_{t+1}(s') = sum_s sum_a p_t(s) / 4 [step(s, a) = s'], using the plain-Python rules
+    `gridworld.Layout.step` (not pycolab), from a uniform start cell, for `horizon` steps.
+    """
+    layout = gridworld.resolve_level(level)
+    alive = {(cell, ()): 1 / len(layout.start_cells) for cell in layout.start_cells}
+    visits = np.zeros(layout.shape)
+    for (position, _), p in alive.items():
+        visits[position] += p
+    key_probability = dict.fromkeys(layout.key_names, 0.0)
+    success = [0.0]
+    for _ in range(horizon):
+        following: dict = {}
+        reached = 0.0
+        for state, p in alive.items():
+            for action in range(4):
+                (position, held), _, terminated = layout.step(state, action)
+                visits[position] += p / 4
+                if terminated:
+                    reached += p / 4
+                    for name in held:
+                        key_probability[name] += p / 4
+                else:
+                    following[(position, held)] = following.get((position, held), 0.0) + p / 4
+        alive = following
+        success.append(success[-1] + reached)
+    for (_, held), p in alive.items():
+        for name in held:
+            key_probability[name] += p
+    return ExactRandomPolicy(np.array(success), key_probability, visits)

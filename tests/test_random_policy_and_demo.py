@@ -7,43 +7,15 @@ import gridworld
 from aps_teach.cli import main
 from aps_teach.files import atomic_path
 from aps_teach.plots import level_image, plot_random_policy_overview, plot_visitation
-from aps_teach.random_policy import random_policy_stats
-
-
-def exact_random_policy(level: str, horizon: int):
-    """P(success), P(each key) and expected visits per cell, by propagating the state distribution
-    of the uniformly random policy through `Layout.step` (no pycolab, no sampling)."""
-    layout = gridworld.resolve_level(level)
-    start = 1 / len(layout.start_cells)
-    alive = {(cell, ()): start for cell in layout.start_cells}
-    visits = np.zeros(layout.shape)
-    key_probability = dict.fromkeys(layout.key_names, 0.0)
-    success = 0.0
-    for state, p in alive.items():
-        visits[state[0]] += p
-    for _ in range(horizon):
-        nxt = {}
-        for state, p in alive.items():
-            for action in range(4):
-                (position, held), _, terminated = layout.step(state, action)
-                visits[position] += p / 4
-                if terminated:
-                    success += p / 4
-                    for name in held:
-                        key_probability[name] += p / 4
-                else:
-                    nxt[(position, held)] = nxt.get((position, held), 0.0) + p / 4
-        alive = nxt
-    for (_, held), p in alive.items():  # truncated episodes
-        for name in held:
-            key_probability[name] += p
-    return success, key_probability, visits
+from aps_teach.random_policy import exact_random_policy, random_policy_stats
 
 
 def test_random_policy_matches_the_exact_markov_chain():
+    """Sampled episodes through pycolab vs the exact distribution through `Layout.step`."""
     episodes, horizon = 1500, gridworld.MAX_EPISODE_STEPS
     stats = random_policy_stats("easy", episodes, seed=3, progress=False)
-    success, key_probability, visits = exact_random_policy("easy", horizon)
+    exact = exact_random_policy("easy", horizon)
+    success, key_probability, visits = exact.success_by_step[-1], exact.key_probability, exact.expected_visits
     tolerance = lambda p: 4 * np.sqrt(p * (1 - p) / episodes)  # noqa: E731
     assert abs(stats.success_rate - success) < tolerance(success)
     assert abs(stats.key_rates["green"] - key_probability["green"]) < tolerance(key_probability["green"])
@@ -109,3 +81,14 @@ def test_atomic_path_leaves_the_old_file_when_writing_fails(tmp_path):
     with atomic_path(target) as tmp:
         tmp.write_text("new")
     assert target.read_text() == "new" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_exact_random_policy_on_a_corridor_by_hand():
+    """'#SaT#': from S, the key is one step right (p 1/4 per step; left/up/down stay put)."""
+    corridor = ["#####", "#SaT#", "#####"]
+    exact = exact_random_policy(corridor, horizon=2)
+    # t=1: right to the key (1/4). t=2: from the key, right to the target (1/4 * 1/4).
+    np.testing.assert_allclose(exact.success_by_step, [0, 0, 1 / 16])
+    # key held at the end: reached at t=1 (1/4) or at t=2 after staying at t=1 (3/4 * 1/4)
+    assert exact.key_probability["green"] == pytest.approx(1 / 4 + 3 / 16)
+    assert exact.expected_visits.sum() == pytest.approx(3)

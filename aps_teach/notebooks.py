@@ -1,0 +1,105 @@
+"""Build the course notebooks: `notebooks/NN_title.py` (py:percent, the source) -> executed `.ipynb`.
+
+    python -m aps_teach.notebooks                 # regenerate and execute every notebook
+    python -m aps_teach.notebooks 00_gridworlds   # just one
+
+The `.ipynb` is written from the `.py` and executed in full mode with its outputs kept, so
+readers see every figure on GitHub or Colab. Never `jupytext --sync`: it picks the newer file
+by timestamp and can overwrite edits. `out_of_sync` compares a pair without writing anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+FAST_ENV = "APS_TEACH_FAST"
+"""Set to "1" to run a notebook with its fast-mode sizes (what the test suite does)."""
+
+
+def sources() -> list[Path]:
+    """The notebook sources, `notebooks/NN_title.py`, in course order."""
+    return sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.py"))
+
+
+def _cells(notebook) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(c.cell_type, c.source.strip(), tuple(c.metadata.get("tags", ()))) for c in notebook.cells]
+
+
+def out_of_sync(source: Path) -> str | None:
+    """Why `source`'s paired .ipynb does not match it (None when cell types, sources and tags agree)."""
+    paired = source.with_suffix(".ipynb")
+    if not paired.exists():
+        return f"{paired.name} is missing"
+    expected, actual = _cells(jupytext.read(source)), _cells(nbformat.read(paired, as_version=4))
+    if expected == actual:
+        return None
+    for index, (want, have) in enumerate(zip(expected, actual, strict=False)):
+        if want != have:
+            return f"{paired.name} cell {index} differs from {source.name}: regenerate it"
+    return f"{paired.name} has {len(actual)} cells, {source.name} has {len(expected)}: regenerate it"
+
+
+def execute(source: Path, fast: bool, timeout: int = 1200):
+    """Execute the notebook built from `source` in its own folder; return the executed notebook."""
+    from nbclient import NotebookClient
+
+    notebook = jupytext.read(source)
+    notebook.metadata.pop("jupytext", None)
+    previous = {name: os.environ.get(name) for name in (FAST_ENV, "MPLBACKEND")}
+    os.environ[FAST_ENV] = "1" if fast else "0"
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    try:
+        NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(source.parent)}}).execute()
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return notebook
+
+
+def _drop_widget_outputs(notebook) -> None:
+    """Remove live-widget outputs (tqdm bars): saved, they show only a stale first frame."""
+    notebook.metadata.pop("widgets", None)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs
+                            if "application/vnd.jupyter.widget-view+json" not in o.get("data", {})]
+
+
+def regenerate(source: Path) -> Path:
+    """Write `source`'s .ipynb, executed in full mode (widget outputs dropped), atomically."""
+    from aps_teach.files import atomic_path
+
+    notebook = execute(source, fast=False)
+    _drop_widget_outputs(notebook)
+    notebook.metadata["jupytext"] = {"formats": "ipynb,py:percent"}
+    target = source.with_suffix(".ipynb")
+    with atomic_path(target) as tmp:
+        nbformat.write(notebook, tmp)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Regenerate and execute the course notebooks.")
+    parser.add_argument("names", nargs="*", help="notebook names, e.g. 00_gridworlds (default: all)")
+    args = parser.parse_args(argv)
+    known = {path.stem: path for path in sources()}
+    unknown = sorted(set(args.names) - set(known))
+    if unknown:
+        parser.error(f"unknown notebooks {unknown}; valid: {', '.join(known)}")
+    for name in args.names or known:
+        print(f"wrote {regenerate(known[name]).relative_to(NOTEBOOK_DIR.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

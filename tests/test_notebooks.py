@@ -1,0 +1,53 @@
+"""The course notebooks: each .py source and its committed .ipynb agree, and each runs in fast mode."""
+
+import shutil
+
+import nbformat
+import pytest
+
+from aps_teach.notebooks import execute, out_of_sync, sources
+
+SOURCES = sources()
+
+
+def test_there_are_notebooks():
+    assert [path.stem for path in SOURCES][:1] == ["00_gridworlds"]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
+def test_pair_is_in_sync_and_committed_executed(source):
+    assert out_of_sync(source) is None
+    notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert all(cell.execution_count is not None for cell in code), "commit the .ipynb executed"
+    assert any(output.get("data", {}).get("image/png") for cell in code for output in cell.outputs)
+    tagged = [cell for cell in code if "parameters" in cell.metadata.get("tags", ())]
+    assert len(tagged) == 1 and "APS_TEACH_FAST" in tagged[0].source
+
+
+def test_sync_check_notices_an_edited_source(tmp_path):
+    source = tmp_path / SOURCES[0].name
+    shutil.copy(SOURCES[0], source)
+    shutil.copy(SOURCES[0].with_suffix(".ipynb"), source.with_suffix(".ipynb"))
+    assert out_of_sync(source) is None
+    source.write_text(source.read_text().replace("seed = 0", "seed = 1"))
+    assert "differs from" in out_of_sync(source)
+    source.with_suffix(".ipynb").unlink()
+    assert "is missing" in out_of_sync(source)
+
+
+def _printed(notebook) -> str:
+    return "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
+def test_notebook_runs_top_to_bottom_in_fast_mode(source):
+    notebook = execute(source, fast=True, timeout=300)
+    errors = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs
+              if o.output_type == "error"]
+    assert not errors
+    if source.stem == "00_gridworlds":
+        printed = _printed(notebook)
+        assert "easy: 10 steps, rewards paid [1.0, 10.0], return 11, success True" in printed
+        assert "return 12, success True" in printed
+        assert "hard: 20 episodes" in printed  # fast mode really used its small sizes

@@ -1,0 +1,57 @@
+"""Packaging: environment.yml and pyproject.toml cannot drift; gridworld stays independent of aps_teach."""
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CONDA_TO_PYPI = {"pytorch": "torch"}
+NOT_PACKAGES = {"python", "pip"}
+
+
+def split(requirement: str) -> tuple[str, str]:
+    """'numpy>=2.0' -> ('numpy', '>=2.0'), names normalised as pip does."""
+    name, specifier = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(.*)", requirement.strip()).groups()
+    name = re.sub(r"[-_.]+", "-", CONDA_TO_PYPI.get(name, name)).lower()
+    return name, specifier.replace(" ", "")
+
+
+def pyproject_requirements() -> dict[str, str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"].values()
+    lines = project["dependencies"] + [line for extra in extras for line in extra]
+    return dict(split(line) for line in lines)
+
+
+def environment_requirements() -> tuple[dict[str, str], list[str]]:
+    """(package -> version specifier) over conda and pip entries, and the pip lines that install us."""
+    dependencies = yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
+    conda_lines = [d for d in dependencies if isinstance(d, str)]
+    pip_lines = next(d["pip"] for d in dependencies if isinstance(d, dict))
+    installs_us = [line for line in pip_lines if line.startswith("-e")]
+    found = dict(split(line) for line in conda_lines + pip_lines if line not in installs_us)
+    return {name: spec for name, spec in found.items() if name not in NOT_PACKAGES}, installs_us
+
+
+def test_environment_yml_and_pyproject_name_the_same_packages_and_floors():
+    conda, installs_us = environment_requirements()
+    assert conda == pyproject_requirements()
+    assert installs_us == ["-e .[dev]"]
+
+
+def test_environment_yml_uses_conda_forge_and_python_311():
+    environment = yaml.safe_load((ROOT / "environment.yml").read_text())
+    assert environment["channels"] == ["conda-forge"]
+    assert "python=3.11" in environment["dependencies"]
+
+
+def test_gridworld_never_imports_aps_teach():
+    for path in (ROOT / "gridworld").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        nodes = list(ast.walk(tree))
+        imported = {alias.name for node in nodes if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {node.module or "" for node in nodes if isinstance(node, ast.ImportFrom)}
+        assert not any(name.split(".")[0] == "aps_teach" for name in imported), path
