@@ -130,12 +130,19 @@ class PassagewayEnv(gym.Env):
         if unknown:
             raise ValueError(f"unknown reset options {sorted(unknown)}; valid: 'position', 'keys_held'")
         names = self.layout.key_names
-        held = tuple(options.get("keys_held", ()))
+        held = options.get("keys_held", ())
+        held = (held,) if isinstance(held, str) else tuple(held)
         if set(held) - set(names):
             raise ValueError(f"keys_held {held!r} names keys not in this level; its keys: {names}")
         held = tuple(name for name in names if name in held)
         if "position" in options:
-            position = tuple(int(x) for x in options["position"])
+            try:
+                row, col = (operator.index(x) for x in options["position"])
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"position must be a (row, col) pair of integers, got {options['position']!r}"
+                ) from None
+            position = (row, col)
         else:
             position = self.layout.start_cells[self.np_random.integers(len(self.layout.start_cells))]
         if (position, held) not in self._reachable:

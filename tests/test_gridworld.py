@@ -220,6 +220,11 @@ def test_out_of_range_action_raises(action):
         env.step(action)
 
 
+def test_keys_held_may_be_a_single_name():
+    _, _, info = at("easy", (4, 3), keys_held="green")
+    assert info["keys_held"] == ("green",)
+
+
 def test_numpy_integer_actions_are_accepted():
     env, _, _ = at("easy", (2, 1))
     assert env.step(np.int64(RIGHT))[4]["position"] == (2, 2)
@@ -234,6 +239,9 @@ def test_numpy_integer_actions_are_accepted():
         ({"position": (6, 7), "keys_held": ("green",)}, "no episode reaches position"),  # the target
         ({"keys_held": ("purple",)}, "not in this level"),
         ({"start": (1, 1)}, "unknown reset options"),
+        ({"position": "ab"}, r"position must be a \(row, col\) pair of integers"),
+        ({"position": (1.5, 2)}, r"position must be a \(row, col\) pair of integers"),
+        ({"position": (1, 2, 3)}, r"position must be a \(row, col\) pair of integers"),
     ],
 )
 def test_bad_reset_options_raise(options, message):
