@@ -63,14 +63,36 @@ def plot_visitation(ax, layout: gridworld.Layout, visits: np.ndarray, title: str
     Walls are grey; free cells never visited stay white.
     """
     frequency = visits / visits.sum()
-    walls = np.array([[char == "#" for char in row] for row in layout.art])
     shown = np.ma.masked_where(frequency == 0, frequency)
     image = ax.imshow(shown, cmap="viridis", norm=LogNorm(vmin=max(shown.min(), 1e-5), vmax=shown.max()))
-    wall_colour = np.append(gridworld.COLOURS[gridworld.LAYER_NAMES.index("wall")] / 255, 1.0)
-    ax.imshow(np.where(walls[..., None], wall_colour, 0.0))
+    _draw_walls(ax, layout)
     _grid_lines(ax, layout.shape)
     if title:
         ax.set_title(title)
+    return image
+
+
+def state_grid(layout: gridworld.Layout, states, values, keys_held=()) -> np.ndarray:
+    """(H, W) array of `values` at the positions of the `states` holding `keys_held`; NaN elsewhere."""
+    grid = np.full(layout.shape, np.nan)
+    for (position, held), value in zip(states, values, strict=True):
+        if held == tuple(keys_held):
+            grid[position] = value
+    return grid
+
+
+def _draw_walls(ax, layout: gridworld.Layout) -> None:
+    walls = np.array([[char == "#" for char in row] for row in layout.art])
+    wall_colour = np.append(gridworld.COLOURS[gridworld.LAYER_NAMES.index("wall")] / 255, 1.0)
+    ax.imshow(np.where(walls[..., None], wall_colour, 0.0))
+
+
+def plot_state_values(ax, layout: gridworld.Layout, states, values, keys_held=(), title=None, **imshow):
+    """Heatmap of one number per state, over the cells of the states holding `keys_held`."""
+    image = ax.imshow(state_grid(layout, states, values, keys_held), **{"cmap": "magma", **imshow})
+    _draw_walls(ax, layout)
+    _grid_lines(ax, layout.shape)
+    ax.set_title(title if title is not None else f"keys held: {', '.join(keys_held) or 'none'}")
     return image
 
 

@@ -1,0 +1,221 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 · Successor features: Q = ψᵀw
+#
+# VISR and APS rest on one identity. Suppose the reward of a move is linear in some features,
+# r(s, a, s') = φ(s, a, s')ᵀ w. Then the value of any policy π splits the same way:
+#
+# Q^π(s, a) = E_π[Σ_t γ^t r_t] = E_π[Σ_t γ^t φ_t]ᵀ w = ψ^π(s, a)ᵀ w,
+#
+# where ψ^π(s, a), the **successor features**, is the expected discounted sum of future features.
+# ψ depends on the policy and the world, not on the task: learn it once, then any task w costs one
+# dot product. This notebook checks that identity numerically on the gridworlds, reuses ψ for a
+# second task, and combines several policies with **generalised policy improvement (GPI)**.
+#
+# The gridworlds are small enough to do everything exactly, in tables (`aps_teach.tabular`); later
+# notebooks replace the tables with neural networks and learned features.
+
+# %%
+# On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
+import sys
+
+if "google.colab" in sys.modules:
+    import subprocess
+
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
+                    "aps-teach @ git+https://github.com/aps-teach/aps-teach"], check=True)
+
+# %% tags=["parameters"]
+import os
+
+FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
+td_sweeps = 30 if FAST else 300  # TD passes over every (state, action)
+gamma = 0.9
+seed = 0
+
+# %%
+import inspect
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.colors import ListedColormap
+
+from aps_teach import plots, tabular
+from aps_teach.exercises import check_gpi
+
+# %% [markdown]
+# ## Features whose span contains the task
+#
+# On a key-passageway level, take as features the *events* of a move: did it pick up each key, did
+# it reach the target? The evaluation reward (+1 per key, +10 at the target) is then exactly
+# linear in them, with w = (1, 10) on the easy level. We check that against the environment's own
+# reward for every move from every reachable state.
+
+# %%
+easy = tabular.TabularGridworld.from_level("easy")
+w_eval = np.array([1.0, 10.0])
+print("states:", len(easy.states), "| features:", easy.event_names)
+print("environment reward == phi^T w for every move:", np.allclose(easy.events @ w_eval, easy.rewards))
+
+# %% [markdown]
+# ## ψ by temporal differences, checked against direct policy evaluation
+#
+# ψ obeys a Bellman equation of its own, ψ(s, a) = φ(s, a, s') + γ E_{a'~π}[ψ(s', a')], so TD
+# learning works on it feature by feature. Here is the update the library uses:
+
+# %%
+print(inspect.getsource(tabular.successor_features_td))
+
+# %% [markdown]
+# Take the uniformly random policy, learn ψ by TD, and compare ψᵀw with Q^π computed the direct
+# way: Bellman backups on the environment's reward, never touching the features.
+
+# %%
+policy = tabular.uniform_policy(easy)
+psi = tabular.successor_features_td(easy, policy, gamma, sweeps=td_sweeps, seed=seed)
+q_direct = tabular.policy_evaluation(easy, policy, gamma)
+q_from_psi = psi @ w_eval
+print(f"max |psi^T w - Q| over {q_direct.size} state-actions: {np.abs(q_from_psi - q_direct).max():.2e}")
+
+fig, ax = plt.subplots(figsize=(4.2, 4))
+ax.scatter(q_direct.ravel(), q_from_psi.ravel(), s=8)
+ax.plot([q_direct.min(), q_direct.max()], [q_direct.min(), q_direct.max()], "k:", linewidth=1)
+ax.set_xlabel("Q from policy evaluation")
+ax.set_ylabel("psi^T w from TD")
+ax.set_title("one dot per (state, action)")
+plt.show()
+
+# %% [markdown]
+# ## A second task for free
+#
+# Now change the task without learning anything: w = (1, 0) pays only for the key. The same ψ
+# gives its Q at once, and it again agrees with policy evaluation on that reward. The value maps
+# show V(s) = Σ_a π(a|s) Q(s, a) over the cells, before and after the key is picked up.
+
+# %%
+tasks = {"evaluation task w = (1, 10)": w_eval, "key only w = (1, 0)": np.array([1.0, 0.0])}
+fig, axes = plt.subplots(2, 2, figsize=(8, 7.5))
+for column, (name, w) in enumerate(tasks.items()):
+    q = psi @ w
+    error = np.abs(q - tabular.policy_evaluation(easy, policy, gamma, easy.events @ w)).max()
+    print(f"{name}: max error against policy evaluation {error:.2e}")
+    values = (policy * q).sum(axis=1)
+    for row, held in enumerate([(), ("green",)]):
+        image = plots.plot_state_values(axes[row, column], easy.layout, easy.states, values, held,
+                                        title=f"{name}\nkeys held: {', '.join(held) or 'none'}")
+        fig.colorbar(image, ax=axes[row, column], fraction=0.046)
+fig.suptitle("values of the random policy, both from the same psi")
+fig.tight_layout()
+
+# %% [markdown]
+# Before the key is picked up the two maps look alike: the target is still locked away, so for
+# both tasks the value is mostly the key's. Once the key is held, the key-only task has nothing
+# left to pay (its value is 0 everywhere), while the evaluation task values the cells near the
+# target. Same ψ, two tasks, no new learning.
+#
+# ## Generalised policy improvement
+#
+# ψ tells us how good *any* policy we have is for *any* task. GPI uses that to act better than
+# each of them: given policies π_1, …, π_n with successor features ψ_i, act greedily on
+#
+# Q_GPI(s, a) = max_i ψ_i(s, a)ᵀ w,
+#
+# every policy scored under the task w at hand. The GPI theorem guarantees the result is at least
+# as good as every π_i on task w.
+#
+# On the passageway levels the policies are nested (chasing the target means fetching every key
+# first), so one of them is already best everywhere. GPI shows its strength when policies are good
+# in different places. So draw a room of your own, with the same legend: two keys, no
+# passageways, the target out of the way in a corner.
+
+# %%
+two_keys_art = [
+    "#########",
+    "#a......#",
+    "#.......#",
+    "#..SSS..#",
+    "#......b#",
+    "#.......#",
+    "#......T#",
+    "#########",
+]
+room = tabular.TabularGridworld.from_level(two_keys_art)
+print("features:", room.event_names)
+
+# %% [markdown]
+# Our policies: π_green, optimal for "green key" alone (z = (1, 0, 0)), and π_purple, optimal for
+# "purple key" alone (z = (0, 1, 0)). Each fetches its key, then has nothing left to do. The new
+# task pays 3 for the green key and 1 for the purple one: w = (3, 1, 0).
+
+# %%
+z_tasks = np.eye(3)[:2]
+policies = [tabular.greedy_policy(tabular.optimal_q(room, room.events @ z, gamma)) for z in z_tasks]
+psis = np.stack([tabular.successor_features(room, p, gamma) for p in policies])
+w_new = np.array([3.0, 1.0, 0.0])
+q_gpi, chosen = tabular.gpi(psis, w_new)
+
+starts = [room.state_index(cell) for cell in room.layout.start_cells]
+
+
+def start_value(policy):
+    """Mean over start cells of V(s) on the task w_new."""
+    return tabular.policy_evaluation(room, policy, gamma, room.events @ w_new).max(axis=1)[starts].mean()
+
+
+names = ["pi_green", "pi_purple"]
+for name, p in zip(names, policies, strict=True):
+    print(f"{name:>10}: {start_value(p):.3f}")
+print(f"{'GPI':>10}: {start_value(tabular.greedy_policy(q_gpi)):.3f}")
+best = tabular.optimal_q(room, room.events @ w_new, gamma).max(axis=1)[starts].mean()
+print(f"{'optimal':>10}: {best:.3f}  (value iteration on w_new, for reference)")
+
+# %% [markdown]
+# GPI beats both of its policies, and here even matches the optimal value: it fetches the green
+# key with π_green, then switches to π_purple for the second key. The map shows which policy GPI
+# follows in each cell, and a common mistake beside it: public reference code has scored each
+# policy under *its own* task z_i, max_i ψ_i(s, a)ᵀ z_i, instead of under the current w. That
+# ranks the policies by how well they do their own jobs (here: which key is nearer), not by
+# what they earn on yours.
+
+# %%
+own_scores = np.stack([psi_i @ z for psi_i, z in zip(psis, z_tasks, strict=True)])  # (n, S, A)
+q_own_z = own_scores.max(axis=0)
+chosen_own_z = own_scores[:, np.arange(len(room.states)), q_own_z.argmax(axis=1)].argmax(axis=0)
+print(f"scored under its own z: start value {start_value(tabular.greedy_policy(q_own_z)):.3f} "
+      f"(GPI under w: {start_value(tabular.greedy_policy(q_gpi)):.3f})")
+
+key_colours = ListedColormap(["#2ca02c", "#9467bd"])  # pi_green, pi_purple
+fig, axes = plt.subplots(1, 2, figsize=(9, 4))
+for ax, picks, title in [(axes[0], chosen, "GPI under the current w"),
+                         (axes[1], chosen_own_z, "each policy under its own z (a bug)")]:
+    image = plots.plot_state_values(ax, room.layout, room.states, picks, (), cmap=key_colours,
+                                    vmin=-0.5, vmax=1.5, title=f"{title}\nno key held yet")
+cbar = fig.colorbar(image, ax=axes, ticks=[0, 1], fraction=0.03)
+cbar.ax.set_yticklabels(names)
+plt.show()
+
+# %% [markdown]
+# ## Exercise: GPI in one line
+#
+# Write `my_gpi(psis, w)` returning Q_GPI with shape (S, A), from `psis` of shape (n, S, A, d)
+# and `w` of shape (d,). The checker compares it with the library on random inputs. (A solution is
+# filled in so the notebook runs top to bottom; replace it with your own.)
+
+# %%
+def my_gpi(psis, w):
+    return np.einsum("nsad,d->nsa", psis, w).max(axis=0)
+
+
+check_gpi(my_gpi)
