@@ -16,6 +16,7 @@ from matplotlib.patches import Patch
 import gridworld
 from aps_teach.files import atomic_path
 from aps_teach.random_policy import RandomPolicyStats
+from aps_teach.stats import summarise
 
 _CHAR_LAYER = {".": "floor", "S": "floor", "#": "wall", "a": "green_key", "A": "green_passage",
                "b": "purple_key", "B": "purple_passage", "T": "target"}
@@ -115,6 +116,37 @@ def plot_random_policy_overview(stats: Sequence[RandomPolicyStats]):
         row[2].set_title("random policy: milestones reached")
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.legend(handles=level_legend_handles(), loc="lower center", ncol=7, frameon=False)
+    return fig
+
+
+METHOD_COLOURS = {"visr": "#1f77b4", "apt": "#2ca02c", "aps": "#d62728", "dqn": "#7f7f7f"}
+
+
+def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[str] | None = None):
+    """The paper's Figure 4 form: success rate per method, grouped by level. Each bar's dark lower
+    part is the zero-shot success and its full (light) height the fine-tuned success, both means
+    over seeds with 95% bootstrap intervals. `rows` have method, level, phase, success_rate."""
+    summary = summarise(rows, by=("level", "method", "phase"), value="success_rate")
+    levels = list(levels or dict.fromkeys(level for level, _, _ in summary))
+    methods = list(methods or dict.fromkeys(method for _, method, _ in summary))
+    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(methods) * len(levels), 4))
+    width = 0.8 / len(methods)
+    for m, method in enumerate(methods):
+        colour = METHOD_COLOURS.get(method, f"C{m}")
+        for phase, alpha in (("finetuned", 0.35), ("zero_shot", 1.0)):
+            stats = [summary.get((level, method, phase)) for level in levels]
+            x = [i + (m - (len(methods) - 1) / 2) * width for i, s in enumerate(stats) if s]
+            means = [s[0] for s in stats if s]
+            errors = [[s[0] - s[1] for s in stats if s], [s[2] - s[0] for s in stats if s]]
+            ax.bar(x, means, width * 0.92, color=colour, alpha=alpha, yerr=errors, capsize=3,
+                   error_kw={"alpha": 0.8, "linewidth": 1}, label=method if phase == "finetuned" else None,
+                   gid=f"{method}/{phase}")
+    ax.set_xticks(range(len(levels)), [f"{level} level" for level in levels])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("success rate")
+    ax.set_title("zero-shot (dark) and fine-tuned (full bar) success, mean and 95% CI over seeds")
+    ax.legend(title="method", frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
+    fig.tight_layout()
     return fig
 
 

@@ -1,0 +1,38 @@
+"""Summaries over seeds: the mean with a 95% bootstrap confidence interval."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats
+
+
+def mean_with_ci(
+    values: Sequence[float], confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float, float]:
+    """(mean, low, high): the mean and its percentile-bootstrap interval (scipy, 10,000 resamples).
+
+    With one value, or all values equal, the interval collapses to the mean.
+    """
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        raise ValueError("mean_with_ci needs at least one value")
+    mean = float(values.mean())
+    if values.size == 1 or np.all(values == values[0]):
+        return mean, mean, mean
+    result = stats.bootstrap((values,), np.mean, confidence_level=confidence, n_resamples=10_000,
+                             method="percentile", rng=np.random.default_rng(seed))
+    return mean, float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+Summary = tuple[float, float, float, int]
+
+
+def summarise(rows, by: tuple[str, ...], value: str) -> dict[tuple[str, ...], Summary]:
+    """Group result rows (dicts, e.g. from a CSV) by the columns `by`; per group the mean of
+    column `value` with its 95% bootstrap interval, and the number of rows: (mean, low, high, n)."""
+    groups: dict[tuple[str, ...], list[float]] = {}
+    for row in rows:
+        groups.setdefault(tuple(str(row[column]) for column in by), []).append(float(row[value]))
+    return {key: (*mean_with_ci(values), len(values)) for key, values in groups.items()}

@@ -1,0 +1,133 @@
+"""The sweep runner: results well-formed, resumable, robust to a failing run; Figure 4's bars equal
+the CSV means; bootstrap intervals against a plain numpy bootstrap."""
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from aps_teach.plots import plot_figure4
+from aps_teach.stats import mean_with_ci
+from aps_teach.sweeps import RunSpec, grid, read_rows, run_sweep, with_overrides
+
+CALLS: list[str] = []
+_lock = threading.Lock()
+
+
+def fake_run(spec: RunSpec) -> list[dict]:
+    """Stands in for a training run: deterministic numbers from the spec, and a record of the call."""
+    with _lock:
+        CALLS.append(spec.key)
+    base = {"method": spec.method, "level": spec.level, "seed": spec.seed}
+    return [{**base, "phase": "zero_shot", "success_rate": (spec.seed % 3) / 4},
+            {**base, "phase": "finetuned", "success_rate": (spec.seed % 3) / 2}]
+
+
+def flaky_run(spec: RunSpec) -> list[dict]:
+    if spec.seed == 1 and spec.method == "apt":
+        raise RuntimeError("simulated crash in apt seed 1")
+    return fake_run(spec)
+
+
+@pytest.fixture
+def threads():
+    with ThreadPoolExecutor(2) as pool:
+        yield pool
+
+
+def test_sweep_writes_two_rows_per_run_then_resumes_without_redoing_them(tmp_path, threads):
+    specs = grid(["visr", "apt"], ["easy", "hard"], range(2))
+    results = tmp_path / "figure4.csv"
+    CALLS.clear()
+    report = run_sweep(specs, fake_run, results, executor=threads, progress=False)
+    assert sorted(report.completed) == sorted(s.key for s in specs) and not report.failures
+    rows = read_rows(results)
+    assert len(rows) == 2 * len(specs)
+    assert {"run_key", "method", "level", "seed", "phase", "success_rate", "run_seconds",
+            "package_version"} <= set(rows[0])
+    assert {(r["method"], r["level"], r["seed"], r["phase"]) for r in rows} == {
+        (s.method, s.level, str(s.seed), phase) for s in specs for phase in ("zero_shot", "finetuned")}
+    CALLS.clear()
+    again = run_sweep(specs, fake_run, results, executor=threads, progress=False)
+    assert CALLS == [] and again.completed == [] and sorted(again.skipped) == sorted(s.key for s in specs)
+    more = run_sweep(specs + [RunSpec("aps", "easy", 0)], fake_run, results, executor=threads, progress=False)
+    assert CALLS == ["aps-easy-seed0"] and more.completed == ["aps-easy-seed0"]
+    assert len(read_rows(results)) == 2 * (len(specs) + 1)
+
+
+def test_one_failing_run_is_reported_and_retried_later(tmp_path, threads):
+    specs = grid(["visr", "apt"], ["easy"], range(3))
+    results = tmp_path / "r.csv"
+    report = run_sweep(specs, flaky_run, results, executor=threads, progress=False)
+    assert list(report.failures) == ["apt-easy-seed1"]
+    assert "simulated crash in apt seed 1" in report.failures["apt-easy-seed1"]
+    assert len(report.completed) == 5 and len(read_rows(results)) == 10
+    CALLS.clear()
+    retry = run_sweep(specs, fake_run, results, executor=threads, progress=False)
+    assert CALLS == ["apt-easy-seed1"] and not retry.failures and len(read_rows(results)) == 12
+
+
+def test_process_pool_runs_module_level_functions(tmp_path):
+    report = run_sweep(grid(["visr"], ["easy"], range(2)), fake_run, tmp_path / "p.csv", progress=False)
+    assert len(report.completed) == 2 and len(read_rows(tmp_path / "p.csv")) == 4
+
+
+def test_duplicate_runs_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="same run twice"):
+        run_sweep([RunSpec("aps", "easy", 0)] * 2, fake_run, tmp_path / "d.csv")
+
+
+def test_run_keys_distinguish_overrides():
+    plain, ablated = RunSpec("aps", "easy", 0), RunSpec("aps", "easy", 0, (("agent.k", 5),))
+    assert plain.key == "aps-easy-seed0" and ablated.key.startswith("aps-easy-seed0-")
+
+
+@dataclass
+class Inner:
+    k: int = 10
+    dim: int = 5
+
+
+@dataclass
+class Outer:
+    lr: float = 1e-3
+    inner: Inner = field(default_factory=Inner)
+
+
+def test_with_overrides_reaches_nested_fields_and_names_valid_ones():
+    config = with_overrides(Outer(), [("inner.k", 3), ("lr", 0.5)])
+    assert config == Outer(lr=0.5, inner=Inner(k=3, dim=5))
+    assert Outer().inner.k == 10  # the original is untouched
+    with pytest.raises(ValueError, match="unknown config field 'inner.kk'; fields here: k, dim"):
+        with_overrides(Outer(), [("inner.kk", 3)])
+
+
+def test_figure4_bar_heights_equal_the_csv_means(tmp_path, threads):
+    results = tmp_path / "figure4.csv"
+    run_sweep(grid(["visr", "apt", "aps"], ["easy", "hard"], range(5)), fake_run, results,
+              executor=threads, progress=False)
+    rows = read_rows(results)
+    fig = plot_figure4(rows)
+    ax = fig.axes[0]
+    for method in ("visr", "apt", "aps"):
+        for phase in ("zero_shot", "finetuned"):
+            heights = [p.get_height() for p in ax.patches if p.get_gid() == f"{method}/{phase}"]
+            expected = [np.mean([float(r["success_rate"]) for r in rows
+                                 if (r["method"], r["level"], r["phase"]) == (method, level, phase)])
+                        for level in ("easy", "hard")]
+            np.testing.assert_allclose(heights, expected)
+
+
+def test_bootstrap_interval_matches_a_plain_numpy_bootstrap():
+    values = np.array([0.0, 0.2, 0.9, 1.0, 0.6, 0.7, 1.0, 0.1, 0.5, 0.8])
+    mean, low, high = mean_with_ci(values, seed=1)
+    rng = np.random.default_rng(0)
+    means = values[rng.integers(len(values), size=(200_000, len(values)))].mean(axis=1)
+    assert mean == pytest.approx(values.mean())
+    assert low == pytest.approx(np.percentile(means, 2.5), abs=0.02)
+    assert high == pytest.approx(np.percentile(means, 97.5), abs=0.02)
+    assert mean_with_ci([1.0, 1.0, 1.0]) == (1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="at least one value"):
+        mean_with_ci([])
