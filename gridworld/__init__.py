@@ -17,11 +17,24 @@ pycolab_compat.apply()
 
 from gridworld.env import COLOURS, LAYER_NAMES, PassagewayEnv, resolve_level  # noqa: E402
 from gridworld.layout import ACTIONS, LEGEND, Layout, shortest_path  # noqa: E402
-from gridworld.levels import LEVELS  # noqa: E402
+from gridworld.levels import LEVELS, MAZES  # noqa: E402
+from gridworld.reward_maps import (  # noqa: E402
+    normalised_score,
+    optimal_return,
+    random_box_reward_map,
+    random_return,
+)
 
 MAX_EPISODE_STEPS = 100
 """Default step limit (gymnasium's `TimeLimit` truncates): ~9x the longest shortest solution."""
-ENV_IDS = {"easy": "gridworld/Passageway-Easy-v0", "hard": "gridworld/Passageway-Hard-v0"}
+ENV_IDS = {
+    "easy": "gridworld/Passageway-Easy-v0",
+    "hard": "gridworld/Passageway-Hard-v0",
+    "open10": "gridworld/Open10-v0",
+    "fourroom": "gridworld/FourRoom-v0",
+}
+"""Registered ids of the built-in levels (easy, hard) and target-free mazes (open10, fourroom:
+`gymnasium.make` them with `reward_map=...`)."""
 CUSTOM_ENV_ID = "gridworld/Passageway-v0"
 
 for _level, _env_id in ENV_IDS.items():
@@ -33,9 +46,11 @@ gymnasium.register(CUSTOM_ENV_ID, entry_point=PassagewayEnv, max_episode_steps=M
 
 
 def make(level: str | Sequence[str] = "easy", **kwargs) -> gymnasium.Env:
-    """`gymnasium.make` for a level name ("easy", "hard") or your own ASCII art (see `LEGEND`).
+    """`gymnasium.make` for a built-in name ("easy", "hard", "open10", "fourroom") or your own
+    ASCII art (see `LEGEND`).
 
-    Keyword arguments go to `gymnasium.make` (e.g. `render_mode`, `max_episode_steps`).
+    Keyword arguments go to `gymnasium.make` (e.g. `render_mode`, `max_episode_steps`, and
+    `reward_map` for a reward-map task).
     """
     if isinstance(level, str):
         if level not in ENV_IDS:
@@ -45,6 +60,7 @@ def make(level: str | Sequence[str] = "easy", **kwargs) -> gymnasium.Env:
 
 
 __all__ = [
-    "ACTIONS", "COLOURS", "CUSTOM_ENV_ID", "ENV_IDS", "LAYER_NAMES", "LEGEND", "LEVELS",
-    "Layout", "MAX_EPISODE_STEPS", "PassagewayEnv", "make", "resolve_level", "shortest_path",
+    "ACTIONS", "COLOURS", "CUSTOM_ENV_ID", "ENV_IDS", "LAYER_NAMES", "LEGEND", "LEVELS", "MAZES",
+    "Layout", "MAX_EPISODE_STEPS", "PassagewayEnv", "make", "normalised_score", "optimal_return",
+    "random_box_reward_map", "random_return", "resolve_level", "shortest_path",
 ]

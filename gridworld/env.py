@@ -11,7 +11,8 @@ import numpy as np
 
 from gridworld.game import AGENT, build_game
 from gridworld.layout import ACTIONS, KEYS, Layout, State
-from gridworld.levels import LEVELS
+from gridworld.levels import LEVELS, MAZES
+from gridworld.reward_maps import as_reward_map
 
 LAYER_NAMES: tuple[str, ...] = (
     "floor", "wall", "agent", "green_key", "green_passage", "purple_key", "purple_passage", "target",
@@ -36,12 +37,15 @@ CELL_PIXELS = 16
 """Side of one grid cell in `render_mode="rgb_array"` images."""
 
 
+BUILT_IN = {**LEVELS, **MAZES}
+
+
 def resolve_level(level: str | Sequence[str]) -> Layout:
-    """A built-in level by name, or a user's ASCII art, as a validated `Layout`."""
+    """A built-in level or maze by name, or a user's ASCII art, as a validated `Layout`."""
     if isinstance(level, str):
-        if level not in LEVELS:
-            raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(LEVELS)} (or ASCII art)")
-        return Layout.parse(LEVELS[level])
+        if level not in BUILT_IN:
+            raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(BUILT_IN)} (or ASCII art)")
+        return Layout.parse(BUILT_IN[level])
     return Layout.parse(level)
 
 
@@ -56,13 +60,25 @@ class PassagewayEnv(gym.Env):
 
     `reset(options={"position": (row, col), "keys_held": ("green",)})` starts from any state
     in `reachable_states()`; without options the agent starts on a random start cell with no key.
+
+    With a `reward_map` (H x W, or {(row, col): value}; see `gridworld.reward_maps`) the task is
+    that map instead: each step pays the value of the cell the agent is in after it, keys still
+    open their passageways but pay nothing, and episodes end only at the step limit. The maze
+    must then have no target.
     """
 
     metadata = {"render_modes": ["rgb_array", "ansi"], "render_fps": 8}
     layer_names = LAYER_NAMES
 
-    def __init__(self, level: str | Sequence[str] = "easy", render_mode: str | None = None):
+    def __init__(self, level: str | Sequence[str] = "easy", render_mode: str | None = None,
+                 reward_map=None):
         self.layout = resolve_level(level)
+        if reward_map is None and self.layout.target is None:
+            raise ValueError("this maze has no target 'T': give it a reward_map task "
+                             "(see gridworld.reward_maps), or draw a target")
+        if reward_map is not None and self.layout.target is not None:
+            raise ValueError("a reward_map replaces the key/target protocol: use a maze without a target 'T'")
+        self.reward_map = None if reward_map is None else as_reward_map(self.layout, reward_map)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; valid: {self.metadata['render_modes']}")
         self.render_mode = render_mode
@@ -108,7 +124,10 @@ class PassagewayEnv(gym.Env):
             )
         terminated = self._game.game_over
         self._success = terminated
-        return self._observe(), float(reward or 0.0), terminated, False, self._info()
+        info = self._info()
+        if self.reward_map is not None:
+            reward = self.reward_map[info["position"]]
+        return self._observe(), float(reward or 0.0), terminated, False, info
 
     def render(self):
         if self.render_mode == "ansi":

@@ -46,7 +46,8 @@ class Layout:
     start_cells: tuple[Cell, ...]
     key_cells: dict[str, Cell]
     passage_cells: dict[str, tuple[Cell, ...]]
-    target: Cell
+    target: Cell | None
+    """The target's cell; None for a maze without one (usable with reward-map tasks only)."""
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -81,8 +82,8 @@ class Layout:
                 cells[char].append((r, c))
         if not cells["S"]:
             raise ValueError("art has no agent start: mark at least one start cell with 'S'")
-        if len(cells["T"]) != 1:
-            raise ValueError(f"art must have exactly one target 'T', found {len(cells['T'])}")
+        if len(cells["T"]) > 1:
+            raise ValueError(f"art may have at most one target 'T', found {len(cells['T'])}")
         key_cells, passage_cells = {}, {}
         for name, (key_char, passage_char) in KEYS.items():
             if len(cells[key_char]) > 1:
@@ -96,17 +97,14 @@ class Layout:
             if cells[key_char]:
                 key_cells[name] = cells[key_char][0]
                 passage_cells[name] = tuple(cells[passage_char])
-        layout = cls(art, tuple(cells["S"]), key_cells, passage_cells, cells["T"][0])
-        for start in layout.start_cells:
+        layout = cls(art, tuple(cells["S"]), key_cells, passage_cells, (cells["T"] or [None])[0])
+        for start in layout.start_cells if layout.target is not None else ():
             if shortest_path(layout, (start, ())) is None:
                 raise ValueError(
                     f"the target at {layout.target} cannot be reached from the start cell "
                     f"{start}, even picking up every key on the way"
                 )
         return layout
-
-    def char_at(self, cell: Cell) -> str:
-        return self.art[cell[0]][cell[1]]
 
     def step(self, state: State, action: int) -> tuple[State, float, bool]:
         """The rules: (next state, reward, terminated) for one move from a non-terminal state.

@@ -33,3 +33,26 @@ HARD = (
 """Two keys: the purple key behind the green passageway opens the upper-right room's passageway."""
 
 LEVELS: dict[str, tuple[str, ...]] = {"easy": EASY, "hard": HARD}
+
+OPEN10 = ("#" * 12, *["#" + "S" * 10 + "#"] * 10, "#" * 12)
+"""An open 10x10 room; episodes start anywhere. No keys, no target: for reward-map tasks."""
+
+FOURROOM = (
+    "############",
+    "#SSSS#SSSSS#",
+    "#SSSS#SSSSS#",
+    "#SSSSSSSSSS#",
+    "#SSSS#SSSSS#",
+    "##S###SSSSS#",
+    "#SSSS###S###",
+    "#SSSS#SSSSS#",
+    "#SSSSSSSSSS#",
+    "#SSSS#SSSSS#",
+    "#SSSS#SSSSS#",
+    "############",
+)
+"""A 10x10 four-room maze (doorways between neighbouring rooms); episodes start anywhere. For
+reward-map tasks."""
+
+MAZES: dict[str, tuple[str, ...]] = {"open10": OPEN10, "fourroom": FOURROOM}
+"""Target-free mazes: they take a `reward_map` task instead of the key/target protocol."""
