@@ -28,3 +28,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write a whole text file atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)

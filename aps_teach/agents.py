@@ -1,0 +1,305 @@
+"""One successor-feature learner; VISR, APT, APS and a DQN baseline are settings of `AgentConfig.method`.
+
+What differs between methods, and nothing else:
+
+| method | behaviour conditioned on w | intrinsic reward (pretraining)               | trains            |
+|--------|----------------------------|----------------------------------------------|-------------------|
+| visr   | yes, GPI when acting       | phi(s')^T w                                  | psi, phi (vMF)    |
+| apt    | no (w fixed to e_1)        | kNN entropy of f(s') (or of s' itself)       | psi, f (InfoNCE)  |
+| aps    | yes, GPI when acting       | phi(s')^T w + kNN entropy of phi(s') (Eq. 10) | psi, phi (vMF)   |
+| dqn    | no (w fixed to e_1)        | none: no pretraining, task reward only       | psi               |
+
+Q(s, a | w) = psi(s, a, w)^T w throughout, so the DQN baseline is the same network, replay, optimiser
+and TD update as the others, started from scratch.
+
+Decisions where the paper leaves room: both reward terms and the vMF loss use phi(s') of the state
+reached (Algorithm 1 writes phi(s_t) in the loss, Eq. 10 mixes phi(s) and h = phi(s')); the kNN
+particles are all valid next states of the sampled n-step windows, each excluding itself; GPI is used
+when acting on a task (evaluation), not while pretraining, where behaviour follows the sampled w.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import torch
+from torch.nn import functional as F
+
+from aps_teach.features import FeatureNet, SuccessorFeatureNet
+from aps_teach.rewards import RunningMean, particle_entropy_reward, vmf_loss, vmf_reward
+from aps_teach.tasks import gpi_action_values, gpi_candidates
+
+METHODS = ("visr", "apt", "aps", "dqn")
+SF_LOSSES = ("vector", "scalar")
+Method = Literal["visr", "apt", "aps", "dqn"]
+
+
+@dataclass
+class AgentConfig:
+    """The learner: networks, losses and update rule. Defaults are the gridworld settings."""
+
+    method: Method = "aps"
+    """visr | apt | aps | dqn (see the table in `aps_teach.agents`)."""
+    feature_dim: int = 5
+    """Dimension d of phi, psi and w (paper: 5, to match VISR)."""
+    hidden: int = 128
+    """Hidden units of every MLP."""
+    k: int = 10
+    """Neighbours in the kNN particle-entropy reward (paper searches {3, 5, 10})."""
+    knn_exponent: float = 1.0
+    """Distances enter the kNN reward raised to this power: 1 as in the public code; the paper's n_h = d."""
+    knn_normalise: bool = True
+    """Divide kNN distances by their running mean (the reference code's option): keeps the exploration
+    term O(1) (mean 0.5 vs 0.03 unnormalised on the easy level, where most neighbours are duplicates)."""
+    shared_encoder: bool = True
+    """APS: compute the kNN reward on phi(s') (Eq. 10); False uses the `representation` of APT instead."""
+    representation: Literal["contrastive", "observation"] = "contrastive"
+    """The kNN space when it is not phi (apt; aps without shared encoder): 'contrastive' = an encoder f
+    trained by InfoNCE between f(s) and f(s') (APT, with time steps for augmentations); 'observation' =
+    the flattened observation itself, a simpler choice for one-hot gridworld states, where the distance
+    between two states only counts the cells that differ, making the reward a count-based bonus."""
+    exploit_weight: float = 1.0
+    """Weight of phi(s')^T w in the intrinsic reward (visr, aps)."""
+    explore_weight: float = 1.0
+    """Weight of the kNN entropy term in the intrinsic reward (apt, aps)."""
+    sf_loss: Literal["vector", "scalar"] = "vector"
+    """'vector': TD on psi with cumulant c = base + (r - base^T w) w (base = phi(s'), 0 for apt/dqn), so
+    c^T w = r; 'scalar': TD on psi^T w as in Algorithm 1. Vector is the default because the scalar loss
+    never trains psi(s, a, z) along directions other than z, yet GPI scores psi(s, a, z_i)^T w. The
+    gridworlds do not settle it: zero-shot success is 0 with both, and fine-tuned success on easy (seeds
+    0, 1; 24k + 16k steps) was aps 0.0/1.0, visr 0.0/0.0 with vector vs aps 0.86/0.0, visr 0.0/1.0 scalar."""
+    gpi: bool = True
+    """Act with generalised policy improvement over {w} + `gpi_samples` fresh tasks (visr, aps)."""
+    gpi_samples: int = 10
+    """Fresh task samples among the GPI candidates (paper: 10)."""
+    gamma: float = 0.95
+    """Discount factor (paper: 0.99 on Atari; 0.99 left DQN unable to learn the easy level in 16k steps
+    (success 0.0 vs 0.86 at 0.95, seed 0): action gaps of gamma^k-scaled sparse rewards are too small)."""
+    bootstrap_through_termination: bool = True
+    """Pretraining only: bootstrap through env termination as if it were a time-out. Without a task the
+    end of an episode is no loss; else positive intrinsic rewards teach the agent to avoid the target."""
+    n_step: int = 5
+    """Multi-step return length (paper: 10)."""
+    batch_size: int = 32
+    """Minibatch size per update (paper: 32)."""
+    lr: float = 1e-3
+    """Adam learning rate while pretraining (paper: 1e-4 for 5M Atari steps; ours are ~2k updates)."""
+    finetune_lr: float = 1e-3
+    """Adam learning rate while fine-tuning (paper: 1e-3)."""
+    adam_eps: float = 1.5e-4
+    """Adam epsilon (paper: 1.5e-4)."""
+    max_grad_norm: float = 10.0
+    """Gradient-norm clip (paper: 10)."""
+    target_update_period: int = 100
+    """Updates between copies of psi into its target network (paper: 100)."""
+    contrastive_temperature: float = 0.5
+    """Temperature of the InfoNCE loss training f (apt, aps without shared encoder)."""
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; valid methods: {', '.join(METHODS)}")
+        if self.representation not in ("contrastive", "observation"):
+            raise ValueError(f"unknown representation {self.representation!r}; "
+                             "valid: contrastive, observation")
+        if self.sf_loss not in SF_LOSSES:
+            raise ValueError(f"unknown sf_loss {self.sf_loss!r}; valid: {', '.join(SF_LOSSES)}")
+        if self.feature_dim < 2:
+            raise ValueError(f"feature_dim must be >= 2, got {self.feature_dim}")
+        if self.k < 1:
+            raise ValueError(f"k must be >= 1, got {self.k}")
+        for name in ("hidden", "n_step", "batch_size", "target_update_period"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+    @property
+    def task_conditioned(self) -> bool:
+        """Whether behaviour follows a sampled w (and task inference applies)."""
+        return self.method in ("visr", "aps")
+
+    @property
+    def uses_knn(self) -> bool:
+        return self.method in ("apt", "aps")
+
+
+def info_nce(anchor: torch.Tensor, positive: torch.Tensor, temperature: float) -> torch.Tensor:
+    """InfoNCE: cross-entropy of row i of anchor @ positive^T / temperature against the label i."""
+    logits = anchor @ positive.T / temperature
+    return F.cross_entropy(logits, torch.arange(len(anchor)))
+
+
+class Learner:
+    """Successor features psi, features phi (and f), their optimiser and the TD / vMF / InfoNCE updates."""
+
+    def __init__(self, config: AgentConfig, obs_shape: tuple[int, ...], num_actions: int, seed: int):
+        self.config, self.obs_shape, self.num_actions = config, tuple(obs_shape), num_actions
+        obs_dim, d, hidden = int(torch.tensor(obs_shape).prod()), config.feature_dim, config.hidden
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self.psi = SuccessorFeatureNet(obs_dim, hidden, num_actions, d)
+            self.phi = FeatureNet(obs_dim, hidden, d) if config.task_conditioned else None
+            self.rep = FeatureNet(obs_dim, hidden, d) if self._separate_knn_space == "contrastive" else None
+        self.psi_target = copy.deepcopy(self.psi).requires_grad_(False)
+        self.normaliser = RunningMean() if config.uses_knn and config.knn_normalise else None
+        self.phase = "pretrain"
+        self.updates = 0
+        self.optimizer = self._adam(self.config.lr)
+
+    @property
+    def _separate_knn_space(self) -> str | None:
+        cfg = self.config
+        separate = cfg.method == "apt" or (cfg.method == "aps" and not cfg.shared_encoder)
+        return cfg.representation if separate else None
+
+    def _modules(self) -> dict[str, torch.nn.Module]:
+        named = {"psi": self.psi, "phi": self.phi, "rep": self.rep}
+        return {name: m for name, m in named.items() if m is not None}
+
+    def _adam(self, lr: float) -> torch.optim.Adam:
+        trained = [self.psi] if self.phase == "finetune" else list(self._modules().values())
+        params = [p for m in trained for p in m.parameters()]
+        return torch.optim.Adam(params, lr=lr, eps=self.config.adam_eps, fused=True)
+
+    def default_task(self, n: int) -> torch.Tensor:
+        """The fixed w = e_1 of methods without task conditioning (apt, dqn), repeated n times."""
+        w = torch.zeros(n, self.config.feature_dim)
+        w[:, 0] = 1.0
+        return w
+
+    def start_finetune(self) -> None:
+        """Switch to fine-tuning: phi and f frozen, a fresh Adam on psi at `finetune_lr`."""
+        self.phase = "finetune"
+        for module in (self.phi, self.rep):
+            if module is not None:
+                module.requires_grad_(False)
+        self.optimizer = self._adam(self.config.finetune_lr)
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, w: torch.Tensor, epsilon: float, generator: torch.Generator,
+            gpi: bool) -> torch.Tensor:
+        """epsilon-greedy on Q(s, a) = psi(s, a, w)^T w, or its GPI max over candidates if `gpi`."""
+        candidates = gpi_candidates(w, self.config.gpi_samples, generator) if gpi else w[:, None]
+        greedy = gpi_action_values(self.psi(obs, candidates), w).argmax(dim=1)
+        explore = torch.rand(len(obs), generator=generator) < epsilon
+        random = torch.randint(self.num_actions, (len(obs),), generator=generator)
+        return torch.where(explore, random, greedy)
+
+    @torch.no_grad()
+    def features(self, obs: torch.Tensor) -> torch.Tensor:
+        """phi(s) for a batch of observations (task-conditioned methods only)."""
+        if self.phi is None:
+            raise ValueError(f"method {self.config.method!r} has no task features phi")
+        return self.phi(obs)
+
+    def _intrinsic(self, seq_next: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, phi_seq):
+        """Intrinsic reward of every step of the windows, (B, n), and the mean of each term."""
+        cfg, stats = self.config, {}
+        reward = torch.zeros(mask.shape)
+        if cfg.task_conditioned:
+            exploit = vmf_reward(phi_seq, w[:, None])
+            reward += cfg.exploit_weight * exploit
+            stats["reward_exploit"] = exploit[mask].mean().item()
+        if cfg.uses_knn:
+            space = self._separate_knn_space
+            if space is None:
+                h = phi_seq
+            elif space == "contrastive":
+                h = self.rep(seq_next.flatten(0, 1)).unflatten(0, mask.shape)
+            else:
+                h = seq_next.flatten(2).float()
+            particles = h[mask]
+            explore = torch.zeros(mask.shape)
+            explore[mask] = particle_entropy_reward(particles, particles, cfg.k, exclude_self=True,
+                                                    exponent=cfg.knn_exponent, normaliser=self.normaliser)
+            reward += cfg.explore_weight * explore
+            stats["reward_explore"] = explore[mask].mean().item()
+        return reward, stats
+
+    @torch.no_grad()
+    def targets(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, float]]:
+        """TD targets y (B, d) for psi(s, a, w), and the mean of each reward term.
+
+        Per step i of the window the reward r_i is the method's intrinsic reward while pretraining (the
+        batch has no task reward) or `seq_reward` while fine-tuning, and the cumulant is
+        c_i = base_i + (r_i - base_i^T w) w (base = phi(s'_i); 0 for apt, dqn), so c_i^T w = r_i.
+        y = sum_{i<m} gamma^i c_i + gamma^m alive psi_target(s'_m, a*, w), a* = argmax_a psi(s'_m, a, w)^T w
+        (double Q), m the valid steps of the window.
+        """
+        cfg = self.config
+        w, mask = batch["w"], batch["seq_mask"]
+        bsz, n = mask.shape
+        seq_next = batch["seq_next_obs"]
+        phi_seq = self.phi(seq_next.flatten(0, 1)).unflatten(0, (bsz, n)) if self.phi is not None else None
+        if self.phase == "pretrain":
+            reward, stats = self._intrinsic(seq_next, mask, w, phi_seq)
+        else:
+            reward, stats = batch["seq_reward"], {}
+        base = phi_seq if phi_seq is not None else torch.zeros(bsz, n, cfg.feature_dim)
+        cumulant = base + (reward - vmf_reward(base, w[:, None]))[..., None] * w[:, None]
+        discount = cfg.gamma ** torch.arange(n, dtype=torch.float32)
+        ret = (discount[None, :, None] * mask[..., None] * cumulant).sum(1)
+        a_star = (self.psi(batch["boot_obs"], w) * w[:, None]).sum(-1).argmax(1)
+        boot = self.psi_target(batch["boot_obs"], w)[torch.arange(bsz), a_star]
+        alive = batch["boot_alive"]
+        if self.phase == "pretrain" and cfg.bootstrap_through_termination:
+            alive = torch.ones_like(alive)
+        return ret + (cfg.gamma ** batch["boot_steps"] * alive)[:, None] * boot, stats
+
+    def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+        """One gradient step on a replay batch (see `targets`); returns the losses and reward terms.
+
+        vector: ||psi(s, a, w) - y||^2; scalar: (psi(s, a, w)^T w - y^T w)^2; plus, while pretraining, the
+        vMF loss -phi(s')^T w (visr, aps) and InfoNCE on (f(s), f(s')) (apt, aps without shared encoder).
+        """
+        cfg = self.config
+        w, rows = batch["w"], torch.arange(len(batch["w"]))
+        seq_next = batch["seq_next_obs"]
+        y, stats = self.targets(batch)
+        psi_sa = self.psi(batch["obs"], w)[rows, batch["action"]]
+        if cfg.sf_loss == "vector":
+            sf = ((psi_sa - y) ** 2).sum(-1).mean()
+        else:
+            sf = ((vmf_reward(psi_sa, w) - vmf_reward(y, w)) ** 2).mean()
+        loss, stats["loss_sf"] = sf, sf.item()
+        if self.phase == "pretrain" and self.phi is not None:
+            vmf = vmf_loss(self.phi(seq_next[:, 0]), w)
+            loss, stats["loss_vmf"] = loss + vmf, vmf.item()
+        if self.phase == "pretrain" and self.rep is not None:
+            nce = info_nce(self.rep(batch["obs"]), self.rep(seq_next[:, 0]), cfg.contrastive_temperature)
+            loss, stats["loss_nce"] = loss + nce, nce.item()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        params = [p for group in self.optimizer.param_groups for p in group["params"]]
+        torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
+        self.optimizer.step()
+        self.updates += 1
+        if self.updates % cfg.target_update_period == 0:
+            self.psi_target.load_state_dict(self.psi.state_dict())
+        return stats
+
+    def state_dict(self) -> dict:
+        """Everything needed to continue training bit-identically: weights, target, optimiser, normaliser."""
+        return {
+            "config": asdict(self.config),
+            "phase": self.phase,
+            "updates": self.updates,
+            "modules": {name: m.state_dict() for name, m in self._modules().items()},
+            "psi_target": self.psi_target.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "normaliser": self.normaliser.state_dict() if self.normaliser is not None else None,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        if state["config"]["method"] != self.config.method:
+            raise ValueError(f"checkpoint is from method {state['config']['method']!r}, "
+                             f"not {self.config.method!r}")
+        if state["phase"] == "finetune" and self.phase != "finetune":
+            self.start_finetune()
+        for name, module in self._modules().items():
+            module.load_state_dict(state["modules"][name])
+        self.psi_target.load_state_dict(state["psi_target"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        if self.normaliser is not None:
+            self.normaliser.load_state_dict(state["normaliser"])
+        self.updates = int(state["updates"])

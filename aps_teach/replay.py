@@ -1,0 +1,87 @@
+"""Replay for N parallel environments with n-step sampling.
+
+Transitions are stored as a (time, env) grid so that an n-step window is a run of rows in one env's
+column, cut at the first episode end. The reward column exists only if the buffer is built with
+`store_rewards=True`: reward-free pretraining builds it without, so it has nowhere to put a reward.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+class NStepReplay:
+    """Fixed-capacity store of `capacity` rows x `num_envs` columns of (s, a, w, s', terminated, ended[, r]).
+
+    `ended` marks the last transition of an episode (terminated, truncated, or cut by the collector);
+    `terminated` marks true terminal states (no bootstrap).
+    """
+
+    def __init__(self, capacity: int, num_envs: int, obs_shape: tuple[int, ...], task_dim: int,
+                 store_rewards: bool):
+        self.capacity, self.num_envs, self.size = capacity, num_envs, 0
+        self.data: dict[str, torch.Tensor] = {
+            "obs": torch.zeros((capacity, num_envs, *obs_shape), dtype=torch.uint8),
+            "next_obs": torch.zeros((capacity, num_envs, *obs_shape), dtype=torch.uint8),
+            "action": torch.zeros((capacity, num_envs), dtype=torch.int64),
+            "w": torch.zeros((capacity, num_envs, task_dim), dtype=torch.float32),
+            "terminated": torch.zeros((capacity, num_envs), dtype=torch.bool),
+            "ended": torch.zeros((capacity, num_envs), dtype=torch.bool),
+        }
+        if store_rewards:
+            self.data["reward"] = torch.zeros((capacity, num_envs), dtype=torch.float32)
+
+    def add(self, **row: np.ndarray | torch.Tensor) -> None:
+        """Append one row (one step of every env); keys must be exactly the stored columns."""
+        if set(row) != set(self.data):
+            raise ValueError(f"replay row has columns {sorted(row)}; this buffer stores {sorted(self.data)}")
+        if self.size == self.capacity:
+            raise RuntimeError(f"replay is full ({self.capacity} rows); size it for the whole run")
+        for key, value in row.items():
+            self.data[key][self.size] = torch.as_tensor(value)
+        self.size += 1
+
+    def sample(self, batch_size: int, n_step: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
+        """`batch_size` n-step windows starting at uniform (row, env) cells.
+
+        Returns obs, action, w (at the window start); `seq_next_obs` (B, n, ...) and `seq_mask` (B, n)
+        for the s' of each step inside the window (1 until and including the episode's last step and
+        the newest row); `seq_reward` if stored; `boot_obs` (the last valid s') and `boot_steps`
+        (valid steps m) and `boot_alive` (0 if the last valid step terminated).
+        """
+        t = torch.randint(self.size, (batch_size,), generator=generator)
+        e = torch.randint(self.num_envs, (batch_size,), generator=generator)
+        rows = t[:, None] + torch.arange(n_step)[None]
+        in_buffer = rows < self.size
+        rows = rows.clamp(max=self.size - 1)
+        ended = self.data["ended"][rows, e[:, None]]
+        # step i is valid if it is in the buffer and no earlier step of the window ended the episode
+        ended_before = torch.cat([torch.zeros(batch_size, 1, dtype=torch.int64), ended[:, :-1].long()], 1)
+        mask = in_buffer & (ended_before.cumsum(1) == 0)
+        steps = mask.sum(1)
+        last = rows[torch.arange(batch_size), steps - 1]
+        out = {
+            "obs": self.data["obs"][t, e],
+            "action": self.data["action"][t, e],
+            "w": self.data["w"][t, e],
+            "seq_next_obs": self.data["next_obs"][rows, e[:, None]],
+            "seq_mask": mask,
+            "boot_obs": self.data["next_obs"][last, e],
+            "boot_steps": steps,
+            "boot_alive": ~self.data["terminated"][last, e],
+        }
+        if "reward" in self.data:
+            out["seq_reward"] = self.data["reward"][rows, e[:, None]]
+        return out
+
+    def state_dict(self) -> dict:
+        return {"size": self.size, **{k: v[: self.size].clone() for k, v in self.data.items()}}
+
+    def load_state_dict(self, state: dict) -> None:
+        if set(state) - {"size"} != set(self.data):
+            raise ValueError(f"replay state has columns {sorted(set(state) - {'size'})}; "
+                             f"expected {sorted(self.data)}")
+        self.size = int(state["size"])
+        for key, value in self.data.items():
+            value[: self.size] = state[key]

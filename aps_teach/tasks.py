@@ -1,0 +1,59 @@
+"""Task vectors w: sampling on the unit sphere, least-squares inference, and GPI action values.
+
+A task is a unit vector w; the reward the successor-feature agent assumes is r = phi(s')^T w.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def sample_tasks(n: int, dim: int, generator: torch.Generator | None = None) -> torch.Tensor:
+    """`n` task vectors uniform on the unit sphere in R^dim: w = g / ||g||, g ~ N(0, I). Shape (n, dim)."""
+    if n < 1 or dim < 1:
+        raise ValueError(f"sample_tasks needs n >= 1 and dim >= 1, got n={n}, dim={dim}")
+    g = torch.randn(n, dim, generator=generator)
+    return g / g.norm(dim=1, keepdim=True)
+
+
+def infer_task(features: torch.Tensor, rewards: torch.Tensor) -> torch.Tensor:
+    """The task behind `rewards`: w = argmin_w ||features @ w - rewards||^2, scaled to unit norm.
+
+    `features` is (N, d) (rows phi(s')), `rewards` is (N,). This regresses rewards on features;
+    solving it the other way round (rewards as the design matrix) is a known bug that recovers w
+    only when the features are uncorrelated (see tests/test_tasks.py).
+    """
+    if features.ndim != 2 or rewards.ndim != 1 or features.shape[0] != rewards.shape[0]:
+        raise ValueError(
+            f"infer_task needs features (N, d) and rewards (N,); got features {tuple(features.shape)} "
+            f"and rewards {tuple(rewards.shape)}"
+        )
+    x = features.double()
+    w = torch.linalg.lstsq(x, rewards.double()[:, None], driver="gelsd").solution[:, 0]
+    norm = w.norm()
+    if not torch.isfinite(norm) or norm == 0:
+        raise ValueError("infer_task: the least-squares w is zero (all rewards zero?); no task to infer")
+    return (w / norm).to(features.dtype)
+
+
+def gpi_candidates(
+    w: torch.Tensor, num_samples: int, generator: torch.Generator | None = None
+) -> torch.Tensor:
+    """GPI policies for each row of `w` (B, d): {w} plus `num_samples` fresh tasks, shape (B, 1+n, d)."""
+    batch, dim = w.shape
+    if num_samples == 0:
+        return w[:, None]
+    fresh = sample_tasks(batch * num_samples, dim, generator).reshape(batch, num_samples, dim)
+    return torch.cat([w[:, None], fresh.to(w)], dim=1)
+
+
+def gpi_action_values(psi: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """GPI: Q(s, a) = max_i psi(s, a, z_i)^T w, every candidate z_i scored under the current task w.
+
+    `psi` is (B, C, A, d) for C candidates, `w` is (B, d); returns (B, A). Scoring candidate i under
+    its own z_i instead (psi_i^T z_i) ranks policies by how well each does its *own* task, a bug.
+    """
+    if psi.ndim != 4 or w.ndim != 2 or psi.shape[0] != w.shape[0] or psi.shape[3] != w.shape[1]:
+        raise ValueError(f"gpi_action_values needs psi (B, C, A, d) and w (B, d); got {tuple(psi.shape)}, "
+                         f"{tuple(w.shape)}")
+    return torch.einsum("bcad,bd->bca", psi, w).amax(dim=1)

@@ -1,0 +1,164 @@
+"""Replay n-step windows and the learner's TD targets against brute-force loops; config validation."""
+
+import numpy as np
+import pytest
+import torch
+
+from aps_teach.agents import AgentConfig, Learner
+from aps_teach.replay import NStepReplay
+from aps_teach.tasks import sample_tasks
+
+OBS = (2, 3, 3)
+
+
+def _filled_replay(rows=30, envs=3, seed=0, rewards=False):
+    rng = np.random.default_rng(seed)
+    replay = NStepReplay(rows, envs, OBS, 4, store_rewards=rewards)
+    for t in range(rows):
+        ended = rng.random(envs) < 0.2
+        row = {
+            "obs": rng.integers(0, 2, (envs, *OBS)), "next_obs": rng.integers(0, 2, (envs, *OBS)),
+            "action": rng.integers(0, 4, envs), "w": sample_tasks(envs, 4, torch.Generator().manual_seed(t)),
+            "terminated": ended & (rng.random(envs) < 0.5), "ended": ended,
+        }
+        if rewards:
+            row["reward"] = rng.normal(size=envs).astype(np.float32)
+        replay.add(**row)
+    return replay
+
+
+def test_nstep_windows_match_brute_force():
+    replay = _filled_replay()
+    n = 4
+    batch = replay.sample(64, n, torch.Generator().manual_seed(1))
+    d = replay.data
+    for b in range(64):
+        # recover (t, e) of the window start from the stored obs
+        t, e = next((t, e) for t in range(replay.size) for e in range(replay.num_envs)
+                    if torch.equal(d["obs"][t, e], batch["obs"][b])
+                    and torch.equal(d["w"][t, e], batch["w"][b]))
+        steps = 0
+        for i in range(n):
+            if t + i >= replay.size:
+                break
+            steps += 1
+            assert torch.equal(batch["seq_next_obs"][b, i], d["next_obs"][t + i, e])
+            if d["ended"][t + i, e]:
+                break
+        assert batch["boot_steps"][b] == steps
+        assert batch["seq_mask"][b].tolist() == [True] * steps + [False] * (n - steps)
+        assert torch.equal(batch["boot_obs"][b], d["next_obs"][t + steps - 1, e])
+        assert bool(batch["boot_alive"][b]) == (not d["terminated"][t + steps - 1, e])
+
+
+def test_replay_rejects_missing_or_extra_columns():
+    replay = NStepReplay(4, 2, OBS, 4, store_rewards=False)
+    row = {"obs": np.zeros((2, *OBS)), "next_obs": np.zeros((2, *OBS)), "action": np.zeros(2),
+           "w": np.zeros((2, 4)), "terminated": np.zeros(2, bool), "ended": np.zeros(2, bool)}
+    with pytest.raises(ValueError, match="this buffer stores"):
+        replay.add(**row, reward=np.zeros(2))
+
+
+def _brute_targets(learner, batch, intrinsic):
+    """Loop over the batch: cumulants, n-step sum and double-Q bootstrap, one sample at a time."""
+    cfg = learner.config
+    out = []
+    for b in range(len(batch["w"])):
+        w = batch["w"][b].double().numpy()
+        m = int(batch["boot_steps"][b])
+        total = np.zeros(cfg.feature_dim)
+        for i in range(m):
+            s_next = batch["seq_next_obs"][b, i][None]
+            base = learner.phi(s_next)[0].double().numpy() if learner.phi is not None else np.zeros_like(w)
+            r = intrinsic[b, i] if intrinsic is not None else float(batch["seq_reward"][b, i])
+            c = base + (r - base @ w) * w
+            assert c @ w == pytest.approx(r, abs=1e-5)
+            total += cfg.gamma**i * c
+        boot = batch["boot_obs"][b][None]
+        wt = batch["w"][b][None]
+        q = (learner.psi(boot, wt)[0] * wt).sum(-1)
+        a_star = int(q.argmax())
+        alive = float(batch["boot_alive"][b]) if not (learner.phase == "pretrain"
+                                                     and cfg.bootstrap_through_termination) else 1.0
+        total += cfg.gamma**m * alive * learner.psi_target(boot, wt)[0, a_star].double().numpy()
+        out.append(total)
+    return np.array(out)
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("method", ["visr", "aps", "apt"])
+def test_pretrain_targets_match_brute_force(method):
+    cfg = AgentConfig(method=method, feature_dim=4, hidden=16, n_step=4, k=3, knn_normalise=False,
+                      bootstrap_through_termination=False, representation="observation")
+    learner = Learner(cfg, OBS, 4, seed=0)
+    learner.psi_target.load_state_dict(Learner(cfg, OBS, 4, seed=1).psi.state_dict())  # differ from psi
+    batch = _filled_replay().sample(16, 4, torch.Generator().manual_seed(2))
+    y, stats = learner.targets(batch)
+    w = batch["w"].double().numpy()
+    if method == "apt":  # kNN on the raw observations, w fixed to e_1
+        batch["w"] = learner.default_task(16)
+        y, stats = learner.targets(batch)
+        w, intrinsic = batch["w"].double().numpy(), np.zeros((16, 4))
+        space = batch["seq_next_obs"].flatten(2).double().numpy()
+    else:
+        space = learner.phi(batch["seq_next_obs"].flatten(0, 1)).unflatten(0, (16, 4)).double().numpy()
+        intrinsic = np.einsum("bnd,bd->bn", space, w)
+    if method in ("aps", "apt"):
+        mask = batch["seq_mask"].numpy()
+        particles = space[mask]
+        dist = np.linalg.norm(particles[:, None] - particles[None], axis=-1)
+        np.fill_diagonal(dist, np.inf)
+        explore = np.zeros(mask.shape)
+        explore[mask] = np.log1p(np.sort(dist, axis=1)[:, :3].mean(1))
+        intrinsic = intrinsic + explore
+        assert stats["reward_explore"] == pytest.approx(explore[mask].mean(), rel=1e-5)
+    np.testing.assert_allclose(y.numpy(), _brute_targets(learner, batch, intrinsic), rtol=1e-4, atol=1e-5)
+
+
+@torch.no_grad()
+def test_finetune_targets_use_task_reward_and_terminals():
+    learner = Learner(AgentConfig(method="dqn", feature_dim=4, hidden=16, n_step=3), OBS, 4, seed=0)
+    learner.start_finetune()
+    batch = _filled_replay(rewards=True).sample(16, 3, torch.Generator().manual_seed(3))
+    batch["w"] = learner.default_task(16)
+    y, _ = learner.targets(batch)
+    np.testing.assert_allclose(y.numpy(), _brute_targets(learner, batch, None), rtol=1e-4, atol=1e-5)
+
+
+def test_scalar_loss_is_the_vector_loss_projected_on_w():
+    cfg = AgentConfig(method="visr", feature_dim=4, hidden=16, n_step=3, sf_loss="scalar")
+    learner = Learner(cfg, OBS, 4, seed=0)
+    batch = _filled_replay().sample(8, 3, torch.Generator().manual_seed(4))
+    y, _ = learner.targets(batch)
+    with torch.no_grad():
+        psi_sa = learner.psi(batch["obs"], batch["w"])[torch.arange(8), batch["action"]]
+    expected = (((psi_sa - y) * batch["w"]).sum(-1) ** 2).mean().item()
+    assert learner.update(batch)["loss_sf"] == pytest.approx(expected, rel=1e-5)
+
+
+def test_same_seed_same_weights_and_phi_unit_norm():
+    a = Learner(AgentConfig(method="aps"), OBS, 4, seed=5)
+    b = Learner(AgentConfig(method="aps"), OBS, 4, seed=5)
+    for pa, pb in zip(a.psi.parameters(), b.psi.parameters(), strict=True):
+        assert torch.equal(pa, pb)
+    phi = a.features(torch.randint(0, 2, (10, *OBS)))
+    np.testing.assert_allclose(phi.norm(dim=1).numpy(), 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"method": "diayn"}, "valid methods: visr, apt, aps, dqn"),
+    ({"feature_dim": 1}, "feature_dim must be >= 2"),
+    ({"k": 0}, "k must be >= 1"),
+    ({"sf_loss": "huber"}, "valid: vector, scalar"),
+])
+def test_bad_agent_config(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        AgentConfig(**kwargs)
+
+
+def test_methods_own_the_right_networks():
+    methods = ("visr", "apt", "aps", "dqn")
+    nets = {m: Learner(AgentConfig(method=m, shared_encoder=True), OBS, 4, 0) for m in methods}
+    assert [nets[m].phi is not None for m in methods] == [True, False, True, False]
+    assert [nets[m].rep is not None for m in methods] == [False, True, False, False]
+    assert Learner(AgentConfig(method="aps", shared_encoder=False), OBS, 4, 0).rep is not None
