@@ -5,11 +5,23 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 import gridworld
 from aps_teach.agents import METHODS
 from aps_teach.files import write_text_atomic
+from aps_teach.plots import plot_figure4, save_figure
+from aps_teach.sweeps import (
+    RunSpec,
+    SweepReport,
+    config_hash,
+    grid,
+    local_executor,
+    read_rows,
+    run_sweep,
+    with_overrides,
+)
 from aps_teach.train import TrainConfig, check_steps, evaluate, finetune, identify_task, new_learner, pretrain
 
 DEFAULT_PRETRAIN_STEPS = 16_000
@@ -107,3 +119,43 @@ def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = D
         summary = {k: v for k, v in asdict(result).items() if k != "metrics"}
         write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
     return result
+def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
+    """One gridworld run (the full pipeline) as two rows: phase zero_shot and phase finetuned."""
+    config = with_overrides(TrainConfig(progress=False), spec.overrides)
+    result = run_gridworld(spec.method, spec.level, seed=spec.seed, config=config, **budget)
+    shared = {
+        "method": spec.method, "level": spec.level, "seed": spec.seed,
+        "overrides": json.dumps(spec.overrides) if spec.overrides else "",
+        "state_coverage": result.state_coverage, "states_visited": result.states_visited,
+        "keys_picked": result.keys_picked, "target_reached": result.target_reached,
+        "wall_seconds": round(result.wall_seconds, 3), "config_hash": config_hash(budget, config),
+    }
+    return [
+        {**shared, "phase": "zero_shot", "success_rate": result.zero_shot_success,
+         "return": result.zero_shot_return},
+        {**shared, "phase": "finetuned", "success_rate": result.finetuned_success,
+         "return": result.finetuned_return},
+    ]
+
+
+def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path, budget: dict[str, int], *,
+                      workers: int | None = None, progress: bool = True) -> SweepReport:
+    """Every method x level x seed 0..num_seeds-1, in parallel, into out_dir/figure4.csv (resumable),
+    then the Figure 4 plot of everything in it, out_dir/figure4.png."""
+    unknown = sorted(set(methods) - set(METHODS)) + sorted(set(levels) - set(gridworld.LEVELS))
+    if unknown:
+        raise ValueError(f"unknown methods or levels {unknown}; methods: {', '.join(METHODS)}; "
+                         f"levels: {', '.join(gridworld.LEVELS)}")
+    if num_seeds < 1:
+        raise ValueError(f"num_seeds must be >= 1, got {num_seeds}")
+    out_dir = Path(out_dir)
+    results = out_dir / "figure4.csv"
+    executor = local_executor(workers) if workers else None
+    report = run_sweep(grid(methods, levels, range(num_seeds)), partial(run_gridworld_rows, budget=budget),
+                       results, executor=executor, progress=progress)
+    if executor is not None:
+        executor.shutdown()
+    rows = read_rows(results)
+    if rows:
+        save_figure(plot_figure4(rows, methods, levels), out_dir / "figure4.png")
+    return report

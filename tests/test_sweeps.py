@@ -131,3 +131,19 @@ def test_bootstrap_interval_matches_a_plain_numpy_bootstrap():
     assert mean_with_ci([1.0, 1.0, 1.0]) == (1.0, 1.0, 1.0)
     with pytest.raises(ValueError, match="at least one value"):
         mean_with_ci([])
+
+
+def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path):
+    from aps_teach.experiments import run_figure4_sweep
+
+    budget = {"pretrain_steps": 800, "finetune_steps": 800, "identify_steps": 800, "eval_episodes": 4}
+    report = run_figure4_sweep(["aps", "dqn"], ["easy"], 1, tmp_path, budget, workers=2, progress=False)
+    assert sorted(report.completed) == ["aps-easy-seed0", "dqn-easy-seed0"] and not report.failures
+    rows = read_rows(tmp_path / "figure4.csv")
+    assert len(rows) == 4 and {r["phase"] for r in rows} == {"zero_shot", "finetuned"}
+    assert all(0.0 <= float(r["success_rate"]) <= 1.0 and len(r["config_hash"]) == 12 for r in rows)
+    assert (tmp_path / "figure4.png").read_bytes()[:4] == b"\x89PNG"
+    again = run_figure4_sweep(["aps", "dqn"], ["easy"], 1, tmp_path, budget, workers=2, progress=False)
+    assert again.completed == [] and len(again.skipped) == 2
+    with pytest.raises(ValueError, match="unknown methods or levels"):
+        run_figure4_sweep(["ppo"], ["easy"], 1, tmp_path, budget)
