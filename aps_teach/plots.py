@@ -83,9 +83,8 @@ def state_grid(layout: gridworld.Layout, states, values, keys_held=()) -> np.nda
 
 
 def _draw_walls(ax, layout: gridworld.Layout) -> None:
-    walls = np.array([[char == "#" for char in row] for row in layout.art])
     wall_colour = np.append(gridworld.COLOURS[gridworld.LAYER_NAMES.index("wall")] / 255, 1.0)
-    ax.imshow(np.where(walls[..., None], wall_colour, 0.0))
+    ax.imshow(np.where(layout.walls[..., None], wall_colour, 0.0))
 
 
 def plot_state_values(ax, layout: gridworld.Layout, states, values, keys_held=(), title=None, **imshow):

@@ -11,6 +11,8 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 Cell = tuple[int, int]
 State = tuple[Cell, tuple[str, ...]]
 """(agent position, names of the keys held, in `KEYS` order)."""
@@ -52,6 +54,11 @@ class Layout:
     @property
     def shape(self) -> tuple[int, int]:
         return len(self.art), len(self.art[0])
+
+    @property
+    def walls(self) -> np.ndarray:
+        """(H, W) boolean mask of the wall cells."""
+        return np.array([[char == "#" for char in row] for row in self.art])
 
     @property
     def key_names(self) -> tuple[str, ...]:

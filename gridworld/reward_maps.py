@@ -37,8 +37,8 @@ def as_reward_map(layout: Layout, reward_map) -> np.ndarray:
             raise ValueError(f"reward map has shape {grid.shape}; this maze is {height}x{width}")
     if not np.isfinite(grid).all():
         raise ValueError("reward map values must be finite numbers")
-    walls = [(r, c) for r, c in zip(*np.nonzero(grid), strict=True) if layout.art[r][c] == "#"]
-    if walls:
+    walls = np.argwhere((grid != 0) & layout.walls)
+    if len(walls):
         raise ValueError(f"reward map puts reward on wall cells {[(int(r), int(c)) for r, c in walls]}")
     return grid
 
@@ -51,7 +51,7 @@ def random_box_reward_map(layout: Layout, num_boxes: int, box_size: int, seed: i
     if num_boxes < 1 or not 1 <= box_size <= min(height, width):
         raise ValueError(f"need num_boxes >= 1 and 1 <= box_size <= {min(height, width)}, "
                          f"got num_boxes={num_boxes}, box_size={box_size}")
-    free = np.array([[char != "#" for char in row] for row in layout.art])
+    free = ~layout.walls
     rng = np.random.default_rng(seed)
     grid = np.zeros((height, width))
     for _ in range(num_boxes):
