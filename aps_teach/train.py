@@ -34,6 +34,8 @@ from aps_teach.tasks import infer_task, sample_tasks
 
 EnvSource = str | Callable[[], gym.Env]
 """A gridworld level name ("easy", "hard") or a zero-argument factory returning a gymnasium env."""
+RoundHook = Callable[["RoundEnd"], None]
+"""Called after every round of `pretrain` / `finetune` (e.g. to keep snapshots for the heatmap widgets)."""
 PHASES = {"pretrain": 0, "finetune": 1, "identify": 2, "evaluate": 3}
 
 
@@ -91,6 +93,19 @@ class EvalResult:
     mean_return: float
     """Mean undiscounted task return per episode."""
     episodes: int
+
+
+@dataclass
+class RoundEnd:
+    """What a `RoundHook` sees after a round: live objects, so copy what you keep."""
+
+    phase: str
+    round: int
+    """Rounds finished so far in this phase (1-based)."""
+    env_steps: int
+    learner: Learner
+    replay: NStepReplay
+    envs: EnvBatch
 
 
 def check_steps(name: str, steps: int) -> None:
@@ -215,7 +230,8 @@ def _write_metrics(path: Path, rows: list[dict]) -> None:
 
 
 def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config: TrainConfig,
-                 phase: str, fixed_w: torch.Tensor | None, run_dir: Path | None, resume: bool) -> PhaseLog:
+                 phase: str, fixed_w: torch.Tensor | None, run_dir: Path | None, resume: bool,
+                 on_round: RoundHook | None = None) -> PhaseLog:
     """The round loop shared by pretraining (intrinsic reward, w resampled) and fine-tuning (task
     reward, w fixed): act, store, update once per step of the batch, log, checkpoint."""
     cfg, agent_cfg = config, learner.config
@@ -290,6 +306,8 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
                 _save_checkpoint(ckpt, {**identity, "round": index + 1, "learner": learner.state_dict(),
                                         "replay": replay.state_dict(), "coverage": envs.coverage_state(),
                                         "metrics": log.metrics})
+        if on_round is not None:
+            on_round(RoundEnd(phase, index + 1, done, learner, replay, envs))
     bar.close()
     log.coverage = envs.coverage()
     return log
@@ -324,11 +342,13 @@ def new_learner(method: str, env: EnvSource, seed: int, config: TrainConfig | No
 
 
 def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainConfig | None = None, *,
-             run_dir: str | Path | None = None, resume: bool = False) -> tuple[Learner, PhaseLog]:
+             run_dir: str | Path | None = None, resume: bool = False,
+             on_round: RoundHook | None = None) -> tuple[Learner, PhaseLog]:
     """Reward-free pretraining of `method` (visr, apt, aps) for `steps` env steps (whole rounds).
 
     Logs per round: losses, the mean of each intrinsic-reward term, epsilon and coverage; with
     `run_dir`, writes metrics.csv and checkpoint.pt there, and `resume=True` continues from it.
+    `on_round` is called with a `RoundEnd` after every round.
     """
     config = _with_method(config, method)
     if method == "dqn":
@@ -338,7 +358,7 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
     learner = Learner(config.agent, envs.obs_shape, envs.num_actions, seed)
     with single_thread():
         log = _train_phase(learner, envs, steps, seed, config, "pretrain", None,
-                           Path(run_dir) if run_dir is not None else None, resume)
+                           Path(run_dir) if run_dir is not None else None, resume, on_round)
     return learner, log
 
 
@@ -410,9 +430,10 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
 
 def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: int, seed: int,
              config: TrainConfig | None = None, *, run_dir: str | Path | None = None,
-             resume: bool = False) -> PhaseLog:
+             resume: bool = False, on_round: RoundHook | None = None) -> PhaseLog:
     """Continue training psi on the task reward with w fixed (phi, f frozen; pretrained weights carried
-    over). `w=None` uses the learner's fixed task (apt, dqn). Same logging and checkpoints as `pretrain`."""
+    over). `w=None` uses the learner's fixed task (apt, dqn). Same logging, checkpoints and `on_round`
+    hook as `pretrain`."""
     config = config or TrainConfig(agent=learner.config)
     check_steps("finetune steps", steps)
     w = learner.default_task(1)[0] if w is None else w
@@ -423,4 +444,4 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
     envs = EnvBatch(env, config.num_envs, reward_free=False)
     with single_thread():
         return _train_phase(learner, envs, steps, seed, config, "finetune", w[None].float(),
-                            Path(run_dir) if run_dir is not None else None, resume)
+                            Path(run_dir) if run_dir is not None else None, resume, on_round)
