@@ -20,6 +20,8 @@ import nbformat
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 FAST_ENV = "APS_TEACH_FAST"
 """Set to "1" to run a notebook with its fast-mode sizes (what the test suite does)."""
+SOLUTIONS_ENV = "APS_TEACH_SOLUTIONS"
+"""Set to "1" to fill the exercises' starter cells with the library's answers (see `aps_teach.exercises`)."""
 
 
 def sources() -> list[Path]:
@@ -46,13 +48,15 @@ def out_of_sync(source: Path) -> str | None:
 
 
 def execute(source: Path, fast: bool, timeout: int = 1200):
-    """Execute the notebook built from `source` in its own folder; return the executed notebook."""
+    """Execute the notebook built from `source` in its own folder, exercise solutions switched on
+    (APS_TEACH_SOLUTIONS=1); return the executed notebook."""
     from nbclient import NotebookClient
 
     notebook = jupytext.read(source)
     notebook.metadata.pop("jupytext", None)
-    previous = {name: os.environ.get(name) for name in (FAST_ENV, "MPLBACKEND")}
+    previous = {name: os.environ.get(name) for name in (FAST_ENV, SOLUTIONS_ENV, "MPLBACKEND")}
     os.environ[FAST_ENV] = "1" if fast else "0"
+    os.environ[SOLUTIONS_ENV] = "1"
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     try:
         NotebookClient(notebook, timeout=timeout, kernel_name="python3",

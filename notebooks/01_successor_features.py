@@ -52,8 +52,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import ListedColormap
 
-from aps_teach import plots, tabular
-from aps_teach.exercises import check_gpi
+from aps_teach import exercises, plots, tabular
 
 # %% [markdown]
 # ## Features whose span contains the task
@@ -210,12 +209,15 @@ plt.show()
 # ## Exercise: GPI in one line
 #
 # Write `my_gpi(psis, w)` returning Q_GPI with shape (S, A), from `psis` of shape (n, S, A, d)
-# and `w` of shape (d,). The checker compares it with the library on random inputs. (A solution is
-# filled in so the notebook runs top to bottom; replace it with your own.)
+# and `w` of shape (d,). The checker compares it with the library on random inputs and tells you
+# on which input yours differs. (Run with the environment variable `APS_TEACH_SOLUTIONS=1` and the
+# library's answer is filled in instead, so the notebook runs top to bottom.)
 
 # %%
 def my_gpi(psis, w):
-    return np.einsum("nsad,d->nsa", psis, w).max(axis=0)
+    raise NotImplementedError("your answer here")
 
 
-check_gpi(my_gpi)
+if exercises.SOLUTIONS:  # APS_TEACH_SOLUTIONS=1 fills in the library's answer
+    my_gpi = exercises.solution("gpi")
+exercises.check_gpi(my_gpi)
