@@ -129,6 +129,33 @@ def info_nce(anchor: torch.Tensor, positive: torch.Tensor, temperature: float) -
     return F.cross_entropy(logits, torch.arange(len(anchor)))
 
 
+def sf_td_target(base: torch.Tensor, reward: torch.Tensor, w: torch.Tensor, mask: torch.Tensor, gamma: float,
+                 boot_psi: torch.Tensor, boot_steps: torch.Tensor, alive: torch.Tensor) -> torch.Tensor:
+    """The n-step successor-feature TD target y (B, d) of a batch of windows.
+
+    c_i = base_i + (r_i - base_i^T w) w  (so c_i^T w = r_i: the cumulant pays exactly the reward r_i)
+    y = sum_{i<n} gamma^i mask_i c_i + gamma^m alive boot_psi
+
+    `base` (B, n, d) is phi(s'_i) (zeros without task features), `reward` (B, n) the reward r_i, `w`
+    (B, d), `mask` (B, n) 1 on the m valid steps of each window, `boot_psi` (B, d) = psi_target(s'_m,
+    a*, w) with a* = argmax_a psi(s'_m, a, w)^T w, `boot_steps` (B,) = m, `alive` (B,) 0 if s'_m ended
+    the episode.
+    """
+    batch, n, d = base.shape
+    expected = {"reward": (batch, n), "w": (batch, d), "mask": (batch, n), "boot_psi": (batch, d),
+                "boot_steps": (batch,), "alive": (batch,)}
+    given = {"reward": reward, "w": w, "mask": mask, "boot_psi": boot_psi, "boot_steps": boot_steps,
+             "alive": alive}
+    for name, shape in expected.items():
+        if tuple(given[name].shape) != shape:
+            raise ValueError(f"sf_td_target: {name} has shape {tuple(given[name].shape)}, expected {shape} "
+                             f"for base (B, n, d) = {tuple(base.shape)}")
+    cumulant = base + (reward - vmf_reward(base, w[:, None]))[..., None] * w[:, None]
+    discount = gamma ** torch.arange(n, dtype=torch.float32)
+    ret = (discount[None, :, None] * mask[..., None] * cumulant).sum(1)
+    return ret + (gamma ** boot_steps * alive)[:, None] * boot_psi
+
+
 class Learner:
     """Successor features psi, features phi (and f), their optimiser and the TD / vMF / InfoNCE updates."""
 
@@ -192,6 +219,19 @@ class Learner:
             raise ValueError(f"method {self.config.method!r} has no task features phi")
         return self.phi(obs)
 
+    @torch.no_grad()
+    def knn_features(self, obs: torch.Tensor) -> torch.Tensor:
+        """h(s), the space where the kNN reward measures distances, for a batch of observations: phi(s)
+        (aps with a shared encoder), APT's contrastive encoder f(s), or the flattened observation."""
+        space = self._separate_knn_space
+        if not self.config.uses_knn:
+            raise ValueError(f"method {self.config.method!r} has no kNN exploration reward")
+        if space is None:
+            return self.phi(obs)
+        if space == "contrastive":
+            return self.rep(obs)
+        return obs.flatten(1).float()
+
     def _intrinsic(self, seq_next: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, phi_seq):
         """Intrinsic reward of every step of the windows, (B, n), and the mean of each term."""
         cfg, stats = self.config, {}
@@ -201,13 +241,10 @@ class Learner:
             reward += cfg.exploit_weight * exploit
             stats["reward_exploit"] = exploit[mask].mean().item()
         if cfg.uses_knn:
-            space = self._separate_knn_space
-            if space is None:
+            if self._separate_knn_space is None:
                 h = phi_seq
-            elif space == "contrastive":
-                h = self.rep(seq_next.flatten(0, 1)).unflatten(0, mask.shape)
             else:
-                h = seq_next.flatten(2).float()
+                h = self.knn_features(seq_next.flatten(0, 1)).unflatten(0, mask.shape)
             particles = h[mask]
             explore = torch.zeros(mask.shape)
             explore[mask] = particle_entropy_reward(particles, particles, cfg.k, exclude_self=True,
@@ -224,7 +261,7 @@ class Learner:
         batch has no task reward) or `seq_reward` while fine-tuning, and the cumulant is
         c_i = base_i + (r_i - base_i^T w) w (base = phi(s'_i); 0 for apt, dqn), so c_i^T w = r_i.
         y = sum_{i<m} gamma^i c_i + gamma^m alive psi_target(s'_m, a*, w), a* = argmax_a psi(s'_m, a, w)^T w
-        (double Q), m the valid steps of the window.
+        (double Q), m the valid steps of the window; the arithmetic is `sf_td_target`.
         """
         cfg = self.config
         w, mask = batch["w"], batch["seq_mask"]
@@ -236,15 +273,12 @@ class Learner:
         else:
             reward, stats = batch["seq_reward"], {}
         base = phi_seq if phi_seq is not None else torch.zeros(bsz, n, cfg.feature_dim)
-        cumulant = base + (reward - vmf_reward(base, w[:, None]))[..., None] * w[:, None]
-        discount = cfg.gamma ** torch.arange(n, dtype=torch.float32)
-        ret = (discount[None, :, None] * mask[..., None] * cumulant).sum(1)
         a_star = (self.psi(batch["boot_obs"], w) * w[:, None]).sum(-1).argmax(1)
         boot = self.psi_target(batch["boot_obs"], w)[torch.arange(bsz), a_star]
         alive = batch["boot_alive"]
         if self.phase == "pretrain" and cfg.bootstrap_through_termination:
             alive = torch.ones_like(alive)
-        return ret + (cfg.gamma ** batch["boot_steps"] * alive)[:, None] * boot, stats
+        return sf_td_target(base, reward, w, mask, cfg.gamma, boot, batch["boot_steps"], alive), stats
 
     def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
         """One gradient step on a replay batch (see `targets`); returns the losses and reward terms.

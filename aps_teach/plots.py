@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
+import torch
 from matplotlib.colors import LogNorm
 from matplotlib.patches import Patch
 
 import gridworld
+from aps_teach.agents import Learner
 from aps_teach.files import atomic_path
 from aps_teach.random_policy import RandomPolicyStats
+from aps_teach.rewards import particle_entropy_reward, vmf_reward
 from aps_teach.stats import summarise
 
 _CHAR_LAYER = {".": "floor", "S": "floor", "#": "wall", "a": "green_key", "A": "green_passage",
@@ -89,11 +93,146 @@ def _draw_walls(ax, layout: gridworld.Layout) -> None:
 
 def plot_state_values(ax, layout: gridworld.Layout, states, values, keys_held=(), title=None, **imshow):
     """Heatmap of one number per state, over the cells of the states holding `keys_held`."""
-    image = ax.imshow(state_grid(layout, states, values, keys_held), **{"cmap": "magma", **imshow})
+    title = title if title is not None else f"keys held: {', '.join(keys_held) or 'none'}"
+    return plot_cell_map(ax, layout, state_grid(layout, states, values, keys_held), title, **imshow)
+
+
+@dataclass(frozen=True)
+class CellStates:
+    """The reachable states of a level that hold `keys_held`: one per cell, with the env's observation."""
+
+    layout: gridworld.Layout
+    keys_held: tuple[str, ...]
+    positions: tuple[tuple[int, int], ...]
+    observations: torch.Tensor
+    """(N, C, H, W) uint8: row i is what the agent sees standing on positions[i]."""
+
+    def grid(self, values) -> np.ndarray:
+        """(H, W) array with values[i] on positions[i] and NaN on every other cell (walls included)."""
+        values = np.asarray(values, dtype=float)
+        if values.shape != (len(self.positions),):
+            raise ValueError(f"need one value per cell ({len(self.positions)},), got {values.shape}")
+        grid = np.full(self.layout.shape, np.nan)
+        rows, cols = zip(*self.positions, strict=True)
+        grid[list(rows), list(cols)] = values
+        return grid
+
+
+def held_key_sets(layout: gridworld.Layout) -> list[tuple[str, ...]]:
+    """The combinations of keys held that some reachable state has, e.g. [(), ('green',)]."""
+    return sorted({held for _, held in layout.reachable_states()}, key=lambda held: (len(held), held))
+
+
+def cell_states(layout: gridworld.Layout, keys_held: Sequence[str] = ()) -> CellStates:
+    """Every reachable state holding exactly `keys_held`, observed with `env.reset(options=...)`.
+
+    Cells that no such state occupies (walls, closed passageways, keys not yet held, the target) are
+    absent, so maps built on them are NaN there.
+    """
+    keys_held = (keys_held,) if isinstance(keys_held, str) else tuple(keys_held)
+    unknown = sorted(set(keys_held) - set(layout.key_names))
+    if unknown:
+        raise ValueError(f"keys_held names keys {unknown} this level lacks; its keys: {layout.key_names}")
+    held = tuple(name for name in layout.key_names if name in keys_held)
+    if held not in held_key_sets(layout):
+        raise ValueError(f"no reachable state holds exactly the keys {held}; valid: {held_key_sets(layout)}")
+    reward_map = np.zeros(layout.shape) if layout.target is None else None  # target-free mazes need one
+    env = gridworld.PassagewayEnv(layout.art, reward_map=reward_map)
+    positions = tuple(position for position, keys in layout.reachable_states() if keys == held)
+    observations = [env.reset(options={"position": p, "keys_held": held})[0] for p in positions]
+    return CellStates(layout, held, positions, torch.as_tensor(np.stack(observations)))
+
+
+def _task_vector(learner: Learner, w) -> torch.Tensor | None:
+    if w is None:
+        if learner.config.task_conditioned:
+            raise ValueError(f"method {learner.config.method!r} needs a task vector w")
+        return None
+    w = torch.as_tensor(w, dtype=torch.float32)
+    if w.shape != (learner.config.feature_dim,):
+        raise ValueError(f"w must have shape ({learner.config.feature_dim},), got {tuple(w.shape)}")
+    return w
+
+
+@torch.no_grad()
+def reward_maps(learner: Learner, cells: CellStates, particles: torch.Tensor | None, w=None,
+                k: int | None = None) -> dict[str, np.ndarray]:
+    """The intrinsic reward for reaching each cell, per term, as (H, W) maps with NaN off `cells`.
+
+    explore (apt, aps) = particle_entropy_reward(h(s), h(particles), k), h = `Learner.knn_features`; the
+    cell is not a particle, so nothing is excluded. With the learner's running normaliser its current
+    mean m is a fixed scale (not updated): h / m^(1/exponent) turns each term into distance^exponent / m.
+    exploit (visr, aps) = phi(s)^T w. total = exploit_weight * exploit + explore_weight * explore.
+    `k` defaults to the learner's; w is ignored by apt. Distances are taken in float64: float32 `cdist`
+    puts duplicates of a state ~1e-4 apart instead of 0.
+    """
+    cfg = learner.config
+    k = cfg.k if k is None else k
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    w = _task_vector(learner, w)
+    maps, total = {}, torch.zeros(len(cells.positions))
+    if cfg.uses_knn:
+        if particles is None or particles.ndim != 4 or particles.shape[1:] != cells.observations.shape[1:]:
+            shape = None if particles is None else tuple(particles.shape)
+            raise ValueError(f"particles must be (N, *{tuple(cells.observations.shape[1:])}), got {shape}")
+        if len(particles) == 0:
+            raise ValueError("the kNN reward needs at least one particle")
+        scale = 1.0
+        if learner.normaliser is not None and learner.normaliser.count > 0:
+            scale = float(learner.normaliser.mean) ** (1 / cfg.knn_exponent)
+        source = learner.knn_features(cells.observations).double() / scale
+        target = learner.knn_features(particles).double() / scale
+        explore = particle_entropy_reward(source, target, k, exponent=cfg.knn_exponent)
+        maps["explore"], total = cells.grid(explore), total + cfg.explore_weight * explore.float()
+    if cfg.task_conditioned:
+        exploit = vmf_reward(learner.features(cells.observations), w)
+        maps["exploit"], total = cells.grid(exploit), total + cfg.exploit_weight * exploit
+    maps["total"] = cells.grid(total)
+    return maps
+
+
+@torch.no_grad()
+def value_map(learner: Learner, cells: CellStates, w=None) -> dict[str, np.ndarray]:
+    """Q(s, a) = psi(s, a, w)^T w at each cell: value = max_a Q and action = argmax_a Q (0 up, 1 down,
+    2 left, 3 right), both (H, W) with NaN off `cells`. w=None: the fixed task of apt and dqn."""
+    w = _task_vector(learner, w)
+    w = learner.default_task(1)[0] if w is None else w
+    q = vmf_reward(learner.psi(cells.observations, w.expand(len(cells.positions), -1)), w)
+    return {"value": cells.grid(q.amax(1)), "action": cells.grid(q.argmax(1))}
+
+
+def plot_cell_map(ax, layout: gridworld.Layout, grid: np.ndarray, title: str | None = None, **imshow):
+    """Heatmap of an (H, W) array (NaN cells left blank) with the level's walls and cell grid."""
+    image = ax.imshow(grid, **{"cmap": "magma", **imshow})
     _draw_walls(ax, layout)
     _grid_lines(ax, layout.shape)
-    ax.set_title(title if title is not None else f"keys held: {', '.join(keys_held) or 'none'}")
+    if title:
+        ax.set_title(title)
     return image
+
+
+def set_cell_map(image, grid: np.ndarray) -> None:
+    """Show a new (H, W) array in an image from `plot_cell_map`, rescaling its colours to the array."""
+    image.set_data(grid)
+    finite = grid[np.isfinite(grid)]
+    low, high = (finite.min(), finite.max()) if finite.size else (0.0, 1.0)
+    image.set_clim(low, high if high > low else low + 1e-9)
+
+
+def action_arrows(actions: np.ndarray) -> tuple[np.ma.MaskedArray, np.ma.MaskedArray]:
+    """(U, V): the column and row step of each cell's action (H, W), masked where it is NaN."""
+    moves = np.array(gridworld.layout.MOVES, dtype=float)
+    missing = ~np.isfinite(actions)
+    step = moves[np.where(missing, 0, actions).astype(int)]
+    return np.ma.array(step[..., 1], mask=missing), np.ma.array(step[..., 0], mask=missing)
+
+
+def plot_greedy_arrows(ax, actions: np.ndarray, color: str = "white"):
+    """An arrow per cell for its greedy action (H, W; NaN: none); update with `set_UVC(*action_arrows(a))`."""
+    rows, cols = np.indices(actions.shape)
+    return ax.quiver(cols, rows, *action_arrows(actions), color=color, pivot="middle", angles="xy",
+                     scale_units="xy", scale=1.7, width=0.012)
 
 
 def plot_random_policy_overview(stats: Sequence[RandomPolicyStats]):
@@ -153,3 +292,25 @@ def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> None:
     """Write `fig` to `path` atomically (the format comes from the suffix)."""
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=dpi, bbox_inches="tight")
+
+
+PATH_COLOURS = ("#d62728", "#17becf", "#e377c2", "#8c564b", "#bcbd22", "#1f77b4", "#7f7f7f")
+"""Line colours of `plot_paths`, none of them a key's, the target's or the floor's."""
+
+
+def plot_paths(ax, layout: gridworld.Layout, paths, labels, title: str | None = None, spread: float = 0.3):
+    """Draw each path (a list of (row, col) cells) over the level picture as a line through its cell
+    centres, in colour i of PATH_COLOURS (cycled); path i of n is shifted by (i / (n-1) - 1/2) * spread
+    cells along both axes so overlapping paths stay apart. A circle marks each start, a cross each end.
+    Returns the lines."""
+    plot_level(ax, layout, title)
+    lines = []
+    for i, (path, label) in enumerate(zip(paths, labels, strict=True)):
+        shift = (i / max(len(paths) - 1, 1) - 0.5) * spread
+        rows, cols = np.asarray(path, dtype=float).T + shift
+        (line,) = ax.plot(cols, rows, color=PATH_COLOURS[i % len(PATH_COLOURS)], linewidth=2, alpha=0.85,
+                          label=label)
+        ax.plot(cols[0], rows[0], "o", color=line.get_color(), markersize=7)
+        ax.plot(cols[-1], rows[-1], "X", color=line.get_color(), markersize=9, markeredgecolor="white")
+        lines.append(line)
+    return lines

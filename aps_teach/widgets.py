@@ -1,0 +1,205 @@
+"""Interactive reward heatmaps: ipywidgets controls over the pure functions of `aps_teach.plots`.
+
+    explorer = reward_explorer(snapshots)          # from snapshots.pretrain_with_snapshots
+    explorer = reward_explorer({"aps": aps_snaps, "visr": visr_snaps}, tasks={"inferred": w})
+
+One figure, six panels: the exploration term, the exploitation term and their weighted sum for reaching
+each cell; where the kNN particles are, where the agent has been, and the value max_a psi^T w with the
+greedy action. Works with plain ipywidgets and the inline matplotlib backend (no ipympl, broken on
+Colab): the figure is shown as a PNG image in a normal display output that each control change
+replaces (its `display_id`), so without a widget frontend (CI, GitHub's viewer) the default view is
+still there. A redraw recomputes every panel (~20 ms: small networks on one thread, nothing else to
+cache but the cell observations) and renders the PNG (~0.3 s).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+
+import ipywidgets as widgets
+import numpy as np
+import torch
+from IPython.display import Image, display
+from matplotlib.figure import Figure
+
+import gridworld
+from aps_teach import plots
+from aps_teach.snapshots import Snapshot, visit_counts
+from aps_teach.tasks import sample_tasks
+from aps_teach.train import single_thread
+
+TERMS = {"explore": "exploration: kNN entropy of h(s)", "exploit": "exploitation: phi(s)^T w",
+         "total": "intrinsic reward (weighted sum)"}
+
+
+def _runs(snapshots: Sequence[Snapshot] | Mapping[str, Sequence[Snapshot]]) -> dict[str, list[Snapshot]]:
+    if isinstance(snapshots, Mapping):
+        runs = {label: list(run) for label, run in snapshots.items()}
+    else:
+        runs = {snapshots[0].method: list(snapshots)} if len(snapshots) else {}
+    if not runs or not all(runs.values()):
+        raise ValueError("reward_explorer needs at least one snapshot per run (see pretrain_with_snapshots)")
+    arts = {snap.art for run in runs.values() for snap in run}
+    if len(arts) > 1:
+        raise ValueError("all snapshots must come from the same level; make one explorer per level")
+    return runs
+
+
+class RewardExplorer:
+    """The controls, the figure and its artists; `update()` redraws from the controls' values."""
+
+    def __init__(self, runs: dict[str, list[Snapshot]], tasks: Mapping[str, torch.Tensor],
+                 keys_held: Sequence[str] = (), k: int | None = None):
+        first = next(iter(runs.values()))[-1]
+        self.runs, self.layout = runs, gridworld.Layout.parse(first.art)
+        config = first.learner.config
+        dims = {snap.learner.config.feature_dim for run in runs.values() for snap in run}
+        bad = [name for name, w in tasks.items() if any(torch.as_tensor(w).shape != (d,) for d in dims)]
+        if not tasks or bad:
+            raise ValueError(f"tasks must map names to vectors of shape ({', '.join(map(str, dims))},); "
+                             f"bad: {bad or 'none given'}")
+        self.tasks = {name: torch.as_tensor(w, dtype=torch.float32) for name, w in tasks.items()}
+        held_options = plots.held_key_sets(self.layout)
+        held = plots.cell_states(self.layout, keys_held).keys_held  # validates and orders keys_held
+        k = config.k if k is None else k
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        self.batch = config.batch_size * config.n_step
+        self.cells = {keys: plots.cell_states(self.layout, keys) for keys in held_options}
+        style = {"description_width": "initial"}
+        self.controls = {
+            "method": widgets.Dropdown(options=list(runs), description="method", style=style),
+            "checkpoint": widgets.SelectionSlider(options=self._checkpoints(next(iter(runs))),
+                                                  description="env steps", continuous_update=False,
+                                                  style=style),
+            "keys_held": widgets.Dropdown(options=[(", ".join(h) or "none", h) for h in held_options],
+                                          value=held, description="keys held", style=style),
+            "k": widgets.IntSlider(value=k, min=1, max=max(30, k), description="k",
+                                   continuous_update=False, style=style),
+            "w": widgets.Dropdown(options=list(self.tasks), description="task w", style=style),
+            "particles": widgets.Dropdown(options=[(f"{self.batch}, a training batch", "batch"),
+                                                   ("all stored", "all")],
+                                          description="kNN particles", style=style),
+        }
+        self.controls["checkpoint"].value = len(next(iter(runs.values()))) - 1
+        self.controls["method"].layout.display = None if len(runs) > 1 else "none"
+        self.figure, self.images, self.arrows = self._draw()
+        self._handle, self._quiet = None, False
+        self.controls["method"].observe(self._method_changed, names="value")
+        for name in ("checkpoint", "keys_held", "k", "w", "particles"):
+            self.controls[name].observe(self._control_changed, names="value")
+        self.update()
+
+    def _checkpoints(self, label: str) -> list[tuple[str, int]]:
+        return [(f"{snap.env_steps:,}", i) for i, snap in enumerate(self.runs[label])]
+
+    def _control_changed(self, change) -> None:
+        if not self._quiet:
+            self.update()
+
+    def _method_changed(self, change) -> None:
+        """A new run has its own checkpoints: show its last one, redrawing once."""
+        slider, self._quiet = self.controls["checkpoint"], True
+        try:
+            slider.options = self._checkpoints(change["new"])
+            slider.value = len(self.runs[change["new"]]) - 1
+        finally:
+            self._quiet = False
+        self.update()
+
+    def _draw(self):
+        fig = Figure(figsize=(14, 8.2))
+        axes = fig.subplots(2, 3)
+        empty = np.full(self.layout.shape, np.nan)
+        images = {name: plots.plot_cell_map(ax, self.layout, empty, title)
+                  for (name, title), ax in zip(TERMS.items(), axes[0], strict=True)}
+        images["particles"] = plots.plot_cell_map(axes[1, 0], self.layout, empty, cmap="viridis")
+        images["visits"] = plots.plot_cell_map(axes[1, 1], self.layout, empty, cmap="viridis")
+        images["value"] = plots.plot_cell_map(axes[1, 2], self.layout, empty, cmap="cividis")
+        arrows = plots.plot_greedy_arrows(axes[1, 2], empty)
+        for image in images.values():
+            fig.colorbar(image, ax=image.axes, fraction=0.046)
+        fig.subplots_adjust(left=0.02, right=0.95, top=0.88, bottom=0.03, wspace=0.3, hspace=0.25)
+        return fig, images, arrows
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self.runs[self.controls["method"].value][self.controls["checkpoint"].value]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What the panels show for the controls' current values, from the pure functions of `plots`."""
+        c, snap = self.controls, self.snapshot
+        cells, w = self.cells[c["keys_held"].value], self.tasks[c["w"].value]
+        particles = snap.particles[: self.batch if c["particles"].value == "batch" else None]
+        maps = plots.reward_maps(snap.learner, cells, particles, w, c["k"].value)
+        values = plots.value_map(snap.learner, cells, w if snap.learner.config.task_conditioned else None)
+        counts = visit_counts(particles, self.layout.key_names)
+        cell_index = tuple(np.array(cells.positions).T)
+        zero = np.zeros(self.layout.shape)
+        return {**{term: maps.get(term, np.full(self.layout.shape, np.nan)) for term in TERMS},
+                "particles": cells.grid(counts.get(cells.keys_held, zero)[cell_index]),
+                "visits": cells.grid(snap.visits.get(cells.keys_held, zero)[cell_index]),
+                "value": values["value"], "action": values["action"]}
+
+    def update(self) -> None:
+        """Recompute the panels for the controls' values, redraw them in place, refresh the display."""
+        c, snap = self.controls, self.snapshot
+        with single_thread():  # small networks: ~10x faster than intra-op threads on a shared CPU
+            arrays = self.arrays()
+        for name, image in self.images.items():
+            plots.set_cell_map(image, arrays[name])
+        self.arrows.set_UVC(*plots.action_arrows(arrays["action"]))
+        config = snap.learner.config
+        c["w"].disabled = not config.task_conditioned
+        unused = {"explore": not config.uses_knn, "exploit": not config.task_conditioned, "total": False}
+        for term, title in TERMS.items():
+            note = f"\n(not used by {config.method})" if unused[term] else ""
+            self.images[term].axes.set_title(title + note)
+        fixed = "" if config.task_conditioned else f"\n(w = e_1, the fixed task of {config.method})"
+        self.images["value"].axes.set_title(f"value max_a psi(s, a, w)^T w and greedy action{fixed}")
+        held = ", ".join(c["keys_held"].value) or "none"
+        particles = self.batch if c["particles"].value == "batch" else len(snap.particles)
+        self.images["particles"].axes.set_title(f"kNN particles per cell\n({particles} replayed next "
+                                                f"states, keys held: {held})")
+        self.images["visits"].axes.set_title(f"visits per cell, whole replay\n(keys held: {held})")
+        task = f", w = {c['w'].value}" if config.task_conditioned else ""
+        self.figure.suptitle(f"{c['method'].value} on the {snap.level} level after {snap.env_steps:,} env "
+                             f"steps: reward for reaching each cell (keys held: {held}, "
+                             f"k = {c['k'].value}{task})")
+        if self._handle is not None:
+            self._handle.update(self.image())
+
+    def image(self) -> Image:
+        """The figure as a PNG image (a plain display output, unlike a matplotlib figure object)."""
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png")
+        return Image(data=buffer.getvalue(), format="png")
+
+    def show(self) -> None:
+        """Display the controls and, as a normal output that control changes replace, the figure."""
+        c = self.controls
+        display(widgets.VBox([widgets.HBox([c["method"], c["checkpoint"], c["keys_held"]]),
+                              widgets.HBox([c["k"], c["w"], c["particles"]])]))
+        self._handle = display(self.image(), display_id=True)
+
+
+def reward_explorer(snapshots: Sequence[Snapshot] | Mapping[str, Sequence[Snapshot]],
+                    tasks: Mapping[str, torch.Tensor] | None = None, *, keys_held: Sequence[str] = (),
+                    k: int | None = None, num_sampled_tasks: int = 4, seed: int = 0,
+                    show: bool = True) -> RewardExplorer:
+    """Heatmaps of the intrinsic reward per cell, with controls for checkpoint, method, keys held, k, w.
+
+    `snapshots`: one run's list, or run name -> list (all on one level). `tasks`: name -> w to choose
+    from (e.g. an inferred task); `num_sampled_tasks` directions drawn uniformly on the sphere (seeded)
+    are added. `show=False` builds without displaying (tests; `explorer.show()` later).
+    """
+    runs = _runs(snapshots)
+    dim = next(iter(runs.values()))[0].learner.config.feature_dim
+    sampled = sample_tasks(num_sampled_tasks, dim, torch.Generator().manual_seed(seed)) \
+        if num_sampled_tasks else torch.zeros(0, dim)
+    choices = {**(tasks or {}), **{f"sampled #{i + 1}": w for i, w in enumerate(sampled)}}
+    explorer = RewardExplorer(runs, choices, keys_held, k)
+    if show:
+        explorer.show()
+    return explorer

@@ -1,0 +1,159 @@
+"""Snapshots of a tiny pretraining run, and the reward explorer: every control redraws the panels with
+the arrays of the pure functions in aps_teach.plots; bad input is refused."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import ipywidgets  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import gridworld  # noqa: E402
+from aps_teach import plots, snapshots, widgets  # noqa: E402
+from aps_teach.train import TrainConfig  # noqa: E402
+
+HARD = gridworld.resolve_level("hard")
+TINY = TrainConfig(num_envs=2, learning_starts=300, progress=False)  # one round = 200 env steps
+
+
+@pytest.fixture(scope="module")
+def runs():
+    learner, log, aps = snapshots.pretrain_with_snapshots("aps", "hard", 600, seed=0, every_rounds=2,
+                                                          config=TINY, max_particles=350)
+    _, _, apt = snapshots.pretrain_with_snapshots("apt", "hard", 400, seed=0, config=TINY)
+    return {"aps": aps, "apt": apt, "final": learner, "log": log}
+
+
+def test_snapshots_every_few_rounds_and_after_the_last(runs):
+    aps = runs["aps"]
+    assert [(s.round, s.env_steps) for s in aps] == [(2, 400), (3, 600)]
+    assert [len(s.particles) for s in aps] == [350, 350]
+    assert [(s.env_steps, len(s.particles)) for s in runs["apt"]] == [(400, 400)]  # fewer than 2000
+    assert all(s.method == "aps" and s.level == "hard" and s.art == HARD.art for s in aps)
+    assert runs["log"].metrics[-1]["updates"] > 0
+    # frozen copies: the last equals the returned learner, the first was taken before more training
+    final = runs["final"].phi.state_dict()
+    assert all(torch.equal(v, final[k]) for k, v in aps[-1].learner.phi.state_dict().items())
+    assert not all(torch.equal(v, final[k]) for k, v in aps[0].learner.phi.state_dict().items())
+    assert not any(p.requires_grad for p in aps[0].learner.phi.parameters())
+    one_hot = aps[0].particles.sum(1)
+    assert (one_hot == 1).all()
+
+
+def test_visit_counts_match_the_agent_positions_by_hand():
+    env = gridworld.PassagewayEnv("hard")
+    states = [((5, 1), ()), ((5, 1), ()), ((2, 2), ("green",)), ((6, 5), ("green", "purple"))]
+    obs = [torch.as_tensor(env.reset(options={"position": p, "keys_held": h})[0]) for p, h in states]
+    env.reset(options={"position": (2, 8), "keys_held": ("green", "purple")})
+    obs.append(torch.as_tensor(env.step(0)[0]))  # up onto the target: drawn over the agent
+    counts = snapshots.visit_counts(torch.stack(obs), HARD.key_names)
+    assert sorted(counts) == [(), ("green",), ("green", "purple")]
+    assert counts[()][5, 1] == 2 and counts[()].sum() == 2
+    assert counts[("green",)][2, 2] == 1 and counts[("green",)].sum() == 1
+    assert counts[("green", "purple")][6, 5] == 1 and counts[("green", "purple")].sum() == 1
+
+
+def _shown(explorer):
+    return {name: np.ma.filled(image.get_array(), np.nan) for name, image in explorer.images.items()}
+
+
+def _expected(snapshot, keys_held, w, k, particles):
+    """The panels from the pure functions, given the control values."""
+    cells = plots.cell_states(HARD, keys_held)
+    maps = plots.reward_maps(snapshot.learner, cells, snapshot.particles[:particles], w, k)
+    nan = np.full(HARD.shape, np.nan)
+    values = plots.value_map(snapshot.learner, cells,
+                             w if snapshot.learner.config.task_conditioned else None)
+    return {"explore": maps.get("explore", nan), "exploit": maps.get("exploit", nan), "total": maps["total"],
+            "value": values["value"], "action": values["action"]}
+
+
+def _assert_shows(explorer, snapshot, keys_held, w, k, particles):
+    shown, want = _shown(explorer), _expected(snapshot, keys_held, w, k, particles)
+    for name in ("explore", "exploit", "total", "value"):
+        # the widget computes on one thread: float32 sums in another order, ~1e-7 apart
+        np.testing.assert_allclose(shown[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+    u, v = plots.action_arrows(want["action"])
+    np.testing.assert_array_equal(explorer.arrows.U[~explorer.arrows.Umask], u.compressed())
+    np.testing.assert_array_equal(explorer.arrows.V[~explorer.arrows.Umask], v.compressed())
+
+
+def test_every_control_redraws_with_the_pure_functions(runs):
+    w_mine = torch.tensor([0.0, 0.0, 1.0, 0.0, 0.0])
+    explorer = widgets.reward_explorer({"aps": runs["aps"], "apt": runs["apt"]}, {"mine": w_mine}, show=False)
+    controls, aps = explorer.controls, runs["aps"]
+    batch = TINY.agent.batch_size * TINY.agent.n_step
+    state = {"snapshot": aps[-1], "keys_held": (), "w": w_mine, "k": TINY.agent.k, "particles": batch}
+    _assert_shows(explorer, **state)
+    before = _shown(explorer)
+    sampled = explorer.tasks["sampled #2"]
+    changes = [("k", 3, "k", 3), ("keys_held", ("green",), "keys_held", ("green",)),
+               ("w", "sampled #2", "w", sampled), ("particles", "all", "particles", 350),
+               ("checkpoint", 0, "snapshot", aps[0])]
+    for control, value, key, new in changes:
+        controls[control].value = value
+        state[key] = new
+        _assert_shows(explorer, **state)
+        after = _shown(explorer)
+        assert not np.allclose(after["total"], before["total"], equal_nan=True), control
+        before = after
+    controls["method"].value = "apt"
+    assert controls["checkpoint"].value == len(runs["apt"]) - 1 and controls["w"].disabled
+    _assert_shows(explorer, **{**state, "snapshot": runs["apt"][-1]})
+    assert np.isnan(_shown(explorer)["exploit"]).all()
+    assert "not used by apt" in explorer.images["exploit"].axes.get_title()
+
+
+def test_particle_and_visit_panels_count_the_agent_positions(runs):
+    explorer = widgets.reward_explorer(runs["aps"], show=False, keys_held=["green"])
+    explorer.controls["particles"].value = "all"
+    snap, agent = runs["aps"][-1], gridworld.LAYER_NAMES.index("agent")
+    green_only = (snap.particles[:, gridworld.LAYER_NAMES.index("green_key")].sum((1, 2)) == 0) & \
+        (snap.particles[:, gridworld.LAYER_NAMES.index("purple_key")].sum((1, 2)) > 0)
+    counts = snap.particles[green_only, agent].sum(0).numpy().astype(float)
+    cells = plots.cell_states(HARD, ("green",))
+    shown = _shown(explorer)
+    np.testing.assert_array_equal(shown["particles"], cells.grid([counts[p] for p in cells.positions]))
+    np.testing.assert_array_equal(shown["visits"],
+                                  cells.grid([snap.visits[("green",)][p] for p in cells.positions]))
+
+
+def test_show_displays_the_figure_as_a_normal_output_that_controls_update(runs, monkeypatch):
+    shown = []
+
+    class Handle:
+        def update(self, obj):
+            shown.append(("update", obj))
+
+    def fake_display(obj, display_id=False):
+        shown.append(("display", obj))
+        return Handle() if display_id else None
+
+    monkeypatch.setattr(widgets, "display", fake_display)
+    explorer = widgets.reward_explorer(runs["aps"], show=True)
+    assert [kind for kind, _ in shown] == ["display", "display"]
+    assert isinstance(shown[0][1], ipywidgets.VBox) and shown[1][1].data.startswith(b"\x89PNG")
+    explorer.controls["k"].value = 2
+    assert [kind for kind, _ in shown] == ["display", "display", "update"]
+    assert shown[2][1].data.startswith(b"\x89PNG") and shown[2][1].data != shown[1][1].data
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda r: widgets.reward_explorer([], show=False), "at least one snapshot"),
+    (lambda r: widgets.reward_explorer({"aps": r["aps"], "apt": []}, show=False), "at least one snapshot"),
+    (lambda r: widgets.reward_explorer({"a": r["aps"], "b": [_easy_copy(r["aps"][0])]}, show=False),
+     "same level"),
+    (lambda r: widgets.reward_explorer(r["aps"], {"bad": torch.ones(3)}, show=False), r"shape \(5,\)"),
+    (lambda r: widgets.reward_explorer(r["aps"], k=0, show=False), "k must be >= 1"),
+    (lambda r: widgets.reward_explorer(r["aps"], keys_held=("red",), show=False), "lacks"),
+    (lambda r: snapshots.pretrain_with_snapshots("aps", "hard", 400, 0, every_rounds=0), "every_rounds"),
+])
+def test_bad_input_is_refused_clearly(runs, make, message):
+    with pytest.raises(ValueError, match=message):
+        make(runs)
+
+
+def _easy_copy(snapshot):
+    return snapshots.Snapshot(**{**snapshot.__dict__, "art": gridworld.resolve_level("easy").art})
