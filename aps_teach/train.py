@@ -362,10 +362,10 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
     return learner, log
 
 
-def identify_task(learner: Learner, env: EnvSource, steps: int, seed: int,
-                  config: TrainConfig | None = None) -> torch.Tensor:
-    """Roll out the pretrained policy with random w (epsilon_end-greedy), collect (phi(s'), task reward)
-    and return `infer_task` of them: w = argmin ||Phi w - r||, unit norm."""
+def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
+              config: TrainConfig | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Roll out the pretrained policy with random w (epsilon_end-greedy) for `steps` env steps and return
+    what task identification regresses: rows phi(s') (N, d) and task rewards r (N,)."""
     config = config or TrainConfig(agent=learner.config)
     if not learner.config.task_conditioned:
         raise ValueError(f"method {learner.config.method!r} has no task vector to identify")
@@ -384,7 +384,14 @@ def identify_task(learner: Learner, env: EnvSource, steps: int, seed: int,
                 features.append(learner.features(out["next_obs"]))
                 rewards.append(out["reward"])
                 obs = out["obs"]
-    return infer_task(torch.cat(features), torch.cat(rewards))
+    return torch.cat(features), torch.cat(rewards)
+
+
+def identify_task(learner: Learner, env: EnvSource, steps: int, seed: int,
+                  config: TrainConfig | None = None) -> torch.Tensor:
+    """The task vector behind the env's reward: `infer_task` (w = argmin ||Phi w - r||, unit norm) of
+    `task_data`."""
+    return infer_task(*task_data(learner, env, steps, seed, config))
 
 
 def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes: int, seed: int,

@@ -1,0 +1,92 @@
+"""A pretrained learner outside training: the greedy path a task vector w produces, the observation of
+every state (for heatmaps of phi(s)^T w), and the task vector a perfect task identification would find.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+import gridworld
+from aps_teach.agents import Learner
+from aps_teach.tasks import infer_task
+from aps_teach.train import EnvSource, single_thread
+from gridworld.layout import State
+
+
+@dataclass
+class Rollout:
+    """One greedy episode: where the agent was at each step, and how it ended."""
+
+    positions: list[tuple[int, int]]
+    """(row, col) after reset, then after every step: len = steps + 1."""
+    keys_held: list[tuple[str, ...]]
+    """Keys held at each of `positions`."""
+    total_reward: float
+    """Undiscounted task reward of the episode."""
+    success: bool
+    """Whether the episode reached the target."""
+
+
+def _make(env: EnvSource) -> gym.Env:
+    return gridworld.make(env) if isinstance(env, str) else env()
+
+
+def greedy_rollout(learner: Learner, env: EnvSource, w: torch.Tensor, seed: int, *,
+                   gpi: bool = False) -> Rollout:
+    """One episode with epsilon = 0, acting on argmax_a psi(s, a, w)^T w (or its GPI max if `gpi`), from
+    the start cell `reset(seed=seed)` draws, until the target or the env's time limit.
+
+    Without GPI the path is the skill w itself, the behaviour w asked for while pretraining.
+    """
+    dim = learner.config.feature_dim
+    if w.shape != (dim,):
+        raise ValueError(f"w must have shape ({dim},), got {tuple(w.shape)}")
+    environment = _make(env)
+    if environment.spec is None or environment.spec.max_episode_steps is None:
+        raise ValueError("the env needs a time limit (gymnasium.make with max_episode_steps)")
+    generator = torch.Generator().manual_seed(seed)
+    obs, info = environment.reset(seed=seed)
+    positions, keys_held = [info["position"]], [info["keys_held"]]
+    total, done = 0.0, False
+    with single_thread():
+        while not done:
+            action = learner.act(torch.as_tensor(obs)[None], w[None], 0.0, generator, gpi=gpi)
+            obs, reward, terminated, truncated, info = environment.step(int(action[0]))
+            positions.append(info["position"])
+            keys_held.append(info["keys_held"])
+            total += reward
+            done = terminated or truncated
+    return Rollout(positions, keys_held, total, bool(info["success"]))
+
+
+def state_observations(level) -> tuple[list[State], torch.Tensor]:
+    """Every reachable (position, keys held) state of `level` (a name or ASCII art) and the observation
+    the env shows there, stacked as (S, C, H, W) in the order of `reachable_states()`."""
+    env = gridworld.make(level).unwrapped
+    states = env.reachable_states()
+    frames = [env.reset(options={"position": p, "keys_held": k})[0] for p, k in states]
+    return states, torch.as_tensor(np.stack(frames))
+
+
+@torch.no_grad()
+def oracle_task(learner: Learner, level) -> torch.Tensor:
+    """`infer_task` over every transition of the level instead of sampled rollouts: one (phi(s'), r) pair
+    for each reachable state s and action a, s' and r from the env itself. It is the w `identify_task`
+    would find if its rollouts covered the level evenly, so a policy that fails under it fails for want
+    of behaviour, not of task inference."""
+    if not learner.config.task_conditioned:
+        raise ValueError(f"method {learner.config.method!r} has no features phi to regress on")
+    env = gridworld.make(level).unwrapped
+    frames, rewards = [], []
+    for position, keys in env.reachable_states():
+        for action in range(env.action_space.n):
+            env.reset(options={"position": position, "keys_held": keys})
+            obs, reward, *_ = env.step(action)
+            frames.append(obs)
+            rewards.append(reward)
+    features = learner.features(torch.as_tensor(np.stack(frames)))
+    return infer_task(features, torch.tensor(rewards, dtype=torch.float32))
