@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 
 import gridworld
-from aps_teach.agents import METHODS
+from aps_teach.agents import METHODS, Learner
 from aps_teach.files import write_text_atomic
 from aps_teach.plots import plot_figure4, save_figure
 from aps_teach.sweeps import (
@@ -22,7 +22,16 @@ from aps_teach.sweeps import (
     run_sweep,
     with_overrides,
 )
-from aps_teach.train import TrainConfig, check_steps, evaluate, finetune, identify_task, new_learner, pretrain
+from aps_teach.train import (
+    PhaseLog,
+    TrainConfig,
+    check_steps,
+    evaluate,
+    finetune,
+    identify_task,
+    new_learner,
+    pretrain,
+)
 
 DEFAULT_PRETRAIN_STEPS = 16_000
 """Reward-free env steps. With 24k pretraining + 16k fine-tuning APS solved easy on 1 of 2 seeds; with
@@ -62,6 +71,45 @@ class GridworldResult:
     """Per-round metrics of each phase: {"pretrain": [...], "finetune": [...]}."""
 
 
+def check_run(level: str, budget: dict[str, int]) -> None:
+    """Raise ValueError for an unknown level or a step budget that is not a positive integer."""
+    if level not in gridworld.ENV_IDS:
+        raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(gridworld.ENV_IDS)}")
+    for name, steps in budget.items():
+        check_steps(name, steps)
+
+
+def adapt_and_score(learner: Learner, method: str, level: str, *, seed: int, pretrain_log: PhaseLog | None,
+                    start: float, finetune_steps: int, identify_steps: int, eval_episodes: int,
+                    config: TrainConfig, run_dir: Path | None = None,
+                    resume: bool = False) -> GridworldResult:
+    """Everything after pretraining, for a learner pretrained from `start` (a perf_counter time):
+    identify the task (visr, aps), evaluate zero-shot, fine-tune, evaluate. Coverage is the pretraining's
+    (`pretrain_log`), or fine-tuning's when there was none (dqn)."""
+    pretrain_seconds = time.perf_counter() - start
+    w = None
+    if learner.config.task_conditioned:
+        w = identify_task(learner, level, identify_steps, seed, config)
+    zero = evaluate(learner, level, w, eval_episodes, seed, config)
+    tick = time.perf_counter()
+    log = finetune(learner, level, w, finetune_steps, seed, config,
+                   run_dir=run_dir / "finetune" if run_dir else None, resume=resume)
+    final = evaluate(learner, level, w, eval_episodes, seed, config)
+    finetune_seconds = time.perf_counter() - tick
+    coverage = pretrain_log.coverage if pretrain_log is not None else log.coverage
+    metrics = {"pretrain": pretrain_log.metrics} if pretrain_log is not None else {}
+    return GridworldResult(
+        method=method, level=level, seed=seed,
+        zero_shot_success=zero.success_rate, zero_shot_return=zero.mean_return,
+        finetuned_success=final.success_rate, finetuned_return=final.mean_return,
+        state_coverage=coverage["state_coverage"], states_visited=coverage["states_visited"],
+        keys_picked=coverage["keys_picked"], target_reached=coverage["target_reached"],
+        task_w=None if w is None else [round(x, 6) for x in w.tolist()],
+        pretrain_seconds=pretrain_seconds, finetune_seconds=finetune_seconds,
+        wall_seconds=time.perf_counter() - start, metrics={**metrics, "finetune": log.metrics},
+    )
+
+
 def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = DEFAULT_PRETRAIN_STEPS,
                   finetune_steps: int = DEFAULT_FINETUNE_STEPS, identify_steps: int = DEFAULT_IDENTIFY_STEPS,
                   eval_episodes: int = DEFAULT_EVAL_EPISODES, config: TrainConfig | None = None,
@@ -72,57 +120,33 @@ def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = D
     from their checkpoints."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
-    if level not in gridworld.ENV_IDS:
-        raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(gridworld.ENV_IDS)}")
-    for name, steps in [("pretrain_steps", pretrain_steps), ("finetune_steps", finetune_steps),
-                        ("identify_steps", identify_steps), ("eval_episodes", eval_episodes)]:
-        check_steps(name, steps)
+    budget = {"pretrain_steps": pretrain_steps, "finetune_steps": finetune_steps,
+              "identify_steps": identify_steps, "eval_episodes": eval_episodes}
+    check_run(level, budget)
     config = config or TrainConfig()
     out = Path(run_dir) if run_dir is not None else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        budget = {"pretrain_steps": pretrain_steps, "finetune_steps": finetune_steps,
-                  "identify_steps": identify_steps, "eval_episodes": eval_episodes}
         write_text_atomic(out / "config.json", json.dumps(
             {"method": method, "level": level, "seed": seed, **budget, "train": asdict(config)}, indent=2))
     start = time.perf_counter()
-    metrics, coverage = {}, None
     if method == "dqn":
-        learner = new_learner(method, level, seed, config)
+        learner, log = new_learner(method, level, seed, config), None
     else:
         learner, log = pretrain(method, level, pretrain_steps, seed, config,
                                 run_dir=out / "pretrain" if out else None, resume=resume)
-        metrics["pretrain"], coverage = log.metrics, log.coverage
-    pretrain_seconds = time.perf_counter() - start
-    w = None
-    if learner.config.task_conditioned:
-        w = identify_task(learner, level, identify_steps, seed, config)
-    zero = evaluate(learner, level, w, eval_episodes, seed, config)
-    tick = time.perf_counter()
-    log = finetune(learner, level, w, finetune_steps, seed, config,
-                   run_dir=out / "finetune" if out else None, resume=resume)
-    metrics["finetune"] = log.metrics
-    coverage = coverage or log.coverage
-    final = evaluate(learner, level, w, eval_episodes, seed, config)
-    finetune_seconds = time.perf_counter() - tick
-    result = GridworldResult(
-        method=method, level=level, seed=seed,
-        zero_shot_success=zero.success_rate, zero_shot_return=zero.mean_return,
-        finetuned_success=final.success_rate, finetuned_return=final.mean_return,
-        state_coverage=coverage["state_coverage"], states_visited=coverage["states_visited"],
-        keys_picked=coverage["keys_picked"], target_reached=coverage["target_reached"],
-        task_w=None if w is None else [round(x, 6) for x in w.tolist()],
-        pretrain_seconds=pretrain_seconds, finetune_seconds=finetune_seconds,
-        wall_seconds=time.perf_counter() - start, metrics=metrics,
-    )
+    result = adapt_and_score(learner, method, level, seed=seed, pretrain_log=log, start=start,
+                             finetune_steps=finetune_steps, identify_steps=identify_steps,
+                             eval_episodes=eval_episodes, config=config, run_dir=out, resume=resume)
     if out is not None:
         summary = {k: v for k, v in asdict(result).items() if k != "metrics"}
         write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
     return result
-def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
-    """One gridworld run (the full pipeline) as two rows: phase zero_shot and phase finetuned."""
-    config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    result = run_gridworld(spec.method, spec.level, seed=spec.seed, config=config, **budget)
+
+
+def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,
+                result: GridworldResult) -> list[dict]:
+    """A run as two sweep rows: phase zero_shot and phase finetuned."""
     shared = {
         "method": spec.method, "level": spec.level, "seed": spec.seed,
         "overrides": json.dumps(spec.overrides) if spec.overrides else "",
@@ -136,6 +160,13 @@ def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
         {**shared, "phase": "finetuned", "success_rate": result.finetuned_success,
          "return": result.finetuned_return},
     ]
+
+
+def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
+    """One gridworld run (the full pipeline) as two rows: phase zero_shot and phase finetuned."""
+    config = with_overrides(TrainConfig(progress=False), spec.overrides)
+    result = run_gridworld(spec.method, spec.level, seed=spec.seed, config=config, **budget)
+    return result_rows(spec, budget, config, result)
 
 
 def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path, budget: dict[str, int], *,
