@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 import ipywidgets as widgets
 import numpy as np
@@ -28,6 +29,8 @@ from aps_teach import plots
 from aps_teach.snapshots import Snapshot, visit_counts
 from aps_teach.tasks import sample_tasks
 from aps_teach.train import single_thread
+from aps_teach.transfer import maze_layout
+from gridworld.reward_maps import as_reward_map
 
 TERMS = {"explore": "exploration: kNN entropy of h(s)", "exploit": "exploitation: phi(s)^T w",
          "total": "intrinsic reward (weighted sum)"}
@@ -203,3 +206,79 @@ def reward_explorer(snapshots: Sequence[Snapshot] | Mapping[str, Sequence[Snapsh
     if show:
         explorer.show()
     return explorer
+
+
+PAINT_STYLES = {1: "success", -1: "danger", 0: "info"}
+"""Button style of a painted cell by the sign of its reward (green, red, blue)."""
+
+
+class RewardPainter:
+    """A toggle button per free cell of a maze: switching one on paints the value box's reward there,
+    off erases it; walls are disabled buttons. `reward_map()` is the painted (H, W) array, built by
+    `gridworld.reward_maps.as_reward_map` from the painted {(row, col): value} cells (`painted`), the
+    same pure path a fast-mode notebook takes with a list of cells."""
+
+    def __init__(self, layout: gridworld.Layout, value: float = 1.0, cells=None):
+        self.layout = layout
+        self.value = widgets.FloatText(value=value, description="reward",
+                                       style={"description_width": "initial"})
+        self.painted: dict[tuple[int, int], float] = {}
+        self.buttons: dict[tuple[int, int], widgets.ToggleButton] = {}
+        self._callbacks: list = []
+        size = widgets.Layout(width="30px", height="30px", padding="0")
+        wall = "#{:02x}{:02x}{:02x}".format(*gridworld.COLOURS[gridworld.LAYER_NAMES.index("wall")])
+        children = []
+        for row, col in np.ndindex(layout.shape):
+            if layout.walls[row, col]:
+                children.append(widgets.Button(disabled=True, layout=size, style={"button_color": wall}))
+                continue
+            button = widgets.ToggleButton(layout=size, tooltip=f"({row}, {col})")
+            button.observe(partial(self._toggled, (row, col)), names="value")
+            self.buttons[row, col] = button
+            children.append(button)
+        self.grid = widgets.GridBox(children, layout=widgets.Layout(
+            grid_template_columns=f"repeat({layout.shape[1]}, 30px)", grid_gap="1px"))
+        if cells is not None:
+            initial = as_reward_map(layout, cells)
+            for row, col in np.argwhere(initial != 0):
+                self.painted[int(row), int(col)] = float(initial[row, col])
+                self.buttons[int(row), int(col)].value = True
+
+    def _toggled(self, cell: tuple[int, int], change) -> None:
+        if change["new"]:
+            self.painted.setdefault(cell, float(self.value.value))
+        else:
+            self.painted.pop(cell, None)
+        button, reward = self.buttons[cell], self.painted.get(cell)
+        button.description = "" if reward is None else f"{reward:g}"
+        button.button_style = "" if reward is None else PAINT_STYLES[int(np.sign(reward))]
+        for callback in self._callbacks:
+            callback(self.reward_map())
+
+    def reward_map(self) -> np.ndarray:
+        """The painted task, (H, W): the painted values, 0 elsewhere."""
+        return as_reward_map(self.layout, self.painted)
+
+    def on_change(self, callback) -> None:
+        """Call `callback(reward_map)` after every toggle."""
+        self._callbacks.append(callback)
+
+    def show(self) -> None:
+        display(widgets.VBox([self.value, self.grid]))
+
+
+def reward_painter(maze: str | Sequence[str] | gridworld.Layout, value: float = 1.0, cells=None, *,
+                   on_change=None, show: bool = True) -> RewardPainter:
+    """Paint a reward-map task on a target-free maze (a name, ASCII art or a Layout) by toggling cells.
+
+    `value` starts the value box; `cells` pre-paints a task ({(row, col): value}, a list of such pairs,
+    or an H x W array); `on_change(reward_map)` is called after each toggle. `show=False` builds without
+    displaying (tests; `painter.show()` later).
+    """
+    layout = maze_layout(maze.art if isinstance(maze, gridworld.Layout) else maze)
+    painter = RewardPainter(layout, value, cells)
+    if on_change is not None:
+        painter.on_change(on_change)
+    if show:
+        painter.show()
+    return painter

@@ -52,7 +52,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import ListedColormap
 
-from aps_teach import exercises, plots, tabular
+from aps_teach import plots, tabular
+from aps_teach.exercises import check_gpi
 
 # %% [markdown]
 # ## Features whose span contains the task
@@ -209,15 +210,12 @@ plt.show()
 # ## Exercise: GPI in one line
 #
 # Write `my_gpi(psis, w)` returning Q_GPI with shape (S, A), from `psis` of shape (n, S, A, d)
-# and `w` of shape (d,). The checker compares it with the library on random inputs and tells you
-# on which input yours differs. (Run with the environment variable `APS_TEACH_SOLUTIONS=1` and the
-# library's answer is filled in instead, so the notebook runs top to bottom.)
+# and `w` of shape (d,). The checker compares it with the library on random inputs. (A solution is
+# filled in so the notebook runs top to bottom; replace it with your own.)
 
 # %%
 def my_gpi(psis, w):
-    raise NotImplementedError("your answer here")
+    return np.einsum("nsad,d->nsa", psis, w).max(axis=0)
 
 
-if exercises.SOLUTIONS:  # APS_TEACH_SOLUTIONS=1 fills in the library's answer
-    my_gpi = exercises.solution("gpi")
-exercises.check_gpi(my_gpi)
+check_gpi(my_gpi)

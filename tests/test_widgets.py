@@ -157,3 +157,60 @@ def test_bad_input_is_refused_clearly(runs, make, message):
 
 def _easy_copy(snapshot):
     return snapshots.Snapshot(**{**snapshot.__dict__, "art": gridworld.resolve_level("easy").art})
+
+
+FOURROOM = gridworld.resolve_level("fourroom")
+
+
+def test_reward_painter_paints_the_toggled_cells_with_the_value_box():
+    seen = []
+    painter = widgets.reward_painter("fourroom", value=2.0, on_change=seen.append, show=False)
+    expected = np.zeros(FOURROOM.shape)
+    assert np.array_equal(painter.reward_map(), expected)
+    painter.buttons[1, 1].value = True
+    expected[1, 1] = 2.0
+    painter.value.value = -0.5
+    painter.buttons[3, 5].value = True  # the doorway between the upper rooms
+    expected[3, 5] = -0.5
+    np.testing.assert_array_equal(painter.reward_map(), expected)
+    assert (painter.buttons[1, 1].description, painter.buttons[3, 5].description) == ("2", "-0.5")
+    painter.buttons[1, 1].value = False
+    expected[1, 1] = 0.0
+    np.testing.assert_array_equal(painter.reward_map(), expected)
+    assert len(seen) == 3 and np.array_equal(seen[-1], expected)
+    assert painter.buttons[1, 1].description == "" and painter.buttons[1, 1].button_style == ""
+    env = gridworld.make("fourroom", reward_map=painter.reward_map())
+    env.reset(options={"position": (3, 4)})
+    assert env.step(3)[1] == -0.5  # right, onto the painted doorway
+
+
+def test_reward_painter_walls_are_disabled_and_cannot_be_toggled():
+    painter = widgets.reward_painter(FOURROOM, show=False)
+    cells = list(np.ndindex(FOURROOM.shape))
+    assert set(painter.buttons) == {cell for cell in cells if not FOURROOM.walls[cell]}
+    for cell, child in zip(cells, painter.grid.children, strict=True):
+        if FOURROOM.walls[cell]:
+            assert child.disabled and not isinstance(child, ipywidgets.ToggleButton)
+            assert not hasattr(child, "value")  # nothing to toggle
+        else:
+            assert child is painter.buttons[cell] and not child.disabled
+
+
+def test_reward_painter_starts_from_a_list_of_cells_and_refuses_walls_and_targets():
+    cells = [((2, 2), 0.5), ((9, 9), 1.0)]
+    painter = widgets.reward_painter("open10", cells=cells, show=False)
+    expected = np.zeros((12, 12))
+    expected[2, 2], expected[9, 9] = 0.5, 1.0
+    np.testing.assert_array_equal(painter.reward_map(), expected)
+    assert painter.buttons[2, 2].value and painter.buttons[9, 9].description == "1"
+    with pytest.raises(ValueError, match=r"wall cells \[\(0, 0\)\]"):
+        widgets.reward_painter("open10", cells={(0, 0): 1.0}, show=False)
+    with pytest.raises(ValueError, match="without a target"):
+        widgets.reward_painter(gridworld.resolve_level("easy"), show=False)
+
+
+def test_reward_painter_show_displays_the_value_box_and_the_grid(monkeypatch):
+    shown = []
+    monkeypatch.setattr(widgets, "display", lambda obj, **kwargs: shown.append(obj))
+    painter = widgets.reward_painter("open10")
+    assert len(shown) == 1 and list(shown[0].children) == [painter.value, painter.grid]

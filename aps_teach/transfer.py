@@ -1,0 +1,348 @@
+"""Zero-shot transfer to reward-map tasks: pretrain once on a maze without reward, then for each random
+box-shaped reward map infer w by least squares and act at once (greedy, GPI), scored against exact
+references.
+
+    report = run_transfer("aps", "open10", seeds=range(5), num_tasks=20, out_dir="results/transfer")
+    shot = zero_shot_on_reward_map(learner, "open10", {(2, 3): 1.0, (2, 4): 1.0}, seed=0)
+
+Decisions:
+
+- Pretraining is `train.pretrain` on the maze with an all-zero reward map (a target-free maze needs one to
+  be built; pretraining drops the reward anyway).
+- Task t under seed s is `random_box_reward_map(maze, num_boxes, box_size, task_seed(s, t))`: the same
+  tasks for every method, so VISR and APS are compared task by task.
+- Identification is `train.task_data` on the task (the pretrained policy under random w); w =
+  `infer_task` (unit norm). R^2 = 1 - SS_res / SS_tot of the least-squares fit r ~ Phi c (c the
+  unnormalised solution, no intercept) on those same identification data: in-sample, how linear the
+  task is in phi where the policy went. Without an intercept it can be negative; it is NaN when the
+  rewards seen are all equal.
+- A task whose identification data hold no reward at all cannot be inferred: its row has
+  identified = 0 and R^2 = NaN, and the agent acts on a w drawn uniformly on the sphere from the task
+  seed, as it would have to. Its score counts in the aggregate: dropping it would flatter the method.
+- Evaluation is `train.evaluate` with GPI, greedy, `eval_episodes` episodes of `horizon` steps from
+  uniform start cells: the horizon and start distribution of the exact references `optimal_return` and
+  `random_return`, so score = (return - random) / (optimal - random). The return is a Monte Carlo mean
+  over few episodes, so a task's score can fall outside [0, 1].
+- Each row carries `phi_spread` (`feature_spread` of its seed's learner): 0 means phi collapsed to one
+  vector, which makes every task's w the same and its R^2 0.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+import gridworld
+from aps_teach import plots
+from aps_teach.agents import METHODS, Learner
+from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
+from aps_teach.rollouts import Rollout, greedy_rollout
+from aps_teach.stats import mean_with_ci, summarise
+from aps_teach.sweeps import _write_rows, config_hash, read_rows
+from aps_teach.tasks import infer_task, sample_tasks
+from aps_teach.train import EnvSource, TrainConfig, check_steps, evaluate, pretrain, task_data
+from gridworld.layout import Layout
+from gridworld.reward_maps import (
+    as_reward_map,
+    normalised_score,
+    optimal_return,
+    random_box_reward_map,
+    random_return,
+)
+
+DEFAULT_TRANSFER_EPISODES = 16
+"""Greedy evaluation episodes per task (two rounds of the default 8 envs)."""
+DEFAULT_NUM_BOXES = 2
+DEFAULT_BOX_SIZE = 3
+
+
+def check_method(method: str) -> None:
+    """Raise ValueError unless `method` infers a task vector (visr, aps)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; valid methods for transfer: visr, aps")
+    if method in ("apt", "dqn"):
+        raise ValueError(f"method {method!r} has no task vector w to infer from the reward, so it cannot "
+                         "transfer zero-shot; valid methods for transfer: visr, aps")
+
+
+def maze_layout(maze: str | Sequence[str]) -> Layout:
+    """A target-free maze (a built-in name from gridworld.MAZES, or ASCII art) as a `Layout`."""
+    if isinstance(maze, str) and maze not in gridworld.MAZES:
+        raise ValueError(f"unknown maze {maze!r}; valid mazes: {', '.join(gridworld.MAZES)} (or ASCII art "
+                         "without a target)")
+    layout = gridworld.resolve_level(maze)
+    if layout.target is not None:
+        raise ValueError("reward-map tasks need a maze without a target 'T'")
+    return layout
+
+
+def maze_env(maze: str | Sequence[str], reward_map: np.ndarray, horizon: int) -> EnvSource:
+    """A zero-argument factory of the maze with `reward_map` and a `horizon`-step time limit."""
+    return partial(gridworld.make, maze if isinstance(maze, str) else tuple(maze), reward_map=reward_map,
+                   max_episode_steps=horizon)
+
+
+def task_seed(seed: int, task: int) -> int:
+    """The seed of task `task` under run seed `seed`: the first word of SeedSequence([seed, task])."""
+    return int(np.random.SeedSequence([seed, task]).generate_state(1)[0])
+
+
+def task_references(layout: Layout, reward_map: np.ndarray, horizon: int) -> tuple[float, float]:
+    """(optimal, random) expected returns over `horizon` steps from a uniform start cell; ValueError if no
+    policy beats random (e.g. the boxes cover the whole maze), since the score is then undefined."""
+    optimal, random = optimal_return(layout, reward_map, horizon), random_return(layout, reward_map, horizon)
+    if optimal <= random:
+        raise ValueError(f"every policy earns the same on this reward map (optimal {optimal}, random "
+                         f"{random}): use fewer or smaller boxes")
+    return optimal, random
+
+
+@torch.no_grad()
+def feature_spread(learner: Learner, layout: Layout) -> float:
+    """Mean over dimensions of the standard deviation of phi(s) across the maze's cells: 0 means phi has
+    collapsed to one vector, so every task gets the same w and R^2 = 0."""
+    return float(learner.features(plots.cell_states(layout).observations).std(0).mean())
+
+
+def r_squared(features: torch.Tensor, rewards: torch.Tensor, coefficients: torch.Tensor) -> float:
+    """R^2 = 1 - sum (r - Phi c)^2 / sum (r - mean r)^2; NaN when the rewards are all equal."""
+    r = rewards.double()
+    ss_res = float(((r - features.double() @ coefficients.double()) ** 2).sum())
+    ss_tot = float(((r - r.mean()) ** 2).sum())
+    return 1.0 - ss_res / ss_tot if ss_tot > 0 else math.nan
+
+
+@dataclass
+class TaskFit:
+    """Least-squares task identification of one task."""
+
+    w: torch.Tensor
+    """The unit task vector acted on: infer_task's, or a random one when no reward was seen."""
+    coefficients: torch.Tensor | None
+    """c = argmin ||Phi c - r|| (unnormalised, float64), so w = c / ||c||; None when no reward was seen."""
+    r2: float
+    """R^2 of r ~ Phi c on the identification data (NaN when no reward was seen)."""
+    identified: bool
+
+
+def fit_task(features: torch.Tensor, rewards: torch.Tensor, seed: int) -> TaskFit:
+    """`infer_task` on (Phi, r) and its R^2; with no reward in r, a w drawn on the sphere from `seed`.
+
+    c is w scaled by the least-squares step along it, (Phi w)^T r / ||Phi w||^2: the minimiser lies on
+    the line through w, so this is the unnormalised solution without solving the regression twice."""
+    if not rewards.any():
+        w = sample_tasks(1, features.shape[1], torch.Generator().manual_seed(seed))[0]
+        return TaskFit(w, None, math.nan, False)
+    w = infer_task(features, rewards)
+    direction = features.double() @ w.double()
+    coefficients = w.double() * (direction @ rewards.double()) / (direction @ direction)
+    return TaskFit(w, coefficients, r_squared(features, rewards, coefficients), True)
+
+
+def identify(learner: Learner, env: EnvSource, steps: int, seed: int, config: TrainConfig | None = None
+             ) -> TaskFit:
+    """`fit_task` on the `train.task_data` of `env`'s reward."""
+    features, rewards = task_data(learner, env, steps, seed, config)
+    return fit_task(features, rewards, seed)
+
+
+def transfer_task(learner: Learner, maze: str | Sequence[str], reward_map: np.ndarray, seed: int, *,
+                  references: tuple[float, float], identify_steps: int = DEFAULT_IDENTIFY_STEPS,
+                  eval_episodes: int = DEFAULT_TRANSFER_EPISODES, config: TrainConfig | None = None,
+                  horizon: int = gridworld.MAX_EPISODE_STEPS) -> dict:
+    """Identify the task of `reward_map`, evaluate greedily with GPI, normalise by `references`
+    (optimal, random): one result row (without method, maze, seed, task)."""
+    start = time.perf_counter()
+    env = maze_env(maze, reward_map, horizon)
+    fit = identify(learner, env, identify_steps, seed, config)
+    result = evaluate(learner, env, fit.w, eval_episodes, seed, config, gpi=True)
+    optimal, random = references
+    return {"normalised_score": normalised_score(result.mean_return, optimal, random),
+            "return": result.mean_return, "optimal_return": optimal, "random_return": random,
+            "r2": fit.r2, "identified": int(fit.identified), "w": [round(x, 6) for x in fit.w.tolist()],
+            "task_seconds": time.perf_counter() - start}
+
+
+@dataclass
+class ZeroShot:
+    """What a pretrained learner does with one painted task, for the notebooks' plots."""
+
+    reward_map: np.ndarray
+    """The task, (H, W)."""
+    fit: TaskFit
+    """w, the least-squares coefficients c, R^2, whether any reward was seen."""
+    fitted_reward: np.ndarray
+    """phi(s)^T c at each cell: the reward the linear model believes in (NaN on walls, or everywhere
+    when no reward was seen); where it departs from `reward_map` the task is not linear in phi."""
+    value: np.ndarray
+    """max_a psi(s, a, w)^T w at each cell, policy w alone (plots.value_map, no GPI)."""
+    action: np.ndarray
+    """argmax_a psi(s, a, w)^T w at each cell (0 up, 1 down, 2 left, 3 right)."""
+    rollout: Rollout
+    """One greedy GPI episode from the start cell reset(seed) draws."""
+
+
+def zero_shot_on_reward_map(learner: Learner, maze: str | Sequence[str], reward_map, seed: int, *,
+                            identify_steps: int = DEFAULT_IDENTIFY_STEPS, config: TrainConfig | None = None,
+                            horizon: int = gridworld.MAX_EPISODE_STEPS) -> ZeroShot:
+    """Infer w for `reward_map` (H x W, or {(row, col): value}) on `maze` from `identify_steps` env steps
+    of identification data, and show the result: fitted reward, value map, greedy GPI trajectory."""
+    layout = maze_layout(maze)
+    reward_map = as_reward_map(layout, reward_map)
+    env = maze_env(maze, reward_map, horizon)
+    fit = identify(learner, env, identify_steps, seed, config)
+    cells = plots.cell_states(layout)
+    fitted = np.full(len(cells.positions), np.nan) if fit.coefficients is None else \
+        (learner.features(cells.observations).double() @ fit.coefficients).numpy()
+    values = plots.value_map(learner, cells, fit.w)
+    rollout = greedy_rollout(learner, env, fit.w, seed, gpi=True)
+    return ZeroShot(reward_map, fit, cells.grid(fitted), values["value"], values["action"], rollout)
+
+
+@dataclass
+class TransferReport:
+    rows: list[dict]
+    """One row per (seed, task)."""
+    summary: dict
+    """`summarise_transfer(rows)` plus the total wall seconds."""
+    results: Path | None
+    """OUT/<method>-<maze>.csv, when an out_dir was given."""
+    figure: Path | None
+    """OUT/transfer.png (every method and maze with results in OUT), when an out_dir was given."""
+
+
+def summarise_transfer(rows: Sequence[dict]) -> dict:
+    """Mean normalised score with its 95% bootstrap interval over all rows (tasks x seeds, treated as
+    independent though the tasks of a seed share one pretraining), mean R^2 over the identified tasks,
+    how many tasks showed no reward during identification, and the mean `feature_spread`. Rows may come
+    from a CSV (strings)."""
+    groups = {(str(row["method"]), str(row["maze"])) for row in rows}
+    if len(groups) != 1:
+        raise ValueError(f"summarise_transfer needs the rows of one method on one maze, got {sorted(groups)}")
+    mean, low, high = mean_with_ci([float(row["normalised_score"]) for row in rows])
+    r2 = [float(row["r2"]) for row in rows if int(row["identified"])]
+    return {"method": rows[0]["method"], "maze": rows[0]["maze"], "tasks": len(rows),
+            "seeds": len({str(row["seed"]) for row in rows}), "normalised_score": mean, "score_low": low,
+            "score_high": high, "mean_r2": float(np.nanmean(r2)) if r2 else math.nan,
+            "unidentified": len(rows) - len(r2),
+            "phi_spread": float(np.mean([float(row["phi_spread"]) for row in rows]))}
+
+
+def transfer_rows(out_dir: str | Path) -> list[dict]:
+    """The rows of every OUT/<method>-<maze>.csv that exists (methods visr, aps; mazes of gridworld.MAZES)."""
+    return [row for method in ("visr", "aps") for maze in gridworld.MAZES
+            for row in read_rows(Path(out_dir) / f"{method}-{maze}.csv")]
+
+
+def plot_transfer(rows: Sequence[dict]):
+    """Left: mean normalised score per maze and method with 95% bootstrap intervals (tasks x seeds).
+    Right: each task's score against the R^2 of its least-squares fit (tasks without reward in their
+    identification data have no R^2 and are counted in the title)."""
+    summary = summarise(rows, by=("maze", "method"), value="normalised_score")
+    mazes = list(dict.fromkeys(maze for maze, _ in summary))
+    methods = list(dict.fromkeys(method for _, method in summary))
+    fig, (bars, scatter) = plt.subplots(1, 2, figsize=(11, 4.2))
+    width = 0.8 / len(methods)
+    for m, method in enumerate(methods):
+        colour = plots.METHOD_COLOURS.get(method, f"C{m}")
+        stats = [(i, summary[(maze, method)]) for i, maze in enumerate(mazes) if (maze, method) in summary]
+        x = [i + (m - (len(methods) - 1) / 2) * width for i, _ in stats]
+        errors = [[s[0] - s[1] for _, s in stats], [s[2] - s[0] for _, s in stats]]
+        bars.bar(x, [s[0] for _, s in stats], width * 0.92, yerr=errors, capsize=3, color=colour,
+                 label=method)
+        for i, maze in enumerate(mazes):
+            mine = [row for row in rows if row["method"] == method and row["maze"] == maze]
+            if mine:
+                r2, score = ([float(row[key]) for row in mine] for key in ("r2", "normalised_score"))
+                scatter.scatter(r2, score, s=18, alpha=0.7, color=colour, marker="os^Dv<>"[i % 7],
+                                label=f"{method}, {maze}")
+    for ax in (bars, scatter):
+        ax.axhline(0, color="grey", linewidth=0.8, linestyle="--")
+        ax.axhline(1, color="grey", linewidth=0.8, linestyle=":")
+    bars.set_xticks(range(len(mazes)), mazes)
+    bars.set_ylabel("normalised score (0 random, 1 optimal)")
+    bars.set_title("zero-shot transfer, mean and 95% CI over tasks x seeds")
+    bars.legend(title="method", frameon=False)
+    unidentified = sum(1 for row in rows if not int(row["identified"]))
+    scatter.set_xlabel("R^2 of r ~ phi(s')^T c on the identification data")
+    scatter.set_ylabel("normalised score")
+    note = f"\n({unidentified} tasks saw no reward: no R^2, not shown)" if unidentified else ""
+    scatter.set_title(f"score against how linear the task is in phi{note}")
+    scatter.legend(frameon=False, fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def _draw_tasks(layout: Layout, seeds: Sequence[int], num_tasks: int, num_boxes: int, box_size: int,
+                horizon: int) -> dict[tuple[int, int], tuple[np.ndarray, tuple[float, float]]]:
+    """Every (seed, task)'s reward map and references, before any training (so a bad one fails early)."""
+    tasks = {}
+    for seed in seeds:
+        for task in range(num_tasks):
+            reward_map = random_box_reward_map(layout, num_boxes, box_size, task_seed(seed, task))
+            tasks[seed, task] = reward_map, task_references(layout, reward_map, horizon)
+    return tasks
+
+
+def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tasks: int = 20,
+                 pretrain_steps: int = DEFAULT_PRETRAIN_STEPS, identify_steps: int = DEFAULT_IDENTIFY_STEPS,
+                 eval_episodes: int = DEFAULT_TRANSFER_EPISODES, num_boxes: int = DEFAULT_NUM_BOXES,
+                 box_size: int = DEFAULT_BOX_SIZE, horizon: int = gridworld.MAX_EPISODE_STEPS,
+                 config: TrainConfig | None = None, out_dir: str | Path | None = None) -> TransferReport:
+    """The zero-shot transfer benchmark: for each seed, pretrain `method` on `maze` once, then
+    `transfer_task` on `num_tasks` random box reward maps. With `out_dir`, rewrites
+    OUT/<method>-<maze>.csv (atomically, after each seed) and then draws OUT/transfer.png."""
+    check_method(method)
+    if not isinstance(maze, str):
+        raise ValueError(f"run_transfer names its results after the maze: give a built-in maze name "
+                         f"({', '.join(gridworld.MAZES)})")
+    layout = maze_layout(maze)
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("run_transfer needs at least one seed")
+    budget = {"pretrain_steps": pretrain_steps, "identify_steps": identify_steps,
+              "eval_episodes": eval_episodes, "num_tasks": num_tasks, "horizon": horizon}
+    for name, value in budget.items():
+        check_steps(name, value)
+    tasks = _draw_tasks(layout, seeds, num_tasks, num_boxes, box_size, horizon)
+    config = config or TrainConfig()
+    config = replace(config, agent=replace(config.agent, method=method))
+    shared = {**{k: v for k, v in budget.items() if k != "num_tasks"}, "num_boxes": num_boxes,
+              "box_size": box_size, "config_hash": config_hash(budget, num_boxes, box_size, config)}
+    results = Path(out_dir) / f"{method}-{maze}.csv" if out_dir is not None else None
+    rows, start = [], time.perf_counter()
+    bar = tqdm(total=len(tasks), desc=f"transfer {method} {maze}", unit="task", disable=not config.progress)
+    for seed in seeds:
+        tick = time.perf_counter()
+        learner, _ = pretrain(method, maze_env(maze, np.zeros(layout.shape), horizon), pretrain_steps, seed,
+                              config)
+        pretrain_seconds = time.perf_counter() - tick
+        spread = feature_spread(learner, layout)
+        for task in range(num_tasks):
+            reward_map, references = tasks[seed, task]
+            row = transfer_task(learner, maze, reward_map, task_seed(seed, task), references=references,
+                                identify_steps=identify_steps, eval_episodes=eval_episodes, config=config,
+                                horizon=horizon)
+            rows.append({"method": method, "maze": maze, "seed": seed, "task": task, **row,
+                         "phi_spread": spread, "pretrain_seconds": pretrain_seconds, **shared})
+            bar.update()
+        if results is not None:
+            _write_rows(results, rows)
+    bar.close()
+    summary = {**summarise_transfer(rows), "wall_seconds": time.perf_counter() - start}
+    figure = None
+    if out_dir is not None:
+        figure = Path(out_dir) / "transfer.png"
+        fig = plot_transfer(transfer_rows(out_dir))
+        plots.save_figure(fig, figure)
+        plt.close(fig)
+    return TransferReport(rows, summary, results, figure)
