@@ -2,7 +2,8 @@
 
     aps-teach                      the demo (random policy on both gridworlds, a picture)
     aps-teach demo [--help]        the same, with options
-    aps-teach gridworld ...        run | pretrain | finetune | evaluate (see aps_teach.cli_gridworld)
+    aps-teach gridworld ...        run | pretrain | finetune | evaluate | sweep | transfer
+                                   (see aps_teach.cli_gridworld)
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -34,3 +35,13 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write a whole text file atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(text)
+
+
+def write_csv_atomic(path: str | os.PathLike, rows: Sequence[dict],
+                     columns: Sequence[str] | None = None) -> None:
+    """Write dict rows as a whole CSV file atomically; columns default to every key, in first-seen order."""
+    columns = list(dict.fromkeys(key for row in rows for key in row)) if columns is None else list(columns)
+    with atomic_path(path) as tmp, tmp.open("w", newline="") as file:
+        writer = csv.DictWriter(file, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)

@@ -288,6 +288,45 @@ def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[st
     return fig
 
 
+def plot_transfer(rows: Sequence[dict]):
+    """Left: mean normalised score per maze and method with 95% bootstrap intervals (tasks x seeds).
+    Right: each task's score against the R^2 of its least-squares fit (tasks without reward in their
+    identification data have no R^2 and are counted in the title)."""
+    summary = summarise(rows, by=("maze", "method"), value="normalised_score")
+    mazes = list(dict.fromkeys(maze for maze, _ in summary))
+    methods = list(dict.fromkeys(method for _, method in summary))
+    fig, (bars, scatter) = plt.subplots(1, 2, figsize=(11, 4.2))
+    width = 0.8 / len(methods)
+    for m, method in enumerate(methods):
+        colour = METHOD_COLOURS.get(method, f"C{m}")
+        stats = [(i, summary[(maze, method)]) for i, maze in enumerate(mazes) if (maze, method) in summary]
+        x = [i + (m - (len(methods) - 1) / 2) * width for i, _ in stats]
+        errors = [[s[0] - s[1] for _, s in stats], [s[2] - s[0] for _, s in stats]]
+        bars.bar(x, [s[0] for _, s in stats], width * 0.92, yerr=errors, capsize=3, color=colour,
+                 label=method)
+        for i, maze in enumerate(mazes):
+            mine = [row for row in rows if row["method"] == method and row["maze"] == maze]
+            if mine:
+                r2, score = ([float(row[key]) for row in mine] for key in ("r2", "normalised_score"))
+                scatter.scatter(r2, score, s=18, alpha=0.7, color=colour, marker="os^Dv<>"[i % 7],
+                                label=f"{method}, {maze}")
+    for ax in (bars, scatter):
+        ax.axhline(0, color="grey", linewidth=0.8, linestyle="--")
+        ax.axhline(1, color="grey", linewidth=0.8, linestyle=":")
+    bars.set_xticks(range(len(mazes)), mazes)
+    bars.set_ylabel("normalised score (0 random, 1 optimal)")
+    bars.set_title("zero-shot transfer, mean and 95% CI over tasks x seeds")
+    bars.legend(title="method", frameon=False)
+    unidentified = sum(1 for row in rows if not int(row["identified"]))
+    scatter.set_xlabel("R^2 of r ~ phi(s')^T c on the identification data")
+    scatter.set_ylabel("normalised score")
+    note = f"\n({unidentified} tasks saw no reward: no R^2, not shown)" if unidentified else ""
+    scatter.set_title(f"score against how linear the task is in phi{note}")
+    scatter.legend(frameon=False, fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
 def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> None:
     """Write `fig` to `path` atomically (the format comes from the suffix)."""
     with atomic_path(path) as tmp:

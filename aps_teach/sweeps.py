@@ -25,7 +25,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from aps_teach import __version__
-from aps_teach.files import atomic_path
+from aps_teach.files import write_csv_atomic
 
 
 @dataclass(frozen=True)
@@ -66,14 +66,6 @@ def read_rows(path: str | os.PathLike) -> list[dict[str, str]]:
         return []
     with path.open(newline="") as file:
         return list(csv.DictReader(file))
-
-
-def _write_rows(path: Path, rows: list[dict]) -> None:
-    columns = list(dict.fromkeys(column for row in rows for column in row))
-    with atomic_path(path) as tmp, tmp.open("w", newline="") as file:
-        writer = csv.DictWriter(file, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def _timed_run(run: Callable[[RunSpec], list[dict]], spec: RunSpec) -> tuple[list[dict], float]:
@@ -130,7 +122,7 @@ def run_sweep(
                     continue
                 rows += [{"run_key": spec.key, **row, "run_seconds": round(seconds, 3),
                           "package_version": __version__} for row in new_rows]
-                _write_rows(results_csv, rows)
+                write_csv_atomic(results_csv, rows)
                 report.completed.append(spec.key)
     finally:
         if own_executor:

@@ -14,7 +14,6 @@ drops the reward inside `step`, and its replay has no reward column.
 from __future__ import annotations
 
 import contextlib
-import csv
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -28,7 +27,7 @@ from tqdm.auto import tqdm
 
 import gridworld
 from aps_teach.agents import AgentConfig, Learner
-from aps_teach.files import atomic_path
+from aps_teach.files import atomic_path, write_csv_atomic
 from aps_teach.replay import NStepReplay
 from aps_teach.tasks import infer_task, sample_tasks
 
@@ -223,10 +222,7 @@ def _save_checkpoint(path: Path, state: dict) -> None:
 
 def _write_metrics(path: Path, rows: list[dict]) -> None:
     columns = sorted({key for row in rows for key in row}, key=lambda c: (c not in ("round", "env_steps"), c))
-    with atomic_path(path) as tmp, tmp.open("w", newline="") as f:
-        writer = csv.DictWriter(f, columns)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv_atomic(path, rows, columns)
 
 
 def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config: TrainConfig,

@@ -45,9 +45,10 @@ import gridworld
 from aps_teach import plots
 from aps_teach.agents import METHODS, Learner
 from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
+from aps_teach.files import write_csv_atomic
 from aps_teach.rollouts import Rollout, greedy_rollout
-from aps_teach.stats import mean_with_ci, summarise
-from aps_teach.sweeps import _write_rows, config_hash, read_rows
+from aps_teach.stats import mean_with_ci
+from aps_teach.sweeps import config_hash, read_rows
 from aps_teach.tasks import infer_task, sample_tasks
 from aps_teach.train import EnvSource, TrainConfig, check_steps, evaluate, pretrain, task_data
 from gridworld.layout import Layout
@@ -243,45 +244,6 @@ def transfer_rows(out_dir: str | Path) -> list[dict]:
             for row in read_rows(Path(out_dir) / f"{method}-{maze}.csv")]
 
 
-def plot_transfer(rows: Sequence[dict]):
-    """Left: mean normalised score per maze and method with 95% bootstrap intervals (tasks x seeds).
-    Right: each task's score against the R^2 of its least-squares fit (tasks without reward in their
-    identification data have no R^2 and are counted in the title)."""
-    summary = summarise(rows, by=("maze", "method"), value="normalised_score")
-    mazes = list(dict.fromkeys(maze for maze, _ in summary))
-    methods = list(dict.fromkeys(method for _, method in summary))
-    fig, (bars, scatter) = plt.subplots(1, 2, figsize=(11, 4.2))
-    width = 0.8 / len(methods)
-    for m, method in enumerate(methods):
-        colour = plots.METHOD_COLOURS.get(method, f"C{m}")
-        stats = [(i, summary[(maze, method)]) for i, maze in enumerate(mazes) if (maze, method) in summary]
-        x = [i + (m - (len(methods) - 1) / 2) * width for i, _ in stats]
-        errors = [[s[0] - s[1] for _, s in stats], [s[2] - s[0] for _, s in stats]]
-        bars.bar(x, [s[0] for _, s in stats], width * 0.92, yerr=errors, capsize=3, color=colour,
-                 label=method)
-        for i, maze in enumerate(mazes):
-            mine = [row for row in rows if row["method"] == method and row["maze"] == maze]
-            if mine:
-                r2, score = ([float(row[key]) for row in mine] for key in ("r2", "normalised_score"))
-                scatter.scatter(r2, score, s=18, alpha=0.7, color=colour, marker="os^Dv<>"[i % 7],
-                                label=f"{method}, {maze}")
-    for ax in (bars, scatter):
-        ax.axhline(0, color="grey", linewidth=0.8, linestyle="--")
-        ax.axhline(1, color="grey", linewidth=0.8, linestyle=":")
-    bars.set_xticks(range(len(mazes)), mazes)
-    bars.set_ylabel("normalised score (0 random, 1 optimal)")
-    bars.set_title("zero-shot transfer, mean and 95% CI over tasks x seeds")
-    bars.legend(title="method", frameon=False)
-    unidentified = sum(1 for row in rows if not int(row["identified"]))
-    scatter.set_xlabel("R^2 of r ~ phi(s')^T c on the identification data")
-    scatter.set_ylabel("normalised score")
-    note = f"\n({unidentified} tasks saw no reward: no R^2, not shown)" if unidentified else ""
-    scatter.set_title(f"score against how linear the task is in phi{note}")
-    scatter.legend(frameon=False, fontsize="small")
-    fig.tight_layout()
-    return fig
-
-
 def _draw_tasks(layout: Layout, seeds: Sequence[int], num_tasks: int, num_boxes: int, box_size: int,
                 horizon: int) -> dict[tuple[int, int], tuple[np.ndarray, tuple[float, float]]]:
     """Every (seed, task)'s reward map and references, before any training (so a bad one fails early)."""
@@ -336,13 +298,13 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
                          "phi_spread": spread, "pretrain_seconds": pretrain_seconds, **shared})
             bar.update()
         if results is not None:
-            _write_rows(results, rows)
+            write_csv_atomic(results, rows)
     bar.close()
     summary = {**summarise_transfer(rows), "wall_seconds": time.perf_counter() - start}
     figure = None
     if out_dir is not None:
         figure = Path(out_dir) / "transfer.png"
-        fig = plot_transfer(transfer_rows(out_dir))
+        fig = plots.plot_transfer(transfer_rows(out_dir))
         plots.save_figure(fig, figure)
         plt.close(fig)
     return TransferReport(rows, summary, results, figure)

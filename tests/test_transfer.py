@@ -200,7 +200,7 @@ def test_plot_transfer_bars_are_the_group_means():
              "r2": rng.random(), "identified": 1}
             for i, (m, z) in enumerate(groups) for s in range(2) for t in range(3)]
     rows[0]["identified"], rows[0]["r2"] = 0, float("nan")
-    fig = transfer.plot_transfer(rows)
+    fig = plots.plot_transfer(rows)
     bars = fig.axes[0].containers
     for container, method in zip([c for c in bars if hasattr(c, "patches")], ["visr", "aps"], strict=True):
         heights = [patch.get_height() for patch in container.patches]
