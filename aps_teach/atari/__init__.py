@@ -1,0 +1,7 @@
+"""Atari at the paper's scale: the evaluation protocol, replay, networks and scores for APS on ale-py.
+
+One module per job: `config` (every number, with the paper's defaults and where each comes from),
+`envs` (ale-py vector environments under the protocol, autoreset made explicit), `frame_replay`
+(uint8 single frames, stacks and n-step windows rebuilt by index), `networks` and `augment` (the conv
+phi and psi, random shift and intensity), `scores` (human-normalised scores and their aggregates).
+"""

@@ -1,0 +1,215 @@
+"""Every number of the Atari protocol and of APS training, with the paper's defaults.
+
+Each field's docstring says where its default comes from: `Paper: "<row>" (l. N)` quotes a row or
+sentence of the paper's LaTeX source (line N of `aps_liu_abbeel_2021.tex`; the appendix tables
+"Hyper-parameters for RL" and "Hyper-parameters for Learning phi" and Section 4's implementation
+details), and `Not in the paper` marks the few values the paper leaves open, with where ours come from.
+`sources_table()` renders the docstrings as the markdown table of the docs, so the two cannot drift.
+
+Fixed by the protocol and not configurable: grey frames, max-pooling of the last two frames of each
+action repeat, the minimal action set, no FIRE on reset, double-Q bootstrapping ("Update: Double Q").
+Steps are agent steps (one action = `action_repeat` frames) unless a name says frames.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+import textwrap
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class AtariConfig:
+    """The Atari protocol, networks and training schedule of APS. Defaults are the paper's."""
+
+    # --- environment protocol ---
+    frame_size: int = 84
+    """Side of the square grey observation frame. Paper: "Observation down-sampling" (l. 653)."""
+    frame_stack: int = 4
+    """Frames stacked into one observation. Paper: "Frames stacked" (l. 654)."""
+    action_repeat: int = 4
+    """Frames each action is repeated for; the observation max-pools the last two. Paper: "Action
+    repetitions" (l. 655)."""
+    noop_max: int = 30
+    """At most this many no-op frames at every reset. Not in the paper: the protocol of the random and
+    human reference scores it normalises by (up to 30 no-ops, DQN's evaluation)."""
+    max_frames_per_episode: int = 108_000
+    """Episode cap in frames (30 minutes of play); the episode is truncated there. Paper: "Max frames
+    per episode" (l. 656)."""
+    terminal_on_life_loss: bool = True
+    """While training, a lost life is a terminal transition (the game itself goes on); evaluation plays
+    whole games. Paper: "Terminal on loss of life" (l. 649)."""
+    repeat_action_probability: float = 0.0
+    """Sticky actions: probability that the emulator repeats the previous action. Not in the paper,
+    which uses none (as the Atari 100k benchmark); 0.25 is Machado et al.'s (2018) protocol."""
+    reward_clip: float | None = 1.0
+    """Task rewards are clipped to [-reward_clip, reward_clip] in fine-tuning (task identification and
+    fine-tuning steps); None keeps raw rewards. Scores are always raw. Paper: "Reward clipping
+    (fine-tuning phase)" (l. 650)."""
+
+    # --- networks and augmentation ---
+    feature_dim: int = 5
+    """Dimension d of phi(s), w and each psi(s, a, w). Paper: "Output size" (l. 703); "output dimension
+    of the encoder from 50 to 5" (l. 468)."""
+    conv_channels: tuple[int, ...] = (32, 64, 64)
+    """Channels of the conv layers of phi and of psi. Paper: "network: channels" (l. 676, 697). Section 4
+    (l. 467) names DrQ's four-layer encoder instead; (32, 32, 32, 32) with kernels (3, 3, 3, 3) and strides
+    (2, 1, 1, 1) is that one. We follow the tables."""
+    conv_kernels: tuple[int, ...] = (8, 4, 3)
+    """Square kernel size of each conv layer. Paper: "network: filter size" (l. 677, 698)."""
+    conv_strides: tuple[int, ...] = (4, 2, 1)
+    """Stride of each conv layer. Paper: "network: stride" (l. 678, 699)."""
+    psi_hidden: int = 512
+    """Hidden units of psi's torso and of each of its per-feature MLPs. Paper: "network: hidden units"
+    (l. 679)."""
+    phi_hidden: int = 1024
+    """Hidden units of phi's fully connected layer. Paper: "FC hidden size" (l. 702); the same table also
+    lists 512 hidden units (l. 700), a row it shares with the psi table, which we read as psi's."""
+    knn_k: int = 10
+    """Neighbours in the kNN particle entropy. Paper: "Value of k" (l. 696), searched in {3, 5, 10}
+    without reporting the choice; 10 is also the gridworld learner's default."""
+    shift_pad: int = 4
+    """Random shift: frames padded by this many replicated border pixels, then randomly cropped back.
+    Paper: "padded each side by 4 pixels" (l. 630)."""
+    intensity_scale: float = 0.05
+    """Intensity augmentation x * (1 + scale * clip(N(0, 1), -2, 2)). Not in the paper, which only names
+    it ("Random shifts and Intensity", l. 651): 0.05 is the scale of DrQ's and SPR's Atari code."""
+
+    # --- pretraining ---
+    pretrain_steps: int = 5_000_000
+    """Reward-free pretraining steps. Paper: "Training steps (pre-training phase)" (l. 670); the text
+    says "(250M steps)" (l. 532)."""
+    n_step: int = 10
+    """Multi-step return length. Paper: "Multi-step return length" (l. 675)."""
+    gamma: float = 0.99
+    """Discount factor. Paper: "Discount factor" (l. 659)."""
+    batch_size: int = 32
+    """Minibatch size. Paper: "Minibatch size" (l. 660)."""
+    lr_pretrain: float = 1e-4
+    """Adam learning rate while pretraining. Paper: "(pre-training phase): learning rate" (l. 662)."""
+    lr_finetune: float = 1e-3
+    """Adam learning rate while fine-tuning. Paper: "(fine-tuning phase): learning rate" (l. 663)."""
+    adam_beta1: float = 0.9
+    """Adam beta_1. Paper: "optimizer: $\\beta_1$" (l. 664)."""
+    adam_beta2: float = 0.999
+    """Adam beta_2. Paper: "optimizer: $\\beta_2$" (l. 665)."""
+    adam_eps: float = 1.5e-4
+    """Adam epsilon. Paper: "optimizer: $\\epsilon$" (l. 666)."""
+    max_grad_norm: float = 10.0
+    """Gradient-norm clip. Paper: "Max gradient norm" (l. 667)."""
+    target_update_period: int = 100
+    """Updates between copies of psi into its target network. Paper: "Target network: update period"
+    (l. 658)."""
+    min_replay_size: int = 1600
+    """Transitions in replay before updates start. Paper: "Min replay size for sampling" (l. 672)."""
+    replay_capacity: int | None = None
+    """Transitions the replay holds; None keeps every step of the phase. Paper: "Memory size" (l. 673),
+    unbounded."""
+    update_period: int = 1
+    """Environment steps per update. Paper: "Replay period every" (l. 674)."""
+    task_resample_period: int = 10
+    """Steps between fresh draws of w while pretraining. Paper: "resampled every 10 steps" (l. 473)."""
+    epsilon_decay_steps: int = 2500
+    """Steps of the linear epsilon-greedy decay from epsilon_start to epsilon_end. Paper: "-decay"
+    (l. 683)."""
+    epsilon_start: float = 1.0
+    """Exploration epsilon at step 0. Not in the paper (only the decay length is): DQN's start value."""
+    epsilon_end: float = 0.1
+    """Exploration epsilon after the decay. Not in the paper: DQN's final training value (Mnih et al.
+    2015)."""
+    gpi_policies: int = 10
+    """Task vectors sampled for generalised policy improvement. Paper: "number of polices 10" (l. 633)."""
+
+    # --- task identification, fine-tuning, evaluation ---
+    task_id_episodes: int = 10
+    """Task identification: at most this many episodes, each with a w uniform on the sphere, before w is
+    solved by least squares. Paper: "rollout 10 episodes (or 40K steps" (l. 538)."""
+    task_id_steps: int = 40_000
+    """Task identification: at most this many steps. Paper: "Task identity steps (fine-tuning phase)"
+    (l. 669)."""
+    finetune_steps: int = 60_000
+    """Fine-tuning steps with the inferred w. Paper: "Training steps (fine-tuning phase)" (l. 668)."""
+    eval_steps: int = 125_000
+    """Evaluation steps after fine-tuning. Paper: "Evaluation steps" (l. 671)."""
+    eval_epsilon: float = 0.05
+    """Exploration epsilon while evaluating. Not in the paper: DQN's evaluation value (Mnih et al. 2015)."""
+
+    def __post_init__(self) -> None:
+        positive = ("frame_size", "frame_stack", "action_repeat", "max_frames_per_episode", "feature_dim",
+                    "psi_hidden", "phi_hidden", "knn_k", "pretrain_steps", "n_step", "batch_size",
+                    "target_update_period", "update_period", "task_resample_period", "gpi_policies",
+                    "task_id_episodes", "task_id_steps", "finetune_steps", "eval_steps")
+        for name in positive:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        for name in ("noop_max", "shift_pad", "min_replay_size", "epsilon_decay_steps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+        for name in ("lr_pretrain", "lr_finetune", "adam_eps", "max_grad_norm"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        for name in ("repeat_action_probability", "epsilon_start", "epsilon_end", "eval_epsilon"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+        for name in ("adam_beta1", "adam_beta2"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)!r}")
+        if not 0.0 < self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
+        if self.epsilon_end > self.epsilon_start:
+            raise ValueError(f"epsilon_end ({self.epsilon_end}) must not exceed epsilon_start "
+                             f"({self.epsilon_start})")
+        if self.reward_clip is not None and not self.reward_clip > 0:
+            raise ValueError(f"reward_clip must be > 0 or None (raw rewards), got {self.reward_clip!r}")
+        if not self.intensity_scale >= 0:
+            raise ValueError(f"intensity_scale must be >= 0, got {self.intensity_scale!r}")
+        if self.max_frames_per_episode < self.action_repeat:
+            raise ValueError(f"max_frames_per_episode ({self.max_frames_per_episode}) must be at least "
+                             f"action_repeat ({self.action_repeat})")
+        if self.replay_capacity is not None and (isinstance(self.replay_capacity, bool)
+                                                 or self.replay_capacity < self.batch_size):
+            raise ValueError(f"replay_capacity must be None (unbounded) or >= batch_size "
+                             f"({self.batch_size}), got {self.replay_capacity!r}")
+        layers = {"conv_channels": self.conv_channels, "conv_kernels": self.conv_kernels,
+                  "conv_strides": self.conv_strides}
+        if len({len(v) for v in layers.values()}) != 1 or not self.conv_channels:
+            raise ValueError("conv_channels, conv_kernels and conv_strides must have one entry per conv "
+                             f"layer (at least one); got lengths { {k: len(v) for k, v in layers.items()} }")
+        for name, values in layers.items():
+            if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
+                raise ValueError(f"{name} must hold integers >= 1, got {values!r}")
+        if self.conv_output_size() < 1:
+            raise ValueError(f"the conv layers (kernels {self.conv_kernels}, strides {self.conv_strides}) "
+                             f"shrink a {self.frame_size}x{self.frame_size} frame to nothing")
+
+    def conv_output_size(self) -> int:
+        """Side of the last conv layer's feature map: s -> floor((s - kernel) / stride) + 1 per layer."""
+        side = self.frame_size
+        for kernel, stride in zip(self.conv_kernels, self.conv_strides, strict=True):
+            side = math.floor((side - kernel) / stride) + 1
+        return side
+
+
+def field_docs() -> dict[str, str]:
+    """The docstring under each field of `AtariConfig`, read from its source (one line each)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(AtariConfig)))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    docs = {}
+    for node, after in zip(body, body[1:], strict=False):
+        if (isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+            docs[node.target.id] = " ".join(after.value.value.split())  # type: ignore[union-attr]
+    return docs
+
+
+def sources_table() -> str:
+    """Markdown table: each field, its default, and what it is with the paper line it comes from."""
+    docs = field_docs()
+    rows = ["| field | default | meaning and source |", "|---|---|---|"]
+    for f in fields(AtariConfig):
+        rows.append(f"| `{f.name}` | `{f.default!r}` | {docs[f.name].replace('|', '/')} |")
+    return "\n".join(rows)

@@ -1,0 +1,90 @@
+"""AtariConfig: the paper's defaults, a source for every field checked against the paper's LaTeX lines,
+and a clear error for every bad value."""
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from aps_teach.atari.config import AtariConfig, field_docs, sources_table
+
+PAPER = [p / "shared/paper/aps_liu_abbeel_2021.tex" for p in Path(__file__).resolve().parents]
+
+
+def test_defaults_are_the_papers_numbers():
+    c = AtariConfig()
+    assert (c.frame_size, c.frame_stack, c.action_repeat, c.max_frames_per_episode) == (84, 4, 4, 108_000)
+    assert c.terminal_on_life_loss and c.reward_clip == 1.0 and c.repeat_action_probability == 0.0
+    assert (c.n_step, c.gamma, c.batch_size, c.target_update_period, c.max_grad_norm) == (
+        10, 0.99, 32, 100, 10)
+    assert (c.lr_pretrain, c.lr_finetune, c.adam_eps, c.adam_beta1, c.adam_beta2) == (
+        1e-4, 1e-3, 1.5e-4, 0.9, 0.999)
+    assert (c.conv_channels, c.conv_kernels, c.conv_strides) == ((32, 64, 64), (8, 4, 3), (4, 2, 1))
+    assert (c.feature_dim, c.phi_hidden, c.psi_hidden, c.shift_pad) == (5, 1024, 512, 4)
+    assert (c.pretrain_steps, c.task_id_steps, c.task_id_episodes, c.finetune_steps, c.eval_steps) == (
+        5_000_000, 40_000, 10, 60_000, 125_000)
+    assert (c.min_replay_size, c.replay_capacity, c.update_period, c.task_resample_period) == (
+        1600, None, 1, 10)
+    assert (c.epsilon_decay_steps, c.gpi_policies) == (2500, 10)
+
+
+def test_conv_output_size_is_the_nature_dqn_7x7():
+    # 84 -> (84-8)/4+1 = 20 -> (20-4)/2+1 = 9 -> 9-3+1 = 7
+    assert AtariConfig().conv_output_size() == 7
+    # the text's DrQ encoder: 84 -> 41 -> 39 -> 37 -> 35
+    drq = AtariConfig(conv_channels=(32,) * 4, conv_kernels=(3,) * 4, conv_strides=(2, 1, 1, 1))
+    assert drq.conv_output_size() == 35
+
+
+def test_every_field_cites_the_paper_or_says_it_is_not_in_it():
+    docs = field_docs()
+    assert set(docs) == {f.name for f in fields(AtariConfig)}
+    for name, doc in docs.items():
+        assert "Paper:" in doc or "Not in the paper" in doc, name
+    table = sources_table()
+    assert table.count("\n") == len(docs) + 1 and "| `n_step` | `10` |" in table
+
+
+def test_quoted_paper_rows_are_on_the_cited_lines():
+    paper = next((p for p in PAPER if p.exists()), None)
+    if paper is None:
+        pytest.skip("the paper's LaTeX source is not beside this checkout")
+    lines = paper.read_text().splitlines()
+    checked = 0
+    for name, doc in field_docs().items():
+        for quote, numbers in re.findall(r'"([^"]+)" \(l\. ([\d, ]+)\)', doc):
+            for n in numbers.split(","):
+                assert quote in lines[int(n) - 1], (name, quote, n, lines[int(n) - 1])
+                checked += 1
+    assert checked >= 35
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"frame_size": 0}, "frame_size must be an integer >= 1"),
+    ({"n_step": 2.5}, "n_step must be an integer >= 1"),
+    ({"batch_size": True}, "batch_size must be an integer >= 1"),
+    ({"noop_max": -1}, "noop_max must be an integer >= 0"),
+    ({"lr_pretrain": 0.0}, "lr_pretrain must be > 0"),
+    ({"gamma": 1.5}, "gamma must be in"),
+    ({"gamma": 0.0}, "gamma must be in"),
+    ({"repeat_action_probability": 1.2}, "repeat_action_probability must be in"),
+    ({"adam_beta2": 1.0}, "adam_beta2 must be in"),
+    ({"epsilon_start": 0.05, "epsilon_end": 0.1}, "epsilon_end"),
+    ({"reward_clip": 0.0}, "reward_clip must be > 0 or None"),
+    ({"intensity_scale": -0.1}, "intensity_scale"),
+    ({"max_frames_per_episode": 3}, "max_frames_per_episode (3) must be at least action_repeat"),
+    ({"replay_capacity": 8}, "replay_capacity must be None"),
+    ({"conv_kernels": (8, 4)}, "one entry per conv layer"),
+    ({"conv_channels": (), "conv_kernels": (), "conv_strides": ()}, "one entry per conv layer"),
+    ({"conv_strides": (4, 0, 1)}, "conv_strides must hold integers >= 1"),
+    ({"frame_size": 20}, "shrink a 20x20 frame to nothing"),
+])
+def test_bad_values_are_rejected_with_a_clear_error(change, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        AtariConfig(**change)
+
+
+def test_none_clip_and_unbounded_replay_are_valid():
+    c = AtariConfig(reward_clip=None, replay_capacity=None)
+    assert c.reward_clip is None and c.replay_capacity is None
