@@ -1,0 +1,190 @@
+"""Replay of uint8 single frames per env column; frame stacks and n-step windows rebuilt by index.
+
+Row k of env column e holds the newest frame of the observation s_k, the action a_k taken there, the
+w it was taken under, and what the step did: r_k, terminated_k, ended_k (terminated or truncated) and
+valid_k (False for an autoreset step, whose "transition" from the ended episode's last observation to
+a new episode's first is not one). Every env step adds a row, autoreset steps included: their row keeps
+the last frame of the ended episode, the next observation of the row before.
+
+Stack rule: the stack of row k is the frames of rows k-S+1..k, with zeros for rows before the
+episode's first observation (a row after an invalid one). This is what ale-py's vector env and
+gymnasium's `FrameStackObservation(padding_type="zero")` show the agent, life-loss terminals included
+(the game, and its stack, go on). The first `add` also writes the S-1 older frames of its observations
+as rows, so a replay can start at any step, not only after a reset.
+
+Memory: frames + action + w + flags (+ reward). For 84x84 frames, d = 5 and rewards, one transition
+takes 7,056 + 8 + 20 + 4 + 4 = 7,092 bytes: 1M transitions fit in 7.09 GB (6.6 GiB), against 28 GB
+for one 4-frame stack per transition and 56 GB for obs and next obs. `FrameReplay.bytes_per_transition`
+computes it for other shapes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+class FrameReplay:
+    """Ring buffer of `capacity` rows x `num_envs` columns of single frames and per-step data.
+
+    `device` may be a GPU: frames go there once in `add`, stacks are gathered there in `sample`.
+    """
+
+    _FLAGS = ("terminated", "ended", "valid", "first")
+
+    def __init__(self, capacity: int, num_envs: int, frame_shape: tuple[int, int], stack: int,
+                 task_dim: int, store_rewards: bool, device: str | torch.device = "cpu"):
+        for name, value in (("capacity", capacity), ("num_envs", num_envs), ("stack", stack),
+                            ("task_dim", task_dim)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if capacity < stack + 1:
+            raise ValueError(f"capacity ({capacity}) must exceed stack ({stack})")
+        self.capacity, self.num_envs, self.stack = capacity, num_envs, stack
+        self.frame_shape = tuple(frame_shape)
+        self.device = torch.device(device)
+        self.count = 0  # rows written so far (logical index of the next row)
+        zeros = lambda *shape, dtype: torch.zeros((capacity, num_envs, *shape), dtype=dtype,  # noqa: E731
+                                                  device=self.device)
+        self.data: dict[str, torch.Tensor] = {
+            "frame": zeros(*self.frame_shape, dtype=torch.uint8),
+            "action": zeros(dtype=torch.int64),
+            "w": zeros(task_dim, dtype=torch.float32),
+            **{flag: zeros(dtype=torch.bool) for flag in self._FLAGS},
+        }
+        if store_rewards:
+            self.data["reward"] = zeros(dtype=torch.float32)
+        self._prev_valid = torch.ones(num_envs, dtype=torch.bool, device=self.device)  # row before the next
+
+    @staticmethod
+    def bytes_per_transition(frame_shape: tuple[int, int], task_dim: int, store_rewards: bool) -> int:
+        """Bytes one (row, env) cell takes: uint8 frame, int64 action, float32 w, 4 bool flags, reward."""
+        return int(np.prod(frame_shape)) + 8 + 4 * task_dim + 4 + (4 if store_rewards else 0)
+
+    @property
+    def size(self) -> int:
+        """Rows held (at most `capacity`)."""
+        return min(self.count, self.capacity)
+
+    def add(self, obs: np.ndarray | torch.Tensor, action: np.ndarray | torch.Tensor,
+            w: np.ndarray | torch.Tensor, terminated: np.ndarray | torch.Tensor,
+            truncated: np.ndarray | torch.Tensor, valid: np.ndarray | torch.Tensor,
+            reward: np.ndarray | torch.Tensor | None = None) -> None:
+        """Append one env step: obs (N, S, H, W) the stacks acted on, and what the step did (an
+        `envs.Transition`'s fields; w (N, d) the tasks acted under; reward iff the buffer stores them)."""
+        if (reward is None) == ("reward" in self.data):
+            raise ValueError("this buffer " + ("stores rewards: pass reward" if reward is None
+                                               else "was built with store_rewards=False: it takes no reward"))
+        obs = torch.as_tensor(obs, device=self.device)
+        expected = (self.num_envs, self.stack, *self.frame_shape)
+        if tuple(obs.shape) != expected or obs.dtype != torch.uint8:
+            raise ValueError(f"obs must be uint8 of shape {expected}, got {obs.dtype} {tuple(obs.shape)}")
+        no = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        if self.count == 0:  # older frames of the first stacks, as rows that are never sampled
+            for k in range(self.stack - 1):
+                self._write(obs[:, k], valid=no, first=no)
+        valid = torch.as_tensor(valid, device=self.device)
+        terminated = torch.as_tensor(terminated, device=self.device)
+        row = {"action": torch.as_tensor(action), "w": torch.as_tensor(w), "terminated": terminated,
+               "ended": terminated | torch.as_tensor(truncated, device=self.device)}
+        if reward is not None:
+            row["reward"] = torch.as_tensor(reward)
+        first = ~self._prev_valid if self.count > self.stack - 1 else no
+        self._write(obs[:, -1], valid=valid, first=first, **row)
+        self._prev_valid = valid.to(torch.bool).clone()
+
+    def _write(self, frame: torch.Tensor, valid: torch.Tensor, first: torch.Tensor,
+               **columns: torch.Tensor) -> None:
+        i = self.count % self.capacity
+        for key, value in self.data.items():
+            if key not in ("frame", "valid", "first"):
+                value[i] = 0
+        for key, value in columns.items():
+            if tuple(value.shape) != tuple(self.data[key].shape[1:]):
+                raise ValueError(f"{key} must have shape {tuple(self.data[key].shape[1:])}, "
+                                 f"got {tuple(value.shape)}")
+            self.data[key][i] = value.to(self.device)
+        self.data["frame"][i] = frame
+        self.data["valid"][i] = valid
+        self.data["first"][i] = first
+        self.count += 1
+
+    def sampleable_range(self) -> tuple[int, int]:
+        """Logical rows [lo, hi] that may start a window: stack frames and one next row in the buffer."""
+        lo = max(0, self.count - self.capacity) + self.stack - 1
+        return lo, self.count - 2
+
+    def sample(self, batch_size: int, n_step: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
+        """`batch_size` n-step windows from uniform valid (row, env) cells; the keys of
+        `aps_teach.replay.NStepReplay.sample` (see `gather`)."""
+        lo, hi = self.sampleable_range()
+        valid = self.data["valid"]
+        empty = ValueError(f"no valid transition to sample yet ({self.count} rows written)")
+        if hi < lo:
+            raise empty
+        t = torch.empty(batch_size, dtype=torch.int64)
+        e = torch.empty(batch_size, dtype=torch.int64)
+        todo = torch.ones(batch_size, dtype=torch.bool)
+        rounds = 0
+        while todo.any():  # rejection: uniform over valid cells (autoreset rows are rare)
+            if rounds == 50 and not valid[(torch.arange(lo, hi + 1) % self.capacity).to(self.device)].any():
+                raise empty
+            rounds += 1
+            k = int(todo.sum())
+            t[todo] = torch.randint(lo, hi + 1, (k,), generator=generator, device=generator.device).cpu()
+            e[todo] = torch.randint(self.num_envs, (k,), generator=generator, device=generator.device).cpu()
+            todo = ~valid[(t % self.capacity).to(self.device), e.to(self.device)].cpu()
+        return self.gather(t, e, n_step)
+
+    def _stacks(self, rows: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+        """Stacks (..., S, H, W) of logical `rows` (any shape) in env columns `e` (broadcast to rows)."""
+        s = self.stack
+        start = rows - (s - 1)  # oldest row of each stack still in its episode
+        for j in range(s - 2, -1, -1):  # smaller j (a later first row) overrides
+            start = torch.where(self.data["first"][(rows - j) % self.capacity, e], rows - j, start)
+        idx = rows[..., None] + torch.arange(-(s - 1), 1, device=self.device)
+        frames = self.data["frame"][idx % self.capacity, e[..., None]]
+        keep = (idx >= start[..., None]).to(torch.uint8)
+        return frames * keep[..., None, None]
+
+    def gather(self, t: torch.Tensor, e: torch.Tensor, n_step: int) -> dict[str, torch.Tensor]:
+        """The n-step windows starting at logical rows `t` (B,) of env columns `e` (B,), valid cells in
+        `sampleable_range()`.
+
+        Returns obs (B, S, H, W) uint8, action, w; `seq_next_obs` (B, n, S, H, W) and `seq_mask` (B, n),
+        1 on the steps up to and including the first that ended the episode (or the newest complete one);
+        `seq_reward` if stored; `boot_obs` (the last valid s'), `boot_steps` (valid steps m) and
+        `boot_alive` (0 if the last valid step terminated).
+        """
+        lo, hi = self.sampleable_range()
+        t, e = t.to(self.device), e.to(self.device)
+        if len(t) and (int(t.min()) < lo or int(t.max()) > hi):
+            raise ValueError(f"window starts must be logical rows in [{lo}, {hi}], got {int(t.min())}.."
+                             f"{int(t.max())}")
+        if isinstance(n_step, bool) or not isinstance(n_step, int) or n_step < 1:
+            raise ValueError(f"n_step must be an integer >= 1, got {n_step!r}")
+        d, cap, b = self.data, self.capacity, len(t)
+        if len(t) and not bool(d["valid"][t % cap, e].all()):
+            raise ValueError("every window must start at a valid row (not an autoreset step)")
+        rows = t[:, None] + torch.arange(n_step, device=self.device)  # step i of the window: row t + i
+        in_buffer = rows + 1 <= self.count - 1  # its next observation is written
+        rows_c = torch.minimum(rows, torch.full_like(rows, self.count - 2))
+        ended = d["ended"][rows_c % cap, e[:, None]]
+        ok = in_buffer & d["valid"][rows_c % cap, e[:, None]]
+        ended_before = torch.cat([torch.zeros(b, 1, dtype=torch.bool, device=self.device), ended[:, :-1]], 1)
+        mask = (ok & ~ended_before).long().cumprod(1).bool()
+        steps = mask.sum(1)
+        last = t + steps - 1
+        out = {
+            "obs": self._stacks(t, e),
+            "action": d["action"][t % cap, e],
+            "w": d["w"][t % cap, e],
+            "seq_next_obs": self._stacks(rows_c + 1, e[:, None].expand_as(rows_c)),
+            "seq_mask": mask,
+            "boot_obs": self._stacks(last + 1, e),
+            "boot_steps": steps,
+            "boot_alive": ~d["terminated"][last % cap, e],
+        }
+        if "reward" in d:
+            out["seq_reward"] = d["reward"][rows_c % cap, e[:, None]]
+        return out
