@@ -1,0 +1,43 @@
+"""Image augmentation of sampled batches (DrQ on Atari): random shift, then intensity.
+
+random shift: pad each side by `pad` replicated border pixels, crop a uniformly placed window of the
+original size; a shift (dy, dx) in [0, 2 pad]^2 gives out[i, j] = x[clip(i + dy - pad), clip(j + dx - pad)].
+intensity: x * (1 + scale * clip(eps, -2, 2)), eps ~ N(0, 1), one eps per image.
+One shift and one eps per leading index: a (B, S, H, W) stack moves as one image.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def shift(x: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, pad: int) -> torch.Tensor:
+    """x (B, ..., H, W) cropped at offsets dy, dx (B,) in [0, 2 pad] from its replicate-padded copy."""
+    h, w = x.shape[-2:]
+    rows = (dy[:, None] - pad + torch.arange(h, device=x.device)).clamp(0, h - 1)  # (B, H)
+    cols = (dx[:, None] - pad + torch.arange(w, device=x.device)).clamp(0, w - 1)  # (B, W)
+    b = torch.arange(len(x), device=x.device)
+    flat = x.reshape(len(x), -1, h, w)  # (B, C, H, W)
+    out = flat[b[:, None, None], :, rows[:, :, None], cols[:, None, :]]  # (B, H, W, C)
+    return out.permute(0, 3, 1, 2).reshape(x.shape)
+
+
+def random_shift(x: torch.Tensor, pad: int, generator: torch.Generator) -> torch.Tensor:
+    """`shift` by offsets drawn uniformly in [0, 2 pad] per image (leading index) from `generator`."""
+    if pad < 0:
+        raise ValueError(f"pad must be >= 0, got {pad}")
+    offsets = torch.randint(2 * pad + 1, (2, len(x)), generator=generator, device=generator.device)
+    offsets = offsets.to(x.device)
+    return shift(x, offsets[0], offsets[1], pad)
+
+
+def intensity(x: torch.Tensor, scale: float, generator: torch.Generator) -> torch.Tensor:
+    """x * (1 + scale * clip(eps, -2, 2)) with one eps ~ N(0, 1) per image; float output."""
+    eps = torch.randn(len(x), generator=generator, device=generator.device).to(x.device)
+    factor = 1.0 + scale * eps.clamp(-2.0, 2.0)
+    return x.float() * factor.reshape(-1, *([1] * (x.ndim - 1)))
+
+
+def augment(x: torch.Tensor, pad: int, scale: float, generator: torch.Generator) -> torch.Tensor:
+    """Random shift then intensity (float output, same scale as x); applied to every sampled batch."""
+    return intensity(random_shift(x, pad, generator), scale, generator)
