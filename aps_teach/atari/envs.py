@@ -9,7 +9,8 @@ zero in the stack.
 Two backends give the same protocol: "ale" is `ale_py.vector_env.AtariVectorEnv` (C++ preprocessing,
 no OpenCV), "gymnasium" is gymnasium's `AtariPreprocessing` + `FrameStackObservation` over
 `ALE/<Game>-v5` in a `SyncVectorEnv` (`make_env` builds one such env; `AtariPreprocessing` needs
-OpenCV: `pip install opencv-python-headless`). Frames of the two agree up to emulator details.
+OpenCV: `pip install opencv-python-headless`). They follow the same rules but are not frame-identical:
+their reset and no-op handling differ in detail (a Pong reset frame differs by up to 31 grey levels).
 
 Both autoreset on the next step: the `step` after an episode ends ignores its action and returns the
 first observation of a new episode. That step is not a transition; `AtariEnvs.step` marks it
