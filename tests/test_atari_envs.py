@@ -90,6 +90,10 @@ def test_autoreset_steps_are_flagged_and_start_a_new_episode():
     assert (reset_obs[:, :3] == 0).all()  # a fresh zero-padded stack
     np.testing.assert_array_equal(data["obs"][invalid], data["next_obs"][steps, cols])  # last obs of the end
     assert len(envs.episode_returns) == ended.sum()
+    # the cap counts frames (ale-py 0.12), no-ops included: 200 frames are at most 50 steps of 4
+    for e in range(2):
+        lengths = [end - start for start, end in _games(data["valid"][:, e])]
+        assert lengths and all(43 <= n <= 50 for n in lengths), lengths
 
 
 def test_valid_only_drops_autoreset_steps():

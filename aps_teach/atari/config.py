@@ -75,7 +75,7 @@ class AtariConfig:
     Paper: "padded each side by 4 pixels" (l. 630)."""
     intensity_scale: float = 0.05
     """Intensity augmentation x * (1 + scale * clip(N(0, 1), -2, 2)). Not in the paper, which only names
-    it ("Random shifts and Intensity", l. 651): 0.05 is the scale of DrQ's and SPR's Atari code."""
+    it ("Random shifts and Intensity", l. 651): 0.05 as in public DrQ- and SPR-style Atari code."""
 
     # --- pretraining ---
     pretrain_steps: int = 5_000_000
