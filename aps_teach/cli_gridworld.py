@@ -176,8 +176,12 @@ def _transfer(cmd: Transfer) -> dict:
 def _sweep(cmd: Sweep) -> dict:
     budget = {"pretrain_steps": cmd.pretrain_steps, "finetune_steps": cmd.finetune_steps,
               "identify_steps": cmd.identify_steps, "eval_episodes": cmd.eval_episodes}
-    with make_executor(cmd.executor, workers=cmd.workers, address=cmd.ray_address,
-                       max_retries=cmd.max_retries) as executor:
+    try:
+        executor = make_executor(cmd.executor, workers=cmd.workers, address=cmd.ray_address,
+                                 max_retries=cmd.max_retries)
+    except (ImportError, ValueError) as error:  # no Ray, or options of the other executor
+        raise SystemExit(f"aps-teach gridworld sweep: error: {error}") from None
+    with executor:
         report = run_figure4_sweep(cmd.methods, cmd.levels, cmd.seeds, cmd.out, budget, executor=executor)
     for key, trace in report.failures.items():
         print(f"run {key} failed:\n{trace}", file=sys.stderr)
