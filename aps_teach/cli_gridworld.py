@@ -17,6 +17,7 @@ import torch
 import tyro
 
 from aps_teach.agents import AgentConfig, Method
+from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
@@ -105,16 +106,24 @@ class Evaluate:
 
 @dataclass
 class Sweep:
-    """Figure 4: every method x level x seed through the full pipeline, in parallel over local cores,
-    into OUT/figure4.csv (finished runs are skipped on re-run) and OUT/figure4.png."""
+    """Figure 4: every method x level x seed through the full pipeline, in parallel over local cores or a
+    Ray cluster, into OUT/figure4.csv (finished runs are skipped on re-run) and OUT/figure4.png."""
 
     methods: tuple[Method, ...] = ("visr", "apt", "aps", "dqn")
     levels: tuple[Level, ...] = ("easy", "hard")
     seeds: int = 10
     """Number of seeds: 0 .. seeds-1."""
     out: Path = Path("results/gridworld")
+    executor: ExecutorName = "local"
+    """local (processes on this machine) | ray (Ray tasks; needs pip install "aps-teach[cluster]")."""
+    ray_address: str | None = None
+    """ray: the cluster to use, auto (the one this machine joined with `ray start`) or HOST:PORT of its
+    head; default: start Ray on this machine for this sweep."""
     workers: int | None = None
-    """Parallel runs (default: one per core)."""
+    """local: parallel runs (default: one per core)."""
+    max_retries: int = DEFAULT_MAX_RETRIES
+    """ray: re-runs of a run whose worker was lost, before it is reported as failed (a run that raises is
+    reported at once)."""
     pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
     finetune_steps: int = DEFAULT_FINETUNE_STEPS
     identify_steps: int = DEFAULT_IDENTIFY_STEPS
@@ -167,7 +176,13 @@ def _transfer(cmd: Transfer) -> dict:
 def _sweep(cmd: Sweep) -> dict:
     budget = {"pretrain_steps": cmd.pretrain_steps, "finetune_steps": cmd.finetune_steps,
               "identify_steps": cmd.identify_steps, "eval_episodes": cmd.eval_episodes}
-    report = run_figure4_sweep(cmd.methods, cmd.levels, cmd.seeds, cmd.out, budget, workers=cmd.workers)
+    try:
+        executor = make_executor(cmd.executor, workers=cmd.workers, address=cmd.ray_address,
+                                 max_retries=cmd.max_retries)
+    except (ImportError, ValueError) as error:  # no Ray, or options of the other executor
+        raise SystemExit(f"aps-teach gridworld sweep: error: {error}") from None
+    with executor:
+        report = run_figure4_sweep(cmd.methods, cmd.levels, cmd.seeds, cmd.out, budget, executor=executor)
     for key, trace in report.failures.items():
         print(f"run {key} failed:\n{trace}", file=sys.stderr)
     return {"completed": len(report.completed), "skipped": len(report.skipped),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -170,9 +171,13 @@ def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
 
 
 def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path, budget: dict[str, int], *,
-                      workers: int | None = None, progress: bool = True) -> SweepReport:
+                      workers: int | None = None, executor: Executor | None = None,
+                      progress: bool = True) -> SweepReport:
     """Every method x level x seed 0..num_seeds-1, in parallel, into out_dir/figure4.csv (resumable),
-    then the Figure 4 plot of everything in it, out_dir/figure4.png."""
+    then the Figure 4 plot of everything in it, out_dir/figure4.png.
+
+    Runs on `executor` (e.g. `aps_teach.executors.make_executor("ray")`; left open) if given, else on
+    `workers` local processes (default: one per core)."""
     unknown = sorted(set(methods) - set(METHODS)) + sorted(set(levels) - set(gridworld.LEVELS))
     if unknown:
         raise ValueError(f"unknown methods or levels {unknown}; methods: {', '.join(METHODS)}; "
@@ -181,11 +186,13 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path, budg
         raise ValueError(f"num_seeds must be >= 1, got {num_seeds}")
     out_dir = Path(out_dir)
     results = out_dir / "figure4.csv"
-    executor = local_executor(workers) if workers else None
+    if executor is not None and workers is not None:
+        raise ValueError("give workers (local processes) or an executor, not both")
+    own = local_executor(workers) if workers else None
     report = run_sweep(grid(methods, levels, range(num_seeds)), partial(run_gridworld_rows, budget=budget),
-                       results, executor=executor, progress=progress)
-    if executor is not None:
-        executor.shutdown()
+                       results, executor=executor or own, progress=progress)
+    if own is not None:
+        own.shutdown()
     rows = read_rows(results)
     if rows:
         save_figure(plot_figure4(rows, methods, levels), out_dir / "figure4.png")

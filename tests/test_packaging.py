@@ -20,10 +20,16 @@ def split(requirement: str) -> tuple[str, str]:
 
 
 def pyproject_requirements() -> dict[str, str]:
+    """Every third-party requirement, extras included (an extra naming another extra of ours is skipped)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"].values()
     lines = project["dependencies"] + [line for extra in extras for line in extra]
-    return dict(split(line) for line in lines)
+    return dict(split(line) for line in lines if not line.startswith(project["name"] + "["))
+
+
+def test_dev_extra_includes_the_cluster_extra_so_ci_runs_the_ray_tests():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert "aps-teach[cluster]" in extras["dev"] and [split(r)[0] for r in extras["cluster"]] == ["ray"]
 
 
 def environment_requirements() -> tuple[dict[str, str], list[str]]:

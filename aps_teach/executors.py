@@ -1,0 +1,93 @@
+"""Where a sweep's runs execute: `make_executor("local" | "ray", ...)` gives a `concurrent.futures.Executor`
+for `aps_teach.sweeps.run_sweep`, so results land in the same CSV whichever executor ran them.
+
+- `local`: a pool of spawned processes on this machine, `cpu_count // num_cpus` runs at once by default.
+- `ray`: one Ray task per run, each asking Ray for `num_cpus` CPUs and `num_gpus` GPUs (Ray sets
+  CUDA_VISIBLE_DEVICES, so `num_gpus=1` puts one run on each GPU), on the cluster at `address`
+  ("auto", "HOST:PORT") or, with no address, on a Ray instance started on this machine. Needs the
+  `cluster` extra (`pip install "aps-teach[cluster]"`).
+
+Retries (ray): a run whose worker is lost (the process crashes or is killed, its node goes down) is re-run
+by Ray up to `max_retries` times, then reported as failed. A run that raises is not re-run (its seed fixes
+its numbers, so it would raise again): it is reported with its traceback at once. Either way the other runs
+go on, and the failed run stays pending for the next call of the sweep, as on the local executor.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import Any, Literal
+
+from aps_teach.sweeps import local_executor
+
+ExecutorName = Literal["local", "ray"]
+EXECUTORS: tuple[str, ...] = ("local", "ray")
+DEFAULT_MAX_RETRIES = 2
+"""Re-runs of a run whose worker was lost before it is reported as failed (ray)."""
+
+
+def make_executor(name: str = "local", *, workers: int | None = None, address: str | None = None,
+                  num_cpus: float = 1, num_gpus: float = 0,
+                  max_retries: int = DEFAULT_MAX_RETRIES) -> Executor:
+    """An executor for `run_sweep`: `name` is local or ray; num_cpus/num_gpus are what each run needs."""
+    if name not in EXECUTORS:
+        raise ValueError(f"unknown executor {name!r}; executors: {', '.join(EXECUTORS)}")
+    if num_cpus <= 0 or num_gpus < 0 or max_retries < 0:
+        raise ValueError(f"need num_cpus > 0, num_gpus >= 0, max_retries >= 0; got {num_cpus}, {num_gpus}, "
+                         f"{max_retries}")
+    if name == "local":
+        if address is not None:
+            raise ValueError("a Ray address is for the ray executor (--executor ray)")
+        if num_gpus:
+            raise ValueError("the local executor runs on CPU cores; for runs on GPUs use the ray executor "
+                             "(with no address it starts Ray on this machine and gives each run its GPUs)")
+        return local_executor(workers or max(1, int((os.cpu_count() or 1) // num_cpus)))
+    if workers is not None:
+        raise ValueError("workers is for the local executor; Ray runs as many runs at once as the cluster's "
+                         "CPUs and GPUs allow (num_cpus, num_gpus per run)")
+    return RayExecutor(address, num_cpus=num_cpus, num_gpus=num_gpus, max_retries=max_retries)
+
+
+def import_ray():
+    """The `ray` module, or an ImportError saying which extra installs it."""
+    try:
+        import ray
+    except ImportError as error:
+        raise ImportError('the ray executor needs Ray: pip install "aps-teach[cluster]"') from error
+    return ray
+
+
+class RayExecutor(Executor):
+    """Each `submit` is one Ray task with the given resources; `Future`s come from `ObjectRef.future()`.
+
+    Connects to `address` unless this process is already connected to Ray (then it uses that connection
+    and leaves it open on shutdown).
+    """
+
+    def __init__(self, address: str | None = None, *, num_cpus: float = 1, num_gpus: float = 0,
+                 max_retries: int = DEFAULT_MAX_RETRIES):
+        self._ray = import_ray()
+        self._owns_connection = not self._ray.is_initialized()
+        if self._owns_connection:
+            self._ray.init(address=address)
+        self._options = {"num_cpus": num_cpus, "num_gpus": num_gpus, "max_retries": max_retries,
+                         "retry_exceptions": False}
+        self._remote: dict[Callable, Any] = {}
+        self._refs: list = []
+
+    def submit(self, fn: Callable, /, *args, **kwargs) -> Future:
+        if fn not in self._remote:
+            self._remote[fn] = self._ray.remote(fn).options(**self._options)
+        ref = self._remote[fn].remote(*args, **kwargs)
+        self._refs.append(ref)
+        return ref.future()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if cancel_futures:
+            for ref in self._refs:
+                self._ray.cancel(ref)
+        if self._owns_connection and self._ray.is_initialized():
+            self._ray.shutdown()
+        self._refs.clear()
