@@ -126,7 +126,7 @@ class AgentConfig:
 def info_nce(anchor: torch.Tensor, positive: torch.Tensor, temperature: float) -> torch.Tensor:
     """InfoNCE: cross-entropy of row i of anchor @ positive^T / temperature against the label i."""
     logits = anchor @ positive.T / temperature
-    return F.cross_entropy(logits, torch.arange(len(anchor)))
+    return F.cross_entropy(logits, torch.arange(len(anchor), device=logits.device))
 
 
 def sf_td_target(base: torch.Tensor, reward: torch.Tensor, w: torch.Tensor, mask: torch.Tensor, gamma: float,
@@ -151,27 +151,42 @@ def sf_td_target(base: torch.Tensor, reward: torch.Tensor, w: torch.Tensor, mask
             raise ValueError(f"sf_td_target: {name} has shape {tuple(given[name].shape)}, expected {shape} "
                              f"for base (B, n, d) = {tuple(base.shape)}")
     cumulant = base + (reward - vmf_reward(base, w[:, None]))[..., None] * w[:, None]
-    discount = gamma ** torch.arange(n, dtype=torch.float32)
+    discount = gamma ** torch.arange(n, dtype=torch.float32, device=base.device)
     ret = (discount[None, :, None] * mask[..., None] * cumulant).sum(1)
     return ret + (gamma ** boot_steps * alive)[:, None] * boot_psi
 
 
 class Learner:
-    """Successor features psi, features phi (and f), their optimiser and the TD / vMF / InfoNCE updates."""
+    """Successor features psi, features phi (and f), their optimiser and the TD / vMF / InfoNCE updates.
 
-    def __init__(self, config: AgentConfig, obs_shape: tuple[int, ...], num_actions: int, seed: int):
+    The networks live on `device` (initialised on the CPU from `seed` first, so every device starts from
+    the same weights); batches must be on it too. Random draws use the caller's CPU generator.
+    """
+
+    def __init__(self, config: AgentConfig, obs_shape: tuple[int, ...], num_actions: int, seed: int,
+                 device: str | torch.device = "cpu"):
         self.config, self.obs_shape, self.num_actions = config, tuple(obs_shape), num_actions
-        obs_dim, d, hidden = int(torch.tensor(obs_shape).prod()), config.feature_dim, config.hidden
+        self.device = torch.device(device)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            self.psi = SuccessorFeatureNet(obs_dim, hidden, num_actions, d)
-            self.phi = FeatureNet(obs_dim, hidden, d) if config.task_conditioned else None
-            self.rep = FeatureNet(obs_dim, hidden, d) if self._separate_knn_space == "contrastive" else None
+            self.psi, self.phi, self.rep = self.build_networks()
+        for module in self._modules().values():
+            module.to(self.device)
         self.psi_target = copy.deepcopy(self.psi).requires_grad_(False)
         self.normaliser = RunningMean() if config.uses_knn and config.knn_normalise else None
         self.phase = "pretrain"
         self.updates = 0
         self.optimizer = self._adam(self.config.lr)
+
+    def build_networks(self) -> tuple[torch.nn.Module, torch.nn.Module | None, torch.nn.Module | None]:
+        """psi, phi (task-conditioned methods) and f (a separate contrastive kNN space), here MLPs; a
+        subclass swaps in other networks with the same call signatures (`aps_teach.atari.agent`)."""
+        cfg = self.config
+        obs_dim, d, hidden = int(torch.tensor(self.obs_shape).prod()), cfg.feature_dim, cfg.hidden
+        psi = SuccessorFeatureNet(obs_dim, hidden, self.num_actions, d)
+        phi = FeatureNet(obs_dim, hidden, d) if cfg.task_conditioned else None
+        rep = FeatureNet(obs_dim, hidden, d) if self._separate_knn_space == "contrastive" else None
+        return psi, phi, rep
 
     @property
     def _separate_knn_space(self) -> str | None:
@@ -190,7 +205,7 @@ class Learner:
 
     def default_task(self, n: int) -> torch.Tensor:
         """The fixed w = e_1 of methods without task conditioning (apt, dqn), repeated n times."""
-        w = torch.zeros(n, self.config.feature_dim)
+        w = torch.zeros(n, self.config.feature_dim, device=self.device)
         w[:, 0] = 1.0
         return w
 
@@ -210,7 +225,7 @@ class Learner:
         greedy = gpi_action_values(self.psi(obs, candidates), w).argmax(dim=1)
         explore = torch.rand(len(obs), generator=generator) < epsilon
         random = torch.randint(self.num_actions, (len(obs),), generator=generator)
-        return torch.where(explore, random, greedy)
+        return torch.where(explore.to(greedy.device), random.to(greedy.device), greedy)
 
     @torch.no_grad()
     def features(self, obs: torch.Tensor) -> torch.Tensor:
@@ -235,7 +250,7 @@ class Learner:
     def _intrinsic(self, seq_next: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, phi_seq):
         """Intrinsic reward of every step of the windows, (B, n), and the mean of each term."""
         cfg, stats = self.config, {}
-        reward = torch.zeros(mask.shape)
+        reward = torch.zeros(mask.shape, device=mask.device)
         if cfg.task_conditioned:
             exploit = vmf_reward(phi_seq, w[:, None])
             reward += cfg.exploit_weight * exploit
@@ -246,7 +261,7 @@ class Learner:
             else:
                 h = self.knn_features(seq_next.flatten(0, 1)).unflatten(0, mask.shape)
             particles = h[mask]
-            explore = torch.zeros(mask.shape)
+            explore = torch.zeros(mask.shape, device=mask.device)
             explore[mask] = particle_entropy_reward(particles, particles, cfg.k, exclude_self=True,
                                                     exponent=cfg.knn_exponent, normaliser=self.normaliser)
             reward += cfg.explore_weight * explore
@@ -272,9 +287,9 @@ class Learner:
             reward, stats = self._intrinsic(seq_next, mask, w, phi_seq)
         else:
             reward, stats = batch["seq_reward"], {}
-        base = phi_seq if phi_seq is not None else torch.zeros(bsz, n, cfg.feature_dim)
+        base = phi_seq if phi_seq is not None else torch.zeros(bsz, n, cfg.feature_dim, device=mask.device)
         a_star = (self.psi(batch["boot_obs"], w) * w[:, None]).sum(-1).argmax(1)
-        boot = self.psi_target(batch["boot_obs"], w)[torch.arange(bsz), a_star]
+        boot = self.psi_target(batch["boot_obs"], w)[torch.arange(bsz, device=mask.device), a_star]
         alive = batch["boot_alive"]
         if self.phase == "pretrain" and cfg.bootstrap_through_termination:
             alive = torch.ones_like(alive)
@@ -287,7 +302,7 @@ class Learner:
         vMF loss -phi(s')^T w (visr, aps) and InfoNCE on (f(s), f(s')) (apt, aps without shared encoder).
         """
         cfg = self.config
-        w, rows = batch["w"], torch.arange(len(batch["w"]))
+        w, rows = batch["w"], torch.arange(len(batch["w"]), device=batch["w"].device)
         seq_next = batch["seq_next_obs"]
         y, stats = self.targets(batch)
         psi_sa = self.psi(batch["obs"], w)[rows, batch["action"]]
