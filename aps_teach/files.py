@@ -9,6 +9,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import torch
+
 
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
@@ -45,3 +47,20 @@ def write_csv_atomic(path: str | os.PathLike, rows: Sequence[dict],
         writer = csv.DictWriter(file, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
+
+
+def save_checkpoint(path: str | os.PathLike, state: dict) -> None:
+    """`torch.save` a checkpoint atomically: an interrupted save leaves the previous checkpoint intact."""
+    with atomic_path(path) as tmp:
+        torch.save(state, tmp)
+
+
+def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device | None = None) -> dict:
+    """`torch.load` a checkpoint (tensors and plain data only); FileNotFoundError if it is missing,
+    ValueError naming the file if it cannot be read."""
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except FileNotFoundError:
+        raise
+    except Exception as error:
+        raise ValueError(f"corrupt checkpoint file {path}: {error}") from error

@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 import gridworld
 from aps_teach.agents import AgentConfig, Learner
-from aps_teach.files import atomic_path, write_csv_atomic
+from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.replay import NStepReplay
 from aps_teach.tasks import infer_task, sample_tasks
 
@@ -206,20 +206,6 @@ def _linear(start: float, end: float, duration: int, step: int) -> float:
     return end + (start - end) * max(0.0, 1.0 - step / duration)
 
 
-def _load_checkpoint(path: Path) -> dict:
-    try:
-        return torch.load(path, weights_only=True)
-    except FileNotFoundError:
-        raise
-    except Exception as error:
-        raise ValueError(f"corrupt checkpoint file {path}: {error}") from error
-
-
-def _save_checkpoint(path: Path, state: dict) -> None:
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
-
-
 def _write_metrics(path: Path, rows: list[dict]) -> None:
     columns = sorted({key for row in rows for key in row}, key=lambda c: (c not in ("round", "env_steps"), c))
     write_csv_atomic(path, rows, columns)
@@ -246,7 +232,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
     if resume:
         if ckpt is None or not ckpt.exists():
             raise FileNotFoundError(f"--resume: no checkpoint at {ckpt}")
-        state = _load_checkpoint(ckpt)
+        state = load_checkpoint(ckpt)
         for key, value in identity.items():
             if state.get(key) != value:
                 raise ValueError(f"checkpoint {ckpt} has {key}={state.get(key)!r}, this run has {value!r}")
@@ -299,7 +285,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
         if run_dir is not None:
             _write_metrics(run_dir / "metrics.csv", log.metrics)
             if last or (index + 1) % cfg.checkpoint_every == 0:
-                _save_checkpoint(ckpt, {**identity, "round": index + 1, "learner": learner.state_dict(),
+                save_checkpoint(ckpt, {**identity, "round": index + 1, "learner": learner.state_dict(),
                                         "replay": replay.state_dict(), "coverage": envs.coverage_state(),
                                         "metrics": log.metrics})
         if on_round is not None:
@@ -315,7 +301,7 @@ def load_learner(checkpoint: str | Path) -> tuple[Learner, dict]:
     path = Path(checkpoint)
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint at {path}")
-    state = _load_checkpoint(path)
+    state = load_checkpoint(path)
     try:
         agent = AgentConfig(**state["config"]["agent"])
         learner = Learner(agent, tuple(state["obs_shape"]), int(state["num_actions"]), int(state["seed"]))
