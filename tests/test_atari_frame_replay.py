@@ -180,6 +180,27 @@ def test_memory_per_transition_and_the_1m_figure():
     assert 1_000_000 * 7092 / 1e9 == pytest.approx(7.09, abs=0.005)  # the module docstring's figure
 
 
+@pytest.mark.parametrize("cut", [30, 100])  # before and after the ring (capacity 40) wraps
+def test_a_restored_replay_continues_like_the_original(cut):
+    steps = synthetic_steps(num_envs=2, steps=130, stack=4, seed=6, mid_episode=False)
+    whole = fill(steps, 40, 4)
+    restored = FrameReplay(40, 2, SHAPE, 4, D, True)
+    restored.load_state_dict(fill(steps[:cut], 40, 4).state_dict())
+    for s in steps[cut:]:
+        restored.add(s["obs"], s["action"], s["w"].astype(np.float32), s["terminated"], s["truncated"],
+                     s["valid"], reward=s["reward"].astype(np.float32))
+    assert restored.count == whole.count
+    for key in whole.data:
+        torch.testing.assert_close(restored.data[key], whole.data[key])
+    a, b = (r.sample(64, 5, torch.Generator().manual_seed(1)) for r in (whole, restored))
+    for key in a:
+        torch.testing.assert_close(a[key], b[key])
+    with pytest.raises(ValueError, match="capacity, envs"):
+        FrameReplay(41, 2, SHAPE, 4, D, True).load_state_dict(whole.state_dict())
+    with pytest.raises(ValueError, match="columns"):
+        FrameReplay(40, 2, SHAPE, 4, D, False).load_state_dict(whole.state_dict())
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_on_the_gpu_too():
     steps = synthetic_steps(num_envs=2, steps=60, stack=4, seed=4, mid_episode=False)

@@ -109,6 +109,27 @@ class FrameReplay:
         self.data["first"][i] = first
         self.count += 1
 
+    def state_dict(self) -> dict:
+        """The rows written so far (all of them once the ring is full) and the counters, for checkpoints."""
+        rows = self.size
+        return {"count": self.count, "prev_valid": self._prev_valid.clone(),
+                "shape": [self.capacity, self.num_envs, *self.frame_shape, self.stack],
+                **{key: value[:rows].clone() for key, value in self.data.items()}}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore `state_dict()` into a replay of the same capacity, envs, frame shape, stack and columns."""
+        shape = [self.capacity, self.num_envs, *self.frame_shape, self.stack]
+        if list(state.get("shape", [])) != shape:
+            raise ValueError(f"replay state is for (capacity, envs, height, width, stack) = "
+                             f"{state.get('shape')}, this replay is {shape}")
+        columns = set(state) - {"count", "prev_valid", "shape"}
+        if columns != set(self.data):
+            raise ValueError(f"replay state has columns {sorted(columns)}; expected {sorted(self.data)}")
+        self.count = int(state["count"])
+        self._prev_valid = state["prev_valid"].to(self.device).clone()
+        for key, value in self.data.items():
+            value[: self.size] = state[key].to(self.device)
+
     def sampleable_range(self) -> tuple[int, int]:
         """Logical rows [lo, hi] that may start a window: stack frames and one next row in the buffer."""
         lo = max(0, self.count - self.capacity) + self.stack - 1
