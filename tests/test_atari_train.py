@@ -1,0 +1,190 @@
+"""The Atari pipeline on a real ROM (Pong) with tiny budgets and small networks: finite losses, a score row
+checked against the reference scores, checkpoints that reload to identical outputs, resume that continues
+the step count, augmentation of sampled batches, and clear errors."""
+
+import csv
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from aps_teach.atari import train
+from aps_teach.atari.agent import AtariLearner, agent_config
+from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.envs import AtariEnvs
+from aps_teach.atari.train import AtariTrainConfig, augment_batch, load_learner, pretrain, run
+
+TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3,
+                   pretrain_steps=200, finetune_steps=100, min_replay_size=64, update_period=4,
+                   task_id_steps=200, eval_steps=400, max_frames_per_episode=800, epsilon_decay_steps=100)
+"""Small networks; 800-frame games (200 agent steps) so that evaluation finishes games."""
+
+
+def tiny(**kwargs) -> AtariTrainConfig:
+    return AtariTrainConfig(**{"atari": TINY, "num_envs": 2, "log_every": 50, "checkpoint_every": 100,
+                               "progress": False, "threads": 1, **kwargs})
+
+
+def _rows(path):
+    with open(path) as file:
+        return list(csv.DictReader(file))
+
+
+def _real_stacks(n=6):
+    envs = train.make_vector_env("pong", 2, TINY, seed=11, training=False)
+    envs.reset()
+    rng = np.random.default_rng(0)
+    frames = [envs.step(rng.integers(envs.num_actions, size=2)).next_obs for _ in range(n // 2 + 30)]
+    envs.close()
+    return torch.from_numpy(np.concatenate(frames[-(n // 2):]))
+
+
+def test_whole_pipeline_on_pong(tmp_path):
+    learner, result = run("Pong", "aps", seed=0, config=tiny(), out=tmp_path)
+
+    pre, fine = _rows(tmp_path / "pretrain" / "metrics.csv"), _rows(tmp_path / "finetune" / "metrics.csv")
+    assert [int(r["env_steps"]) for r in pre] == [50, 100, 150, 200]
+    # one update per update_period=4 env steps once 64 transitions are in: vector steps 32..100 of 2 envs
+    # give 2 * 69 = 138 credits -> 34 updates (fine-tuning: steps 32..50, 2 * 19 = 38 -> 9)
+    assert int(pre[-1]["updates"]) == 34 and int(fine[-1]["updates"]) == 9
+    pre_losses = ("loss_sf", "loss_vmf", "reward_exploit", "reward_explore")
+    for rows, losses in ((pre, pre_losses), (fine, ("loss_sf",))):
+        trained = [r for r in rows if int(r["updates"]) > 0]
+        assert trained and all(math.isfinite(float(r[k])) for r in trained for k in losses)
+    assert "reward_explore" not in fine[-1]  # fine-tuning trains on the task reward alone
+
+    # the score row: raw mean of the finished games and its normalisation by Pong's random -20.7, human 14.6
+    (row,) = _rows(tmp_path / "scores.csv")
+    assert row["game"] == "pong" and row["method"] == "aps" and int(row["games"]) == result.episodes >= 2
+    assert float(row["score"]) == pytest.approx(np.mean(result.returns))
+    assert float(row["human_normalised"]) == pytest.approx((np.mean(result.returns) + 20.7) / (14.6 + 20.7))
+    assert all(r == int(r) and -21 <= r <= 21 for r in result.returns)  # raw Pong points, not clipped sums
+
+    # the fine-tuned checkpoint reloads to the same networks: identical outputs on real frames
+    reloaded, meta = load_learner(tmp_path / "finetune" / "checkpoint.pt", tiny())
+    assert meta["phase"] == "finetune" and meta["env_steps"] == 100 and reloaded.phase == "finetune"
+    obs, w = _real_stacks(), torch.tensor(meta["task_w"]).expand(6, -1)
+    with torch.no_grad():
+        assert torch.equal(reloaded.psi(obs, w), learner.psi(obs, w))
+        assert torch.equal(reloaded.phi(obs), learner.phi(obs))
+        assert torch.equal(reloaded.psi_target(obs, w), learner.psi_target(obs, w))
+    # and phi, frozen while fine-tuning, is still the pretrained one
+    pretrained, _ = load_learner(tmp_path / "pretrain" / "checkpoint.pt", tiny())
+    with torch.no_grad():
+        assert torch.equal(pretrained.phi(obs), learner.phi(obs))
+        assert not torch.equal(pretrained.psi(obs, w), learner.psi(obs, w))
+
+
+def test_resume_continues_the_step_count_and_the_replay(tmp_path, monkeypatch):
+    config = tiny(save_replay=True)
+    _, full = pretrain("pong", "aps", seed=1, config=config, run_dir=tmp_path / "a")
+
+    step, calls = AtariEnvs.step, {"n": 0}
+
+    def crash_after_75_steps(self, actions):
+        calls["n"] += 1
+        if calls["n"] == 76:
+            raise KeyboardInterrupt
+        return step(self, actions)
+
+    monkeypatch.setattr(AtariEnvs, "step", crash_after_75_steps)
+    with pytest.raises(KeyboardInterrupt):
+        pretrain("pong", "aps", seed=1, config=config, run_dir=tmp_path / "b")
+    monkeypatch.setattr(AtariEnvs, "step", step)
+    saved = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=True)
+    assert saved["env_steps"] == 100 and saved["updates"] == 9
+    assert "reward" not in saved["replay"]  # reward-free: the pretraining replay has no reward column
+
+    calls["n"] = 0
+    monkeypatch.setattr(AtariEnvs, "step", lambda self, a: (calls.__setitem__("n", calls["n"] + 1),
+                                                            step(self, a))[1])
+    resumed_learner, resumed = pretrain("pong", "aps", seed=1, config=config, run_dir=tmp_path / "b",
+                                        resume=True)
+    assert calls["n"] == 50  # only the missing 100 env steps of 2 envs
+    assert [r["env_steps"] for r in resumed.metrics] == [50, 100, 150, 200]
+    timing = ("env_steps_per_s", "updates_per_s")
+    untimed = [[{k: v for k, v in r.items() if k not in timing} for r in log.metrics[:2]]
+               for log in (full, resumed)]
+    assert untimed[0] == untimed[1]  # same seed, same numbers up to the interruption
+    # with the replay restored, the update schedule is the uninterrupted run's
+    assert resumed.env_steps == full.env_steps == 200 and resumed.updates == full.updates == 34
+    assert resumed_learner.updates == 34
+    assert [int(r["env_steps"]) for r in _rows(tmp_path / "b" / "metrics.csv")] == [50, 100, 150, 200]
+
+    # without a saved replay a resumed phase first refills min_replay_size transitions
+    monkeypatch.setattr(AtariEnvs, "step", crash_after_75_steps)
+    calls["n"] = 0
+    with pytest.raises(KeyboardInterrupt):
+        pretrain("pong", "aps", seed=1, config=tiny(), run_dir=tmp_path / "c")
+    monkeypatch.setattr(AtariEnvs, "step", step)
+    _, refilled = pretrain("pong", "aps", seed=1, config=tiny(), run_dir=tmp_path / "c", resume=True)
+    # 9 updates and 2 credits at 100 steps; warm again after 32 of the 50 remaining vector steps: 19 steps
+    # of 2 envs -> (2 + 38) // 4 = 10 more
+    assert refilled.env_steps == 200 and refilled.updates == 9 + 10
+
+
+def test_augment_batch_moves_every_observation_with_its_own_draw():
+    stacks = _real_stacks(12)
+    batch = {"obs": stacks[:4], "seq_next_obs": stacks[:8].reshape(4, 2, *stacks.shape[1:]),
+             "boot_obs": stacks[:4], "w": torch.zeros(4, 5)}
+    same = augment_batch(batch, AtariConfig(shift_pad=0, intensity_scale=0.0), torch.Generator())
+    for key in ("obs", "seq_next_obs", "boot_obs"):
+        assert same[key].dtype == torch.float32 and torch.equal(same[key], batch[key].float())
+    out = augment_batch(batch, AtariConfig(), torch.Generator().manual_seed(0))
+    assert out["w"] is batch["w"] and out["seq_next_obs"].shape == batch["seq_next_obs"].shape
+    # obs and boot_obs hold the same frames but get different shifts/intensities
+    assert not torch.equal(out["obs"], out["boot_obs"])
+    for key in ("obs", "seq_next_obs", "boot_obs"):
+        assert not torch.equal(out[key], batch[key].float())
+        assert out[key].min() >= 0 and out[key].max() <= 255 * 1.1
+
+
+def test_atari_learner_uses_the_papers_settings_and_networks():
+    atari = AtariConfig(adam_beta1=0.8)
+    cfg = agent_config(atari, "aps")
+    assert (cfg.gamma, cfg.n_step, cfg.batch_size, cfg.lr, cfg.finetune_lr, cfg.adam_eps, cfg.max_grad_norm,
+            cfg.target_update_period, cfg.gpi_samples, cfg.k, cfg.feature_dim) == \
+        (0.99, 10, 32, 1e-4, 1e-3, 1.5e-4, 10.0, 100, 10, 10, 5)
+    learner = AtariLearner(TINY, "aps", 6, seed=0)
+    assert type(learner.psi).__name__ == "AtariSuccessorFeatureNet" and learner.rep is None
+    assert AtariLearner(atari, "aps", 6, 0).optimizer.param_groups[0]["betas"] == (0.8, 0.999)
+    learner.start_finetune()
+    assert learner.optimizer.param_groups[0]["lr"] == 1e-3
+    assert type(AtariLearner(TINY, "apt", 6, 0).rep).__name__ == "AtariFeatureNet"
+    assert AtariLearner(TINY, "dqn", 6, 0).phi is None
+
+
+def test_bad_input_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="unknown Atari game 'Pongg'.*closest: pong"):
+        run("Pongg", "aps", seed=0, config=tiny(), out=tmp_path / "x")
+    assert not (tmp_path / "x").exists()  # nothing written
+    with pytest.raises(ValueError, match="valid methods: visr, apt, aps, dqn"):
+        run("pong", "diayn", seed=0, config=tiny())
+    with pytest.raises(ValueError, match="no pretraining phase"):
+        pretrain("pong", "dqn", seed=0, config=tiny())
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available.*use --device cpu"):
+            AtariTrainConfig(device="cuda")
+    with pytest.raises(ValueError, match="unknown device 'gpu'"):
+        AtariTrainConfig(device="gpu")
+    with pytest.raises(ValueError, match="more than the .* GB free"):
+        pretrain("pong", "aps", seed=0, config=tiny(atari=AtariConfig(pretrain_steps=10**10)))
+
+    short = tiny(atari=replace(TINY, pretrain_steps=4))
+    pretrain("pong", "aps", seed=0, config=short, run_dir=tmp_path)
+    with pytest.raises(ValueError, match="method='aps'"):
+        pretrain("pong", "visr", seed=0, config=short, run_dir=tmp_path, resume=True)
+    with pytest.raises(ValueError, match="has game='pong'"):
+        pretrain("breakout", "aps", seed=0, config=short, run_dir=tmp_path, resume=True)
+    with pytest.raises(ValueError, match="has atari="):
+        pretrain("pong", "aps", seed=0, config=tiny(atari=replace(short.atari, n_step=4)), run_dir=tmp_path,
+                 resume=True)
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        pretrain("pong", "aps", seed=0, config=short, run_dir=tmp_path / "empty", resume=True)
+    (tmp_path / "checkpoint.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="corrupt checkpoint file"):
+        pretrain("pong", "aps", seed=0, config=short, run_dir=tmp_path, resume=True)
+    with pytest.raises(ValueError, match="corrupt checkpoint file"):
+        load_learner(tmp_path / "checkpoint.pt")
