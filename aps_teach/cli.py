@@ -4,6 +4,7 @@
     aps-teach demo [--help]        the same, with options
     aps-teach gridworld ...        run | pretrain | finetune | evaluate | sweep | transfer
                                    (see aps_teach.cli_gridworld)
+    aps-teach atari ...            run | pretrain | finetune | evaluate (see aps_teach.cli_atari)
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ def main(argv: list[str] | None = None) -> int:
         from aps_teach.cli_gridworld import gridworld_main
 
         return gridworld_main(argv[1:])
+    if argv[:1] == ["atari"]:
+        from aps_teach.cli_atari import atari_main
+
+        return atari_main(argv[1:])
     config = tyro.cli(DemoConfig, args=argv[1:] if argv[:1] == ["demo"] else argv, prog="aps-teach demo")
     try:
         run_demo(config)

@@ -41,8 +41,15 @@ def _real_stacks(n=6):
     return torch.from_numpy(np.concatenate(frames[-(n // 2):]))
 
 
-def test_whole_pipeline_on_pong(tmp_path):
-    learner, result = run("Pong", "aps", seed=0, config=tiny(), out=tmp_path)
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    learner, result = run("Pong", "aps", seed=0, config=tiny(), out=out)
+    return out, learner, result
+
+
+def test_whole_pipeline_on_pong(pipeline):
+    tmp_path, learner, result = pipeline
 
     pre, fine = _rows(tmp_path / "pretrain" / "metrics.csv"), _rows(tmp_path / "finetune" / "metrics.csv")
     assert [int(r["env_steps"]) for r in pre] == [50, 100, 150, 200]
@@ -188,3 +195,28 @@ def test_bad_input_is_a_clear_error(tmp_path):
         pretrain("pong", "aps", seed=0, config=short, run_dir=tmp_path, resume=True)
     with pytest.raises(ValueError, match="corrupt checkpoint file"):
         load_learner(tmp_path / "checkpoint.pt")
+
+
+def test_cli_pretrain_finetune_evaluate_give_the_library_numbers(pipeline, tmp_path, capsys):
+    from aps_teach.cli import main
+
+    library = _rows(pipeline[0] / "scores.csv")[0]
+    options = ["--out", str(tmp_path), "--game", "PONG", "--seed", "0", "--num-envs", "2",
+               "--log-every", "50", "--checkpoint-every", "100", "--no-progress", "--threads", "1",
+               "--atari.conv-channels", "8", "8", "8", "--atari.psi-hidden", "32", "--atari.phi-hidden", "32",
+               "--atari.batch-size", "8", "--atari.n-step", "3", "--atari.pretrain-steps", "200",
+               "--atari.finetune-steps", "100", "--atari.min-replay-size", "64", "--atari.update-period", "4",
+               "--atari.task-id-steps", "200", "--atari.eval-steps", "400",
+               "--atari.max-frames-per-episode", "800", "--atari.epsilon-decay-steps", "100"]
+    assert main(["atari", "pretrain", *options]) == 0
+    assert main(["atari", "finetune", "--out", str(tmp_path)]) == 0
+    assert main(["atari", "evaluate", "--out", str(tmp_path)]) == 0
+    tuned, again = _rows(tmp_path / "scores.csv")
+    for key in ("game", "method", "seed", "checkpoint", "games", "score", "human_normalised", "task_w"):
+        assert tuned[key] == library[key] == again[key]
+    assert "human-normalised" in capsys.readouterr().out
+
+    assert main(["atari", "finetune", "--out", str(tmp_path / "none")]) == 2
+    assert "config.json not found" in capsys.readouterr().err
+    assert main(["atari", "evaluate", "--out", str(tmp_path), "--device", "cuda:7"]) == 2
+    assert "cuda:7" in capsys.readouterr().err

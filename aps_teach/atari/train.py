@@ -45,7 +45,7 @@ from aps_teach.atari.augment import augment
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.envs import check_game, make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
-from aps_teach.atari.scores import human_normalised
+from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic, write_text_atomic
 from aps_teach.tasks import infer_task, sample_tasks
 
@@ -132,8 +132,9 @@ class EvalResult:
     game: str
     score: float
     """Mean raw score of the finished games."""
-    human_normalised: float
-    """(score - random) / (human - random) with the reference scores of `aps_teach.atari.scores`."""
+    human_normalised: float | None
+    """(score - random) / (human - random) with the reference scores of `aps_teach.atari.scores`; None for a
+    game outside the 57 that have them."""
     episodes: int
     returns: list[float]
     env_steps: int
@@ -507,7 +508,8 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
         raise ValueError(f"no game of {game} finished within eval_steps={atari.eval_steps} ({n} envs); raise "
                          "--atari.eval-steps or lower --atari.max-frames-per-episode")
     score = float(np.mean(returns))
-    return EvalResult(game, score, human_normalised(score, game), len(returns), returns,
+    normalised = human_normalised(score, game) if game in REFERENCE_SCORES else None
+    return EvalResult(game, score, normalised, len(returns), returns,
                       math.ceil(atari.eval_steps / n) * n)
 
 
