@@ -146,6 +146,24 @@ def test_augment_batch_moves_every_observation_with_its_own_draw():
     for key in ("obs", "seq_next_obs", "boot_obs"):
         assert not torch.equal(out[key], batch[key].float())
         assert out[key].min() >= 0 and out[key].max() <= 255 * 1.1
+    skipped = augment_batch(batch, AtariConfig(), torch.Generator().manual_seed(0), windows=False)
+    assert skipped["seq_next_obs"] is batch["seq_next_obs"]
+    assert not torch.equal(skipped["obs"], batch["obs"].float())
+
+
+def test_dqn_updates_ignore_the_windows_next_observations():
+    """Why `augment_batch(windows=False)` is safe for dqn: its update does not read seq_next_obs."""
+    stacks = _real_stacks(12)
+    batch = {"obs": stacks[:4], "action": torch.tensor([0, 1, 2, 3]), "w": torch.eye(5)[:1].expand(4, -1),
+             "seq_next_obs": stacks[:8].reshape(4, 2, *stacks.shape[1:]), "seq_mask": torch.ones(4, 2).bool(),
+             "seq_reward": torch.tensor([[1.0, 0], [0, 0], [0, -1], [1, 1]]), "boot_obs": stacks[4:8],
+             "boot_steps": torch.full((4,), 2), "boot_alive": torch.ones(4).bool()}
+    a, b = (AtariLearner(TINY, "dqn", 6, seed=3) for _ in range(2))
+    for learner in (a, b):
+        learner.start_finetune()
+    a.update(batch)
+    b.update({**batch, "seq_next_obs": torch.zeros_like(batch["seq_next_obs"])})
+    assert all(torch.equal(p, q) for p, q in zip(a.psi.parameters(), b.psi.parameters(), strict=True))
 
 
 def test_atari_learner_uses_the_papers_settings_and_networks():

@@ -1,0 +1,142 @@
+"""Atari pretraining throughput: env-steps/s and updates/s of APS against a plain DQN loop, same network.
+
+    python benchmarks/atari_throughput.py [--game pong] [--device cuda] [--steps 2000] [--warmup 1600]
+
+Three loops, each on `--num-envs` games of one ale-py vector env, one update of batch 32 per
+`--update-period` env steps once `--warmup` transitions are stored, the paper's networks (or
+`--small` ones), on the current device:
+- aps: `aps_teach.atari.train.pretrain` (frame replay, 10-step windows, augmentation, vMF + kNN reward);
+- dqn (pipeline): the same pipeline fine-tuning the dqn baseline (`finetune` from scratch on the reward);
+- plain dqn: a minimal loop written here: a tensor replay of whole stacks (s, a, r, s', terminal),
+  1-step double-Q TD on Q(s, a) = psi(s, a, e_1)^T e_1 of the same `AtariSuccessorFeatureNet`, no
+  augmentation.
+Rates count only the steps after the warm-up. The ratios pipeline / plain show what the pipeline's
+generality costs (dqn pipeline / plain) and what APS costs on top (aps / plain): APS computes phi on all
+B x n = 320 next observations of its windows for its rewards, work a 1-step DQN does not have.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import time
+from dataclasses import replace
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.envs import make_vector_env
+from aps_teach.atari.networks import AtariSuccessorFeatureNet
+from aps_teach.atari.train import AtariTrainConfig, finetune, new_learner, pretrain
+
+
+def steady_rates(metrics: list[dict], warmup: int) -> tuple[float, float]:
+    """env-steps/s and updates/s over the metrics rows after the first `warmup` env steps."""
+    rows = [r for r in metrics if r["env_steps"] > warmup]
+    before = max([r for r in metrics if r["env_steps"] <= warmup], key=lambda r: r["env_steps"])
+    seconds = sum((r["env_steps"] - p["env_steps"]) / r["env_steps_per_s"]
+                  for p, r in zip([before, *rows], rows, strict=False))
+    steps, updates = rows[-1]["env_steps"] - before["env_steps"], rows[-1]["updates"] - before["updates"]
+    return steps / seconds, updates / seconds
+
+
+def plain_dqn(game: str, atari: AtariConfig, num_envs: int, device: torch.device,
+              seed: int) -> tuple[float, float]:
+    """A minimal DQN loop with the pipeline's schedule; returns steady env-steps/s and updates/s."""
+    torch.manual_seed(seed)
+    envs = make_vector_env(game, num_envs, atari, seed, training=True)
+    envs.reset()
+    q = AtariSuccessorFeatureNet(atari, envs.num_actions).to(device)
+    target = copy.deepcopy(q).requires_grad_(False)
+    optimizer = torch.optim.Adam(q.parameters(), lr=atari.lr_finetune, eps=atari.adam_eps)
+    total = atari.finetune_steps
+    stack = (atari.frame_stack, atari.frame_size, atari.frame_size)
+    store = {"obs": torch.zeros(total, *stack, dtype=torch.uint8, device=device),
+             "next_obs": torch.zeros(total, *stack, dtype=torch.uint8, device=device),
+             "action": torch.zeros(total, dtype=torch.int64, device=device),
+             "reward": torch.zeros(total, device=device), "terminated": torch.zeros(total, device=device)}
+    e1 = torch.zeros(atari.batch_size, atari.feature_dim, device=device)
+    e1[:, 0] = 1.0
+    size = env_steps = updates = credit = 0
+    start = None
+    while env_steps < total:
+        with torch.no_grad():
+            greedy = q(torch.from_numpy(envs.obs).to(device), e1[:num_envs])[..., 0].argmax(1).cpu().numpy()
+        explore = np.random.random(num_envs) < atari.epsilon_end
+        tr = envs.step(np.where(explore, np.random.randint(envs.num_actions, size=num_envs), greedy))
+        real = tr.valid_only()
+        k = min(len(real.action), total - size)
+        for key in store:
+            store[key][size:size + k] = torch.as_tensor(np.asarray(getattr(real, key))[:k]).to(device)
+        size += k
+        env_steps += num_envs
+        if size < atari.min_replay_size:
+            continue
+        if start is None:
+            start, start_steps = time.perf_counter(), env_steps
+        credit += num_envs
+        while credit >= atari.update_period:
+            i = torch.randint(size, (atari.batch_size,), device=device)
+            obs, nxt = store["obs"][i], store["next_obs"][i]
+            with torch.no_grad():
+                best = q(nxt, e1)[..., 0].argmax(1)
+                boot = target(nxt, e1)[..., 0].gather(1, best[:, None])[:, 0]
+                y = store["reward"][i] + atari.gamma * (1 - store["terminated"][i]) * boot
+            loss = F.mse_loss(q(obs, e1)[..., 0].gather(1, store["action"][i][:, None])[:, 0], y)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(q.parameters(), atari.max_grad_norm)
+            optimizer.step()
+            updates += 1
+            credit -= atari.update_period
+            if updates % atari.target_update_period == 0:
+                target.load_state_dict(q.state_dict())
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    envs.close()
+    return (env_steps - start_steps) / seconds, updates / seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default="pong")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--steps", type=int, default=2000, help="env steps measured after the warm-up")
+    parser.add_argument("--warmup", type=int, default=1600, help="transitions stored before updates start")
+    parser.add_argument("--num-envs", type=int, default=8)
+    parser.add_argument("--update-period", type=int, default=1, help="env steps per update (paper: 1)")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    parser.add_argument("--small", action="store_true", help="small networks (8-channel convs, 32 units)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    atari = AtariConfig(min_replay_size=args.warmup, update_period=args.update_period,
+                        pretrain_steps=args.warmup + args.steps, finetune_steps=args.warmup + args.steps)
+    if args.small:
+        atari = replace(atari, conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32)
+    config = AtariTrainConfig(atari=atari, device=args.device, num_envs=args.num_envs, progress=False,
+                              log_every=args.warmup, threads=args.threads)
+    device = torch.device(args.device)
+    print(f"{args.game} on {device} ({torch.get_num_threads()} CPU threads), {args.num_envs} envs, "
+          f"batch {atari.batch_size}, 1 update / {args.update_period} env steps, {args.steps} env steps "
+          f"measured after {args.warmup}, {'small' if args.small else 'paper'} networks")
+    rates = {}
+    _, log = pretrain(args.game, "aps", args.seed, config)
+    rates["aps (pipeline)"] = steady_rates(log.metrics, args.warmup)
+    dqn = new_learner(args.game, "dqn", args.seed, config)
+    rates["dqn (pipeline)"] = steady_rates(finetune(dqn, args.game, None, args.seed, config).metrics,
+                                           args.warmup)
+    rates["plain dqn"] = plain_dqn(args.game, atari, args.num_envs, device, args.seed)
+    for name, (steps, updates) in rates.items():
+        print(f"{name:>15}: {steps:8.1f} env-steps/s {updates:8.2f} updates/s")
+    plain = rates["plain dqn"][0]
+    for name in ("aps (pipeline)", "dqn (pipeline)"):
+        print(f"{name} / plain dqn env-steps/s: {rates[name][0] / plain:.2f}")
+
+
+if __name__ == "__main__":
+    main()
