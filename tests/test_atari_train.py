@@ -227,9 +227,13 @@ def test_cli_pretrain_finetune_evaluate_give_the_library_numbers(pipeline, tmp_p
                "--atari.task-id-steps", "200", "--atari.eval-steps", "400",
                "--atari.max-frames-per-episode", "800", "--atari.epsilon-decay-steps", "100"]
     assert main(["atari", "pretrain", *options]) == 0
+    assert main(["atari", "evaluate", "--out", str(tmp_path)]) == 0  # zero-shot: identify, then GPI
     assert main(["atari", "finetune", "--out", str(tmp_path)]) == 0
     assert main(["atari", "evaluate", "--out", str(tmp_path)]) == 0
-    tuned, again = _rows(tmp_path / "scores.csv")
+    zero_shot, tuned, again = _rows(tmp_path / "scores.csv")
+    assert zero_shot["checkpoint"] == "pretrain" and zero_shot["finetune_steps"] == "0"
+    assert zero_shot["task_w"] == library["task_w"]  # identified once, reused by finetune
+    assert float(zero_shot["human_normalised"]) == pytest.approx((float(zero_shot["score"]) + 20.7) / 35.3)
     for key in ("game", "method", "seed", "checkpoint", "games", "score", "human_normalised", "task_w"):
         assert tuned[key] == library[key] == again[key]
     assert "human-normalised" in capsys.readouterr().out
@@ -238,3 +242,12 @@ def test_cli_pretrain_finetune_evaluate_give_the_library_numbers(pipeline, tmp_p
     assert "config.json not found" in capsys.readouterr().err
     assert main(["atari", "evaluate", "--out", str(tmp_path), "--device", "cuda:7"]) == 2
     assert "cuda:7" in capsys.readouterr().err
+
+
+def test_apt_pretrains_its_contrastive_encoder_on_pixels():
+    config = tiny(atari=replace(TINY, pretrain_steps=100, min_replay_size=32))
+    learner, log = pretrain("pong", "apt", seed=0, config=config)
+    assert log.updates == 2 * 35 // 4 and learner.phi is None  # vector steps 16..50 of 2 envs, 1 update / 4
+    last = log.metrics[-1]
+    assert math.isfinite(last["loss_nce"]) and math.isfinite(last["reward_explore"])
+    assert "loss_vmf" not in last
