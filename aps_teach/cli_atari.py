@@ -31,7 +31,7 @@ from aps_teach.atari.train import (
     read_run_config,
     run,
     score_row,
-    write_run_config,
+    start_run_dir,
 )
 
 Train = Annotated[AtariTrainConfig, tyro.conf.arg(name="")]
@@ -110,8 +110,7 @@ def _run(cmd: Run) -> dict:
 
 def _pretrain(cmd: Pretrain) -> dict:
     game = check_game(cmd.game)
-    cmd.out.mkdir(parents=True, exist_ok=True)
-    write_run_config(cmd.out, game, cmd.method, cmd.seed, cmd.train)
+    start_run_dir(cmd.out, game, cmd.method, cmd.seed, cmd.train, cmd.resume)
     _, log = pretrain(game, cmd.method, cmd.seed, cmd.train, run_dir=cmd.out / "pretrain", resume=cmd.resume)
     return {"game": game, "method": cmd.method, "seed": cmd.seed, "env_steps": log.env_steps,
             "updates": log.updates, "checkpoint": cmd.out / "pretrain" / "checkpoint.pt"}

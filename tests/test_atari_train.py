@@ -14,7 +14,14 @@ from aps_teach.atari import train
 from aps_teach.atari.agent import AtariLearner, agent_config
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.envs import AtariEnvs
-from aps_teach.atari.train import AtariTrainConfig, augment_batch, load_learner, pretrain, run
+from aps_teach.atari.train import (
+    AtariTrainConfig,
+    augment_batch,
+    load_learner,
+    pretrain,
+    run,
+    start_run_dir,
+)
 
 TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3,
                    pretrain_steps=200, finetune_steps=100, min_replay_size=64, update_period=4,
@@ -213,6 +220,20 @@ def test_bad_input_is_a_clear_error(tmp_path):
         pretrain("pong", "aps", seed=0, config=short, run_dir=tmp_path, resume=True)
     with pytest.raises(ValueError, match="corrupt checkpoint file"):
         load_learner(tmp_path / "checkpoint.pt")
+
+
+def test_run_directory_refuses_a_different_run_and_drops_a_stale_task(tmp_path):
+    start_run_dir(tmp_path, "pong", "aps", 0, tiny(), resume=False)
+    (tmp_path / "task.json").write_text('{"w": [1, 0, 0, 0, 0]}')
+    before = (tmp_path / "config.json").read_text()
+    with pytest.raises(ValueError, match="has seed=0, this run has 1"):
+        run("pong", "aps", seed=1, config=tiny(), out=tmp_path, resume=True)
+    with pytest.raises(ValueError, match="has atari="):
+        start_run_dir(tmp_path, "pong", "aps", 0, tiny(atari=replace(TINY, gamma=0.9)), resume=True)
+    start_run_dir(tmp_path, "pong", "aps", 0, tiny(device="cpu", threads=None, progress=True), resume=True)
+    assert (tmp_path / "config.json").read_text() == before and (tmp_path / "task.json").exists()
+    start_run_dir(tmp_path, "pong", "aps", 0, tiny(), resume=False)  # a new pretraining: w is stale
+    assert not (tmp_path / "task.json").exists()
 
 
 def test_cli_pretrain_finetune_evaluate_give_the_library_numbers(pipeline, tmp_path, capsys):

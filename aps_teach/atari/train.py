@@ -536,9 +536,26 @@ def score_row(result: EvalResult, method: str, seed: int, phase: str, config: At
             "task_w": "" if task_w is None else " ".join(f"{x:.6f}" for x in task_w.tolist())}
 
 
-def write_run_config(out: Path, game: str, method: str, seed: int, config: AtariTrainConfig) -> None:
-    write_text_atomic(out / "config.json", json.dumps(
-        {"game": game, "method": method, "seed": seed, "train": asdict(config)}, indent=2))
+def start_run_dir(out: Path, game: str, method: str, seed: int, config: AtariTrainConfig,
+                  resume: bool) -> None:
+    """Prepare a run directory: a new run writes config.json and drops a task.json left by an earlier
+    pretraining; a resumed one checks that config.json describes the same run (game, method, seed, protocol,
+    envs) and changes nothing. Device, threads, logging and the like may differ between the two."""
+    path = out / "config.json"
+    if resume and path.exists():
+        saved_game, saved_method, saved_seed, saved = read_run_config(out)
+        ours = {"game": game, "method": method, "seed": seed, "atari": config.atari,
+                "num_envs": config.num_envs, "backend": config.backend}
+        theirs = {"game": saved_game, "method": saved_method, "seed": saved_seed, "atari": saved.atari,
+                  "num_envs": saved.num_envs, "backend": saved.backend}
+        for key, value in ours.items():
+            if theirs[key] != value:
+                raise ValueError(f"{path} has {key}={theirs[key]!r}, this run has {value!r}")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    saved = {"game": game, "method": method, "seed": seed, "train": asdict(config)}
+    write_text_atomic(path, json.dumps(saved, indent=2))
+    (out / "task.json").unlink(missing_ok=True)
 
 
 def read_run_config(out: Path) -> tuple[str, str, int, AtariTrainConfig]:
@@ -578,8 +595,7 @@ def run(game: str, method: Method, seed: int, config: AtariTrainConfig | None = 
     check_method(method)
     out = Path(out) if out is not None else None
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        write_run_config(out, game, method, seed, config)
+        start_run_dir(out, game, method, seed, config, resume)
 
     def phase_dir(name: str) -> tuple[Path | None, bool]:
         if out is None:
