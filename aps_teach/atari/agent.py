@@ -43,6 +43,11 @@ class AtariLearner(Learner):
         rep = AtariFeatureNet(self.atari) if self._separate_knn_space == "contrastive" else None
         return psi, phi, rep
 
+    def compile(self, mode: str = "default") -> None:
+        """torch.compile every network in place (their state dicts, hence checkpoints, are unchanged)."""
+        for module in (*self._modules().values(), self.psi_target):
+            module.compile(mode=mode)
+
     def _adam(self, lr: float) -> torch.optim.Adam:
         optimizer = super()._adam(lr)
         for group in optimizer.param_groups:

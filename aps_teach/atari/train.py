@@ -198,8 +198,7 @@ def augment_batch(batch: dict[str, torch.Tensor], atari: AtariConfig, generator:
 
 def _compile(learner: AtariLearner, config: AtariTrainConfig) -> AtariLearner:
     if config.compile:
-        for module in (*learner._modules().values(), learner.psi_target):
-            module.compile(mode=config.compile_mode)
+        learner.compile(config.compile_mode)
     return learner
 
 
