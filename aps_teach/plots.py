@@ -337,19 +337,48 @@ PATH_COLOURS = ("#d62728", "#17becf", "#e377c2", "#8c564b", "#bcbd22", "#1f77b4"
 """Line colours of `plot_paths`, none of them a key's, the target's or the floor's."""
 
 
+def draw_path(ax, path, colour, label: str | None = None, shift: float = 0.0):
+    """Draw a path (a list of (row, col) cells) as a line through its cell centres, shifted by `shift` cells
+    along both axes, with a circle at its start and a cross at its end. Returns the line."""
+    rows, cols = np.asarray(path, dtype=float).reshape(-1, 2).T + shift
+    (line,) = ax.plot(cols, rows, color=colour, linewidth=2, alpha=0.85, label=label)
+    ax.plot(cols[0], rows[0], "o", color=colour, markersize=7)
+    ax.plot(cols[-1], rows[-1], "X", color=colour, markersize=9, markeredgecolor="white")
+    return line
+
+
 def plot_paths(ax, layout: gridworld.Layout, paths, labels, title: str | None = None, spread: float = 0.3):
     """Draw each path (a list of (row, col) cells) over the level picture as a line through its cell
     centres, in colour i of PATH_COLOURS (cycled); path i of n is shifted by (i / (n-1) - 1/2) * spread
     cells along both axes so overlapping paths stay apart. A circle marks each start, a cross each end.
     Returns the lines."""
     plot_level(ax, layout, title)
-    lines = []
-    for i, (path, label) in enumerate(zip(paths, labels, strict=True)):
-        shift = (i / max(len(paths) - 1, 1) - 0.5) * spread
-        rows, cols = np.asarray(path, dtype=float).T + shift
-        (line,) = ax.plot(cols, rows, color=PATH_COLOURS[i % len(PATH_COLOURS)], linewidth=2, alpha=0.85,
-                          label=label)
-        ax.plot(cols[0], rows[0], "o", color=line.get_color(), markersize=7)
-        ax.plot(cols[-1], rows[-1], "X", color=line.get_color(), markersize=9, markeredgecolor="white")
-        lines.append(line)
-    return lines
+    return [draw_path(ax, path, PATH_COLOURS[i % len(PATH_COLOURS)], label,
+                      (i / max(len(paths) - 1, 1) - 0.5) * spread)
+            for i, (path, label) in enumerate(zip(paths, labels, strict=True))]
+
+
+def plot_zero_shot(axes, layout: gridworld.Layout, shot) -> dict:
+    """Three panels of a `transfer.ZeroShot` on `layout`: the task's reward map with the greedy GPI path,
+    the reward the least-squares fit believes in, phi(s')^T c (same colour scale, R^2 in the title), and
+    the value max_a psi(s, a, w)^T w with greedy-action arrows. Returns the images and the path line."""
+    fig = axes[0].figure
+    task = np.where(layout.walls, np.nan, shot.reward_map)
+    both = np.concatenate([task[np.isfinite(task)], shot.fitted_reward[np.isfinite(shot.fitted_reward)]])
+    scale = {"vmin": both.min(), "vmax": both.max() if both.max() > both.min() else both.min() + 1e-9}
+    steps = len(shot.rollout.positions) - 1
+    title = f"the task, and the greedy GPI path\n(return {shot.rollout.total_reward:g} in {steps} steps)"
+    drawn = {"task": plot_cell_map(axes[0], layout, task, title, cmap="viridis", **scale)}
+    drawn["path"] = draw_path(axes[0], shot.rollout.positions, PATH_COLOURS[0], "greedy GPI path")
+    axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), frameon=False, fontsize="small")
+    fit = f"R^2 = {shot.fit.r2:.3f}" if shot.fit.identified else "no reward seen: w drawn at random"
+    drawn["fitted"] = plot_cell_map(axes[1], layout, shot.fitted_reward,
+                                    f"what the linear fit believes: phi(s')^T c\n({fit})", cmap="viridis",
+                                    **scale)
+    drawn["value"] = plot_cell_map(axes[2], layout, shot.value,
+                                   "value max_a psi(s, a, w)^T w\nand greedy action (policy w alone)",
+                                   cmap="cividis")
+    drawn["arrows"] = plot_greedy_arrows(axes[2], shot.action)
+    for ax, name, label in zip(axes, ("task", "fitted", "value"), ("reward", "reward", "value"), strict=True):
+        fig.colorbar(drawn[name], ax=ax, fraction=0.046, label=label)
+    return drawn

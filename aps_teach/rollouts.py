@@ -72,21 +72,29 @@ def state_observations(level) -> tuple[list[State], torch.Tensor]:
     return states, torch.as_tensor(np.stack(frames))
 
 
+def transitions(level) -> tuple[list[tuple[State, int]], torch.Tensor, torch.Tensor]:
+    """Every move of `level` (a name or ASCII art) from every reachable state, as the env makes it:
+    ([(state, action)] (N), the observations s' reached (N, C, H, W) uint8, the rewards r (N,) float32),
+    in the order of `reachable_states()`, then actions 0..3."""
+    env = gridworld.make(level).unwrapped
+    moves, frames, rewards = [], [], []
+    for state in env.reachable_states():
+        for action in range(env.action_space.n):
+            env.reset(options={"position": state[0], "keys_held": state[1]})
+            obs, reward, *_ = env.step(action)
+            moves.append((state, action))
+            frames.append(obs)
+            rewards.append(reward)
+    return moves, torch.as_tensor(np.stack(frames)), torch.tensor(rewards, dtype=torch.float32)
+
+
 @torch.no_grad()
 def oracle_task(learner: Learner, level) -> torch.Tensor:
     """`infer_task` over every transition of the level instead of sampled rollouts: one (phi(s'), r) pair
-    for each reachable state s and action a, s' and r from the env itself. It is the w `identify_task`
-    would find if its rollouts covered the level evenly, so a policy that fails under it fails for want
-    of behaviour, not of task inference."""
+    for each reachable state s and action a (`transitions`). It is the w `identify_task` would find if
+    its rollouts covered the level evenly, so a policy that fails under it fails for want of behaviour,
+    not of task inference."""
     if not learner.config.task_conditioned:
         raise ValueError(f"method {learner.config.method!r} has no features phi to regress on")
-    env = gridworld.make(level).unwrapped
-    frames, rewards = [], []
-    for position, keys in env.reachable_states():
-        for action in range(env.action_space.n):
-            env.reset(options={"position": position, "keys_held": keys})
-            obs, reward, *_ = env.step(action)
-            frames.append(obs)
-            rewards.append(reward)
-    features = learner.features(torch.as_tensor(np.stack(frames)))
-    return infer_task(features, torch.tensor(rewards, dtype=torch.float32))
+    _, frames, rewards = transitions(level)
+    return infer_task(learner.features(frames), rewards)

@@ -26,10 +26,11 @@ from matplotlib.figure import Figure
 
 import gridworld
 from aps_teach import plots
+from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS
 from aps_teach.snapshots import Snapshot, visit_counts
 from aps_teach.tasks import sample_tasks
 from aps_teach.train import single_thread
-from aps_teach.transfer import maze_layout
+from aps_teach.transfer import maze_layout, zero_shot_on_reward_map
 from gridworld.reward_maps import as_reward_map
 
 TERMS = {"explore": "exploration: kNN entropy of h(s)", "exploit": "exploitation: phi(s)^T w",
@@ -279,6 +280,54 @@ def reward_painter(maze: str | Sequence[str] | gridworld.Layout, value: float = 
     painter = RewardPainter(layout, value, cells)
     if on_change is not None:
         painter.on_change(on_change)
+    if show:
+        painter.show()
+    return painter
+
+
+class ZeroShotPainter:
+    """A `RewardPainter` and a button that runs `transfer.zero_shot_on_reward_map` on the painted task and
+    redraws `plots.plot_zero_shot` (a PNG in a normal display output, like `RewardExplorer`)."""
+
+    def __init__(self, learner, maze, cells, seed: int, identify_steps: int, config, horizon: int):
+        self.learner, self.maze, self.seed = learner, maze, seed
+        self.options = {"identify_steps": identify_steps, "config": config, "horizon": horizon}
+        self.painter = RewardPainter(maze_layout(maze), 1.0, cells)
+        self.button = widgets.Button(description="infer w and act", button_style="primary")
+        self.button.on_click(lambda _: self.update())
+        self._handle = None
+        self.update()
+
+    def update(self) -> None:
+        """Infer w for the painted task, roll out, redraw; `shot` holds the result."""
+        self.shot = zero_shot_on_reward_map(self.learner, self.maze, self.painter.reward_map(), self.seed,
+                                            **self.options)
+        figure = Figure(figsize=(14, 4.6))
+        plots.plot_zero_shot(figure.subplots(1, 3), self.painter.layout, self.shot)
+        w = ", ".join(f"{x:.2f}" for x in self.shot.fit.w.tolist())
+        figure.suptitle(f"zero-shot on the painted task: w = ({w})")
+        figure.subplots_adjust(left=0.01, right=0.94, top=0.8, bottom=0.08, wspace=0.35)
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png")
+        self.image = Image(data=buffer.getvalue(), format="png")
+        if self._handle is not None:
+            self._handle.update(self.image)
+
+    def show(self) -> None:
+        display(widgets.VBox([self.painter.value, self.painter.grid, self.button]))
+        self._handle = display(self.image, display_id=True)
+
+
+def zero_shot_painter(learner, maze: str | Sequence[str], cells=None, *, seed: int = 0,
+                      identify_steps: int = DEFAULT_IDENTIFY_STEPS, config=None,
+                      horizon: int = gridworld.MAX_EPISODE_STEPS, show: bool = True) -> ZeroShotPainter:
+    """Paint a task on `maze` and watch a learner pretrained there act on it zero-shot: w, the R^2 of the
+    fit, the fitted reward, the value map and the greedy GPI path, redrawn by the button.
+
+    `cells` pre-paints the task (as in `reward_painter`), so without a widget frontend (or in fast mode)
+    a list of cells is the whole interface; the result is in `.shot` (a `transfer.ZeroShot`).
+    """
+    painter = ZeroShotPainter(learner, maze, cells, seed, identify_steps, config, horizon)
     if show:
         painter.show()
     return painter

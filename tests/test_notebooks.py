@@ -1,5 +1,6 @@
 """The course notebooks: each .py source and its committed .ipynb agree, and each runs in fast mode."""
 
+import re
 import shutil
 
 import nbformat
@@ -51,3 +52,20 @@ def test_notebook_runs_top_to_bottom_in_fast_mode(source):
         assert "easy: 10 steps, rewards paid [1.0, 10.0], return 11, success True" in printed
         assert "return 12, success True" in printed
         assert "hard: 20 episodes" in printed  # fast mode really used its small sizes
+    if source.stem == "04_aps":
+        printed = _printed(notebook)
+        assert "correct: GPI greedy actions matches the library" in printed
+        assert "correct: SF TD target matches the library" in printed
+        assert "APS on hard: 800 reward-free steps" in printed  # fast mode really used its small sizes
+        assert "differs from the file's" in printed  # so no row is claimed to reproduce the sweep
+        assert "the exact planner on phi^T c never reaches the target, everywhere:" in printed
+    if source.stem == "02_visr":
+        printed = _printed(notebook)
+        assert "correct: task inference matches the library on 4 random cases" in printed
+        # the reversed regression: right on uncorrelated features, wrong on correlated ones, bent by Phi^T Phi
+        assert "uncorrelated features: cos(w_true, infer_task) = 1.0000 | cos(w_true, reversed) = 0.99" \
+            in printed
+        assert ("  correlated features: cos(w_true, infer_task) = 1.0000 | cos(w_true, reversed) = 0.3790 | "
+                "cos(reversed, Phi^T Phi w_true) = 1.0000") in printed
+        spreads = [float(x) for x in re.findall(r"spread \(max - min\) (\S+)", printed)]
+        assert len(spreads) == 2 and max(spreads) < 1e-9  # log q(w|s') - kappa phi^T w is one constant

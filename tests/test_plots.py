@@ -187,3 +187,37 @@ W5 = torch.ones(5)
 def test_bad_input_is_refused_clearly(call, message):
     with pytest.raises(ValueError, match=message):
         call(_learner(method="aps"), plots.cell_states(HARD), _particles(n=5))
+
+
+def test_zero_shot_panels_show_the_task_the_fit_on_its_scale_the_values_and_the_path():
+    from types import SimpleNamespace
+
+    layout = gridworld.resolve_level("open10")
+    task = np.zeros(layout.shape)
+    task[2, 2:4] = 1.0
+    fitted = np.where(layout.walls, np.nan, 0.25)
+    fitted[5, 5] = -0.5
+    actions = np.where(layout.walls, np.nan, 3.0)
+    path = [(4, 4), (3, 4), (2, 4), (2, 3)]
+    shot = SimpleNamespace(reward_map=task, fitted_reward=fitted, value=np.where(layout.walls, np.nan, 2.0),
+                           action=actions, fit=SimpleNamespace(r2=0.125, identified=True),
+                           rollout=SimpleNamespace(positions=path, total_reward=1.0))
+    fig, axes = plt.subplots(1, 3)
+    drawn = plots.plot_zero_shot(axes, layout, shot)
+    shown = np.ma.filled(drawn["task"].get_array(), np.nan)
+    np.testing.assert_array_equal(np.isnan(shown), layout.walls)  # walls blank, free cells 0 or 1
+    np.testing.assert_array_equal(shown[~layout.walls], task[~layout.walls])
+    assert drawn["task"].get_clim() == drawn["fitted"].get_clim() == (-0.5, 1.0)  # one scale for both
+    np.testing.assert_array_equal(drawn["path"].get_xdata(), [4, 4, 4, 3])
+    np.testing.assert_array_equal(drawn["path"].get_ydata(), [4, 3, 2, 2])
+    assert "R^2 = 0.125" in axes[1].get_title() and "return 1 in 3 steps" in axes[0].get_title()
+    arrows = drawn["arrows"]  # action 3 (right) everywhere: one column to the right, no row change
+    np.testing.assert_array_equal(arrows.U[~arrows.Umask], np.ones((~layout.walls).sum()))
+    np.testing.assert_array_equal(arrows.V[~arrows.Umask], np.zeros((~layout.walls).sum()))
+    plt.close(fig)
+    shot.fit = SimpleNamespace(r2=float("nan"), identified=False)
+    shot.fitted_reward = np.full(layout.shape, np.nan)
+    fig, axes = plt.subplots(1, 3)
+    drawn = plots.plot_zero_shot(axes, layout, shot)
+    assert "no reward seen" in axes[1].get_title() and drawn["task"].get_clim() == (0.0, 1.0)
+    plt.close(fig)

@@ -10,7 +10,7 @@ import torch
 
 import gridworld
 from aps_teach.plots import plot_paths
-from aps_teach.rollouts import greedy_rollout, oracle_task, state_observations
+from aps_teach.rollouts import greedy_rollout, oracle_task, state_observations, transitions
 from aps_teach.tasks import infer_task
 from aps_teach.train import TrainConfig, identify_task, new_learner, task_data
 
@@ -135,6 +135,22 @@ def test_oracle_task_recovers_a_reward_linear_in_the_features():
     # in ROOM the reward is 10 * [s' is the target] exactly: least squares over every transition gives
     # w = (10, 0), unit norm (1, 0)
     assert torch.allclose(oracle_task(TargetIndicator(), ROOM), torch.tensor([1.0, 0.0]), atol=1e-6)
+
+
+def test_transitions_are_every_move_by_the_level_rules():
+    moves, frames, rewards = transitions(ROOM)
+    layout = gridworld.resolve_level(ROOM)
+    assert [state for state, _ in moves[::4]] == layout.reachable_states()
+    assert [action for _, action in moves] == [0, 1, 2, 3] * len(layout.reachable_states())
+    assert frames.shape == (len(moves), len(gridworld.LAYER_NAMES), 5, 6) and frames.dtype == torch.uint8
+    for (state, action), frame, reward in zip(moves, frames, rewards.tolist(), strict=True):
+        (position, _), _, terminated = layout.step(state, action)
+        agent = [tuple(cell) for cell in np.argwhere(frame[AGENT_PLANE].numpy())]
+        assert agent == ([] if terminated else [position])  # the target is drawn over the agent
+        assert reward == (10.0 if terminated else 0.0)
+    # into T at (3, 4): right from (3, 3), down from (2, 4)
+    assert sorted(move for move, r in zip(moves, rewards.tolist(), strict=True) if r) == [
+        (((2, 4), ()), 1), (((3, 3), ()), 3)]
 
 
 def test_oracle_task_needs_task_features():

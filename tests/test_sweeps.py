@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
+from aps_teach.agents import AgentConfig
 from aps_teach.plots import plot_figure4
 from aps_teach.stats import mean_with_ci
-from aps_teach.sweeps import RunSpec, grid, read_rows, run_sweep, with_overrides
+from aps_teach.sweeps import RunSpec, field_doc, grid, read_rows, run_sweep, with_overrides
+from aps_teach.train import TrainConfig
 
 CALLS: list[str] = []
 _lock = threading.Lock()
@@ -87,6 +89,9 @@ def test_run_keys_distinguish_overrides():
 @dataclass
 class Inner:
     k: int = 10
+    """Neighbours.
+
+    Two paragraphs."""
     dim: int = 5
 
 
@@ -102,6 +107,26 @@ def test_with_overrides_reaches_nested_fields_and_names_valid_ones():
     assert Outer().inner.k == 10  # the original is untouched
     with pytest.raises(ValueError, match="unknown config field 'inner.kk'; fields here: k, dim"):
         with_overrides(Outer(), [("inner.kk", 3)])
+
+
+@dataclass
+class Derived(Inner):
+    extra: bool = False
+    """Only here."""
+    k: int = 3
+    """Overridden."""
+
+
+def test_field_doc_reads_the_literal_after_each_field_and_names_valid_ones():
+    assert field_doc(Outer(), "inner.k") == "Neighbours.\n\nTwo paragraphs."
+    assert field_doc(Outer(), "inner.dim") == field_doc(Outer(), "lr") == ""
+    assert (field_doc(Derived(), "k"), field_doc(Derived(), "extra")) == ("Overridden.", "Only here.")
+    assert field_doc(TrainConfig(), "agent.k").startswith("Neighbours in the kNN particle-entropy reward")
+    assert field_doc(AgentConfig(), "n_step") == "Multi-step return length (paper: 10)."
+    with pytest.raises(ValueError, match="unknown config field 'inner.kk'; fields here: k, dim"):
+        field_doc(Outer(), "inner.kk")
+    with pytest.raises(ValueError, match="unknown config field 'lr.x'; fields here: none"):
+        field_doc(Outer(), "lr.x")
 
 
 def test_figure4_bar_heights_equal_the_csv_means(tmp_path, threads):

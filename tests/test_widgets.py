@@ -214,3 +214,36 @@ def test_reward_painter_show_displays_the_value_box_and_the_grid(monkeypatch):
     monkeypatch.setattr(widgets, "display", lambda obj, **kwargs: shown.append(obj))
     painter = widgets.reward_painter("open10")
     assert len(shown) == 1 and list(shown[0].children) == [painter.value, painter.grid]
+
+
+def test_zero_shot_painter_infers_the_painted_task_and_redraws_on_the_button(monkeypatch):
+    from aps_teach import transfer
+    from aps_teach.train import new_learner
+
+    shown = []
+
+    class Handle:
+        def update(self, obj):
+            shown.append(("update", obj))
+
+    def fake_display(obj, display_id=False):
+        shown.append(("display", obj))
+        return Handle() if display_id else None
+
+    monkeypatch.setattr(widgets, "display", fake_display)
+    config = TrainConfig(num_envs=2, epsilon_end=1.0, progress=False)
+    learner = new_learner("visr", transfer.maze_env("open10", np.zeros((12, 12)), 20), seed=0, config=config)
+    cells = [((1, 1), 1.0), ((1, 2), 1.0)]
+    painter = widgets.zero_shot_painter(learner, "open10", cells, seed=4, identify_steps=200, config=config,
+                                        horizon=20)
+    expected = transfer.zero_shot_on_reward_map(learner, "open10", cells, 4, identify_steps=200,
+                                                config=config, horizon=20)
+    assert torch.equal(painter.shot.fit.w, expected.fit.w)
+    assert painter.shot.rollout.positions == expected.rollout.positions
+    assert [kind for kind, _ in shown] == ["display", "display"]
+    assert shown[0][1].children[-1] is painter.button and shown[1][1].data.startswith(b"\x89PNG")
+    painter.painter.buttons[9, 9].value = True
+    assert len(shown) == 2  # painting alone does not rerun the inference
+    painter.button.click()
+    assert [kind for kind, _ in shown] == ["display", "display", "update"]
+    assert painter.shot.reward_map[9, 9] == 1.0 and shown[2][1].data != shown[1][1].data
