@@ -327,6 +327,39 @@ def plot_transfer(rows: Sequence[dict]):
     return fig
 
 
+def plot_ablation(rows, by: str, metrics: dict[str, str], order: Sequence[str] | None = None,
+                  title: str | None = None, xlabel: str | None = None, dot_label: str = "one run (seed)"):
+    """One panel per metric (column -> axis label): for each value of column `by` (in `order`), the mean of
+    its rows with a 95% bootstrap interval (red), and every row (`dot_label`) as a grey dot. NaN values
+    are left out of both; a panel's title counts them."""
+    order = list(order or dict.fromkeys(str(row[by]) for row in rows))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(0.8 + 3.3 * len(metrics), 3.6), squeeze=False)
+    for ax, (metric, label) in zip(axes[0], metrics.items(), strict=True):
+        summary = summarise(rows, by=(by,), value=metric, drop_nan=True)
+        for i, name in enumerate(order):
+            values = [float(row[metric]) for row in rows if str(row[by]) == name]
+            values = [v for v in values if not np.isnan(v)]
+            offsets = np.linspace(-0.12, 0.12, len(values)) if len(values) > 1 else np.zeros(len(values))
+            ax.scatter(i + 0.22 + offsets, values, s=14, color="grey", alpha=0.8,
+                       label=dot_label if i == 0 else None)
+        shown = [(i, summary[(name,)]) for i, name in enumerate(order) if (name,) in summary]
+        means = [s[0] for _, s in shown]
+        errors = [[s[0] - s[1] for _, s in shown], [s[2] - s[0] for _, s in shown]]
+        ax.errorbar([i for i, _ in shown], means, yerr=errors, fmt="o", color="#d62728", capsize=4,
+                    label="mean, 95% CI", zorder=3)
+        ax.set_xticks(range(len(order)), order)
+        ax.set_xlim(-0.5, len(order) - 0.5)
+        ax.set_xlabel(xlabel or by)
+        ax.set_ylabel(label)
+        dropped = sum(1 for row in rows if np.isnan(float(row[metric])))
+        ax.set_title(label + (f"\n({dropped} NaN runs left out)" if dropped else ""))
+    axes[0][0].legend(frameon=False, fontsize="small")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> None:
     """Write `fig` to `path` atomically (the format comes from the suffix)."""
     with atomic_path(path) as tmp:
