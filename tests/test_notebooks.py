@@ -51,3 +51,10 @@ def test_notebook_runs_top_to_bottom_in_fast_mode(source):
         assert "easy: 10 steps, rewards paid [1.0, 10.0], return 11, success True" in printed
         assert "return 12, success True" in printed
         assert "hard: 20 episodes" in printed  # fast mode really used its small sizes
+    if source.stem == "05_ablations":
+        printed = _printed(notebook)
+        assert "probes: hard level, seeds [0]" in printed  # fast mode really used its small sizes
+        assert "APS with explore_weight 0 reproduces VISR's numbers to the last digit on every seed: True" \
+            in printed
+        assert "distinct coverage values across k, per seed: {'0': 1}" in printed  # the silent bug shows
+        assert printed.count("pretraining identical with GPI on and off (phi spread to the last digit): True") == 2
