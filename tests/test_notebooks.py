@@ -57,4 +57,5 @@ def test_notebook_runs_top_to_bottom_in_fast_mode(source):
         assert "APS with explore_weight 0 reproduces VISR's numbers to the last digit on every seed: True" \
             in printed
         assert "distinct coverage values across k, per seed: {'0': 1}" in printed  # the silent bug shows
-        assert printed.count("pretraining identical with GPI on and off (phi spread to the last digit): True") == 2
+        same = "pretraining identical with GPI on and off (phi spread to the last digit): True"
+        assert printed.count(same) == 2
