@@ -12,7 +12,8 @@ One probe = `train.pretrain`, then, without any further training:
 - task_r2: R^2 of the least-squares fit of the level's own reward on phi(s') (`transfer.identify`):
   how linear the task is in the learned features where the pretrained policy goes (NaN when the
   identification data hold no reward);
-- zero-shot success and return of the greedy policy on the identified w (`train.evaluate`).
+- zero-shot success and return of the greedy policy on the identified w (`train.evaluate`);
+- its cost: wall seconds, and CPU seconds of its process (what a busy machine does not inflate).
 Methods without phi (apt) get NaN phi_spread and task_r2, and are evaluated on their fixed task.
 """
 
@@ -61,7 +62,7 @@ def probe_pretraining(method: str, level: str, *, seed: int, pretrain_steps: int
     if level not in gridworld.LEVELS:
         raise ValueError(f"probes measure the key levels' task; valid levels: {', '.join(gridworld.LEVELS)}")
     config = config or TrainConfig()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     learner, log = pretrain(method, level, pretrain_steps, seed, config)
     row = {key: log.coverage[key] for key in ("state_coverage", "states_visited", "keys_picked",
                                                "target_reached")}
@@ -74,7 +75,8 @@ def probe_pretraining(method: str, level: str, *, seed: int, pretrain_steps: int
         w, row["task_r2"] = fit.w, fit.r2
     result = evaluate(learner, level, w, eval_episodes, seed, config)
     row.update(zero_shot_success=result.success_rate, zero_shot_return=result.mean_return,
-               probe_seconds=round(time.perf_counter() - start, 3))
+               probe_seconds=round(time.perf_counter() - start, 3),
+               probe_cpu_seconds=round(time.process_time() - cpu_start, 3))
     return row
 
 

@@ -82,7 +82,7 @@ from aps_teach.cross_training import run_cross_rows
 from aps_teach.experiments import DEFAULT_FINETUNE_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.stats import summarise
 from aps_teach.sweeps import RunSpec, config_hash, local_executor, read_rows, run_sweep, with_overrides
-from aps_teach.train import TrainConfig
+from aps_teach.train import TrainConfig, new_learner
 
 started = time.perf_counter()
 budgets = {"probe": probe_budget, "transfer": transfer_budget, "cross": cross_budget}
@@ -227,13 +227,13 @@ plots.plot_ablation(encoder_rows, "variant", probe_metrics, list(encoders),
                     xlabel="kNN space")
 plt.show()
 show(encoder_rows, probe_metrics, list(encoders))
-seconds = {label: np.mean([float(r["probe_seconds"]) for r in encoder_rows if r["variant"] == label])
-           for label in encoders}
-print("mean seconds per probe:", {label: round(s, 1) for label, s in seconds.items()})
+for label in encoders:
+    cpu = [float(r["probe_cpu_seconds"]) for r in encoder_rows if r["variant"] == label]
+    print(f"{label}: {np.mean(cpu):.1f} CPU seconds per probe")
 
 # %% [markdown]
 # **Explain it.** Do the intervals separate? If they don't, which is it: no effect, or an effect
-# too small for this many seeds? What does the contrastive encoder cost in time (printed above),
+# too small for this many seeds? What does the contrastive encoder cost in compute (printed above),
 # and what would you need to run to tell the two apart?
 #
 # ## Exercise 2: how many neighbours, k?
@@ -274,7 +274,7 @@ plots.plot_ablation(dim_rows, "variant", dim_metrics, list(dims),
                     title=f"APS on {probe_level}: feature dimension", xlabel="feature dimension")
 plt.show()
 show(dim_rows, dim_metrics, list(dims))
-print("1/sqrt(d):", {d: round(1 / np.sqrt(d), 3) for d in feature_dims})
+print("1/sqrt(d):", ", ".join(f"d={d}: {1 / np.sqrt(d):.3f}" for d in feature_dims))
 
 # %% [markdown]
 # **Explain it.** Is the level's reward anywhere near linear in φ (an R² near 1)? φ is trained to
@@ -315,8 +315,9 @@ print(f"APS with explore_weight 0 reproduces VISR's numbers to the last digit on
 assert identical
 
 # %% [markdown]
-# **Explain it.** Which term moves coverage, and which moves φ(s')ᵀw? Is "explore only" the same as
-# APT? (Hint: in what space are its kNN distances measured, and what still trains φ?)
+# **Explain it.** Which term moves coverage, and which moves φ(s')ᵀw? Did φ(s')ᵀw go the way the
+# hypothesis said? Remember that the vMF loss trains φ in every variant, whatever the behaviour. Is
+# "explore only" the same as APT? (Hint: in what space are its kNN distances measured?)
 #
 # ## Exercise 5: find the silent bug
 #
@@ -389,11 +390,17 @@ for loss in ("vector", "scalar"):
     same = all(on[s]["phi_spread"] == off[s]["phi_spread"] for s in on)
     print(f"{loss}: pretraining identical with GPI on and off (phi spread to the last digit): {same}")
     assert same
+    returns = {gpi: {(r["seed"], r["task"]): r["return"] for r in head_rows if r["variant"] == f"{loss}{gpi}"}
+               for gpi in (" + GPI", ", no GPI")}
+    equal = sum(returns[" + GPI"][task] == returns[", no GPI"][task] for task in returns[" + GPI"])
+    print(f"{loss}: tasks whose return is the same to the last digit with GPI on and off: "
+          f"{equal} of {len(returns[' + GPI'])}")
 
 # %% [markdown]
 # **Explain it.** Is any variant above 0, i.e. better than acting at random? If none is, can this
-# experiment say anything about GPI? Look at the R² panel: how well does φ represent these tasks,
-# and what does task identification give GPI to work with when it doesn't?
+# experiment say anything about GPI? Count the tasks on which GPI changed nothing (printed above):
+# if ψ(s, a, z) was trained only along z, roughly what is ψ(s, a, zᵢ)ᵀw for a fresh zᵢ, and which
+# candidate wins GPI's max? Then look at the R² panel: how well does φ represent these tasks?
 #
 # ## Exercise 7: X → Y in miniature
 #
@@ -455,10 +462,16 @@ for maze in ("open10", "fourroom"):
         print(f"{maze:>8} {method:>4}: score {s['normalised_score']:+.3f} [{s['score_low']:+.3f}, "
               f"{s['score_high']:+.3f}] ({verdict}), mean R^2 {s['mean_r2']:.3f}, "
               f"{s['unidentified']} of {s['tasks']} tasks unidentified, phi spread per seed {spreads}")
+for maze in ("open10", "fourroom"):  # the scale of phi spread: the same networks before any training
+    layout = transfer.maze_layout(maze)
+    env = transfer.maze_env(maze, np.zeros(layout.shape), 100)
+    untrained = [transfer.feature_spread(new_learner("aps", env, seed), layout) for seed in transfer_seeds]
+    print(f"{maze:>8}: phi spread of the untrained network, per seed {[round(x, 4) for x in untrained]}")
 
 # %% [markdown]
-# **Explain it.** Does either method beat random? Look at the φ spread: a spread of 0 means φ
-# collapsed to one vector, so every task gets the same w. What could make φ collapse (think of
+# **Explain it.** Does either method beat random? Look at the φ spread, beside the untrained
+# network's: a spread near 0 means φ collapsed to (nearly) one vector, so every task gets (nearly)
+# the same w. What could make φ collapse (think of
 # ReLUs that never fire again after a large update, and the pretraining learning rate
 # `AgentConfig.lr`)? Which single change would you try first, and how would you keep the comparison
 # fair to both methods?

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from aps_teach.plots import plot_ablation, plot_figure4
+from aps_teach.plots import METHOD_COLOURS, method_colour, plot_ablation, plot_figure4
 from aps_teach.stats import mean_with_ci, summarise
 from aps_teach.sweeps import RunSpec, grid, read_rows, run_sweep, with_overrides
 
@@ -169,3 +169,10 @@ def test_ablation_points_are_the_group_means_in_order_without_nan():
     assert [t.get_text() for t in cov.get_xticklabels()] == ["k=3", "k=10"]
     assert "1 NaN runs left out" in r2.get_title() and "NaN" not in cov.get_title()
     assert sum(len(c.get_offsets()) for c in r2.collections if hasattr(c, "get_offsets")) >= 3
+
+
+def test_other_names_never_take_a_methods_colour():
+    methods = ["visr", "apt", "aps", "dqn", "aps->visr", "visr->aps"]
+    colours = [method_colour(name, i) for i, name in enumerate(methods)]
+    assert colours[:4] == [METHOD_COLOURS[m] for m in methods[:4]]
+    assert len(set(colours)) == len(colours)
