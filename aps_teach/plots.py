@@ -258,6 +258,13 @@ def plot_random_policy_overview(stats: Sequence[RandomPolicyStats]):
 
 
 METHOD_COLOURS = {"visr": "#1f77b4", "apt": "#2ca02c", "aps": "#d62728", "dqn": "#7f7f7f"}
+OTHER_COLOURS = ("#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
+"""Colours of other names (variants, X->Y pairs), none of them a method's."""
+
+
+def method_colour(method: str, index: int) -> str:
+    """A method's own colour, or else the `index`-th of `OTHER_COLOURS` (cycling)."""
+    return METHOD_COLOURS.get(method, OTHER_COLOURS[index % len(OTHER_COLOURS)])
 
 
 def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[str] | None = None):
@@ -270,7 +277,7 @@ def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[st
     fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(methods) * len(levels), 4))
     width = 0.8 / len(methods)
     for m, method in enumerate(methods):
-        colour = METHOD_COLOURS.get(method, f"C{m}")
+        colour = method_colour(method, m)
         for phase, alpha in (("finetuned", 0.35), ("zero_shot", 1.0)):
             stats = [summary.get((level, method, phase)) for level in levels]
             x = [i + (m - (len(methods) - 1) / 2) * width for i, s in enumerate(stats) if s]
@@ -298,7 +305,7 @@ def plot_transfer(rows: Sequence[dict]):
     fig, (bars, scatter) = plt.subplots(1, 2, figsize=(11, 4.2))
     width = 0.8 / len(methods)
     for m, method in enumerate(methods):
-        colour = METHOD_COLOURS.get(method, f"C{m}")
+        colour = method_colour(method, m)
         stats = [(i, summary[(maze, method)]) for i, maze in enumerate(mazes) if (maze, method) in summary]
         x = [i + (m - (len(methods) - 1) / 2) * width for i, _ in stats]
         errors = [[s[0] - s[1] for _, s in stats], [s[2] - s[0] for _, s in stats]]
@@ -323,6 +330,40 @@ def plot_transfer(rows: Sequence[dict]):
     note = f"\n({unidentified} tasks saw no reward: no R^2, not shown)" if unidentified else ""
     scatter.set_title(f"score against how linear the task is in phi{note}")
     scatter.legend(frameon=False, fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def plot_ablation(rows, by: str, metrics: dict[str, str], order: Sequence[str] | None = None,
+                  title: str | None = None, xlabel: str | None = None, dot_label: str = "one run (seed)"):
+    """One panel per metric (column -> axis label): for each value of column `by` (in `order`), the mean of
+    its rows with a 95% bootstrap interval (red), and every row (`dot_label`) as a grey dot. NaN values
+    are left out of both; a panel's title counts them."""
+    order = list(order or dict.fromkeys(str(row[by]) for row in rows))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(0.8 + 3.3 * len(metrics), 3.6), squeeze=False)
+    for ax, (metric, label) in zip(axes[0], metrics.items(), strict=True):
+        summary = summarise(rows, by=(by,), value=metric, drop_nan=True)
+        for i, name in enumerate(order):
+            values = [float(row[metric]) for row in rows if str(row[by]) == name]
+            values = [v for v in values if not np.isnan(v)]
+            offsets = np.linspace(-0.12, 0.12, len(values)) if len(values) > 1 else np.zeros(len(values))
+            ax.scatter(i + 0.22 + offsets, values, s=14, color="grey", alpha=0.8,
+                       label=dot_label if i == 0 else None)
+        shown = [(i, summary[(name,)]) for i, name in enumerate(order) if (name,) in summary]
+        means = [s[0] for _, s in shown]
+        errors = [[s[0] - s[1] for _, s in shown], [s[2] - s[0] for _, s in shown]]
+        ax.errorbar([i for i, _ in shown], means, yerr=errors, fmt="o", color="#d62728", capsize=4,
+                    label="mean, 95% CI", zorder=3)
+        long = max(map(len, order)) * len(order) > 30  # labels that would overlap side by side
+        ax.set_xticks(range(len(order)), order, rotation=25 if long else 0, ha="right" if long else "center")
+        ax.set_xlim(-0.5, len(order) - 0.5)
+        ax.set_xlabel(xlabel or by)
+        ax.set_ylabel(label)
+        dropped = sum(1 for row in rows if np.isnan(float(row[metric])))
+        ax.set_title(label + (f"\n({dropped} NaN runs left out)" if dropped else ""))
+    axes[0][0].legend(frameon=False, fontsize="small")
+    if title:
+        fig.suptitle(title)
     fig.tight_layout()
     return fig
 

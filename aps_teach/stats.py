@@ -29,10 +29,16 @@ def mean_with_ci(
 Summary = tuple[float, float, float, int]
 
 
-def summarise(rows, by: tuple[str, ...], value: str) -> dict[tuple[str, ...], Summary]:
+def summarise(rows, by: tuple[str, ...], value: str, *, drop_nan: bool = False
+              ) -> dict[tuple[str, ...], Summary]:
     """Group result rows (dicts, e.g. from a CSV) by the columns `by`; per group the mean of
-    column `value` with its 95% bootstrap interval, and the number of rows: (mean, low, high, n)."""
+    column `value` with its 95% bootstrap interval, and the number of rows: (mean, low, high, n).
+    `drop_nan` leaves out rows whose value is NaN (e.g. an R^2 with no reward seen), and n counts the
+    rest; a group with none left is absent."""
     groups: dict[tuple[str, ...], list[float]] = {}
     for row in rows:
-        groups.setdefault(tuple(str(row[column]) for column in by), []).append(float(row[value]))
+        number = float(row[value])
+        if drop_nan and np.isnan(number):
+            continue
+        groups.setdefault(tuple(str(row[column]) for column in by), []).append(number)
     return {key: (*mean_with_ci(values), len(values)) for key, values in groups.items()}

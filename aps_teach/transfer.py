@@ -19,16 +19,18 @@ Decisions:
 - A task whose identification data hold no reward at all cannot be inferred: its row has
   identified = 0 and R^2 = NaN, and the agent acts on a w drawn uniformly on the sphere from the task
   seed, as it would have to. Its score counts in the aggregate: dropping it would flatter the method.
-- Evaluation is `train.evaluate` with GPI, greedy, `eval_episodes` episodes of `horizon` steps from
-  uniform start cells: the horizon and start distribution of the exact references `optimal_return` and
-  `random_return`, so score = (return - random) / (optimal - random). The return is a Monte Carlo mean
-  over few episodes, so a task's score can fall outside [0, 1].
+- Evaluation is `train.evaluate`, greedy, with GPI unless the learner's `AgentConfig.gpi` is off,
+  `eval_episodes` episodes of `horizon` steps from uniform start cells: the horizon and start
+  distribution of the exact references `optimal_return` and `random_return`, so score =
+  (return - random) / (optimal - random). The return is a Monte Carlo mean over few episodes, so a
+  task's score can fall outside [0, 1].
 - Each row carries `phi_spread` (`feature_spread` of its seed's learner): 0 means phi collapsed to one
   vector, which makes every task's w the same and its R^2 0.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Sequence
@@ -48,7 +50,7 @@ from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.files import write_csv_atomic
 from aps_teach.rollouts import Rollout, greedy_rollout
 from aps_teach.stats import mean_with_ci
-from aps_teach.sweeps import config_hash, read_rows
+from aps_teach.sweeps import RunSpec, config_hash, read_rows, with_overrides
 from aps_teach.tasks import infer_task, sample_tasks
 from aps_teach.train import EnvSource, TrainConfig, check_steps, evaluate, pretrain, task_data
 from gridworld.layout import Layout
@@ -139,14 +141,16 @@ def fit_task(features: torch.Tensor, rewards: torch.Tensor, seed: int) -> TaskFi
     """`infer_task` on (Phi, r) and its R^2; with no reward in r, a w drawn on the sphere from `seed`.
 
     c is w scaled by the least-squares step along it, (Phi w)^T r / ||Phi w||^2: the minimiser lies on
-    the line through w, so this is the unnormalised solution without solving the regression twice."""
+    the line through w, so this is the unnormalised solution without solving the regression twice. It
+    uses w in float64: with nearly collinear features (condition numbers of 1e8 occur) the float32 w
+    acted on is off the minimiser's line enough to understate R^2."""
     if not rewards.any():
         w = sample_tasks(1, features.shape[1], torch.Generator().manual_seed(seed))[0]
         return TaskFit(w, None, math.nan, False)
-    w = infer_task(features, rewards)
-    direction = features.double() @ w.double()
-    coefficients = w.double() * (direction @ rewards.double()) / (direction @ direction)
-    return TaskFit(w, coefficients, r_squared(features, rewards, coefficients), True)
+    w = infer_task(features.double(), rewards)
+    direction = features.double() @ w
+    coefficients = w * (direction @ rewards.double()) / (direction @ direction)
+    return TaskFit(w.to(features.dtype), coefficients, r_squared(features, rewards, coefficients), True)
 
 
 def identify(learner: Learner, env: EnvSource, steps: int, seed: int, config: TrainConfig | None = None
@@ -160,12 +164,12 @@ def transfer_task(learner: Learner, maze: str | Sequence[str], reward_map: np.nd
                   references: tuple[float, float], identify_steps: int = DEFAULT_IDENTIFY_STEPS,
                   eval_episodes: int = DEFAULT_TRANSFER_EPISODES, config: TrainConfig | None = None,
                   horizon: int = gridworld.MAX_EPISODE_STEPS) -> dict:
-    """Identify the task of `reward_map`, evaluate greedily with GPI, normalise by `references`
-    (optimal, random): one result row (without method, maze, seed, task)."""
+    """Identify the task of `reward_map`, evaluate greedily (GPI as `learner.config.gpi` says), normalise by
+    `references` (optimal, random): one result row (without method, maze, seed, task)."""
     start = time.perf_counter()
     env = maze_env(maze, reward_map, horizon)
     fit = identify(learner, env, identify_steps, seed, config)
-    result = evaluate(learner, env, fit.w, eval_episodes, seed, config, gpi=True)
+    result = evaluate(learner, env, fit.w, eval_episodes, seed, config, gpi=learner.config.gpi)
     optimal, random = references
     return {"normalised_score": normalised_score(result.mean_return, optimal, random),
             "return": result.mean_return, "optimal_return": optimal, "random_return": random,
@@ -189,14 +193,15 @@ class ZeroShot:
     action: np.ndarray
     """argmax_a psi(s, a, w)^T w at each cell (0 up, 1 down, 2 left, 3 right)."""
     rollout: Rollout
-    """One greedy GPI episode from the start cell reset(seed) draws."""
+    """One greedy episode (GPI unless the learner's config turns it off) from the start cell reset(seed)
+    draws."""
 
 
 def zero_shot_on_reward_map(learner: Learner, maze: str | Sequence[str], reward_map, seed: int, *,
                             identify_steps: int = DEFAULT_IDENTIFY_STEPS, config: TrainConfig | None = None,
                             horizon: int = gridworld.MAX_EPISODE_STEPS) -> ZeroShot:
     """Infer w for `reward_map` (H x W, or {(row, col): value}) on `maze` from `identify_steps` env steps
-    of identification data, and show the result: fitted reward, value map, greedy GPI trajectory."""
+    of identification data, and show the result: fitted reward, value map, greedy (GPI) trajectory."""
     layout = maze_layout(maze)
     reward_map = as_reward_map(layout, reward_map)
     env = maze_env(maze, reward_map, horizon)
@@ -205,7 +210,7 @@ def zero_shot_on_reward_map(learner: Learner, maze: str | Sequence[str], reward_
     fitted = np.full(len(cells.positions), np.nan) if fit.coefficients is None else \
         (learner.features(cells.observations).double() @ fit.coefficients).numpy()
     values = plots.value_map(learner, cells, fit.w)
-    rollout = greedy_rollout(learner, env, fit.w, seed, gpi=True)
+    rollout = greedy_rollout(learner, env, fit.w, seed, gpi=learner.config.gpi)
     return ZeroShot(reward_map, fit, cells.grid(fitted), values["value"], values["action"], rollout)
 
 
@@ -308,3 +313,14 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
         plots.save_figure(fig, figure)
         plt.close(fig)
     return TransferReport(rows, summary, results, figure)
+
+
+def run_transfer_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
+    """A sweep run (`sweeps.run_sweep`): `run_transfer` of spec.method on the maze spec.level with the one
+    seed spec.seed and the spec's overrides applied to `TrainConfig(progress=False)`; its rows, overrides
+    added.
+    `budget` holds run_transfer's keyword arguments (num_tasks, pretrain_steps, ...)."""
+    config = with_overrides(TrainConfig(progress=False), spec.overrides)
+    report = run_transfer(spec.method, spec.level, seeds=[spec.seed], config=config, **budget)
+    overrides = json.dumps(spec.overrides) if spec.overrides else ""
+    return [{**row, "overrides": overrides} for row in report.rows]

@@ -81,3 +81,11 @@ def test_notebook_runs_top_to_bottom_in_fast_mode(source):
         for claim, times in claims.items():
             assert printed.count(f"{claim}: True") == times, claim
         assert "4 pretraining runs, 2 fine-tuned" in printed  # fast mode really used its small sizes
+    if source.stem == "05_ablations":
+        printed = _printed(notebook)
+        assert "probes: hard level, seeds [0]" in printed  # fast mode really used its small sizes
+        assert "APS with explore_weight 0 reproduces VISR's numbers to the last digit on every seed: True" \
+            in printed
+        assert "distinct coverage values across k, per seed: {'0': 1}" in printed  # the silent bug shows
+        same = "pretraining identical with GPI on and off (phi spread to the last digit): True"
+        assert printed.count(same) == 2

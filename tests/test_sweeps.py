@@ -1,5 +1,5 @@
 """The sweep runner: results well-formed, resumable, robust to a failing run; Figure 4's bars equal
-the CSV means; bootstrap intervals against a plain numpy bootstrap."""
+the CSV means, and so are an ablation plot's points; bootstrap intervals against a plain numpy bootstrap."""
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from aps_teach.agents import AgentConfig
-from aps_teach.plots import plot_figure4
-from aps_teach.stats import mean_with_ci
+from aps_teach.plots import METHOD_COLOURS, method_colour, plot_ablation, plot_figure4
+from aps_teach.stats import mean_with_ci, summarise
 from aps_teach.sweeps import RunSpec, field_doc, grid, read_rows, run_sweep, with_overrides
 from aps_teach.train import TrainConfig
 
@@ -172,3 +172,32 @@ def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path):
     assert again.completed == [] and len(again.skipped) == 2
     with pytest.raises(ValueError, match="unknown methods or levels"):
         run_figure4_sweep(["ppo"], ["easy"], 1, tmp_path, budget)
+
+
+def test_summarise_can_leave_out_nan_values():
+    rows = [{"v": "a", "x": 1.0}, {"v": "a", "x": float("nan")}, {"v": "a", "x": 3.0}, {"v": "b", "x": "nan"}]
+    assert summarise(rows, ("v",), "x", drop_nan=True) == {("a",): (2.0, *mean_with_ci([1.0, 3.0])[1:], 2)}
+    kept = summarise(rows[3:], ("v",), "x")
+    assert kept[("b",)][3] == 1 and np.isnan(kept[("b",)][0])
+
+
+def test_ablation_points_are_the_group_means_in_order_without_nan():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rows = [{"variant": v, "seed": s, "cov": c, "r2": r} for v, s, c, r in [
+        ("k=10", 0, 0.5, 0.1), ("k=10", 1, 0.7, float("nan")), ("k=3", 0, 0.2, 0.3), ("k=3", 1, 0.4, 0.5)]]
+    fig = plot_ablation(rows, "variant", {"cov": "coverage", "r2": "R^2"}, order=["k=3", "k=10"])
+    cov, r2 = fig.axes
+    for ax, expected in ((cov, [0.3, 0.6]), (r2, [0.4, 0.1])):
+        np.testing.assert_allclose(np.asarray(ax.containers[0].lines[0].get_ydata(), dtype=float), expected)
+    assert [t.get_text() for t in cov.get_xticklabels()] == ["k=3", "k=10"]
+    assert "1 NaN runs left out" in r2.get_title() and "NaN" not in cov.get_title()
+    assert sum(len(c.get_offsets()) for c in r2.collections if hasattr(c, "get_offsets")) >= 3
+
+
+def test_other_names_never_take_a_methods_colour():
+    methods = ["visr", "apt", "aps", "dqn", "aps->visr", "visr->aps"]
+    colours = [method_colour(name, i) for i, name in enumerate(methods)]
+    assert colours[:4] == [METHOD_COLOURS[m] for m in methods[:4]]
+    assert len(set(colours)) == len(colours)

@@ -2,6 +2,8 @@
 from the seeded reward maps, a task exactly linear in stub features, the no-reward case, the benchmark's
 files, reproducibility, clear errors and the CLI."""
 
+import dataclasses
+import json
 from types import SimpleNamespace
 
 import matplotlib
@@ -17,7 +19,7 @@ import gridworld  # noqa: E402
 from aps_teach import plots, transfer  # noqa: E402
 from aps_teach.agents import AgentConfig  # noqa: E402
 from aps_teach.stats import mean_with_ci  # noqa: E402
-from aps_teach.sweeps import read_rows  # noqa: E402
+from aps_teach.sweeps import RunSpec, read_rows  # noqa: E402
 from aps_teach.tasks import sample_tasks  # noqa: E402
 from aps_teach.train import TrainConfig, evaluate, new_learner, task_data  # noqa: E402
 from gridworld.reward_maps import as_reward_map  # noqa: E402
@@ -53,7 +55,7 @@ class ColumnStub:
     """phi(s) = ([agent in column >= 6], [agent in column <= 5]); acts uniformly at random, or always
     `fixed_action`."""
 
-    config = SimpleNamespace(feature_dim=2, task_conditioned=True, method="stub")
+    config = SimpleNamespace(feature_dim=2, task_conditioned=True, method="stub", gpi=True)
 
     def __init__(self, fixed_action=None):
         self.fixed_action = fixed_action
@@ -280,3 +282,43 @@ def test_feature_spread_is_the_spread_of_phi_over_the_cells_and_zero_when_collap
     with torch.no_grad():
         learner.phi.net[0].weight.zero_()  # every cell gets the same hidden layer: phi collapses
     assert transfer.feature_spread(learner, four) == 0.0
+
+
+def test_r2_of_nearly_collinear_features_is_the_float64_least_squares_one():
+    # four copies of one feature, 1e-6 apart, and a reward that depends on those tiny differences: w
+    # rounded to float32 is off the minimiser's line by enough to move R^2 in the 4th digit
+    rng = np.random.default_rng(0)
+    base, noise = rng.normal(size=(400, 1)), rng.normal(size=(400, 4))
+    features = torch.as_tensor(base + 1e-6 * noise, dtype=torch.float32)
+    rewards = torch.as_tensor((noise[:, 0] - noise[:, 1] > 0.5).astype(np.float32))
+    assert np.linalg.cond(features.double().numpy()) > 1e6
+    fit = transfer.fit_task(features, rewards, seed=0)
+    assert fit.r2 == pytest.approx(numpy_r2(features, rewards)[0], rel=1e-7)
+    assert fit.w.dtype == torch.float32
+
+
+def test_transfer_acts_with_gpi_only_when_the_learner_config_says_so():
+    reward_map = box_task(seed=1)
+    env = transfer.maze_env("open10", reward_map, 100)
+    returns = {}
+    for gpi in (True, False):
+        config = dataclasses.replace(TINY, agent=dataclasses.replace(AGENT_CONFIG, gpi=gpi))
+        learner = new_learner("aps", env, seed=0, config=config)
+        row = transfer.transfer_task(learner, "open10", reward_map, 7, references=exact(OPEN, reward_map),
+                                     identify_steps=200, eval_episodes=8, config=config)
+        w = transfer.identify(learner, env, 200, 7, config).w
+        assert row["return"] == evaluate(learner, env, w, 8, 7, config, gpi=gpi).mean_return
+        returns[gpi] = row["return"]
+    assert returns[True] != returns[False]  # else this test could not tell them apart
+
+
+def test_sweep_rows_are_run_transfer_rows_with_the_overrides_applied():
+    spec = RunSpec("visr", "open10", 3, (("agent.hidden", 16), ("agent.batch_size", 8), ("agent.gpi", False),
+                                         ("num_envs", 2), ("learning_starts", 100)))
+    budget = {"num_tasks": 2, "pretrain_steps": 400, "identify_steps": 200, "eval_episodes": 2}
+    rows = transfer.run_transfer_rows(spec, budget)
+    config = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8, gpi=False), num_envs=2,
+                         learning_starts=100, progress=False)
+    direct = transfer.run_transfer("visr", "open10", seeds=[3], config=config, **budget).rows
+    assert _without_seconds(rows) == [{**row, "overrides": json.dumps(spec.overrides)}
+                                      for row in _without_seconds(direct)]

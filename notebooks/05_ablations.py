@@ -1,0 +1,507 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 · Ablations: which parts of APS matter, and how would you know?
+#
+# APS is a bundle of choices: φ doubles as the encoder of the exploration reward, the kNN estimate
+# uses k neighbours in d dimensions, two reward terms are added with weights, ψ is trained with a
+# vector or a scalar loss, and actions come from GPI. An **ablation** changes one choice and measures
+# what moves. This notebook is a set of small ablation exercises on the gridworlds, in the style of
+# Spinning Up's: each states a hypothesis, runs a small sweep, plots it, and asks you to explain the
+# result. One of them hides a silent bug for you to find.
+#
+# After this notebook you will be able to:
+#
+# - run a resumable, parallel sweep of configuration variants with `aps_teach.sweeps` and read it back;
+# - choose a measurement that fits your compute budget, and report it as a mean with a 95% confidence
+#   interval, dots for every run, and a verdict computed from the numbers, not from the plot's look;
+# - test hypotheses about APS's parts (shared encoder, k, feature dimension, reward weights,
+#   scalar vs vector successor-feature loss, GPI) and read a null result for what it is;
+# - run the paper's X → Y study (method Y trained on the data method X collects) in miniature;
+# - compare VISR's and APS's zero-shot transfer to new reward maps.
+#
+# **A word on budgets.** One run at the budget of the committed Figure 4 results takes about a
+# minute of one core; this notebook has to run top to bottom in about ten minutes on two. So most
+# exercises measure what *pretraining alone* produced, at half the pretraining budget, over a few
+# seeds, and only the X → Y study fine-tunes. Every conclusion here is tentative: it holds at this
+# budget, with these seeds, and the intervals say how much that is worth. The parameters cell below
+# is where you make the sweeps bigger.
+
+# %%
+# On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
+import sys
+
+if "google.colab" in sys.modules:
+    import subprocess
+
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
+                    "aps-teach @ git+https://github.com/aps-teach/aps-teach"], check=True)
+
+# %% tags=["parameters"]
+import os
+
+FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
+workers = 2  # processes running sweep runs in parallel
+probe_level = "hard"  # the pretraining probes' level (why: see the Figure 4 section)
+probe_seeds = [0] if FAST else [0, 1, 2]
+probe_budget = {"pretrain_steps": 2_400 if FAST else 8_000, "identify_steps": 800 if FAST else 1_600,
+                "eval_episodes": 8 if FAST else 16}
+k_values = [3, 10] if FAST else [3, 5, 10]
+feature_dims = [2, 5] if FAST else [2, 5, 10]
+transfer_seeds = [0] if FAST else [0, 1]
+transfer_budget = {"pretrain_steps": 2_400 if FAST else 8_000, "num_tasks": 2 if FAST else 8,
+                   "identify_steps": 800 if FAST else 1_600, "eval_episodes": 8 if FAST else 16}
+cross_seeds = [0] if FAST else [0, 1]
+cross_budget = {"pretrain_steps": 2_400 if FAST else 16_000, "finetune_steps": 2_400 if FAST else 24_000,
+                "identify_steps": 800 if FAST else 1_600, "eval_episodes": 8 if FAST else 64}
+
+# %%
+import json
+import tempfile
+import time
+from functools import partial
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from aps_teach import plots, probes, transfer
+from aps_teach.agents import AgentConfig
+from aps_teach.cross_training import run_cross_rows
+from aps_teach.experiments import DEFAULT_FINETUNE_STEPS, DEFAULT_PRETRAIN_STEPS
+from aps_teach.stats import summarise
+from aps_teach.sweeps import RunSpec, config_hash, local_executor, read_rows, run_sweep, with_overrides
+from aps_teach.train import TrainConfig, new_learner
+
+started = time.perf_counter()
+budgets = {"probe": probe_budget, "transfer": transfer_budget, "cross": cross_budget}
+# results are kept per budget, so a re-run resumes and a changed budget never mixes in stale rows
+run_dir = Path(tempfile.mkdtemp()) if FAST else Path("runs/05_ablations") / config_hash(budgets)
+run_dir.mkdir(parents=True, exist_ok=True)
+executor = local_executor(workers)
+print(f"sweep results in {run_dir}, {workers} worker processes")
+print(f"probes: {probe_level} level, seeds {probe_seeds}, {probe_budget}")
+print(f"default budget of one full run: {DEFAULT_PRETRAIN_STEPS} pretraining + {DEFAULT_FINETUNE_STEPS} "
+      "fine-tuning env steps")
+
+# %% [markdown]
+# ## The full result first: Figure 4
+#
+# The repository's reproduction of the paper's Figure 4 ran every method on both key levels with
+# ten seeds at the full budget (`aps-teach gridworld figure4`, results in `results/gridworld/`).
+# Dark bars are zero-shot success, right after pretraining and task identification; full bars are
+# success after fine-tuning on the task reward.
+
+# %%
+figure4_csv = Path("../results/gridworld/figure4.csv")
+figure4 = read_rows(figure4_csv)
+if not figure4:
+    print(f"{figure4_csv} is not here: clone the repository to see the committed Figure 4 results")
+else:
+    methods, levels = ["visr", "apt", "aps", "dqn"], ["easy", "hard"]
+    plots.plot_figure4(figure4, methods, levels)
+    plt.show()
+    success = summarise(figure4, by=("level", "method", "phase"), value="success_rate")
+    print("success rate, mean [95% CI] over seeds (n)")
+    for level in levels:
+        for method in methods:
+            parts = [f"{phase} {m:.2f} [{lo:.2f}, {hi:.2f}] ({n})" for phase in ("zero_shot", "finetuned")
+                     for m, lo, hi, n in [success[(level, method, phase)]]]
+            print(f"  {level:>4} {method:>4}: " + ", ".join(parts))
+    once = [row for row in figure4 if row["phase"] == "finetuned"]  # one row per run
+    coverage = summarise(once, by=("level",), value="state_coverage")
+    for level in levels:
+        m, lo, hi, n = coverage[(level,)]
+        print(f"state coverage on {level}, all methods: {m:.2f} [{lo:.2f}, {hi:.2f}] over {n} runs")
+
+# %% [markdown]
+# **Explain it.** Why can zero-shot success be nothing while fine-tuned success is high, for the same
+# pretrained agent? And what does the hard level's row tell you about what *any* ablation can show
+# through success rates at this budget?
+#
+# The coverage lines are why the probes below run on the hard level: on the easy level, almost any
+# behaviour visits almost every state, so coverage cannot tell variants apart there.
+#
+# ## The measuring instrument
+#
+# Fine-tuning is most of a run's cost, and success on the hard level is zero for everyone anyway.
+# So each ablation below measures what reward-free pretraining produced, with a *probe*:
+
+# %%
+print(probes.__doc__)
+
+# %% [markdown]
+# Each sweep is a list of `RunSpec(method, level, seed, overrides)`; the overrides are dotted
+# config fields such as `("agent.k", 5)`. `run_sweep` hands the specs to the worker processes,
+# appends each finished run's row to a CSV, and skips runs already in it, so rerunning a cell costs
+# nothing and an interrupted sweep resumes. A variant equal to the default gets *no* override,
+# so its runs have the same key in every sweep and run once: the APS baseline is shared by all
+# ablations below. Two small helpers do the bookkeeping and print the numbers behind each plot.
+#
+# A caution on the intervals: they are percentile bootstrap intervals over runs (seeds), and with
+# a handful of seeds a bootstrap interval is too narrow more often than 5% of the time. Read "separate" as
+# "worth a bigger sweep", not as a proof.
+
+# %%
+DEFAULTS = AgentConfig()
+
+
+def agent_overrides(**fields):
+    """("agent.<field>", value) for each field that differs from AgentConfig's default."""
+    return tuple((f"agent.{name}", value) for name, value in fields.items()
+                 if getattr(DEFAULTS, name) != value)
+
+
+def run_variants(run, budget, results, variants, levels, seeds):
+    """Run (or resume) every {label: (method, overrides)} variant x level x seed with the library function
+    `run`; return the rows of these runs, each labelled with its variant."""
+    specs = {RunSpec(method, level, seed, overrides): label for label, (method, overrides) in variants.items()
+             for level in levels for seed in seeds}
+    report = run_sweep(list(specs), partial(run, budget=budget), run_dir / results, executor=executor)
+    if report.failures:
+        raise RuntimeError(next(iter(report.failures.values())))
+    print(f"{len(report.completed)} runs done now, {len(report.skipped)} reused from {run_dir / results}")
+    labels = {spec.key: label for spec, label in specs.items()}
+    return [{**row, "variant": labels[row["run_key"]]} for row in read_rows(run_dir / results)
+            if row["run_key"] in labels]
+
+
+verdicts = []  # (metric, variant, baseline, separate?) of every comparison printed by `show`
+
+
+def show(rows, metrics, order):
+    """Print each metric's mean [95% CI] (n) per variant, and whether its interval overlaps the first's."""
+    for metric in metrics:
+        summary = summarise(rows, ("variant",), metric, drop_nan=True)
+        print(metric)
+        base = summary.get((order[0],))
+        for label in order:
+            if (label,) not in summary:
+                print(f"  {label:>22}: no finite value")
+                continue
+            m, lo, hi, n = summary[(label,)]
+            versus = ""
+            if base is not None and label != order[0] and min(n, base[3]) < 2:
+                versus = "   (one run: no interval to compare)"
+            elif base is not None and label != order[0]:
+                separate = hi < base[1] or base[2] < lo
+                verdicts.append((metric, label, order[0], separate))
+                versus = f"   {'separate from' if separate else 'overlaps'} {order[0]} ({m - base[0]:+.3f})"
+            print(f"  {label:>22}: {m:7.3f} [{lo:7.3f}, {hi:7.3f}] (n={n}){versus}")
+
+
+def probe(variants):
+    """The pretraining probe of every variant x seed, on the probe level."""
+    return run_variants(probes.run_probe_rows, probe_budget, "probes.csv", variants, [probe_level],
+                        probe_seeds)
+
+
+# %% [markdown]
+# ## Exercise 1: share the encoder, or not?
+#
+# **Hypothesis.** APS computes its kNN exploration reward in the space of φ, the same features its
+# task term uses. The paper reports that this beats an APT-style encoder f trained by contrastive
+# learning: φ keeps what matters for the intrinsic reward. If so, the shared variant should cover
+# more of the level, or learn more distinguishable skills (a larger φ(s')ᵀw while pretraining).
+
+# %%
+encoders = {"shared phi": ("aps", agent_overrides(shared_encoder=True)),
+            "contrastive f": ("aps", agent_overrides(shared_encoder=False))}
+encoder_rows = probe(encoders)
+probe_metrics = {"state_coverage": "state coverage in pretraining",
+                 "reward_exploit": "mean phi(s')^T w, late",
+                 "task_r2": "R^2 of the level's reward on phi"}
+plots.plot_ablation(encoder_rows, "variant", probe_metrics, list(encoders),
+                    title=f"APS on {probe_level}: kNN reward on phi vs on a contrastive encoder",
+                    xlabel="kNN space")
+plt.show()
+show(encoder_rows, probe_metrics, list(encoders))
+for label in encoders:
+    cpu = [float(r["probe_cpu_seconds"]) for r in encoder_rows if r["variant"] == label]
+    print(f"{label}: {np.mean(cpu):.1f} CPU seconds per probe")
+
+# %% [markdown]
+# **Explain it.** Do the intervals separate? If they don't, which is it: no effect, or an effect
+# too small for this many seeds? What does the contrastive encoder cost in compute (printed above),
+# and what would you need to run to tell the two apart?
+#
+# ## Exercise 2: how many neighbours, k?
+#
+# **Hypothesis.** The particle estimate of entropy averages the distances to the k nearest
+# neighbours. A small k is local and noisy; a large k is smoother but blurs nearby structure. The
+# paper searches k in {3, 5, 10}. The exploration reward's size should grow with k (more distant
+# neighbours enter the average); whether coverage follows is the question.
+
+# %%
+ks = {f"k={k}": ("aps", agent_overrides(k=k)) for k in k_values}
+k_rows = probe(ks)
+k_metrics = {"reward_explore": "mean kNN reward, late", "state_coverage": "state coverage in pretraining"}
+plots.plot_ablation(k_rows, "variant", k_metrics, list(ks), title=f"APS on {probe_level}: neighbours k",
+                    xlabel="k")
+plt.show()
+show(k_rows, k_metrics, list(ks))
+
+# %% [markdown]
+# **Explain it.** The kNN distances are divided by their running mean before the log
+# (`AgentConfig.knn_normalise`). Why does the reward still depend on k? Does a larger reward mean
+# more exploration? Look at the coverage panel before you answer.
+#
+# ## Exercise 3: feature dimension d
+#
+# **Hypothesis.** With more dimensions, φ can express more tasks linearly, so the level's own
+# reward (keys and target) should be fitted better: a higher R² of r ~ φ(s')ᵀc. But φ lives on the
+# unit sphere, so each coordinate shrinks as d grows: a unit vector spread evenly over d dimensions
+# has coordinates of size 1/√d (printed below for reference), and `phi_spread` (the per-dimension
+# standard deviation over the level's cells) should shrink with it.
+
+# %%
+dims = {f"d={d}": ("aps", agent_overrides(feature_dim=d)) for d in feature_dims}
+dim_rows = probe(dims)
+dim_metrics = {"task_r2": "R^2 of the level's reward on phi", "phi_spread": "phi spread over cells",
+               "state_coverage": "state coverage in pretraining"}
+plots.plot_ablation(dim_rows, "variant", dim_metrics, list(dims),
+                    title=f"APS on {probe_level}: feature dimension", xlabel="feature dimension")
+plt.show()
+show(dim_rows, dim_metrics, list(dims))
+print("1/sqrt(d):", ", ".join(f"d={d}: {1 / np.sqrt(d):.3f}" for d in feature_dims))
+
+# %% [markdown]
+# **Explain it.** Is the level's reward anywhere near linear in φ (an R² near 1)? φ is trained to
+# tell skills apart, not to predict keys and targets: why would the two coincide, and what does a
+# low R² mean for task identification by least squares?
+#
+# ## Exercise 4: exploitation vs exploration weights
+#
+# **Hypothesis.** The intrinsic reward is exploit_weight · φ(s')ᵀw + explore_weight · (kNN entropy
+# of φ(s')). Without the exploration term APS should explore less; without the exploitation term its
+# behaviour ignores w, so its skills should be harder to tell apart (a smaller φ(s')ᵀw). And with
+# explore_weight = 0, APS *is* VISR: the same networks, reward and updates. We run VISR alongside
+# to check that exactly.
+
+# %%
+weights = {"exploit only": ("aps", agent_overrides(exploit_weight=1.0, explore_weight=0.0)),
+           "both (APS)": ("aps", agent_overrides(exploit_weight=1.0, explore_weight=1.0)),
+           "explore only": ("aps", agent_overrides(exploit_weight=0.0, explore_weight=1.0)),
+           "VISR": ("visr", ())}
+weight_rows = probe(weights)
+weight_metrics = {"state_coverage": "state coverage in pretraining",
+                  "reward_exploit": "mean phi(s')^T w, late",
+                  "task_r2": "R^2 of the level's reward on phi"}
+plots.plot_ablation(weight_rows, "variant", weight_metrics, list(weights),
+                    title=f"APS on {probe_level}: weights of the two reward terms", xlabel="reward terms")
+plt.show()
+show(weight_rows, weight_metrics, list(weights))
+
+
+def by_seed(rows, label):
+    return {row["seed"]: row for row in rows if row["variant"] == label}
+
+
+measured = ["state_coverage", "states_visited", "reward_exploit", "phi_spread", "task_r2", "zero_shot_return"]
+exploit_only, visr = by_seed(weight_rows, "exploit only"), by_seed(weight_rows, "VISR")
+identical = all(exploit_only[s][key] == visr[s][key] for s in visr for key in measured)
+print(f"APS with explore_weight 0 reproduces VISR's numbers to the last digit on every seed: {identical}")
+assert identical
+
+# %% [markdown]
+# **Explain it.** Which term moves coverage, and which moves φ(s')ᵀw? Did φ(s')ᵀw go the way the
+# hypothesis said? Remember that the vMF loss trains φ in every variant, whatever the behaviour. Is
+# "explore only" the same as APT? (Hint: in what space are its kNN distances measured?)
+#
+# ## Exercise 5: find the silent bug
+#
+# A colleague asks a follow-up question: *does k matter more when exploration has to work without
+# the task term's help?* They meant to start from one variant of Exercise 4 and vary k:
+
+# %%
+colleague = {f"k={k}": ("aps", weights["exploit only"][1] + agent_overrides(k=k)) for k in k_values}
+colleague_rows = probe(colleague)
+plots.plot_ablation(colleague_rows, "variant", {"state_coverage": "state coverage in pretraining",
+                                                "reward_explore": "mean kNN reward, late"},
+                    list(colleague), title="the colleague's sweep: k without the task term's help",
+                    xlabel="k")
+plt.show()
+show(colleague_rows, ["state_coverage", "reward_explore"], list(colleague))
+
+# %% [markdown]
+# Their conclusion: "k makes no difference to coverage." Every run finished, nothing warned, and the
+# kNN reward was logged in every run (printed above). **Find the bug** before you run the next cell.
+# Two clues: how much do the coverage numbers differ between values of k (compare them seed by seed,
+# to the last digit)? And which runs of Exercise 4 did they start from?
+
+# %%
+flat = {s: {row["state_coverage"] for row in colleague_rows if row["seed"] == s} for s in
+        {row["seed"] for row in colleague_rows}}
+print("distinct coverage values across k, per seed:", {s: len(v) for s, v in flat.items()})
+applied = with_overrides(TrainConfig(), colleague[f"k={k_values[0]}"][1]).agent
+print(f"what the runs were configured with: exploit_weight={applied.exploit_weight}, "
+      f"explore_weight={applied.explore_weight}, k={applied.k}")
+assert all(len(values) == 1 for values in flat.values())
+
+# %% [markdown]
+# **Answer.** They took the overrides of "exploit only" instead of "explore only". With
+# explore_weight = 0 the kNN term is still computed and logged (the reward printed above) but
+# multiplied by zero, so k cannot change behaviour: the runs are identical to the last
+# digit, one distinct coverage value per seed. A knob whose variants agree *exactly* is a
+# disconnected knob, not a null result: real null results still differ by noise. Fix it with
+# `weights["explore only"]` and rerun, if you like; the runs are cheap.
+#
+# ## Exercise 6: scalar vs vector successor-feature loss, GPI on and off
+#
+# These two choices act through ψ when the agent acts on a task, but zero-shot success on the key
+# levels is nothing for every method (the dark bars of Figure 4), so the probes cannot see them.
+# This exercise uses the zero-shot transfer benchmark instead: pretrain on
+# the open maze `open10` without reward, then for each of several random box-shaped reward maps,
+# infer w by least squares and act at once. The score is normalised against exact references:
+# 0 is a uniformly random policy, 1 an optimal one.
+#
+# **Hypothesis.** Algorithm 1 trains ψ with a scalar loss on ψᵀw; the library's default is a vector
+# TD loss on ψ itself. The scalar loss never trains ψ(s, a, z) along directions other than z, yet
+# GPI scores every candidate's ψ(s, a, zᵢ) under the new task w. So GPI should help with the vector
+# loss, and help less, or hurt, with the scalar one. (GPI only acts at evaluation, so the GPI-off
+# runs repeat the GPI-on pretraining exactly; the cell checks that.)
+
+# %%
+heads = {"vector + GPI": ("aps", agent_overrides(sf_loss="vector", gpi=True)),
+         "vector, no GPI": ("aps", agent_overrides(sf_loss="vector", gpi=False)),
+         "scalar + GPI": ("aps", agent_overrides(sf_loss="scalar", gpi=True)),
+         "scalar, no GPI": ("aps", agent_overrides(sf_loss="scalar", gpi=False))}
+head_rows = run_variants(transfer.run_transfer_rows, transfer_budget, "transfer.csv", heads, ["open10"],
+                         transfer_seeds)
+plots.plot_ablation(head_rows, "variant", {"normalised_score": "normalised score (0 random, 1 optimal)",
+                                           "r2": "R^2 of the task fit"}, list(heads),
+                    title="APS zero-shot transfer on open10: SF loss and GPI", xlabel="variant",
+                    dot_label="one task")
+plt.show()
+show(head_rows, ["normalised_score", "r2"], list(heads))
+for loss in ("vector", "scalar"):
+    on, off = by_seed(head_rows, f"{loss} + GPI"), by_seed(head_rows, f"{loss}, no GPI")
+    same = all(on[s]["phi_spread"] == off[s]["phi_spread"] for s in on)
+    print(f"{loss}: pretraining identical with GPI on and off (phi spread to the last digit): {same}")
+    assert same
+    returns = {gpi: {(r["seed"], r["task"]): r["return"] for r in head_rows if r["variant"] == f"{loss}{gpi}"}
+               for gpi in (" + GPI", ", no GPI")}
+    equal = sum(returns[" + GPI"][task] == returns[", no GPI"][task] for task in returns[" + GPI"])
+    print(f"{loss}: tasks whose return is the same to the last digit with GPI on and off: "
+          f"{equal} of {len(returns[' + GPI'])}")
+
+# %% [markdown]
+# **Explain it.** Is any variant above 0, i.e. better than acting at random? If none is, can this
+# experiment say anything about GPI? Count the tasks on which GPI changed nothing (printed above):
+# if ψ(s, a, z) was trained only along z, roughly what is ψ(s, a, zᵢ)ᵀw for a fresh zᵢ, and which
+# candidate wins GPI's max? Then look at the R² panel: how well does φ represent these tasks?
+#
+# ## Exercise 7: X → Y in miniature
+#
+# Section 6 of the paper asks where APS's gains come from: its data (exploration) or what it learns
+# from them (the successor features and φ). Method Y is trained, update for update, on the replay
+# that method X fills while X pretrains; Y never acts (`aps_teach.cross_training`). The paper
+# finds APS → VISR beats VISR → APS. Here Y then identifies the task, fine-tunes and is evaluated on
+# the easy level, at the full budget of Figure 4, but with only a couple of seeds: this is the
+# notebook's most expensive cell.
+#
+# **Hypothesis.** If VISR's weakness in Figure 4 is its data, VISR trained on APS's data (aps->visr)
+# should fine-tune as well as APS; if it is VISR's learning, it should not, and APS trained on VISR's
+# data (visr->aps) should still do well.
+
+# %%
+pairs = {"aps->visr": ("aps->visr", ()), "visr->aps": ("visr->aps", ())}
+cross_rows = run_variants(run_cross_rows, cross_budget, "cross.csv", pairs, ["easy"], cross_seeds)
+reference = [row for row in figure4 if row["level"] == "easy" and row["method"] in ("visr", "aps")]
+fig = plots.plot_figure4(reference + cross_rows, ["visr", "aps", *pairs], ["easy"])
+fig.axes[0].set_title("easy level: zero-shot (dark) and fine-tuned (full bar) success, mean and 95% CI\n"
+                      "visr, aps: the committed Figure 4 runs; X->Y: this notebook's runs")
+plt.show()
+cross_success = summarise(cross_rows, by=("method", "phase"), value="success_rate")
+for pair in pairs:
+    m, lo, hi, n = cross_success[(pair, "finetuned")]
+    per_seed = [float(r["success_rate"]) for r in cross_rows
+                if (r["method"], r["phase"]) == (pair, "finetuned")]
+    print(f"{pair}: fine-tuned success {m:.2f} [{lo:.2f}, {hi:.2f}] over {n} seeds, per seed {per_seed}")
+if reference:
+    own = summarise(reference, by=("method", "phase"), value="success_rate")
+    for method in ("visr", "aps"):
+        m, lo, hi, n = own[(method, "finetuned")]
+        print(f"{method} (acting itself, committed results): {m:.2f} [{lo:.2f}, {hi:.2f}] over {n} seeds")
+
+# %% [markdown]
+# **Explain it.** With this many seeds, which comparisons can the intervals settle? The reference
+# bars come from learners that *acted* during pretraining; the X → Y learners never did. Why does
+# that matter for fine-tuning, which starts from the pretrained ψ and φ? What would you run next?
+#
+# ## Exercise 8: VISR vs APS at zero-shot transfer, open room and four rooms
+#
+# **Hypothesis.** APS explores more than VISR while keeping VISR's task inference, so after the
+# same reward-free pretraining its zero-shot transfer to new reward maps should be at least as good,
+# and the gap should be larger in the four-room maze, where covering the rooms takes exploration.
+
+# %%
+methods_by_name = {"visr": ("visr", ()), "aps": ("aps", ())}
+transfer_rows = run_variants(transfer.run_transfer_rows, transfer_budget, "transfer.csv", methods_by_name,
+                             ["open10", "fourroom"], transfer_seeds)
+plots.plot_transfer(transfer_rows)
+plt.show()
+print(f"{transfer_budget['num_tasks']} tasks per seed, seeds {transfer_seeds}")
+for maze in ("open10", "fourroom"):
+    for method in methods_by_name:
+        mine = [row for row in transfer_rows if row["method"] == method and row["maze"] == maze]
+        s = transfer.summarise_transfer(mine)
+        spreads = sorted({(int(row["seed"]), round(float(row["phi_spread"]), 4)) for row in mine})
+        verdict = "above random" if s["score_low"] > 0 else "not above random"
+        print(f"{maze:>8} {method:>4}: score {s['normalised_score']:+.3f} [{s['score_low']:+.3f}, "
+              f"{s['score_high']:+.3f}] ({verdict}), mean R^2 {s['mean_r2']:.3f}, "
+              f"{s['unidentified']} of {s['tasks']} tasks unidentified, phi spread per seed {spreads}")
+for maze in ("open10", "fourroom"):  # the scale of phi spread: the same networks before any training
+    layout = transfer.maze_layout(maze)
+    env = transfer.maze_env(maze, np.zeros(layout.shape), 100)
+    untrained = [transfer.feature_spread(new_learner("aps", env, seed), layout) for seed in transfer_seeds]
+    print(f"{maze:>8}: phi spread of the untrained network, per seed {[round(x, 4) for x in untrained]}")
+
+# %% [markdown]
+# **Explain it.** Does either method beat random? Look at the φ spread, beside the untrained
+# network's: a spread near 0 means φ collapsed to (nearly) one vector, so every task gets (nearly)
+# the same w. What could make φ collapse (think of
+# ReLUs that never fire again after a large update, and the pretraining learning rate
+# `AgentConfig.lr`)? Which single change would you try first, and how would you keep the comparison
+# fair to both methods?
+#
+# ## Summary
+#
+# - An ablation is only as good as its measurement. Fine-tuned success is what the paper reports,
+#   but at gridworld budgets it is expensive and, on the hard level, zero for everyone; the
+#   pretraining probes (coverage, reward terms, φ spread, task R²) are cheap enough to sweep.
+# - Report every variant as a mean with a 95% interval and show the individual runs. With a few
+#   seeds the intervals are wide; overlapping intervals read "not settled at this budget", not "no
+#   effect". The cell below counts how many of this notebook's comparisons separated.
+# - Exact agreement between variants is a signal of its own: APS with explore_weight = 0 *is* VISR
+#   (checked to the last digit), and the colleague's flat k sweep was a disconnected knob.
+# - X → Y separates data from learning. Here it ran with a couple of seeds: enough to set the
+#   question up, and its intervals (printed above) say how far it got.
+#
+# **Where next.** `aps-teach gridworld figure4 --help` and `aps-teach gridworld transfer --help` run
+# the same pipelines at full scale from the command line (resumable, in parallel);
+# `aps_teach.sweeps.run_sweep` with `probes.run_probe_rows`, `transfer.run_transfer_rows` or
+# `cross_training.run_cross_rows` runs any sweep of your own. The docstrings of `AgentConfig`'s
+# fields record what earlier runs found for each choice. The paper's Section 6 and its ablation
+# table are the full-scale versions of Exercises 1 and 7.
+
+# %%
+separated = [f"{label} vs {base} on {metric}" for metric, label, base, separate in verdicts if separate]
+print(f"{len(separated)} of {len(verdicts)} comparisons had separate 95% intervals: {separated}")
+executor.shutdown()  # the workers exit, so their CPU time is counted below (on Windows it reads 0)
+cpu = os.times()
+print(f"wall time of this notebook: {time.perf_counter() - started:.0f} s; CPU time: "
+      f"{cpu.children_user + cpu.children_system:.0f} s in the worker processes, "
+      f"{cpu.user + cpu.system:.0f} s in this kernel")
+print("config of every sweep:", json.dumps(budgets))

@@ -1,0 +1,110 @@
+"""Pretraining probes: each number recomputed independently (pretraining again with the seed, numpy least
+squares on the identification data, phi's spread over every reachable cell by hand), the late window of
+the reward terms by hand, APS without its exploration term is VISR, and clear errors."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import gridworld
+from aps_teach import probes
+from aps_teach.agents import AgentConfig
+from aps_teach.sweeps import RunSpec
+from aps_teach.train import PhaseLog, TrainConfig, evaluate, pretrain, task_data
+
+ROUND = 200  # 2 envs x 100-step episode limit
+AGENT = {"hidden": 16, "batch_size": 8, "n_step": 3, "k": 3, "target_update_period": 20}
+TRAIN = {"num_envs": 2, "learning_starts": 100, "epsilon_decay_steps": 200, "progress": False}
+BUDGET = {"pretrain_steps": 3 * ROUND, "identify_steps": 2 * ROUND, "eval_episodes": 4}
+
+
+def tiny(**agent) -> TrainConfig:
+    return TrainConfig(agent=AgentConfig(**{**AGENT, **agent}), **TRAIN)
+
+
+def _same(a, b) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+
+
+def test_late_reward_terms_average_the_last_quarter_of_rounds_by_hand():
+    log = PhaseLog(metrics=[{"round": 1}, {"round": 2, "reward_exploit": 1.0},
+                            {"round": 3, "reward_exploit": 2.0, "reward_explore": 5.0},
+                            {"round": 4, "reward_exploit": 4.0, "reward_explore": 7.0},
+                            {"round": 5, "reward_exploit": 6.0, "reward_explore": 9.0}])
+    assert probes.late_reward_terms(log) == {"reward_exploit": 5.0, "reward_explore": 8.0}  # rounds 4, 5
+    whole = probes.late_reward_terms(log, fraction=1.0)
+    assert whole["reward_exploit"] == pytest.approx(13 / 4) and whole["reward_explore"] == 7.0
+    early = probes.late_reward_terms(PhaseLog(metrics=[{"round": 1}]))
+    assert math.isnan(early["reward_exploit"]) and math.isnan(early["reward_explore"])
+    with pytest.raises(ValueError, match=r"fraction must be in \(0, 1\]"):
+        probes.late_reward_terms(log, fraction=0)
+
+
+def test_probe_numbers_match_an_independent_recomputation():
+    config = tiny()
+    row = probes.probe_pretraining("aps", "hard", seed=3, config=config, **BUDGET)
+    learner, log = pretrain("aps", "hard", BUDGET["pretrain_steps"], 3, config)
+    assert row["updates"] == learner.updates > 0
+    assert row["probe_cpu_seconds"] > 0 and row["probe_seconds"] > 0
+    assert row["state_coverage"] == log.coverage["state_coverage"]
+    assert row["keys_picked"] == log.coverage["keys_picked"]
+    layout = gridworld.resolve_level("hard")
+    observations = []
+    env = gridworld.PassagewayEnv("hard")
+    for position, held in layout.reachable_states():
+        if held == ():
+            observations.append(env.reset(options={"position": position, "keys_held": ()})[0])
+    phi = learner.features(torch.as_tensor(np.stack(observations))).numpy()
+    assert row["phi_spread"] == pytest.approx(phi.std(0, ddof=1).mean(), rel=1e-5)
+    features, rewards = task_data(learner, "hard", BUDGET["identify_steps"], 3, config)
+    x, r = features.double().numpy(), rewards.double().numpy()
+    if r.any():
+        c = np.linalg.lstsq(x, r, rcond=None)[0]
+        r2 = 1 - ((r - x @ c) ** 2).sum() / ((r - r.mean()) ** 2).sum()
+        assert row["task_r2"] == pytest.approx(r2, rel=1e-5, abs=1e-6)
+        w = torch.as_tensor(c / np.linalg.norm(c), dtype=torch.float32)
+        result = evaluate(learner, "hard", w, BUDGET["eval_episodes"], 3, config)
+        assert row["zero_shot_return"] == pytest.approx(result.mean_return)
+    else:
+        assert math.isnan(row["task_r2"])
+    last = log.metrics[-1]  # 3 rounds: the last quarter is the last round
+    assert row["reward_exploit"] == last["reward_exploit"] and row["reward_explore"] == last["reward_explore"]
+
+
+def test_apt_has_no_phi_to_measure():
+    row = probes.probe_pretraining("apt", "easy", seed=0, config=tiny(), **BUDGET)
+    assert math.isnan(row["phi_spread"]) and math.isnan(row["task_r2"]) and math.isnan(row["reward_exploit"])
+    assert row["reward_explore"] > 0 and 0 < row["state_coverage"] <= 1
+
+
+def test_aps_without_its_exploration_term_is_visr_bit_for_bit():
+    aps = probes.probe_pretraining("aps", "easy", seed=1, config=tiny(explore_weight=0.0), **BUDGET)
+    visr = probes.probe_pretraining("visr", "easy", seed=1, config=tiny(), **BUDGET)
+    differ = {key for key in visr if "seconds" not in key and not _same(visr[key], aps[key])}
+    assert differ == {"reward_explore"}  # computed and logged, but weighted 0
+    with_explore = probes.probe_pretraining("aps", "easy", seed=1, config=tiny(), **BUDGET)
+    assert with_explore["reward_exploit"] != visr["reward_exploit"]
+
+
+def test_sweep_rows_carry_the_spec_and_apply_its_overrides():
+    spec = RunSpec("aps", "easy", 2, (("agent.k", 2), ("num_envs", 2), ("learning_starts", 100),
+                                      ("agent.hidden", 16), ("agent.batch_size", 8)))
+    (row,) = probes.run_probe_rows(spec, BUDGET)
+    assert (row["method"], row["level"], row["seed"]) == ("aps", "easy", 2)
+    assert json.loads(row["overrides"]) == [list(pair) for pair in spec.overrides]
+    direct = probes.probe_pretraining("aps", "easy", seed=2, config=TrainConfig(
+        agent=AgentConfig(k=2, hidden=16, batch_size=8), num_envs=2, learning_starts=100, progress=False),
+        **BUDGET)
+    assert all(_same(row[key], value) for key, value in direct.items() if "seconds" not in key)
+
+
+@pytest.mark.parametrize(("level", "message"), [
+    ("open10", "probes measure the key levels' task; valid levels: easy, hard"),
+    ("medium", "unknown level 'medium'"),
+])
+def test_bad_levels_are_refused_before_training(level, message):
+    with pytest.raises(ValueError, match=message):
+        probes.probe_pretraining("aps", level, seed=0, config=tiny(), **BUDGET)
