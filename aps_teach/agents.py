@@ -276,13 +276,22 @@ class Learner:
         batch has no task reward) or `seq_reward` while fine-tuning, and the cumulant is
         c_i = base_i + (r_i - base_i^T w) w (base = phi(s'_i); 0 for apt, dqn), so c_i^T w = r_i.
         y = sum_{i<m} gamma^i c_i + gamma^m alive psi_target(s'_m, a*, w), a* = argmax_a psi(s'_m, a, w)^T w
-        (double Q), m the valid steps of the window; the arithmetic is `sf_td_target`.
+        (double Q), m the valid steps of the window; the arithmetic is `sf_td_target`. phi(s'_i) comes
+        from the batch (`seq_next_phi`) when fine-tuning's replay stored it: phi is frozen then.
         """
         cfg = self.config
         w, mask = batch["w"], batch["seq_mask"]
         bsz, n = mask.shape
         seq_next = batch["seq_next_obs"]
-        phi_seq = self.phi(seq_next.flatten(0, 1)).unflatten(0, (bsz, n)) if self.phi is not None else None
+        if "seq_next_phi" in batch:
+            if self.phase != "finetune":
+                raise ValueError("stored phi(s') (seq_next_phi) is only valid while phi is frozen "
+                                 "(fine-tuning)")
+            phi_seq = batch["seq_next_phi"]
+        elif self.phi is not None:
+            phi_seq = self.phi(seq_next.flatten(0, 1)).unflatten(0, (bsz, n))
+        else:
+            phi_seq = None
         if self.phase == "pretrain":
             reward, stats = self._intrinsic(seq_next, mask, w, phi_seq)
         else:

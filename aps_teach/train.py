@@ -219,8 +219,10 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
     cfg, agent_cfg = config, learner.config
     n, horizon = cfg.num_envs, envs.horizon
     rounds = math.ceil(steps / (n * horizon))
+    # phi is frozen while fine-tuning: store phi(s') once per transition instead of in every minibatch
+    store_phi = phase == "finetune" and learner.phi is not None
     replay = NStepReplay(rounds * horizon, n, envs.obs_shape, agent_cfg.feature_dim,
-                         store_rewards=not envs.reward_free)
+                         store_rewards=not envs.reward_free, store_features=store_phi)
     log, first_round = PhaseLog(), 0
     ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None
     identity = {"phase": phase, "method": agent_cfg.method, "art": list(envs.art), "seed": seed,
@@ -266,6 +268,8 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
                    "terminated": out["terminated"], "ended": out["ended"]}
             if "reward" in out:
                 row["reward"] = out["reward"]
+            if store_phi:
+                row["next_phi"] = learner.features(out["next_obs"])
             replay.add(**row)
             obs = out["obs"]
             if env_steps + n > cfg.learning_starts:

@@ -125,6 +125,21 @@ def test_finetune_targets_use_task_reward_and_terminals():
     np.testing.assert_allclose(y.numpy(), _brute_targets(learner, batch, None), rtol=1e-4, atol=1e-5)
 
 
+@torch.no_grad()
+def test_finetune_targets_use_stored_phi_and_only_while_phi_is_frozen():
+    learner = Learner(AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=3), OBS, 4, seed=0)
+    learner.start_finetune()
+    batch = _filled_replay(rewards=True).sample(16, 3, torch.Generator().manual_seed(5))
+    phi = learner.features(batch["seq_next_obs"].flatten(0, 1)).unflatten(0, (16, 3))
+    y, _ = learner.targets({**batch, "seq_next_phi": phi})
+    np.testing.assert_allclose(y.numpy(), _brute_targets(learner, batch, None), rtol=1e-4, atol=1e-5)
+    y_other, _ = learner.targets({**batch, "seq_next_phi": phi.roll(1, dims=0)})
+    assert not torch.allclose(y_other, y)  # the stored phi(s') is what the targets use
+    pretraining = Learner(AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=3), OBS, 4, seed=0)
+    with pytest.raises(ValueError, match="only valid while phi is frozen"):
+        pretraining.targets({**batch, "seq_next_phi": phi})
+
+
 def test_scalar_loss_is_the_vector_loss_projected_on_w():
     cfg = AgentConfig(method="visr", feature_dim=4, hidden=16, n_step=3, sf_loss="scalar")
     learner = Learner(cfg, OBS, 4, seed=0)

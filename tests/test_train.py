@@ -112,6 +112,22 @@ def test_coverage_matches_a_recount_of_the_replayed_observations(tmp_path):
     assert logged["states_reachable"] == len(gridworld.make("easy").unwrapped.reachable_states())
 
 
+@pytest.mark.parametrize("method", ["visr", "dqn"])
+def test_finetuning_stores_phi_of_every_next_state(method):
+    learner = new_learner(method, "easy", 4, tiny(method))
+    if method == "visr":
+        learner, _ = pretrain(method, "easy", ROUND, seed=4, config=tiny(method))
+    replays = []
+    finetune(learner, "easy", learner.default_task(1)[0], ROUND, seed=4, config=tiny(method),
+             on_round=lambda end: replays.append(end.replay))
+    data, size = replays[-1].data, replays[-1].size
+    if method == "dqn":  # no phi, nothing stored
+        assert "next_phi" not in data
+        return
+    next_obs = data["next_obs"][:size].flatten(0, 1)
+    torch.testing.assert_close(data["next_phi"][:size].flatten(0, 1), learner.features(next_obs))
+
+
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: run_gridworld("diayn", "easy", seed=0), "valid methods: visr, apt, aps, dqn"),
     (lambda: run_gridworld("aps", "medium", seed=0), "valid levels: easy, hard"),
