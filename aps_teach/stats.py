@@ -13,9 +13,10 @@ def mean_with_ci(
 ) -> tuple[float, float, float]:
     """(mean, low, high): the mean and its percentile-bootstrap interval (scipy, 10,000 resamples).
 
-    With one value, or all values equal, the interval collapses to the mean.
+    With one value, or all values equal, the interval collapses to the mean. The values are sorted
+    first, so the interval does not depend on their order (e.g. the order parallel runs finished in).
     """
-    values = np.asarray(values, dtype=float)
+    values = np.sort(np.asarray(values, dtype=float))
     if values.size == 0:
         raise ValueError("mean_with_ci needs at least one value")
     mean = float(values.mean())

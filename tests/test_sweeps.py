@@ -158,6 +158,13 @@ def test_bootstrap_interval_matches_a_plain_numpy_bootstrap():
         mean_with_ci([])
 
 
+def test_bootstrap_interval_does_not_depend_on_the_order_of_the_values():
+    values = [0.0, 0.2, 0.9, 1.0, 0.6, 0.7, 1.0, 0.1, 0.5, 0.8]
+    shuffled = list(np.random.default_rng(3).permutation(values))
+    assert shuffled != values
+    assert mean_with_ci(shuffled) == mean_with_ci(values)
+
+
 def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path):
     from aps_teach.experiments import run_figure4_sweep
 
