@@ -42,6 +42,11 @@ class RunSpec:
     overrides: tuple[tuple[str, Any], ...] = ()
     """(config field, value) pairs, e.g. (("agent.k", 5),); dotted names reach nested configs."""
 
+    def __post_init__(self) -> None:
+        if any(name == "agent.method" for name, _ in self.overrides):
+            raise ValueError("RunSpec: the method is RunSpec.method; an 'agent.method' override would be "
+                             "silently replaced by it")
+
     @property
     def key(self) -> str:
         """A stable name for the run, unique within a sweep: method-level-seed[-overrides hash]."""

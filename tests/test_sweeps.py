@@ -208,3 +208,8 @@ def test_other_names_never_take_a_methods_colour():
     colours = [method_colour(name, i) for i, name in enumerate(methods)]
     assert colours[:4] == [METHOD_COLOURS[m] for m in methods[:4]]
     assert len(set(colours)) == len(colours)
+
+
+def test_a_run_spec_refuses_to_override_its_own_method():
+    with pytest.raises(ValueError, match="RunSpec.method"):
+        RunSpec("aps", "easy", 0, (("agent.method", "visr"),))
