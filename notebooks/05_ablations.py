@@ -99,7 +99,7 @@ print(f"default budget of one full run: {DEFAULT_PRETRAIN_STEPS} pretraining + {
 # ## The full result first: Figure 4
 #
 # The repository's reproduction of the paper's Figure 4 ran every method on both key levels with
-# ten seeds at the full budget (`aps-teach gridworld figure4`, results in `results/gridworld/`).
+# ten seeds at the full budget (`aps-teach gridworld sweep`, results in `results/gridworld/`).
 # Dark bars are zero-shot success, right after pretraining and task identification; full bars are
 # success after fine-tuning on the task reward.
 
@@ -135,8 +135,9 @@ else:
 #
 # ## The measuring instrument
 #
-# Fine-tuning is most of a run's cost, and success on the hard level is zero for everyone anyway.
-# So each ablation below measures what reward-free pretraining produced, with a *probe*:
+# Fine-tuning is most of a run's cost, and success on the hard level is zero, or nearly, for every
+# method (the table above). So each ablation below measures what reward-free pretraining produced,
+# with a *probe*:
 
 # %%
 print(probes.__doc__)
@@ -479,7 +480,7 @@ for maze in ("open10", "fourroom"):  # the scale of phi spread: the same network
 # ## Summary
 #
 # - An ablation is only as good as its measurement. Fine-tuned success is what the paper reports,
-#   but at gridworld budgets it is expensive and, on the hard level, zero for everyone; the
+#   but at gridworld budgets it is expensive and, on the hard level, (nearly) zero for every method; the
 #   pretraining probes (coverage, reward terms, φ spread, task R²) are cheap enough to sweep.
 # - Report every variant as a mean with a 95% interval and show the individual runs. With a few
 #   seeds the intervals are wide; overlapping intervals read "not settled at this budget", not "no
@@ -489,7 +490,7 @@ for maze in ("open10", "fourroom"):  # the scale of phi spread: the same network
 # - X → Y separates data from learning. Here it ran with a couple of seeds: enough to set the
 #   question up, and its intervals (printed above) say how far it got.
 #
-# **Where next.** `aps-teach gridworld figure4 --help` and `aps-teach gridworld transfer --help` run
+# **Where next.** `aps-teach gridworld sweep --help` and `aps-teach gridworld transfer --help` run
 # the same pipelines at full scale from the command line (resumable, in parallel);
 # `aps_teach.sweeps.run_sweep` with `probes.run_probe_rows`, `transfer.run_transfer_rows` or
 # `cross_training.run_cross_rows` runs any sweep of your own. The docstrings of `AgentConfig`'s
