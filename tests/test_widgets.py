@@ -120,18 +120,25 @@ def test_particle_and_visit_panels_count_the_agent_positions(runs):
                                   cells.grid([snap.visits[("green",)][p] for p in cells.positions]))
 
 
-def test_show_displays_the_figure_as_a_normal_output_that_controls_update(runs, monkeypatch):
-    shown = []
+@pytest.fixture
+def shown(monkeypatch):
+    """What `widgets.display` is asked to show, in order: ("display", obj) and, for a display_id handle,
+    ("update", obj)."""
+    calls = []
 
     class Handle:
         def update(self, obj):
-            shown.append(("update", obj))
+            calls.append(("update", obj))
 
     def fake_display(obj, display_id=False):
-        shown.append(("display", obj))
+        calls.append(("display", obj))
         return Handle() if display_id else None
 
     monkeypatch.setattr(widgets, "display", fake_display)
+    return calls
+
+
+def test_show_displays_the_figure_as_a_normal_output_that_controls_update(runs, shown):
     explorer = widgets.reward_explorer(runs["aps"], show=True)
     assert [kind for kind, _ in shown] == ["display", "display"]
     assert isinstance(shown[0][1], ipywidgets.VBox) and shown[1][1].data.startswith(b"\x89PNG")
@@ -216,21 +223,10 @@ def test_reward_painter_show_displays_the_value_box_and_the_grid(monkeypatch):
     assert len(shown) == 1 and list(shown[0].children) == [painter.value, painter.grid]
 
 
-def test_zero_shot_painter_infers_the_painted_task_and_redraws_on_the_button(monkeypatch):
+def test_zero_shot_painter_infers_the_painted_task_and_redraws_on_the_button(shown):
     from aps_teach import transfer
     from aps_teach.train import new_learner
 
-    shown = []
-
-    class Handle:
-        def update(self, obj):
-            shown.append(("update", obj))
-
-    def fake_display(obj, display_id=False):
-        shown.append(("display", obj))
-        return Handle() if display_id else None
-
-    monkeypatch.setattr(widgets, "display", fake_display)
     config = TrainConfig(num_envs=2, epsilon_end=1.0, progress=False)
     learner = new_learner("visr", transfer.maze_env("open10", np.zeros((12, 12)), 20), seed=0, config=config)
     cells = [((1, 1), 1.0), ((1, 2), 1.0)]
