@@ -319,13 +319,13 @@ class Learner:
             sf = ((psi_sa - y) ** 2).sum(-1).mean()
         else:
             sf = ((vmf_reward(psi_sa, w) - vmf_reward(y, w)) ** 2).mean()
-        loss, stats["loss_sf"] = sf, sf.item()
+        loss, stats["loss_sf"] = sf, self._statistic(sf)
         if self.phase == "pretrain" and self.phi is not None:
             vmf = vmf_loss(self.phi(seq_next[:, 0]), w)
-            loss, stats["loss_vmf"] = loss + vmf, vmf.item()
+            loss, stats["loss_vmf"] = loss + vmf, self._statistic(vmf)
         if self.phase == "pretrain" and self.rep is not None:
             nce = info_nce(self.rep(batch["obs"]), self.rep(seq_next[:, 0]), cfg.contrastive_temperature)
-            loss, stats["loss_nce"] = loss + nce, nce.item()
+            loss, stats["loss_nce"] = loss + nce, self._statistic(nce)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         params = [p for group in self.optimizer.param_groups for p in group["params"]]
@@ -335,6 +335,10 @@ class Learner:
         if self.updates % cfg.target_update_period == 0:
             self.psi_target.load_state_dict(self.psi.state_dict())
         return stats
+
+    def _statistic(self, value: torch.Tensor) -> float:
+        """A loss as `update` reports it: a float (a host sync on a GPU; `AtariLearner` keeps the tensor)."""
+        return value.item()
 
     def state_dict(self) -> dict:
         """Everything needed to continue training bit-identically: weights, target, optimiser, normaliser."""

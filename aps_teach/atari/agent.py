@@ -4,6 +4,12 @@ Nothing of the update changes: TD targets, the vMF and kNN rewards, GPI and the 
 `aps_teach.agents.Learner`'s. `agent_config` maps `AtariConfig` onto `AgentConfig`; the fields the
 Atari config does not name keep the learner's defaults (vector SF loss, kNN distances divided by their
 running mean, bootstrapping through terminals while pretraining, equal reward weights).
+
+What does change is how: an update here never waits on the device. Its statistics stay tensors (the
+training loop reads them when it writes a metrics row), and the kNN reward runs over all B x n next
+states with the invalid ones masked (`masked_particle_entropy`) instead of selecting the valid ones,
+whose number the host would have to read. The rewards are `Learner._intrinsic`'s up to float rounding
+(tests/test_atari_train.py compares the two).
 """
 
 from __future__ import annotations
@@ -15,6 +21,49 @@ import torch
 from aps_teach.agents import AgentConfig, Learner, Method
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.networks import AtariFeatureNet, AtariSuccessorFeatureNet
+from aps_teach.rewards import RunningMean, vmf_reward
+
+
+class MaskedRunningMean(RunningMean):
+    """`RunningMean` folding in only the values where a mask is True, its count a tensor: no host sync."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = torch.zeros((), dtype=torch.int64)
+
+    def update_masked(self, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Fold `values[mask]` in (mean += (batch mean - mean) n / (count + n), n = mask.sum()) and return
+        the new mean (a float64 scalar tensor)."""
+        n = mask.sum()
+        batch_mean = (values.detach().double() * mask).sum() / n.clamp_min(1)
+        self.mean = self.mean + (batch_mean - self.mean) * n / (self.count + n).clamp_min(1)
+        self.count = self.count + n
+        return self.mean
+
+    def update(self, values: torch.Tensor) -> torch.Tensor:
+        return self.update_masked(values, torch.ones_like(values, dtype=torch.bool))
+
+    def state_dict(self) -> dict:
+        return {"mean": self.mean.clone(), "count": int(self.count)}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.mean, self.count = state["mean"].clone(), torch.tensor(int(state["count"]))
+
+
+def masked_particle_entropy(h: torch.Tensor, valid: torch.Tensor, k: int, exponent: float,
+                            normaliser: MaskedRunningMean | None) -> torch.Tensor:
+    """`particle_entropy_reward(h[valid], h[valid], k, exclude_self=True, ...)` on the valid rows of h (N, d),
+    0 on the others, with tensors of fixed shape: r_i = log(1 + mean_{j in N_k(i)} ||h_i - h_j|| ** exponent
+    / m), N_k(i) the min(k, V - 1) valid rows nearest to row i (V valid rows, i itself excluded), m the
+    normaliser's running mean of all neighbour terms (1 without one)."""
+    inf = torch.tensor(float("inf"), device=h.device)
+    dist = torch.cdist(h, h).masked_fill(~valid[None, :], inf).fill_diagonal_(inf)
+    near = dist.topk(min(k, len(h) - 1), dim=1, largest=False).values  # valid neighbours first, then inf
+    found = torch.isfinite(near) & valid[:, None]
+    terms = near.masked_fill(~found, 0.0) ** exponent
+    if normaliser is not None:
+        terms = terms / normaliser.update_masked(terms, found).to(terms.dtype).clamp_min(1e-8)
+    return torch.log1p((terms * found).sum(1) / found.sum(1).clamp_min(1))
 
 
 def agent_config(atari: AtariConfig, method: Method) -> AgentConfig:
@@ -36,12 +85,38 @@ class AtariLearner(Learner):
         self.atari = atari
         super().__init__(agent_config(atari, method), (atari.frame_stack, atari.frame_size, atari.frame_size),
                          num_actions, seed, device)
+        if self.normaliser is not None:
+            self.normaliser = MaskedRunningMean()
 
     def build_networks(self) -> tuple[torch.nn.Module, torch.nn.Module | None, torch.nn.Module | None]:
         psi = AtariSuccessorFeatureNet(self.atari, self.num_actions)
         phi = AtariFeatureNet(self.atari) if self.config.task_conditioned else None
         rep = AtariFeatureNet(self.atari) if self._separate_knn_space == "contrastive" else None
         return psi, phi, rep
+
+    def _statistic(self, value: torch.Tensor) -> torch.Tensor:
+        return value.detach()
+
+    def _intrinsic(self, seq_next: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, phi_seq):
+        """`Learner._intrinsic` without host syncs: rewards (B, n), 0 on invalid steps, and the mean of each
+        term over the valid steps as tensors."""
+        cfg, stats = self.config, {}
+        count = mask.sum()
+        reward = torch.zeros(mask.shape, device=mask.device)
+        if cfg.task_conditioned:
+            exploit = vmf_reward(phi_seq, w[:, None])
+            reward += cfg.exploit_weight * exploit
+            stats["reward_exploit"] = (exploit * mask).sum() / count
+        if cfg.uses_knn:
+            if self._separate_knn_space is None:
+                h = phi_seq
+            else:
+                h = self.knn_features(seq_next.flatten(0, 1)).unflatten(0, mask.shape)
+            explore = masked_particle_entropy(h.flatten(0, 1), mask.flatten(), cfg.k, cfg.knn_exponent,
+                                              self.normaliser).unflatten(0, mask.shape)
+            reward += cfg.explore_weight * explore
+            stats["reward_explore"] = (explore * mask).sum() / count
+        return reward, stats
 
     def compile(self, mode: str = "default") -> None:
         """torch.compile every network in place (their state dicts, hence checkpoints, are unchanged)."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from aps_teach.atari.devices import to_device
+
 
 def shift(x: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, pad: int) -> torch.Tensor:
     """x (B, ..., H, W) cropped at offsets dy, dx (B,) in [0, 2 pad] from its replicate-padded copy."""
@@ -26,13 +28,13 @@ def random_shift(x: torch.Tensor, pad: int, generator: torch.Generator) -> torch
     if pad < 0:
         raise ValueError(f"pad must be >= 0, got {pad}")
     offsets = torch.randint(2 * pad + 1, (2, len(x)), generator=generator, device=generator.device)
-    offsets = offsets.to(x.device)
+    offsets = to_device(offsets, x.device)
     return shift(x, offsets[0], offsets[1], pad)
 
 
 def intensity(x: torch.Tensor, scale: float, generator: torch.Generator) -> torch.Tensor:
     """x * (1 + scale * clip(eps, -2, 2)) with one eps ~ N(0, 1) per image; float output."""
-    eps = torch.randn(len(x), generator=generator, device=generator.device).to(x.device)
+    eps = to_device(torch.randn(len(x), generator=generator, device=generator.device), x.device)
     factor = 1.0 + scale * eps.clamp(-2.0, 2.0)
     return x.to(torch.float32, copy=True).mul_(factor.reshape(-1, *([1] * (x.ndim - 1))))  # x untouched
 

@@ -16,12 +16,18 @@ Memory: frames + action + w + flags (+ reward). For 84x84 frames, d = 5 and rewa
 takes 7,056 + 8 + 20 + 4 + 4 = 7,092 bytes: 1M transitions fit in 7.09 GB (6.6 GiB), against 28 GB
 for one 4-frame stack per transition and 56 GB for obs and next obs. `FrameReplay.bytes_per_transition`
 computes it for other shapes.
+
+Sampling never waits on the device: the valid flags that rejection sampling and the checks of `gather`
+read have a copy on the host (the same tensor on a CPU replay), and the window starts go to the device
+through pinned memory.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import torch
+
+from aps_teach.atari.devices import to_device
 
 
 class FrameReplay:
@@ -55,6 +61,8 @@ class FrameReplay:
         if store_rewards:
             self.data["reward"] = zeros(dtype=torch.float32)
         self._prev_valid = torch.ones(num_envs, dtype=torch.bool, device=self.device)  # row before the next
+        self._valid_host = (self.data["valid"] if self.device.type == "cpu"  # valid flags read by sample()
+                            else torch.zeros((capacity, num_envs), dtype=torch.bool))
 
     @staticmethod
     def bytes_per_transition(frame_shape: tuple[int, int], task_dim: int, store_rewards: bool) -> int:
@@ -75,7 +83,7 @@ class FrameReplay:
         if (reward is None) == ("reward" in self.data):
             raise ValueError("this buffer " + ("stores rewards: pass reward" if reward is None
                                                else "was built with store_rewards=False: it takes no reward"))
-        obs = torch.as_tensor(obs, device=self.device)
+        obs = to_device(torch.as_tensor(obs), self.device)
         expected = (self.num_envs, self.stack, *self.frame_shape)
         if tuple(obs.shape) != expected or obs.dtype != torch.uint8:
             raise ValueError(f"obs must be uint8 of shape {expected}, got {obs.dtype} {tuple(obs.shape)}")
@@ -83,7 +91,7 @@ class FrameReplay:
         if self.count == 0:  # older frames of the first stacks, as rows that are never sampled
             for k in range(self.stack - 1):
                 self._write(obs[:, k], valid=no, first=no)
-        valid = torch.as_tensor(valid, device=self.device)
+        valid = torch.as_tensor(valid).cpu()  # a host copy for `_valid_host`
         terminated = torch.as_tensor(terminated, device=self.device)
         row = {"action": torch.as_tensor(action), "w": torch.as_tensor(w), "terminated": terminated,
                "ended": terminated | torch.as_tensor(truncated, device=self.device)}
@@ -91,7 +99,7 @@ class FrameReplay:
             row["reward"] = torch.as_tensor(reward)
         first = ~self._prev_valid if self.count > self.stack - 1 else no
         self._write(obs[:, -1], valid=valid, first=first, **row)
-        self._prev_valid = valid.to(torch.bool).clone()
+        self._prev_valid = to_device(valid.to(torch.bool, copy=True), self.device)
 
     def _write(self, frame: torch.Tensor, valid: torch.Tensor, first: torch.Tensor,
                **columns: torch.Tensor) -> None:
@@ -105,7 +113,9 @@ class FrameReplay:
                                  f"got {tuple(value.shape)}")
             self.data[key][i] = value.to(self.device)
         self.data["frame"][i] = frame
-        self.data["valid"][i] = valid
+        self.data["valid"][i] = to_device(valid, self.device)
+        if self._valid_host is not self.data["valid"]:
+            self._valid_host[i] = valid.cpu()
         self.data["first"][i] = first
         self.count += 1
 
@@ -129,6 +139,8 @@ class FrameReplay:
         self._prev_valid = state["prev_valid"].to(self.device).clone()
         for key, value in self.data.items():
             value[: self.size] = state[key].to(self.device)
+        if self._valid_host is not self.data["valid"]:
+            self._valid_host[: self.size] = state["valid"].cpu()
 
     def sampleable_range(self) -> tuple[int, int]:
         """Logical rows [lo, hi] that may start a window: stack frames and one next row in the buffer."""
@@ -139,7 +151,7 @@ class FrameReplay:
         """`batch_size` n-step windows from uniform valid (row, env) cells; the keys of
         `aps_teach.replay.NStepReplay.sample` (see `gather`)."""
         lo, hi = self.sampleable_range()
-        valid = self.data["valid"]
+        valid = self._valid_host
         empty = ValueError(f"no valid transition to sample yet ({self.count} rows written)")
         if hi < lo:
             raise empty
@@ -148,13 +160,13 @@ class FrameReplay:
         todo = torch.ones(batch_size, dtype=torch.bool)
         rounds = 0
         while todo.any():  # rejection: uniform over valid cells (autoreset rows are rare)
-            if rounds == 50 and not valid[(torch.arange(lo, hi + 1) % self.capacity).to(self.device)].any():
+            if rounds == 50 and not valid[torch.arange(lo, hi + 1) % self.capacity].any():
                 raise empty
             rounds += 1
             k = int(todo.sum())
             t[todo] = torch.randint(lo, hi + 1, (k,), generator=generator, device=generator.device).cpu()
             e[todo] = torch.randint(self.num_envs, (k,), generator=generator, device=generator.device).cpu()
-            todo = ~valid[(t % self.capacity).to(self.device), e.to(self.device)].cpu()
+            todo = ~valid[t % self.capacity, e]
         return self.gather(t, e, n_step)
 
     def _stacks(self, rows: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
@@ -166,7 +178,7 @@ class FrameReplay:
         idx = rows[..., None] + torch.arange(-(s - 1), 1, device=self.device)
         frames = self.data["frame"][idx % self.capacity, e[..., None]]
         keep = (idx >= start[..., None]).to(torch.uint8)
-        return frames * keep[..., None, None]
+        return frames.mul_(keep[..., None, None])
 
     def gather(self, t: torch.Tensor, e: torch.Tensor, n_step: int) -> dict[str, torch.Tensor]:
         """The n-step windows starting at logical rows `t` (B,) of env columns `e` (B,), valid cells in
@@ -178,15 +190,16 @@ class FrameReplay:
         `boot_alive` (0 if the last valid step terminated).
         """
         lo, hi = self.sampleable_range()
-        t, e = t.to(self.device), e.to(self.device)
+        t, e = t.cpu(), e.cpu()  # checked on the host (no copy for `sample`'s CPU draws)
         if len(t) and (int(t.min()) < lo or int(t.max()) > hi):
             raise ValueError(f"window starts must be logical rows in [{lo}, {hi}], got {int(t.min())}.."
                              f"{int(t.max())}")
         if isinstance(n_step, bool) or not isinstance(n_step, int) or n_step < 1:
             raise ValueError(f"n_step must be an integer >= 1, got {n_step!r}")
         d, cap, b = self.data, self.capacity, len(t)
-        if len(t) and not bool(d["valid"][t % cap, e].all()):
+        if len(t) and not bool(self._valid_host[t % cap, e].all()):
             raise ValueError("every window must start at a valid row (not an autoreset step)")
+        t, e = to_device(t, self.device), to_device(e, self.device)
         rows = t[:, None] + torch.arange(n_step, device=self.device)  # step i of the window: row t + i
         in_buffer = rows + 1 <= self.count - 1  # its next observation is written
         rows_c = torch.minimum(rows, torch.full_like(rows, self.count - 2))

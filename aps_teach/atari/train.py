@@ -43,6 +43,7 @@ from aps_teach.agents import METHODS, Method
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.augment import augment
 from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.devices import to_device
 from aps_teach.atari.envs import check_game, make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
@@ -233,11 +234,14 @@ def load_learner(checkpoint: str | os.PathLike,
 
 
 class _Metrics:
-    """Per-interval means of the update statistics, finished games, rates; metrics.csv and TensorBoard."""
+    """Per-interval means of the update statistics, finished games, rates; metrics.csv and TensorBoard.
+
+    The statistics arrive as tensors (`AtariLearner` keeps them on the device) and are read, in one copy
+    per column, only when a row is written: the updates between rows never wait for the device."""
 
     def __init__(self, run_dir: Path | None, config: AtariTrainConfig, rows: list[dict]):
         self.run_dir, self.rows = run_dir, rows
-        self.sums: dict[str, float] = {}
+        self.stats: dict[str, list[torch.Tensor]] = {}
         self.updates = 0
         self.clock, self.steps_at, self.updates_at = time.perf_counter(), None, None
         self.writer = None
@@ -246,9 +250,9 @@ class _Metrics:
 
             self.writer = SummaryWriter(str(run_dir / "tensorboard"))
 
-    def add(self, stats: dict[str, float]) -> None:
+    def add(self, stats: dict[str, torch.Tensor]) -> None:
         for key, value in stats.items():
-            self.sums[key] = self.sums.get(key, 0.0) + value
+            self.stats.setdefault(key, []).append(value)
         self.updates += 1
 
     def rates(self, env_steps: int, updates: int) -> tuple[float, float]:
@@ -265,10 +269,11 @@ class _Metrics:
             rates: tuple[float, float]) -> dict:
         row = {"env_steps": env_steps, "updates": updates, "epsilon": epsilon, "games": len(returns),
                "score": float(np.mean(returns)) if returns else None,
-               **{k: v / max(self.updates, 1) for k, v in sorted(self.sums.items())},
+               **{k: sum(torch.stack(v).tolist()) / max(self.updates, 1)
+                  for k, v in sorted(self.stats.items())},
                "env_steps_per_s": rates[0], "updates_per_s": rates[1]}
         self.rows.append(row)
-        self.sums, self.updates = {}, 0
+        self.stats, self.updates = {}, 0
         if self.run_dir is not None:
             columns = list(dict.fromkeys(k for r in self.rows for k in r))
             write_csv_atomic(self.run_dir / "metrics.csv", self.rows, columns)
@@ -378,8 +383,8 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
                 w = (sample_tasks(n, atari.feature_dim, gen) if learner.config.task_conditioned
                      else learner.default_task(n)).to(device)
             eps = _linear(atari.epsilon_start, atari.epsilon_end, atari.epsilon_decay_steps, env_steps)
-            action = learner.act(torch.from_numpy(envs.obs).to(device), w, eps, gen, gpi=False)
-            tr = envs.step(action.cpu().numpy())
+            action = learner.act(to_device(torch.from_numpy(envs.obs), device), w, eps, gen, gpi=False)
+            tr = envs.step(action.cpu().numpy())  # the loop's one sync: the games need the actions
             reward = None if reward_free else _clip(tr.reward, atari.reward_clip)
             replay.add(tr.obs, tr.action, w, tr.terminated, tr.truncated, tr.valid, reward=reward)
             env_steps += n
