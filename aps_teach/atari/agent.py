@@ -56,7 +56,7 @@ def masked_particle_entropy(h: torch.Tensor, valid: torch.Tensor, k: int, expone
     0 on the others, with tensors of fixed shape: r_i = log(1 + mean_{j in N_k(i)} ||h_i - h_j|| ** exponent
     / m), N_k(i) the min(k, V - 1) valid rows nearest to row i (V valid rows, i itself excluded), m the
     normaliser's running mean of all neighbour terms (1 without one)."""
-    inf = torch.tensor(float("inf"), device=h.device)
+    inf = float("inf")
     dist = torch.cdist(h, h).masked_fill(~valid[None, :], inf).fill_diagonal_(inf)
     near = dist.topk(min(k, len(h) - 1), dim=1, largest=False).values  # valid neighbours first, then inf
     found = torch.isfinite(near) & valid[:, None]

@@ -87,7 +87,7 @@ class FrameReplay:
         expected = (self.num_envs, self.stack, *self.frame_shape)
         if tuple(obs.shape) != expected or obs.dtype != torch.uint8:
             raise ValueError(f"obs must be uint8 of shape {expected}, got {obs.dtype} {tuple(obs.shape)}")
-        no = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        no = torch.zeros(self.num_envs, dtype=torch.bool)
         if self.count == 0:  # older frames of the first stacks, as rows that are never sampled
             for k in range(self.stack - 1):
                 self._write(obs[:, k], valid=no, first=no)
