@@ -31,8 +31,8 @@ def test_phi_has_the_tables_layers_and_unit_norm_outputs():
     out = phi(_obs(6))
     assert out.shape == (6, 5) and out.dtype == torch.float32
     torch.testing.assert_close(out.norm(dim=-1), torch.ones(6))
-    # uint8 frames are scaled to [0, 1]: the same pixels as floats in [0, 255] give the same phi
-    torch.testing.assert_close(phi(_obs(6).float()), out)
+    # uint8 frames are scaled to [0, 1]; float input is taken as scaled already
+    torch.testing.assert_close(phi(_obs(6).float() / 255), out)
 
 
 def test_per_dimension_mlp_equals_separate_mlps():
@@ -127,10 +127,10 @@ def test_intensity_is_one_clipped_gaussian_factor_per_image():
     assert intensity(x.to(torch.uint8), 0.05, torch.Generator()).dtype == torch.float32
 
 
-def test_augment_is_shift_then_intensity_on_one_generator():
+def test_augment_is_shift_then_intensity_then_scaling_on_one_generator():
     x = torch.randint(0, 256, (8, 4, 84, 84), dtype=torch.uint8)
     got = augment(x, 4, 0.05, torch.Generator().manual_seed(9))
     g = torch.Generator().manual_seed(9)
-    expected = intensity(random_shift(x, 4, g), 0.05, g)
-    torch.testing.assert_close(got, expected)
+    expected = intensity(random_shift(x, 4, g), 0.05, g) / 255
+    assert torch.equal(got, expected)  # bit for bit: the networks used to divide the same floats by 255
     assert got.dtype == torch.float32 and got.shape == x.shape

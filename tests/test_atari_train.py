@@ -145,17 +145,17 @@ def test_augment_batch_moves_every_observation_with_its_own_draw():
              "boot_obs": stacks[:4], "w": torch.zeros(4, 5)}
     same = augment_batch(batch, AtariConfig(shift_pad=0, intensity_scale=0.0), torch.Generator())
     for key in ("obs", "seq_next_obs", "boot_obs"):
-        assert same[key].dtype == torch.float32 and torch.equal(same[key], batch[key].float())
+        assert same[key].dtype == torch.float32 and torch.equal(same[key], batch[key].float() / 255)
     out = augment_batch(batch, AtariConfig(), torch.Generator().manual_seed(0))
     assert out["w"] is batch["w"] and out["seq_next_obs"].shape == batch["seq_next_obs"].shape
     # obs and boot_obs hold the same frames but get different shifts/intensities
     assert not torch.equal(out["obs"], out["boot_obs"])
     for key in ("obs", "seq_next_obs", "boot_obs"):
-        assert not torch.equal(out[key], batch[key].float())
-        assert out[key].min() >= 0 and out[key].max() <= 255 * 1.1
+        assert not torch.equal(out[key], batch[key].float() / 255)
+        assert out[key].min() >= 0 and out[key].max() <= 1.1
     skipped = augment_batch(batch, AtariConfig(), torch.Generator().manual_seed(0), windows=False)
     assert skipped["seq_next_obs"] is batch["seq_next_obs"]
-    assert not torch.equal(skipped["obs"], batch["obs"].float())
+    assert not torch.equal(skipped["obs"], batch["obs"].float() / 255)
 
 
 def test_dqn_updates_ignore_the_windows_next_observations():

@@ -1,9 +1,11 @@
-"""Image augmentation of sampled batches (DrQ on Atari): random shift, then intensity.
+"""Image augmentation of sampled batches (DrQ on Atari): random shift, then intensity, then pixels / 255.
 
 random shift: pad each side by `pad` replicated border pixels, crop a uniformly placed window of the
 original size; a shift (dy, dx) in [0, 2 pad]^2 gives out[i, j] = x[clip(i + dy - pad), clip(j + dx - pad)].
 intensity: x * (1 + scale * clip(eps, -2, 2)), eps ~ N(0, 1), one eps per image.
 One shift and one eps per leading index: a (B, S, H, W) stack moves as one image.
+`augment` ends with the networks' scaling to [0, 1] (`networks.pixels`), done in place on its own
+output so that the batch of 384 float stacks is allocated once, not twice.
 """
 
 from __future__ import annotations
@@ -40,5 +42,6 @@ def intensity(x: torch.Tensor, scale: float, generator: torch.Generator) -> torc
 
 
 def augment(x: torch.Tensor, pad: int, scale: float, generator: torch.Generator) -> torch.Tensor:
-    """Random shift then intensity (float output, same scale as x); applied to every sampled batch."""
-    return intensity(random_shift(x, pad, generator), scale, generator)
+    """Random shift, intensity, then / 255: uint8 frames x in, network-ready float pixels out (the
+    networks take float input as already scaled); applied to every sampled batch."""
+    return intensity(random_shift(x, pad, generator), scale, generator).div_(255.0)

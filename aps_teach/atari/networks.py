@@ -1,6 +1,7 @@
 """Atari networks: phi(s) on the unit sphere and psi(s, a, w) with one MLP per feature dimension.
 
-Both read stacks of uint8 frames (B, S, H, W), scaled to [0, 1], through the conv layers of the
+Both read stacks of uint8 frames (B, S, H, W), scaled to [0, 1] (float stacks are taken as already
+scaled: the augmented batches, `aps_teach.atari.augment`), through the conv layers of the
 paper's tables (`AtariConfig.conv_*`; 32, 64, 64 channels, kernels 8, 4, 3, strides 4, 2, 1):
 - phi: conv with ELU, a fully connected layer of 1024 ELU units, 5 outputs, L2-normalised.
 - psi: conv with ReLU, 512 ReLU units h(s); for each feature dimension j an MLP on [h(s), w] with 512
@@ -35,8 +36,9 @@ def _torso_out(config: AtariConfig) -> int:
     return config.conv_channels[-1] * config.conv_output_size() ** 2
 
 
-def _pixels(obs: torch.Tensor) -> torch.Tensor:
-    return obs.float() / 255.0
+def pixels(obs: torch.Tensor) -> torch.Tensor:
+    """The networks' input: uint8 frames / 255; float input is taken as already scaled to [0, 1]."""
+    return obs.float() / 255.0 if obs.dtype == torch.uint8 else obs
 
 
 class AtariFeatureNet(nn.Module):
@@ -51,7 +53,7 @@ class AtariFeatureNet(nn.Module):
             nn.Linear(config.phi_hidden, config.feature_dim))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return F.normalize(self.net(_pixels(obs)), dim=-1)
+        return F.normalize(self.net(pixels(obs)), dim=-1)
 
 
 class PerDimensionMLP(nn.Module):
@@ -97,7 +99,7 @@ class AtariSuccessorFeatureNet(nn.Module):
                                      config.psi_hidden, num_actions)
 
     def forward(self, obs: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-        h = self.torso(_pixels(obs))
+        h = self.torso(pixels(obs))
         if w.ndim == 3:
             h = h[:, None].expand(-1, w.shape[1], -1)
         return self.heads(torch.cat([h, w], dim=-1)).transpose(-1, -2)

@@ -183,7 +183,8 @@ def _threads(count: int | None) -> Iterator[None]:
 def augment_batch(batch: dict[str, torch.Tensor], atari: AtariConfig, generator: torch.Generator,
                   windows: bool = True) -> dict[str, torch.Tensor]:
     """The batch with every observation (obs, each step's s' of the window, the bootstrap s') randomly
-    shifted by up to `shift_pad` pixels and scaled in intensity, each stack its own draw (float).
+    shifted by up to `shift_pad` pixels and scaled in intensity, each stack its own draw (float pixels in
+    [0, 1] times the intensity factor: `augment`).
 
     `windows=False` leaves the window's s' as they are, for a learner that never reads them (no phi, not
     pretraining: dqn, and apt while fine-tuning): 320 of the 384 stacks of a batch at B = 32, n = 10."""
