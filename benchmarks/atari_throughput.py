@@ -1,6 +1,7 @@
 """Atari pretraining throughput: env-steps/s and updates/s of APS against a plain DQN loop, same network.
 
     python benchmarks/atari_throughput.py [--game pong] [--device cuda] [--steps 2000] [--warmup 1600]
+                                          [--threads N] [--malloc-reuse]
 
 Three loops, each on `--num-envs` games of one ale-py vector env, one update of batch 32 per
 `--update-period` env steps once `--warmup` transitions are stored, the paper's networks (or
@@ -13,12 +14,20 @@ Three loops, each on `--num-envs` games of one ale-py vector env, one update of 
 Rates count only the steps after the warm-up. The ratios pipeline / plain show what the pipeline's
 generality costs (dqn pipeline / plain) and what APS costs on top (aps / plain): APS computes phi on all
 B x n = 320 next observations of its windows for its rewards, work a 1-step DQN does not have.
+
+Two clocks: wall time (the metrics rows' env-steps/s) and this process's CPU time, measured as the CPU
+seconds of a run of warm-up + steps minus those of a run of the warm-up alone. On a machine shared with
+other jobs the wall-clock ratio moves with their load (the loops run one after the other); the CPU-time
+ratio much less. `--malloc-reuse` (Linux, glibc) keeps freed memory in the process for reuse instead of
+returning large blocks to the system, which on CPU saves the page faults of the update's fresh
+multi-megabyte tensors (APS allocates 36 MB of float stacks per update); it applies to all three loops.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import ctypes
 import time
 from dataclasses import replace
 
@@ -30,6 +39,21 @@ from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.envs import make_vector_env
 from aps_teach.atari.networks import AtariSuccessorFeatureNet
 from aps_teach.atari.train import AtariTrainConfig, finetune, new_learner, pretrain
+
+
+def malloc_reuse() -> None:
+    """glibc: serve every allocation from the heap (no mmap) and never trim it, so freed blocks are reused."""
+    libc = ctypes.CDLL("libc.so.6")
+    m_trim_threshold, m_mmap_max = -1, -4  # mallopt parameters of <malloc.h>
+    if not (libc.mallopt(m_mmap_max, 0) and libc.mallopt(m_trim_threshold, 2**31 - 1)):
+        raise OSError("mallopt failed")
+
+
+def cpu_seconds(run) -> float:
+    """Process CPU seconds (all threads) that `run()` takes."""
+    start = time.process_time()
+    run()
+    return time.process_time() - start
 
 
 def steady_rates(metrics: list[dict], warmup: int) -> tuple[float, float]:
@@ -44,7 +68,8 @@ def steady_rates(metrics: list[dict], warmup: int) -> tuple[float, float]:
 
 def plain_dqn(game: str, atari: AtariConfig, num_envs: int, device: torch.device,
               seed: int) -> tuple[float, float]:
-    """A minimal DQN loop with the pipeline's schedule; returns steady env-steps/s and updates/s."""
+    """A minimal DQN loop with the pipeline's schedule for `atari.finetune_steps` env steps; returns steady
+    env-steps/s and updates/s (0, 0 if the run ends at the warm-up)."""
     torch.manual_seed(seed)
     envs = make_vector_env(game, num_envs, atari, seed, training=True)
     envs.reset()
@@ -74,8 +99,6 @@ def plain_dqn(game: str, atari: AtariConfig, num_envs: int, device: torch.device
         env_steps += num_envs
         if size < atari.min_replay_size:
             continue
-        if start is None:
-            start, start_steps = time.perf_counter(), env_steps
         credit += num_envs
         while credit >= atari.update_period:
             i = torch.randint(size, (atari.batch_size,), device=device)
@@ -93,11 +116,15 @@ def plain_dqn(game: str, atari: AtariConfig, num_envs: int, device: torch.device
             credit -= atari.update_period
             if updates % atari.target_update_period == 0:
                 target.load_state_dict(q.state_dict())
+        if start is None:  # the clock starts after the first updates, as `steady_rates`
+            start, start_steps, start_updates = time.perf_counter(), env_steps, updates
     if device.type == "cuda":
         torch.cuda.synchronize()
-    seconds = time.perf_counter() - start
     envs.close()
-    return (env_steps - start_steps) / seconds, updates / seconds
+    if start is None or env_steps == start_steps:
+        return 0.0, 0.0
+    seconds = time.perf_counter() - start
+    return (env_steps - start_steps) / seconds, (updates - start_updates) / seconds
 
 
 def main() -> None:
@@ -111,31 +138,47 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--small", action="store_true", help="small networks (8-channel convs, 32 units)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--malloc-reuse", action="store_true",
+                        help="glibc: keep freed memory for reuse (no mmap, no trim); all loops")
     args = parser.parse_args()
+    if args.malloc_reuse:
+        malloc_reuse()
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     atari = AtariConfig(min_replay_size=args.warmup, update_period=args.update_period,
                         pretrain_steps=args.warmup + args.steps, finetune_steps=args.warmup + args.steps)
     if args.small:
         atari = replace(atari, conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32)
+    warm = replace(atari, pretrain_steps=args.warmup, finetune_steps=args.warmup)
     config = AtariTrainConfig(atari=atari, device=args.device, num_envs=args.num_envs, progress=False,
                               log_every=args.warmup, threads=args.threads)
     device = torch.device(args.device)
     print(f"{args.game} on {device} ({torch.get_num_threads()} CPU threads), {args.num_envs} envs, "
           f"batch {atari.batch_size}, 1 update / {args.update_period} env steps, {args.steps} env steps "
-          f"measured after {args.warmup}, {'small' if args.small else 'paper'} networks")
-    rates = {}
-    _, log = pretrain(args.game, "aps", args.seed, config)
-    rates["aps (pipeline)"] = steady_rates(log.metrics, args.warmup)
-    dqn = new_learner(args.game, "dqn", args.seed, config)
-    rates["dqn (pipeline)"] = steady_rates(finetune(dqn, args.game, None, args.seed, config).metrics,
-                                           args.warmup)
-    rates["plain dqn"] = plain_dqn(args.game, atari, args.num_envs, device, args.seed)
-    for name, (steps, updates) in rates.items():
-        print(f"{name:>15}: {steps:8.1f} env-steps/s {updates:8.2f} updates/s")
-    plain = rates["plain dqn"][0]
+          f"measured after {args.warmup}, {'small' if args.small else 'paper'} networks"
+          f"{', malloc reuse' if args.malloc_reuse else ''}")
+
+    def loops(atari: AtariConfig) -> dict:
+        """name -> a run of that loop on `atari`'s budget, returning its metrics rows (plain: its rates)."""
+        cfg = replace(config, atari=atari)
+        return {
+            "aps (pipeline)": lambda: pretrain(args.game, "aps", args.seed, cfg)[1].metrics,
+            "dqn (pipeline)": lambda: finetune(new_learner(args.game, "dqn", args.seed, cfg), args.game, None,
+                                               args.seed, cfg).metrics,
+            "plain dqn": lambda: plain_dqn(args.game, atari, args.num_envs, device, args.seed),
+        }
+
+    wall, cpu, out = {}, {}, {}
+    for (name, full), warmup_only in zip(loops(atari).items(), loops(warm).values(), strict=True):
+        seconds = cpu_seconds(lambda full=full, name=name: out.__setitem__(name, full()))
+        cpu[name] = args.steps / (seconds - cpu_seconds(warmup_only))
+        wall[name] = out[name] if name == "plain dqn" else steady_rates(out[name], args.warmup)
+    for name, (steps, updates) in wall.items():
+        print(f"{name:>15}: {steps:8.1f} env-steps/s {updates:8.2f} updates/s (wall), "
+              f"{cpu[name]:8.1f} env-steps per CPU second")
     for name in ("aps (pipeline)", "dqn (pipeline)"):
-        print(f"{name} / plain dqn env-steps/s: {rates[name][0] / plain:.2f}")
+        print(f"{name} / plain dqn env-steps/s: {wall[name][0] / wall['plain dqn'][0]:.2f} (wall), "
+              f"{cpu[name] / cpu['plain dqn']:.2f} (CPU time)")
 
 
 if __name__ == "__main__":
