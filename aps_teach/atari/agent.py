@@ -9,7 +9,7 @@ What does change is how: an update here never waits on the device. Its statistic
 training loop reads them when it writes a metrics row), and the kNN reward runs over all B x n next
 states with the invalid ones masked (`masked_particle_entropy`) instead of selecting the valid ones,
 whose number the host would have to read. The rewards are `Learner._intrinsic`'s up to float rounding
-(tests/test_atari_train.py compares the two).
+(tests/test_atari_agent.py compares the two).
 """
 
 from __future__ import annotations
