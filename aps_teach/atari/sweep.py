@@ -98,9 +98,10 @@ def run_atari_sweep(games: Iterable[str], methods: Iterable[str], seeds: int, co
     own, parallel = (None, 0) if executor is not None else default_executor(config, gpus)
     threads = config.threads or threads_per_run or max(1, (os.cpu_count() or 1) // max(parallel, 1))
     config = replace(config, threads=threads, progress=config.progress and parallel == 1)
+    runner = partial(run_one, config=config, out=str(Path(out).absolute()))  # Ray workers run elsewhere
     try:
-        report = run_sweep(specs, partial(run_one, config=config, out=str(out)), Path(out) / "scores.csv",
-                           executor=executor or own, progress=progress)
+        report = run_sweep(specs, runner, Path(out) / "scores.csv", executor=executor or own,
+                           progress=progress)
     finally:
         if own is not None:
             own.shutdown(cancel_futures=True)
