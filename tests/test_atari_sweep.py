@@ -46,6 +46,7 @@ def test_a_sweep_row_is_the_row_of_the_same_run_made_alone(swept, tmp_path):
 def test_the_summary_is_the_aggregate_of_each_games_seed_mean(swept):
     out, _ = swept
     summary = {row["method"]: row for row in _rows(out / "summary.csv")}
+    assert (out / "scores.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # the figure of the scores
     for method in ("aps", "dqn"):
         (row,) = [r for r in read_rows(out / "scores.csv") if r["method"] == method]
         normalised = (float(row["score"]) + 20.7) / (14.6 + 20.7)  # Pong: random -20.7, human 14.6
