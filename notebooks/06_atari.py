@@ -181,7 +181,8 @@ print(f"autoreset steps: {autoreset}; its reward {reset_step.reward[0]}, valid {
       "zero frames in its next observation:",
       [k for k in range(paper.frame_stack) if not reset_step.next_obs[0, k].any()])
 plots.plot_frames([reset_step.obs[0, -1], reset_step.next_obs[0, -1]],
-                  [f"step {autoreset[0]}: the ended game's last screen", "its 'next' screen: a new game"])
+                  [f"step {autoreset[0]}: the last screen\nof the ended game",
+                   "its 'next' screen:\na new game"])
 plt.show()
 
 # %% [markdown]
@@ -297,8 +298,8 @@ print(inspect.getsource(augment.random_shift))
 # **Exercise: the random shift.** Write `my_shift(x, dy, dx, pad)`: x is a (B, S, H, W) batch of stacks,
 # dy and dx are (B,) offsets in [0, 2·pad]. Pad every side of every image by `pad` copies of its border
 # pixels, then crop the H×W window starting at row dy[b], column dx[b] of the padded image. The library's
-# `augment.shift` does it with one `gather` (4 times faster than slicing per image); the obvious
-# answer is `torch.nn.functional.pad(x, (pad,) * 4, mode="replicate")` and a slice per image. The
+# `augment.shift` does it with a single `gather` over precomputed source indices; the obvious answer
+# is `torch.nn.functional.pad(x, (pad,) * 4, mode="replicate")` and a slice per image. The
 # checker compares yours with the library on uint8 and float batches, non-square images and pad 0.
 
 # %%
@@ -427,7 +428,9 @@ plt.show()
 
 # %% [markdown]
 # Fine-tuning: the mean score of the games that ended in each logging interval (raw game score,
-# training protocol, ε-greedy), and the SF loss on the clipped game reward.
+# training protocol, ε-greedy), and the SF loss on the clipped game reward. The SF losses of the two
+# methods are not on one scale: APS's ψ predicts all 5 dimensions of the discounted sum of φ(s') (with
+# the reward along w), while DQN's has no features and learns only the value along its fixed w.
 
 # %%
 plots.plot_atari_curves(sweep_dir, ["score", "loss_sf"], phase="finetune")
