@@ -468,31 +468,43 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(file))
 
 
-def plot_atari_curves(runs, metrics: str | Sequence[str] = "score", phase: str = "finetune"):
+def plot_atari_curves(runs, metrics: str | Sequence[str] = "score", phase: str = "finetune",
+                      games: Sequence[str] | None = None):
     """One panel per column of `metrics`: its value against env steps in each run's `phase`/metrics.csv,
-    one line per run (labelled with the run directory's name), coloured by the run's method.
+    one line per run (its gid the run directory's name), coloured by the run's method; the legend names
+    each method once, with its number of runs.
 
-    `runs`: a sweep directory, a run directory or a list of them (see `atari_run_dirs`). Runs without
-    that phase (dqn has no pretraining) are left out, and so are empty cells (no game ended in an interval,
-    no update yet). Returns the figure."""
+    `runs`: a sweep directory, a run directory or a list of them (see `atari_run_dirs`); `games` keeps the
+    runs of those games (ROM ids, as in config.json) only. Runs without that phase (dqn has no pretraining)
+    are left out, and so are empty cells (no game ended in an interval, no update yet). Returns the figure."""
     if phase not in ("pretrain", "finetune"):
         raise ValueError(f"phase must be pretrain or finetune, got {phase!r}")
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
-    dirs = [(d, json.loads((d / "config.json").read_text())["method"]) for d in atari_run_dirs(runs)]
+    dirs = [(d, json.loads((d / "config.json").read_text())) for d in atari_run_dirs(runs)]
+    if games is not None:
+        dirs = [(d, saved) for d, saved in dirs if saved["game"] in games]
+        if not dirs:
+            raise ValueError(f"no run of the games {list(games)} in {runs}")
+    dirs = [(d, saved["method"]) for d, saved in dirs if (d / phase / "metrics.csv").exists()]
     methods = list(dict.fromkeys(method for _, method in dirs))
     fig, axes = plt.subplots(1, len(metrics), figsize=(0.8 + 4.2 * len(metrics), 3.5), squeeze=False)
     for ax, metric in zip(axes[0], metrics, strict=True):
+        drawn = dict.fromkeys(methods, 0)
         for directory, method in dirs:
             rows = _read_csv(directory / phase / "metrics.csv")
             points = [(int(row["env_steps"]), float(row[metric])) for row in rows if row.get(metric)]
             if points:
                 x, y = zip(*points, strict=True)
-                ax.plot(x, y, marker="o", markersize=3, color=method_colour(method, methods.index(method)),
-                        label=directory.name)
+                ax.plot(x, y, marker="o", markersize=3, alpha=0.8, gid=directory.name,
+                        color=method_colour(method, methods.index(method)))
+                drawn[method] += 1
+        for m, (method, count) in enumerate(drawn.items()):
+            if count:  # one legend entry per method (an empty line carries it)
+                ax.plot([], [], color=method_colour(method, m), label=f"{method} ({count} runs)")
         ax.set_xlabel(f"env steps ({phase})")
         ax.set_ylabel(metric)
-        ax.set_title(metric if ax.lines else f"{metric}: no values yet")
-        if ax.lines:
+        ax.set_title(metric if ax.lines else f"{metric}: no values")
+        if ax.get_legend_handles_labels()[0]:
             ax.legend(frameon=False, fontsize="small")
     fig.tight_layout()
     return fig

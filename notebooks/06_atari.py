@@ -61,6 +61,7 @@ eval_steps = 800 if FAST else 8_000  # env steps of evaluation games (the paper:
 num_envs = 2 if FAST else 8  # games stepped together
 max_frames_per_episode = 800 if FAST else 108_000  # fast mode cuts games short so that some end
 results_dir = None  # a sweep directory (the OUT of `aps-teach atari sweep`) to read instead of the live run
+curve_games = None  # games whose learning curves section 9 draws, e.g. ("pong",); None: every game read
 notebook_start = time.perf_counter()
 
 # %%
@@ -83,7 +84,7 @@ from aps_teach.atari.envs import make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.scores import reference_scores
 from aps_teach.atari.sweep import run_atari_sweep
-from aps_teach.atari.train import AtariTrainConfig
+from aps_teach.atari.train import AtariTrainConfig, read_run_config
 from aps_teach.sweeps import read_rows
 
 paper = AtariConfig()  # every number of the protocol and of training, the paper's defaults
@@ -189,9 +190,9 @@ plt.show()
 # If the autoreset step were stored as a transition, the learner would be taught that the final
 # screen of a game leads, at no cost, to a fresh one, and a bootstrapped target would carry value
 # from the new game back into the old one. The frame replay keeps the row (it still needs that last
-# frame, the next observation of the step before) but never samples it. Put the whole game above into
-# a replay and sample many n-step windows: no sampled transition jumps into the new game, whose
-# first observation is the only one with 3 zero frames.
+# frame, the next observation of the step before) but never samples it. Put the game above and the
+# start of the next into a replay and sample many transitions: none jumps into the new game (the only
+# next observation with 3 zero frames is a new game's first).
 
 # %%
 replay = FrameReplay(capacity=len(train_steps) + 8, num_envs=1, frame_shape=(84, 84), stack=4, task_dim=5,
@@ -420,11 +421,16 @@ for path in sorted(sweep_dir.rglob("*")):
 # Everything below reads files only, so it works on any sweep directory: set `results_dir` in the
 # parameters cell to the `--out` of your GPU sweep (copied to this machine) and run from there. Without
 # it, it reads the live run above. First the pretraining curves, from each run's
-# `pretrain/metrics.csv` (DQN has no pretraining): the two reward terms of APS and the SF loss.
+# `pretrain/metrics.csv` (DQN has no pretraining): the two reward terms of APS and the SF loss, one
+# figure per game (`curve_games` chooses them).
 
 # %%
-plots.plot_atari_curves(sweep_dir, ["reward_explore", "reward_exploit", "loss_sf"], phase="pretrain")
-plt.show()
+run_games = sorted({read_run_config(d)[0] for d in plots.atari_run_dirs(sweep_dir)})  # unfinished runs too
+for rom in curve_games or run_games:
+    fig = plots.plot_atari_curves(sweep_dir, ["reward_explore", "reward_exploit", "loss_sf"],
+                                  phase="pretrain", games=[rom])
+    fig.suptitle(f"{rom}: pretraining", y=1.02)
+    plt.show()
 
 # %% [markdown]
 # Fine-tuning: the mean score of the games that ended in each logging interval (raw game score,
@@ -433,8 +439,10 @@ plt.show()
 # the reward along w), while DQN's has no features and learns only the value along its fixed w.
 
 # %%
-plots.plot_atari_curves(sweep_dir, ["score", "loss_sf"], phase="finetune")
-plt.show()
+for rom in curve_games or run_games:
+    fig = plots.plot_atari_curves(sweep_dir, ["score", "loss_sf"], phase="finetune", games=[rom])
+    fig.suptitle(f"{rom}: fine-tuning", y=1.02)
+    plt.show()
 
 # %% [markdown]
 # The score table: one row per run, the evaluation score (mean over the finished games) and its

@@ -251,21 +251,28 @@ def test_atari_curves_draw_each_runs_csv_values_in_its_methods_colour(tmp_path):
     (sweep / "runs" / "not-a-run").mkdir()  # no config.json: ignored
     fig = plots.plot_atari_curves(sweep, ["score", "loss_sf"], phase="finetune")
     score, loss = fig.axes
-    lines = {line.get_label(): line for line in score.lines}
+    lines = {line.get_gid(): line for line in score.lines if line.get_gid()}
     assert set(lines) == {"aps-pong-seed0", "dqn-pong-seed0"}
     np.testing.assert_array_equal(lines["aps-pong-seed0"].get_xydata(), [[50, -20], [100, -19]])
     np.testing.assert_array_equal(lines["dqn-pong-seed0"].get_xydata(), [[100, -18.5]])  # empty cell left out
     assert lines["aps-pong-seed0"].get_color() == plots.METHOD_COLOURS["aps"]
     assert lines["dqn-pong-seed0"].get_color() == plots.METHOD_COLOURS["dqn"]
-    loss_lines = {line.get_label(): line.get_xydata().tolist() for line in loss.lines}
+    assert score.get_legend_handles_labels()[1] == ["aps (1 runs)", "dqn (1 runs)"]  # one entry per method
+    loss_lines = {line.get_gid(): line.get_xydata().tolist() for line in loss.lines if line.get_gid()}
     assert loss_lines == {"aps-pong-seed0": [[50, 0.5]], "dqn-pong-seed0": [[50, 0.25], [100, 0.125]]}
     plt.close(fig)
     fig = plots.plot_atari_curves([sweep / "runs" / "aps-pong-seed0", sweep / "runs" / "dqn-pong-seed0"],
                                   "loss_sf", phase="pretrain")  # dqn has no pretraining: left out
     (ax,) = fig.axes
-    assert [(line.get_label(), line.get_xydata().tolist()) for line in ax.lines] == [
+    assert [(line.get_gid(), line.get_xydata().tolist()) for line in ax.lines if line.get_gid()] == [
         ("aps-pong-seed0", [[100, 2.5], [200, 1.5]])]
+    assert ax.get_legend_handles_labels()[1] == ["aps (1 runs)"]
     plt.close(fig)
+    fig = plots.plot_atari_curves(sweep, "loss_sf", games=["pong"])
+    assert len([line for line in fig.axes[0].lines if line.get_gid()]) == 2
+    plt.close(fig)
+    with pytest.raises(ValueError, match="no run of the games"):
+        plots.plot_atari_curves(sweep, games=["breakout"])
     with pytest.raises(FileNotFoundError, match="no Atari run directory"):
         plots.plot_atari_curves(tmp_path / "empty")
     with pytest.raises(ValueError, match="phase must be"):
