@@ -37,7 +37,8 @@ def test_a_sweep_row_is_the_row_of_the_same_run_made_alone(swept, tmp_path):
     rows = {row["run_key"]: row for row in read_rows(out / "scores.csv")}
     _, alone = run("pong", "aps", seed=0, config=tiny(), out=tmp_path)
     (row_alone,) = _rows(tmp_path / "scores.csv")
-    swept_row = {k: v for k, v in rows["aps-pong-seed0"].items() if k not in ("run_key", "package_version", *TIMING)}
+    dropped = ("run_key", "package_version", *TIMING)
+    swept_row = {k: v for k, v in rows["aps-pong-seed0"].items() if k not in dropped}
     assert swept_row == row_alone and float(swept_row["score"]) == pytest.approx(alone.score)
     assert (run_dir(out, RunSpec("dqn", "pong", 0)) / "finetune" / "metrics.csv").exists()
     assert not (run_dir(out, RunSpec("dqn", "pong", 0)) / "pretrain").exists()  # dqn: no pretraining
@@ -46,6 +47,7 @@ def test_a_sweep_row_is_the_row_of_the_same_run_made_alone(swept, tmp_path):
 def test_the_summary_is_the_aggregate_of_each_games_seed_mean(swept):
     out, _ = swept
     summary = {row["method"]: row for row in _rows(out / "summary.csv")}
+    assert (out / "scores.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # the figure of the scores
     for method in ("aps", "dqn"):
         (row,) = [r for r in read_rows(out / "scores.csv") if r["method"] == method]
         normalised = (float(row["score"]) + 20.7) / (14.6 + 20.7)  # Pong: random -20.7, human 14.6
@@ -107,7 +109,8 @@ def test_the_local_gpu_pool_pins_one_gpu_to_each_worker(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")  # this process's GPUs 0, 1 are the machine's 3, 5
     with multiprocessing.get_context("spawn").Manager() as manager, gpu_executor([0, 1]) as pool:
         barrier = manager.Barrier(2)
-        seen = [future.result() for future in [pool.submit(_visible_after_barrier, barrier) for _ in range(2)]]
+        futures = [pool.submit(_visible_after_barrier, barrier) for _ in range(2)]
+        seen = [future.result() for future in futures]
     assert len({pid for pid, _ in seen}) == 2 and sorted(gpu for _, gpu in seen) == ["3", "5"]
     with pytest.raises(ValueError, match="distinct GPU indices"):
         gpu_executor([0, 0])

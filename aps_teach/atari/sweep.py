@@ -7,6 +7,8 @@ directory, through `aps_teach.sweeps.run_sweep` on any executor (`aps_teach.exec
                                          checkpoint.pt), task.json, scores.csv
     OUT/summary.csv                      per method: human-normalised mean, median, IQM over games (each game
                                          the mean of its seeds) and the number of super-human games
+    OUT/scores.png                       `plots.plot_atari_scores` of OUT/scores.csv: per game and method the
+                                         seeds' mean and each seed, with lines at random (0) and human (1)
 
 A second call skips the runs already in OUT/scores.csv; a run whose directory exists resumes from its
 checkpoints, and one that finished but whose row never reached OUT/scores.csv (the driver was stopped)
@@ -133,11 +135,18 @@ def summary_rows(rows: Iterable[dict]) -> list[dict]:
 
 
 def write_summary(out: str | os.PathLike) -> Path | None:
-    """OUT/summary.csv from OUT/scores.csv (atomically); None while no run has finished."""
+    """OUT/summary.csv and OUT/scores.png from OUT/scores.csv (atomically); None while no run has finished."""
+    import matplotlib.pyplot as plt
+
+    from aps_teach.plots import plot_atari_scores, save_figure
+
     rows = read_rows(Path(out) / "scores.csv")
     summary = summary_rows(rows)
     if not summary:
         return None
     path = Path(out) / "summary.csv"
     write_csv_atomic(path, summary)
+    fig = plot_atari_scores(rows)
+    save_figure(fig, Path(out) / "scores.png")
+    plt.close(fig)  # written, not shown (a notebook would otherwise display it)
     return path
