@@ -1,7 +1,9 @@
 """Where a sweep's runs execute: `make_executor("local" | "ray", ...)` gives a `concurrent.futures.Executor`
 for `aps_teach.sweeps.run_sweep`, so results land in the same CSV whichever executor ran them.
 
-- `local`: a pool of spawned processes on this machine, `cpu_count // num_cpus` runs at once by default.
+- `local`: a pool of spawned processes on this machine, `cpu_count // num_cpus` runs at once by default;
+  with `num_gpus=1`, one process per local GPU (`gpus`, default every visible one), each pinned to its GPU
+  through CUDA_VISIBLE_DEVICES, so a run's `cuda` device is its own GPU.
 - `ray`: one Ray task per run, each asking Ray for `num_cpus` CPUs and `num_gpus` GPUs (Ray sets
   CUDA_VISIBLE_DEVICES, so `num_gpus=1` puts one run on each GPU), on the cluster at `address`
   ("auto", "HOST:PORT") or, with no address, on a Ray instance started on this machine. Needs the
@@ -15,9 +17,10 @@ go on, and the failed run stays pending for the next call of the sweep, as on th
 
 from __future__ import annotations
 
+import multiprocessing
 import os
-from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any, Literal
 
 from aps_teach.sweeps import local_executor
@@ -30,8 +33,9 @@ DEFAULT_MAX_RETRIES = 2
 
 def make_executor(name: str = "local", *, workers: int | None = None, address: str | None = None,
                   num_cpus: float = 1, num_gpus: float = 0,
-                  max_retries: int = DEFAULT_MAX_RETRIES) -> Executor:
-    """An executor for `run_sweep`: `name` is local or ray; num_cpus/num_gpus are what each run needs."""
+                  max_retries: int = DEFAULT_MAX_RETRIES, gpus: Sequence[int] | None = None) -> Executor:
+    """An executor for `run_sweep`: `name` is local or ray; num_cpus/num_gpus are what each run needs;
+    `gpus` the local GPUs to spread runs over (local, num_gpus=1; default every visible GPU)."""
     if name not in EXECUTORS:
         raise ValueError(f"unknown executor {name!r}; executors: {', '.join(EXECUTORS)}")
     if num_cpus <= 0 or num_gpus < 0 or max_retries < 0:
@@ -41,13 +45,53 @@ def make_executor(name: str = "local", *, workers: int | None = None, address: s
         if address is not None:
             raise ValueError("a Ray address is for the ray executor (--executor ray)")
         if num_gpus:
-            raise ValueError("the local executor runs on CPU cores; for runs on GPUs use the ray executor "
-                             "(with no address it starts Ray on this machine and gives each run its GPUs)")
+            if num_gpus != 1 or workers is not None:
+                raise ValueError(f"the local executor gives each run one whole GPU: num_gpus=1 and no "
+                                 f"workers (one per GPU), got num_gpus={num_gpus}, workers={workers}")
+            return gpu_executor(visible_gpus() if gpus is None else gpus)
+        if gpus is not None:
+            raise ValueError("gpus is for runs on local GPUs (num_gpus=1)")
         return local_executor(workers or max(1, int((os.cpu_count() or 1) // num_cpus)))
+    if gpus is not None:
+        raise ValueError("gpus is for the local executor; Ray places each run on a GPU itself (num_gpus)")
     if workers is not None:
         raise ValueError("workers is for the local executor; Ray runs as many runs at once as the cluster's "
                          "CPUs and GPUs allow (num_cpus, num_gpus per run)")
     return RayExecutor(address, num_cpus=num_cpus, num_gpus=num_gpus, max_retries=max_retries)
+
+
+def visible_gpus() -> list[int]:
+    """Indices of the CUDA GPUs this process sees; ValueError if there are none."""
+    import torch
+
+    count = torch.cuda.device_count()
+    if count == 0:
+        raise ValueError("no CUDA GPU is visible for runs on local GPUs; run on the CPU (--device cpu) or "
+                         "on a Ray cluster with GPUs (--executor ray)")
+    return list(range(count))
+
+
+def gpu_executor(gpus: Sequence[int]) -> Executor:
+    """A pool of one spawned process per GPU in `gpus` (indices as this process numbers them), each seeing
+    only its own GPU (CUDA_VISIBLE_DEVICES), so every run in it uses `cuda` = `cuda:0` = that GPU."""
+    if not gpus or len(set(gpus)) != len(gpus) or any(int(g) != g or g < 0 for g in gpus):
+        raise ValueError(f"gpus must be distinct GPU indices >= 0, got {list(gpus)!r}")
+    parent = os.environ.get("CUDA_VISIBLE_DEVICES")
+    names = parent.split(",") if parent else [str(g) for g in range(max(gpus) + 1)]
+    if max(gpus) >= len(names):
+        raise ValueError(f"GPU {max(gpus)} is not among the {len(names)} visible "
+                         f"(CUDA_VISIBLE_DEVICES={parent})")
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    for gpu in gpus:
+        queue.put(names[gpu])
+    return ProcessPoolExecutor(max_workers=len(gpus), mp_context=context, initializer=_pin_gpu,
+                               initargs=(queue,))
+
+
+def _pin_gpu(queue) -> None:
+    """Worker initialiser: take one GPU off the queue and see only it (before CUDA starts)."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = queue.get()
 
 
 def import_ray():

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from aps_teach.agents import sf_td_target
+from aps_teach.atari.augment import shift
 from aps_teach.rewards import particle_entropy_reward
 from aps_teach.tabular import gpi
 from aps_teach.tasks import gpi_action_values, infer_task
@@ -100,6 +101,7 @@ _REFERENCES: dict[str, Callable] = {
     "infer_task": infer_task,
     "gpi_action": _gpi_action,
     "sf_td_target": sf_td_target,
+    "shift": shift,
 }
 
 
@@ -208,3 +210,28 @@ def check_sf_td_target(your_target: Callable[..., torch.Tensor], seed: int = 0) 
         alive[0], alive[-1] = True, batch == 1  # when B > 1, the last window ends in a terminal state
         cases.append((base, reward, w, mask, gamma, boot_psi, steps, alive))
     check_against_reference("SF TD target", your_target, sf_td_target, cases, atol=1e-6)
+
+
+def check_shift(your_shift: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor],
+                seed: int = 0) -> None:
+    """Exercise (notebook 06): fn(x (B, S, H, W), dy (B,), dx (B,), pad) -> the random shift of each image
+    stack x[b] by its offsets: pad every side by `pad` copies of the border pixels, then crop the H x W
+    window whose top-left corner is (dy[b], dx[b]) in the padded image (0 <= dy, dx <= 2 pad), so that
+    out[b, :, i, j] = x[b, :, clip(i + dy[b] - pad, 0, H-1), clip(j + dx[b] - pad, 0, W-1)].
+
+    Cases: uint8 frames and floats, non-square images, pad 0, and the extreme offsets 0 and 2 pad (a
+    shift by the whole pad, where the replicated border fills a 4-pixel band).
+    """
+    generator = torch.Generator().manual_seed(seed)
+    cases = []
+    shapes = [(3, 4, 12, 12, 4, torch.uint8), (1, 1, 7, 9, 2, torch.float64), (5, 2, 10, 6, 0, torch.float64),
+              (8, 4, 84, 84, 4, torch.uint8)]
+    for batch, stack, height, width, pad, dtype in shapes:
+        if dtype == torch.uint8:
+            x = torch.randint(256, (batch, stack, height, width), generator=generator, dtype=torch.uint8)
+        else:
+            x = torch.randn(batch, stack, height, width, generator=generator, dtype=dtype)
+        dy, dx = torch.randint(2 * pad + 1, (2, batch), generator=generator)
+        dy[0], dx[-1] = 0, 2 * pad  # the extreme offsets
+        cases.append((x, dy, dx, pad))
+    check_against_reference("random shift", your_shift, shift, cases)

@@ -196,9 +196,10 @@ def test_bad_input_is_a_clear_error(tmp_path):
         run("pong", "diayn", seed=0, config=tiny())
     with pytest.raises(ValueError, match="no pretraining phase"):
         pretrain("pong", "dqn", seed=0, config=tiny())
-    if not torch.cuda.is_available():
+    if not torch.cuda.is_available():  # a config may name a GPU (a Ray worker has it); a run here may not
         with pytest.raises(ValueError, match="CUDA is not available.*use --device cpu"):
-            AtariTrainConfig(device="cuda")
+            run("pong", "aps", seed=0, config=tiny(device="cuda"), out=tmp_path / "gpu")
+        assert not (tmp_path / "gpu").exists()
     with pytest.raises(ValueError, match="unknown device 'gpu'"):
         AtariTrainConfig(device="gpu")
     with pytest.raises(ValueError, match="more than the .* GB free"):

@@ -43,8 +43,12 @@ def test_sweep_command_without_ray_exits_with_the_extra_to_install(monkeypatch, 
 def test_options_of_the_other_executor_are_refused():
     with pytest.raises(ValueError, match="for the ray executor"):
         make_executor("local", address="auto")
-    with pytest.raises(ValueError, match="use the ray executor"):
-        make_executor("local", num_gpus=1)
+    with pytest.raises(ValueError, match="one whole GPU"):
+        make_executor("local", num_gpus=1, workers=2)
+    with pytest.raises(ValueError, match="gpus is for runs on local GPUs"):
+        make_executor("local", gpus=[0])
+    with pytest.raises(ValueError, match="Ray places each run on a GPU itself"):
+        make_executor("ray", gpus=[0])
     with pytest.raises(ValueError, match="workers is for the local executor"):
         make_executor("ray", workers=2)
     with pytest.raises(ValueError, match="max_retries >= 0"):
@@ -71,7 +75,7 @@ def local_ray():
 
 def without_timing(rows: list[dict]) -> list[dict]:
     return sorted(({k: v for k, v in row.items() if k not in TIMING} for row in rows),
-                  key=lambda row: (row["run_key"], row["phase"]))
+                  key=lambda row: (row["run_key"], row.get("phase", "")))
 
 
 def test_ray_sweep_writes_the_same_results_as_the_local_one(local_ray, tmp_path):
@@ -127,3 +131,18 @@ def test_a_killed_worker_is_retried_a_raising_run_is_not_and_the_others_finish(l
 def fixed_run(spec) -> list[dict]:
     """The same runs with their bugs fixed."""
     return [{"seed": spec.seed, "attempt": 0}]
+
+
+def test_an_atari_sweep_on_ray_writes_the_local_executors_rows(local_ray, tmp_path):
+    from test_atari_train import tiny
+
+    from aps_teach.atari.sweep import run_atari_sweep
+
+    run_atari_sweep(["pong"], ["dqn"], 1, tiny(), tmp_path / "local", progress=False)
+    with make_executor("ray", num_cpus=1) as ray:
+        report = run_atari_sweep(["pong"], ["dqn"], 1, tiny(), tmp_path / "ray", executor=ray,
+                                 threads_per_run=1, progress=False)
+    assert report.completed == ["dqn-pong-seed0"] and not report.failures
+    local, remote = (read_rows(tmp_path / name / "scores.csv") for name in ("local", "ray"))
+    assert without_timing(remote) == without_timing(local) and len(local) == 1
+    assert read_rows(tmp_path / "ray" / "summary.csv") == read_rows(tmp_path / "local" / "summary.csv")

@@ -16,6 +16,7 @@ from aps_teach.exercises import (
     check_infer_task,
     check_knn_reward,
     check_sf_td_target,
+    check_shift,
     solution,
 )
 
@@ -218,3 +219,43 @@ def _one_td_case():
     reward = torch.randn(3, 4, generator=generator, dtype=torch.float64)
     boot_psi = torch.randn(3, 2, generator=generator, dtype=torch.float64)
     return base, reward, w, mask, 0.9, boot_psi, steps, torch.tensor([True, False, True])
+
+
+def _shift_by_padding(x, dy, dx, pad, mode="replicate"):
+    """The obvious answer, independent of the library's single gather: pad, then slice each image."""
+    h, w = x.shape[-2:]
+    padded = torch.nn.functional.pad(x, (pad, pad, pad, pad), mode=mode) if pad else x
+    return torch.stack([padded[b, :, int(dy[b]):int(dy[b]) + h, int(dx[b]):int(dx[b]) + w]
+                        for b in range(len(x))])
+
+
+def _shift_by_loops(x, dy, dx, pad):
+    """The formula cell by cell: out[b, :, i, j] = x[b, :, clip(i + dy - pad), clip(j + dx - pad)]."""
+    h, w = x.shape[-2:]
+    out = torch.empty_like(x)
+    for b in range(len(x)):
+        for i in range(h):
+            for j in range(w):
+                out[b, :, i, j] = x[b, :, min(max(i + int(dy[b]) - pad, 0), h - 1),
+                                    min(max(j + int(dx[b]) - pad, 0), w - 1)]
+    return out
+
+
+def test_check_shift_accepts_correct_answers(capsys):
+    for answer in (solution("shift"), _shift_by_padding, _shift_by_loops):
+        check_shift(answer)
+        assert "correct: random shift matches the library on 4 random cases" in capsys.readouterr().out
+
+
+def test_check_shift_rejects_wrong_answers():
+    wrong = {
+        "zero padding": lambda x, dy, dx, pad: _shift_by_padding(x, dy, dx, pad, mode="constant"),
+        "rows and columns swapped": lambda x, dy, dx, pad: _shift_by_padding(x, dx, dy, pad),
+        "shifted the other way": lambda x, dy, dx, pad: _shift_by_padding(x, 2 * pad - dy, 2 * pad - dx, pad),
+        "one shift for the batch": lambda x, dy, dx, pad: _shift_by_padding(x, dy[:1].expand_as(dy),
+                                                                            dx[:1].expand_as(dx), pad),
+    }
+    for name, answer in wrong.items():
+        with pytest.raises(AssertionError, match="random shift: case .* differs from the library"):
+            check_shift(answer)
+            pytest.fail(f"accepted {name}")

@@ -89,3 +89,24 @@ def test_notebook_runs_top_to_bottom_in_fast_mode(source):
         assert "distinct coverage values across k, per seed: {'0': 1}" in printed  # the silent bug shows
         same = "pretraining identical with GPI on and off (phi spread to the last digit): True"
         assert printed.count(same) == 2
+    if source.stem == "06_atari":
+        printed = _printed(notebook)
+        assert "correct: random shift matches the library on 4 random cases" in printed
+        assert "live run: breakout, methods aps, dqn, 1 seed: 400 reward-free steps" in printed  # fast sizes
+        assert "finished ['aps-breakout-seed0', 'dqn-breakout-seed0'] in " in printed
+        assert "failures: none" in printed
+        # memory of 1M transitions, from FrameReplay.bytes_per_transition: 84*84 + 8 + 4*5 + 4 + 4 bytes each
+        for layout, gigabytes in (("single frames (FrameReplay): 7,092", "7.09"),
+                                  ("one stack per transition: 28,260", "28.26"),
+                                  ("obs + next obs stacks: 56,484", "56.48")):
+            assert f"{layout} bytes per transition, 1M transitions: {gigabytes} GB" in printed
+        # the protocol: 5 lives lost = 5 terminals while training, 1 while evaluating; the autoreset step
+        assert "(5 terminals), while evaluating [183] (1 terminal)" in printed
+        assert "autoreset steps: [184]; its reward 0.0, valid False, zero frames in its next observation: " \
+            "[0, 1, 2]" in printed
+        assert "sampled transitions that jump into a new game: 0 of 2048" in printed  # never sampled
+        # the hand-made n-step windows: stop at the game's end, no bootstrap after a terminal
+        assert "step 1 | [1, 2]    | [1, 1, 1, 0] | [1, 2, 3, 0] | 3 | False | [4, 5]" in printed
+        assert "step 5 | [0, 6]    | [1, 1, 1, 1] | [5, 6, 7, 8] | 4 | True  | [9, 10]" in printed
+        assert "Atari APS (breakout, 4 actions): phi 3,295,397 parameters, psi 3,020,468" in printed
+        assert "method  games" in printed  # the summary table was read from summary.csv

@@ -54,12 +54,20 @@ PHASES = {"pretrain": 0, "finetune": 1, "identify": 2, "evaluate": 3}
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
 
 
-def resolve_device(name: str) -> torch.device:
-    """The torch device called `name` (cpu, cuda, cuda:N, mps), or ValueError if it does not exist here."""
+def parse_device(name: str) -> torch.device:
+    """The torch device called `name` (cpu, cuda, cuda:N, mps), whether or not this machine has it."""
     try:
         device = torch.device(name)
     except (RuntimeError, TypeError) as error:
         raise ValueError(f"unknown device {name!r} ({error}); valid: cpu, cuda, cuda:N, mps") from None
+    if device.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"unsupported device {name!r}; valid: cpu, cuda, cuda:N, mps")
+    return device
+
+
+def resolve_device(name: str) -> torch.device:
+    """The torch device called `name`, or ValueError if this machine does not have it."""
+    device = parse_device(name)
     if device.type == "cuda":
         if not torch.cuda.is_available():
             why = ("this torch is built without CUDA" if torch.version.cuda is None
@@ -70,8 +78,6 @@ def resolve_device(name: str) -> torch.device:
             raise ValueError(f"device {name!r}: only {torch.cuda.device_count()} CUDA device(s) visible")
     elif device.type == "mps" and not torch.backends.mps.is_available():
         raise ValueError(f"device {name!r} asked for but MPS is not available; use --device cpu")
-    elif device.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"unsupported device {name!r}; valid: cpu, cuda, cuda:N, mps")
     return device
 
 
@@ -106,7 +112,7 @@ class AtariTrainConfig:
     """Show a tqdm progress bar (env steps, with env-steps/s and updates/s)."""
 
     def __post_init__(self) -> None:
-        resolve_device(self.device)
+        parse_device(self.device)  # whether this machine has it is checked where a run starts
         for name in ("num_envs", "log_every", "checkpoint_every"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -545,7 +551,9 @@ def start_run_dir(out: Path, game: str, method: str, seed: int, config: AtariTra
                   resume: bool) -> None:
     """Prepare a run directory: a new run writes config.json and drops a task.json left by an earlier
     pretraining; a resumed one checks that config.json describes the same run (game, method, seed, protocol,
-    envs) and changes nothing. Device, threads, logging and the like may differ between the two."""
+    envs) and changes nothing. Device, threads, logging and the like may differ between the two. Refuses a
+    device this machine does not have before writing anything."""
+    resolve_device(config.device)
     path = out / "config.json"
     if resume and path.exists():
         saved_game, saved_method, saved_seed, saved = read_run_config(out)

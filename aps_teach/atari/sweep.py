@@ -1,0 +1,152 @@
+"""Atari sweeps: games x methods x seeds, each run the whole pipeline (`aps_teach.atari.train.run`) in its own
+directory, through `aps_teach.sweeps.run_sweep` on any executor (`aps_teach.executors.make_executor`).
+
+    OUT/scores.csv                       one row per finished run: `score_row` + run_key, run_seconds,
+                                         package_version (the same whichever executor ran it)
+    OUT/runs/<method>-<game>-seed<k>/    the run's directory: config.json, pretrain/, finetune/ (metrics.csv,
+                                         checkpoint.pt), task.json, scores.csv
+    OUT/summary.csv                      per method: human-normalised mean, median, IQM over games (each game
+                                         the mean of its seeds) and the number of super-human games
+    OUT/scores.png                       `plots.plot_atari_scores` of OUT/scores.csv: per game and method the
+                                         seeds' mean and each seed, with lines at random (0) and human (1)
+
+A second call skips the runs already in OUT/scores.csv; a run whose directory exists resumes from its
+checkpoints, and one that finished but whose row never reached OUT/scores.csv (the driver was stopped)
+gives the row it wrote into its own scores.csv without training again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Executor
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from aps_teach.atari.envs import check_game
+from aps_teach.atari.scores import ATARI_26, aggregates
+from aps_teach.atari.train import AtariTrainConfig, check_method, run
+from aps_teach.executors import make_executor, visible_gpus
+from aps_teach.files import write_csv_atomic
+from aps_teach.sweeps import RunSpec, SweepReport, read_rows, run_sweep
+
+GAME_SETS = {"atari26": ATARI_26}
+"""Names that stand for a list of games in `expand_games`."""
+
+
+def expand_games(games: Iterable[str]) -> list[str]:
+    """ROM ids of `games`, each a game name or id or `atari26` (the paper's 26 games); no duplicates."""
+    roms = [rom for name in games for rom in (GAME_SETS.get(name.lower()) or (check_game(name),))]
+    if not roms:
+        raise ValueError(f"no games given; give game names or one of: {', '.join(GAME_SETS)}")
+    return list(dict.fromkeys(roms))
+
+
+def sweep_runs(games: Iterable[str], methods: Iterable[str], seeds: Iterable[int]) -> list[RunSpec]:
+    """One `RunSpec` per method x game x seed (the game is the spec's level), checked up front."""
+    methods, seeds = list(methods), list(seeds)
+    for method in methods:
+        check_method(method)
+    if not methods or not seeds:
+        raise ValueError(f"need at least one method and one seed, got methods={methods}, seeds={seeds}")
+    roms = expand_games(games)
+    return [RunSpec(method, game, seed) for method in methods for game in roms for seed in seeds]
+
+
+def run_dir(out: str | os.PathLike, spec: RunSpec) -> Path:
+    """The directory of one run of a sweep in `out`."""
+    return Path(out) / "runs" / spec.key
+
+
+def run_one(spec: RunSpec, config: AtariTrainConfig, out: str) -> list[dict]:
+    """Worker side: the whole pipeline for `spec` in its run directory (resumed if it exists); its row."""
+    directory = run_dir(out, spec)
+    if not (directory / "scores.csv").exists():
+        run(spec.level, spec.method, spec.seed, config, out=directory,
+            resume=(directory / "config.json").exists())
+    return [next(row for row in read_rows(directory / "scores.csv") if row["checkpoint"] == "finetune")]
+
+
+def default_executor(config: AtariTrainConfig, gpus: Sequence[int] | None = None) -> tuple[Executor, int]:
+    """The local executor for `config.device` and how many runs it runs at once: on a CPU one run after
+    another (each using every core); on CUDA one run per local GPU (`gpus`, default all visible)."""
+    if config.device.startswith("cuda:"):
+        raise ValueError(f"a sweep on GPUs gives each run its own GPU as cuda: use --device cuda (and --gpus "
+                         f"to choose them), not {config.device!r}")
+    if config.device == "cuda":
+        gpus = visible_gpus() if gpus is None else list(gpus)
+        return make_executor("local", num_gpus=1, gpus=gpus), len(gpus)
+    if gpus is not None:
+        raise ValueError("gpus is for a sweep on local GPUs (--device cuda)")
+    return make_executor("local", workers=1), 1
+
+
+def run_atari_sweep(games: Iterable[str], methods: Iterable[str], seeds: int, config: AtariTrainConfig,
+                    out: str | os.PathLike, *, executor: Executor | None = None,
+                    threads_per_run: int | None = None, gpus: Sequence[int] | None = None,
+                    progress: bool = True) -> SweepReport:
+    """Every method x game x seed 0..seeds-1 into `out` (see the module docstring), then OUT/summary.csv.
+
+    Runs on `executor` (left open) if given, else on `default_executor` (over `gpus`). Each run uses
+    `config.threads` torch threads, else `threads_per_run`, else (default executor) the local cores shared
+    among the runs at once; its own progress bar shows only when runs go one at a time on this machine."""
+    if seeds < 1:
+        raise ValueError(f"seeds must be >= 1, got {seeds}")
+    specs = sweep_runs(games, methods, range(seeds))
+    own, parallel = (None, 0) if executor is not None else default_executor(config, gpus)
+    threads = config.threads or threads_per_run or max(1, (os.cpu_count() or 1) // max(parallel, 1))
+    config = replace(config, threads=threads, progress=config.progress and parallel == 1)
+    runner = partial(run_one, config=config, out=str(Path(out).absolute()))  # Ray workers run elsewhere
+    try:
+        report = run_sweep(specs, runner, Path(out) / "scores.csv", executor=executor or own,
+                           progress=progress)
+    finally:
+        if own is not None:
+            own.shutdown(cancel_futures=True)
+    write_summary(out)
+    return report
+
+
+def game_means(rows: Iterable[dict]) -> dict[tuple[str, str], dict[str, float]]:
+    """(method, game) -> mean raw score, mean human-normalised score (NaN without reference scores) and
+    the number of seeds, over the sweep's score rows."""
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[row["method"], row["game"]].append(row)
+    return {key: {"score": float(np.mean([float(r["score"]) for r in group])),
+                  "human_normalised": float(np.mean([float(r["human_normalised"] or "nan") for r in group])),
+                  "seeds": len(group)}
+            for key, group in sorted(groups.items())}
+
+
+def summary_rows(rows: Iterable[dict]) -> list[dict]:
+    """Per method: the games with reference scores, and `aggregates` (mean, median, IQM, super-human count)
+    of their human-normalised scores, each game's score the mean over its seeds (as in the paper's table)."""
+    per_method: dict[str, list[float]] = defaultdict(list)
+    for (method, _), means in game_means(rows).items():
+        if np.isfinite(means["human_normalised"]):
+            per_method[method].append(means["human_normalised"])
+    return [{"method": method, "games": len(scores), **aggregates(scores)}
+            for method, scores in per_method.items()]
+
+
+def write_summary(out: str | os.PathLike) -> Path | None:
+    """OUT/summary.csv and OUT/scores.png from OUT/scores.csv (atomically); None while no run has finished."""
+    import matplotlib.pyplot as plt
+
+    from aps_teach.plots import plot_atari_scores, save_figure
+
+    rows = read_rows(Path(out) / "scores.csv")
+    summary = summary_rows(rows)
+    if not summary:
+        return None
+    path = Path(out) / "summary.csv"
+    write_csv_atomic(path, summary)
+    fig = plot_atari_scores(rows)
+    save_figure(fig, Path(out) / "scores.png")
+    plt.close(fig)  # written, not shown (a notebook would otherwise display it)
+    return path

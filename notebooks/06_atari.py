@@ -1,0 +1,487 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · APS on Atari: the same learner on pixels
+#
+# Everything the gridworld notebooks built carries over unchanged: the successor features ψ(s, a, w),
+# the features φ(s) on the unit sphere, the two reward terms, least-squares task inference and GPI are
+# `aps_teach.agents.Learner`'s. What changes is the world around the learner: observations are
+# pictures, a game has a protocol that decides what a step and an episode are, the networks are
+# convolutional, every sampled batch is augmented, and a replay of a million pictures has to fit in
+# memory. This notebook walks through each change on a real game, runs the whole pipeline once on the
+# CPU at a toy budget, and shows how to launch and read a real run on a GPU.
+#
+# After this notebook you will be able to:
+#
+# * say what the agent **sees** (4 stacked 84×84 grey frames) and what the Atari **protocol** decides:
+#   action repeat with max-pooling, no-op starts, a lost life as a terminal in training only;
+# * explain the **autoreset step** after a game ends and show, with the environment's `valid` flag, that
+#   the replay never hands it out as a transition;
+# * read an **n-step window** of the frame replay, masked at the end of a game, on a hand-made case;
+# * compare the **conv encoder**'s size with the gridworld MLPs, and write the **random shift**
+#   augmentation yourself (checked against the library);
+# * work out what a replay of **1M transitions** costs in memory, and why single frames beat stacks;
+# * run pretraining, task identification, fine-tuning and evaluation on a game through
+#   `run_atari_sweep`, and read its **learning curves** and **score table** from the files it writes;
+# * **launch a GPU run** (your machine, a cluster or Colab) and point this notebook at its results.
+
+# %%
+# On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
+import sys
+
+if "google.colab" in sys.modules:
+    import subprocess
+
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
+                    "aps-teach @ git+https://github.com/aps-teach/aps-teach"], check=True)
+
+# %% tags=["parameters"]
+import os
+import time
+
+FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
+seed = 0
+game = "breakout"  # short games (a random player loses its 5 lives in ~200 steps), so scores come quickly
+methods = ("aps", "dqn")  # the live run: APS (pretrain, identify w, fine-tune) and the DQN baseline
+pretrain_steps = 400 if FAST else 6_000  # reward-free env steps of the live run (the paper: 5M)
+finetune_steps = 200 if FAST else 3_000  # env steps on the game's reward (the paper: 60K)
+identify_steps = 400 if FAST else 2_000  # env steps of rollouts for task identification (the paper: 40K)
+eval_steps = 800 if FAST else 8_000  # env steps of evaluation games (the paper: 125K)
+num_envs = 2 if FAST else 8  # games stepped together
+max_frames_per_episode = 800 if FAST else 108_000  # fast mode cuts games short so that some end
+results_dir = None  # a sweep directory (the OUT of `aps-teach atari sweep`) to read instead of the live run
+curve_games = None  # games whose learning curves section 9 draws, e.g. ("pong",); None: every game read
+notebook_start = time.perf_counter()
+
+# %%
+import inspect
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+import gridworld
+from aps_teach import exercises, plots
+from aps_teach.agents import AgentConfig, Learner
+from aps_teach.atari import augment
+from aps_teach.atari.agent import AtariLearner
+from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.envs import make_vector_env
+from aps_teach.atari.frame_replay import FrameReplay
+from aps_teach.atari.scores import reference_scores
+from aps_teach.atari.sweep import run_atari_sweep
+from aps_teach.atari.train import AtariTrainConfig, read_run_config
+from aps_teach.sweeps import read_rows
+
+paper = AtariConfig()  # every number of the protocol and of training, the paper's defaults
+
+
+def cell(value) -> str:
+    """A table cell: numbers with a decimal point to 3 decimals, anything else as it is."""
+    try:
+        return f"{float(value):.3f}" if "." in str(value) else str(value)
+    except ValueError:
+        return str(value)
+
+
+def print_table(rows, columns):
+    """Rows (dicts) as an aligned text table of the given columns."""
+    text = [[str(c) for c in columns]] + [[cell(row.get(c, "")) for c in columns] for row in rows]
+    widths = [max(len(line[i]) for line in text) for i in range(len(columns))]
+    for line in text:
+        print("  ".join(value.rjust(width) for value, width in zip(line, widths, strict=True)))
+
+
+# %% [markdown]
+# ## 1. What the agent sees
+#
+# The gridworld agent saw one-hot planes of a 10×10 maze. An Atari agent sees the screen, brought
+# down to **84×84 grey levels**, and since one picture cannot show which way the ball moves, its
+# observation is the **last 4 such frames**, stacked: a uint8 array (4, 84, 84). At the start of a
+# game there are no earlier frames; the stack holds zeros in their place.
+
+# %%
+envs = make_vector_env(game, 1, paper, seed, training=True)
+first_obs = envs.reset().copy()
+rng = np.random.default_rng(seed)
+for _ in range(40):
+    envs.step(rng.integers(envs.num_actions, size=1))
+obs = envs.obs[0]
+num_actions = envs.num_actions
+envs.close()
+print(f"{game}: {num_actions} actions; an observation is {obs.dtype} {obs.shape} = {obs.nbytes:,} bytes")
+print("zero frames in the first observation of a game:",
+      [k for k in range(paper.frame_stack) if not first_obs[0, k].any()])
+plots.plot_frames(obs, [f"frame t{k - 3:+d}" if k < 3 else "frame t (newest)" for k in range(4)])
+plt.show()
+
+# %% [markdown]
+# ## 2. The protocol: what a step and an episode are
+#
+# The numbers live in `AtariConfig` (each field cites its line in the paper; `sources_table()` prints
+# them all). The ones that shape what the learner sees:
+#
+# * **action repeat**: each action is held for 4 emulator frames, and the observation is the
+#   pixel-wise max of the last two. Some games draw sprites on alternate frames only; the max shows them.
+# * **no-op starts**: up to 30 no-op frames at each reset. The emulator is deterministic; random waits
+#   give varied starting states.
+# * **episode cap**: 108,000 frames (30 minutes of play); the episode is truncated there.
+# * **a lost life is a terminal transition while training only**: the learner does not bootstrap past
+#   a lost life; evaluation plays whole games and scores them.
+# * **no sticky actions**, as in the paper (the Atari 100k setting).
+# * **rewards clipped to ±1** for the learner in fine-tuning; scores are always the raw game score.
+#
+# One more rule is not in any table but matters for correctness. ale-py's vector environment resets a
+# finished game **on the next step**: the step after a game ends ignores the action and returns the
+# first observation of a new game. That "transition", from the last screen of one game to the first
+# of the next, with reward 0, is not something the agent did. `make_vector_env` marks it
+# `valid=False`. Below, the same random actions with the same seed are played twice: once under the
+# training protocol (life loss terminal), once under evaluation.
+
+# %%
+def play_one_game(training: bool, extra_steps: int = 60):
+    """Random play of `game` until the step after the first game's end plus `extra_steps`; every step."""
+    envs = make_vector_env(game, 1, paper, seed, training=training)
+    envs.reset()
+    rng = np.random.default_rng(seed)
+    steps, after_end = [], None
+    while after_end is None or len(steps) < after_end + extra_steps:
+        steps.append(envs.step(rng.integers(envs.num_actions, size=1)))
+        if after_end is None and not steps[-1].valid[0]:
+            after_end = len(steps)
+    envs.close()
+    return steps, envs.episode_returns
+
+
+train_steps, train_returns = play_one_game(training=True)
+eval_steps_played, eval_returns = play_one_game(training=False)
+autoreset = [t for t, tr in enumerate(train_steps) if not tr.valid[0]]
+terminal = {name: [t for t, tr in enumerate(steps[:autoreset[0]]) if tr.terminated[0]]  # the first game
+            for name, steps in (("training", train_steps), ("evaluation", eval_steps_played))}
+print(f"first game: terminal steps while training {terminal['training']} "
+      f"({len(terminal['training'])} terminals), while evaluating {terminal['evaluation']} "
+      f"({len(terminal['evaluation'])} terminal)")
+print(f"score of the first game (all lives): {train_returns[0]} in both")
+assert train_returns[0] == eval_returns[0]  # the same game: the protocols differ only in what is terminal
+reset_step = train_steps[autoreset[0]]
+print(f"autoreset steps: {autoreset}; its reward {reset_step.reward[0]}, valid {reset_step.valid[0]}, "
+      "zero frames in its next observation:",
+      [k for k in range(paper.frame_stack) if not reset_step.next_obs[0, k].any()])
+plots.plot_frames([reset_step.obs[0, -1], reset_step.next_obs[0, -1]],
+                  [f"step {autoreset[0]}: the last screen\nof the ended game",
+                   "its 'next' screen:\na new game"])
+plt.show()
+
+# %% [markdown]
+# If the autoreset step were stored as a transition, the learner would be taught that the final
+# screen of a game leads, at no cost, to a fresh one, and a bootstrapped target would carry value
+# from the new game back into the old one. The frame replay keeps the row (it still needs that last
+# frame, the next observation of the step before) but never samples it. Put the game above and the
+# start of the next into a replay and sample many transitions: none jumps into the new game (the only
+# next observation with 3 zero frames is a new game's first).
+
+# %%
+replay = FrameReplay(capacity=len(train_steps) + 8, num_envs=1, frame_shape=(84, 84), stack=4, task_dim=5,
+                     store_rewards=True)
+w = torch.zeros(1, 5)
+for tr in train_steps:
+    replay.add(tr.obs, tr.action, w, tr.terminated, tr.truncated, tr.valid, reward=tr.reward)
+windows = replay.sample(2048, 1, torch.Generator().manual_seed(seed))  # one-step windows: transitions
+next_stacks = windows["seq_next_obs"][:, 0]  # the s' of each sampled transition
+jumps = int((next_stacks[:, :3].flatten(1) == 0).all(1).sum())
+print(f"{len(train_steps)} steps stored as {replay.count} rows, "
+      f"{int((~replay.data['valid'][:replay.count]).sum())} of them not transitions "
+      f"(the autoreset step and the {paper.frame_stack - 1} older frames of the first stack)")
+print(f"sampled transitions that jump into a new game: {jumps} of {len(next_stacks)}")
+print(f"a replay that stored every step would give about {len(next_stacks) / len(train_steps):.0f} "
+      f"(1 step in {len(train_steps)})")
+
+# %% [markdown]
+# ## 3. n-step windows, by hand
+#
+# The learner's targets use n-step returns (n = 10 in the paper): r_t + γ r_{t+1} + … + γ^{m−1} r_{t+m−1}
+# + γ^m ψ(s_{t+m}). A window must stop at the end of a game. The replay rebuilds each window from its
+# rows and returns `seq_mask` (which steps count), `boot_steps` (m) and `boot_alive` (0 when the last
+# step was terminal, so nothing is bootstrapped).
+#
+# A hand case with 1×1 "frames" whose value is the step number + 1 (0 is padding), a stack of 2,
+# rewards equal to the step number: game A is steps 0–3 and ends at step 3; step 4 is the autoreset
+# step; game B starts at step 5 (its first stack is [0, 6]).
+
+# %%
+hand = FrameReplay(capacity=16, num_envs=1, frame_shape=(1, 1), stack=2, task_dim=1, store_rewards=True)
+game_starts, game_ends, autoreset_steps, num_hand_steps = {0, 5}, {3}, {4}, 10
+for k in range(num_hand_steps):
+    stack = [0 if k in game_starts else k, k + 1]  # frame of step k is k + 1
+    hand.add(np.array(stack, dtype=np.uint8).reshape(1, 2, 1, 1), np.array([0]), np.zeros((1, 1)),
+             terminated=np.array([k in game_ends]), truncated=np.array([False]),
+             valid=np.array([k not in autoreset_steps]), reward=np.array([float(k)], dtype=np.float32))
+offset = hand.stack - 1  # the first add also writes the older frames of its stack: step k is row k + 1
+starts = [k for k in range(num_hand_steps - 1) if k not in autoreset_steps]
+win = hand.gather(torch.tensor(starts) + offset, torch.zeros(len(starts), dtype=torch.long), n_step=4)
+print("start  | obs stack | seq_mask     | rewards      | m | alive | bootstrap from")
+for i, k in enumerate(starts):
+    print(f"step {k} | {win['obs'][i].flatten().tolist()}    | {win['seq_mask'][i].int().tolist()} | "
+          f"{[int(r) for r in win['seq_reward'][i] * win['seq_mask'][i]]} | {int(win['boot_steps'][i])} | "
+          f"{bool(win['boot_alive'][i])!s:5} | {win['boot_obs'][i].flatten().tolist()}")
+
+# %% [markdown]
+# Read the rows. From step 0 all four steps are in game A and the last is terminal: m = 4, nothing
+# bootstrapped. From step 1 the window stops after step 3 (`seq_mask` [1, 1, 1, 0]): the step after is
+# the autoreset step, and the stack [0, 6] of game B never enters a target of game A. Game B's windows
+# bootstrap from the newest stack in the replay ([9, 10]); near the newest rows a window is short
+# because its later next observations are not written yet. In the real replay each row holds one 84×84
+# frame and the stacks are rebuilt the same way, zeros included.
+#
+# ## 4. The conv encoder
+#
+# φ and ψ read stacks through the conv layers of the paper's tables (32, 64, 64 channels; kernels 8,
+# 4, 3; strides 4, 2, 1; 84 → 20 → 9 → 7 pixels a side). φ adds 1024 ELU units and 5 outputs on the
+# sphere; ψ has 512 ReLU units and one MLP per feature dimension conditioned on w. Their call
+# signatures are the gridworld networks', so `AtariLearner` is `Learner` with other networks.
+
+# %%
+def count(module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+level = gridworld.resolve_level("hard")
+grid_learner = Learner(AgentConfig(method="aps"), (len(gridworld.LAYER_NAMES), *level.shape), 4, seed)
+atari_learner = AtariLearner(paper, "aps", num_actions, seed)
+side = paper.conv_output_size()
+print(f"conv output: {paper.conv_channels[-1]} x {side} x {side} = {paper.conv_channels[-1] * side ** 2} "
+      "features per stack")
+print(f"gridworld APS: phi {count(grid_learner.phi):,} parameters, psi {count(grid_learner.psi):,}")
+print(f"Atari APS ({game}, {num_actions} actions): phi {count(atari_learner.phi):,} parameters, "
+      f"psi {count(atari_learner.psi):,}")
+print(f"pixels make phi {count(atari_learner.phi) / count(grid_learner.phi):.0f}x and psi "
+      f"{count(atari_learner.psi) / count(grid_learner.psi):.0f}x bigger")
+print(atari_learner.phi)
+
+# %% [markdown]
+# Most of φ's weights are in its first fully connected layer (3136 × 1024): the conv layers are small,
+# the picture they produce is not. Pixels make the networks tens of times bigger, and each update
+# costs more still because φ also runs on every next observation of every window (the kNN and vMF
+# rewards need φ(s')).
+#
+# ## 5. Augmentation: a random shift, then intensity
+#
+# With pixels a learner can overfit to exact positions. Each sampled stack is **shifted** by up to 4
+# pixels (the picture padded with copies of its border, then a random 84×84 window cropped) and its
+# brightness **scaled** by a random factor near 1. One draw per stack: the 4 frames move together.
+
+# %%
+generator = torch.Generator().manual_seed(seed)
+stack = torch.from_numpy(obs)[None]  # (1, 4, 84, 84)
+shifted = augment.shift(stack, torch.tensor([0]), torch.tensor([2 * paper.shift_pad]), paper.shift_pad)
+both = augment.intensity(shifted, scale=0.3, generator=generator)  # 0.3 to make it visible (paper: 0.05)
+plots.plot_frames([stack[0, -1], shifted[0, -1], both[0, -1]],
+                  ["frame", "shifted down 4, left 4", "then intensity x"
+                   f"{float(both[0, -1].sum() / shifted[0, -1].float().sum()):.2f}"])
+plt.show()
+print(inspect.getsource(augment.random_shift))
+
+# %% [markdown]
+# **Exercise: the random shift.** Write `my_shift(x, dy, dx, pad)`: x is a (B, S, H, W) batch of stacks,
+# dy and dx are (B,) offsets in [0, 2·pad]. Pad every side of every image by `pad` copies of its border
+# pixels, then crop the H×W window starting at row dy[b], column dx[b] of the padded image. The library's
+# `augment.shift` does it with a single `gather` over precomputed source indices; the obvious answer
+# is `torch.nn.functional.pad(x, (pad,) * 4, mode="replicate")` and a slice per image. The
+# checker compares yours with the library on uint8 and float batches, non-square images and pad 0.
+
+# %%
+def my_shift(x, dy, dx, pad):
+    raise NotImplementedError("your answer here")
+
+
+if exercises.SOLUTIONS:  # APS_TEACH_SOLUTIONS=1 fills in the library's answer
+    my_shift = exercises.solution("shift")
+exercises.check_shift(my_shift)
+
+# %% [markdown]
+# ## 6. The replay in memory
+#
+# The paper's replay is unbounded: 5M pretraining steps. Storing each transition as (stack, next stack)
+# repeats every frame 8 times. The frame replay stores each frame once, with the step's action, w and
+# flags, and rebuilds stacks and windows by index. `FrameReplay.bytes_per_transition` counts the bytes;
+# a stack of 4 frames is, for the count, a frame 4 times as tall.
+
+# %%
+frame = (paper.frame_size, paper.frame_size)
+layouts = {"single frames (FrameReplay)": frame,
+           "one stack per transition": (4 * paper.frame_size, paper.frame_size),
+           "obs + next obs stacks": (8 * paper.frame_size, paper.frame_size)}
+for name, shape in layouts.items():
+    per = FrameReplay.bytes_per_transition(shape, paper.feature_dim, store_rewards=True)
+    print(f"{name:>28}: {per:,} bytes per transition, 1M transitions: {per * 1e6 / 1e9:.2f} GB")
+
+# %% [markdown]
+# 7.1 GB fits on one 16 GB GPU next to the networks (the sampled batches then never leave it); 28 GB
+# or 56 GB would not. A run checks the free memory of its device before it starts and says so if the
+# replay would not fit (`--atari.replay-capacity` bounds it).
+#
+# ## 7. A tiny live run on the CPU
+#
+# The whole pipeline, for each method: pretrain without rewards (not DQN), identify the task w by least
+# squares on rollouts with the game's reward (VISR, APS), fine-tune ψ on the clipped reward, then play
+# evaluation games and score them. `run_atari_sweep` runs games × methods × seeds into a directory, one
+# run directory each, and writes the score files. The networks are shrunk (8 channels per conv layer, 64
+# hidden units) and n = 3 instead of 10, so that the run takes a few minutes on a CPU.
+#
+# **These budgets are far too small for the scores to mean anything**: thousands of steps where the
+# paper uses millions, and evaluation scores near random play. This section is here to show the loop
+# and the files it writes, not a result.
+
+# %%
+live = replace(paper, conv_channels=(8, 8, 8), psi_hidden=64, phi_hidden=64, n_step=3,
+               batch_size=8 if FAST else 32, min_replay_size=64 if FAST else paper.min_replay_size,
+               update_period=4, pretrain_steps=pretrain_steps, finetune_steps=finetune_steps,
+               epsilon_decay_steps=min(paper.epsilon_decay_steps, pretrain_steps // 2),
+               task_id_steps=identify_steps, eval_steps=eval_steps,
+               max_frames_per_episode=max_frames_per_episode)
+# one torch thread: small networks gain little from more, and the timing stays steady on a shared machine
+train_config = AtariTrainConfig(atari=live, num_envs=num_envs, log_every=max(pretrain_steps // 10, num_envs),
+                                checkpoint_every=10 ** 9, threads=1, progress=False, tensorboard=False)
+live_dir = Path(tempfile.mkdtemp(prefix="aps-teach-atari-"))
+print(f"live run: {game}, methods {', '.join(methods)}, 1 seed: {pretrain_steps} reward-free steps, "
+      f"{finetune_steps} fine-tuning steps, {eval_steps} evaluation steps, {num_envs} envs -> {live_dir}")
+if results_dir is None:
+    started = time.perf_counter()
+    report = run_atari_sweep([game], methods, 1, train_config, live_dir, progress=False)
+    print(f"finished {sorted(report.completed)} in {time.perf_counter() - started:.0f} s; "
+          f"failures: {dict(report.failures) or 'none'}")
+else:
+    print(f"skipped: reading {results_dir} instead")
+
+# %%
+sweep_dir = Path(results_dir) if results_dir is not None else live_dir
+for path in sorted(sweep_dir.rglob("*")):
+    if path.is_file() and "tensorboard" not in path.parts:
+        print(f"{str(path.relative_to(sweep_dir)):<48} {path.stat().st_size:>10,} bytes")
+
+# %% [markdown]
+# Each run directory holds `config.json` (everything needed to resume or re-run it), `pretrain/` and
+# `finetune/` (`metrics.csv`, a row per `log_every` env steps; `checkpoint.pt`), `task.json` (the
+# identified w) and `scores.csv`. The sweep directory adds `scores.csv` (one row per run),
+# `summary.csv` (per method) and `scores.png`.
+#
+# ## 8. Launching a real run on a GPU
+#
+# The same code runs on CUDA: give `--device cuda`. One run at the paper's settings (5M pretraining
+# steps, then 40K steps of task identification, 60K of fine-tuning, 125K of evaluation):
+#
+# ```bash
+# aps-teach atari run --out runs/pong-aps --game Pong --method aps --device cuda
+# aps-teach atari run --out runs/pong-aps --game Pong --method aps --device cuda --resume   # after a stop
+# ```
+#
+# `--resume` continues from the last checkpoint (weights, optimiser, counters, random state; written
+# every `--checkpoint-every` env steps). A sweep over games, methods and seeds:
+#
+# ```bash
+# # this machine: one run on each visible GPU at a time (--gpus 0 1 to choose them)
+# aps-teach atari sweep --out results/atari --games atari26 --methods aps dqn --seeds 3 --device cuda
+# # a Ray cluster (after `ray start` on each machine): one GPU per run
+# aps-teach atari sweep --out results/atari --games atari26 --methods aps dqn --seeds 3 --device cuda \
+#     --executor ray --ray-address auto
+# ```
+#
+# The same sweep command given again skips finished runs and resumes unfinished ones. Budgets are
+# options: `--atari.pretrain-steps 500000`, `--atari.replay-capacity 1000000` (see
+# `aps-teach atari sweep --help`).
+#
+# **On Colab**: Runtime → Change runtime type → a GPU; then in a cell
+#
+# ```
+# !pip install -q "aps-teach @ git+https://github.com/aps-teach/aps-teach"
+# !aps-teach atari run --out /content/runs/pong-aps --game Pong --method aps --device cuda \
+#     --atari.pretrain-steps 500000 --atari.replay-capacity 1000000
+# ```
+#
+# A Colab session ends after some hours and its disk with it: write `--out` to a mounted Google Drive
+# folder (`from google.colab import drive; drive.mount("/content/drive")`) and give the same command
+# with `--resume` in a new session.
+#
+# ## 9. Reading results: learning curves and scores
+#
+# Everything below reads files only, so it works on any sweep directory: set `results_dir` in the
+# parameters cell to the `--out` of your GPU sweep (copied to this machine) and run from there. Without
+# it, it reads the live run above. First the pretraining curves, from each run's
+# `pretrain/metrics.csv` (DQN has no pretraining): the two reward terms of APS and the SF loss, one
+# figure per game (`curve_games` chooses them).
+
+# %%
+run_games = sorted({read_run_config(d)[0] for d in plots.atari_run_dirs(sweep_dir)})  # unfinished runs too
+for rom in curve_games or run_games:
+    fig = plots.plot_atari_curves(sweep_dir, ["reward_explore", "reward_exploit", "loss_sf"],
+                                  phase="pretrain", games=[rom])
+    fig.suptitle(f"{rom}: pretraining", y=1.02)
+    plt.show()
+
+# %% [markdown]
+# Fine-tuning: the mean score of the games that ended in each logging interval (raw game score,
+# training protocol, ε-greedy), and the SF loss on the clipped game reward. The SF losses of the two
+# methods are not on one scale: APS's ψ predicts all 5 dimensions of the discounted sum of φ(s') (with
+# the reward along w), while DQN's has no features and learns only the value along its fixed w.
+
+# %%
+for rom in curve_games or run_games:
+    fig = plots.plot_atari_curves(sweep_dir, ["score", "loss_sf"], phase="finetune", games=[rom])
+    fig.suptitle(f"{rom}: fine-tuning", y=1.02)
+    plt.show()
+
+# %% [markdown]
+# The score table: one row per run, the evaluation score (mean over the finished games) and its
+# human-normalised value (score − random) / (human − random), 0 for random play and 1 for the human
+# reference. Then the per-method aggregates over games (each game the mean of its seeds): mean,
+# median, interquartile mean (IQM, the mean of the middle half) and how many games are above human.
+
+# %%
+scores = read_rows(sweep_dir / "scores.csv")
+print_table(scores, ["method", "game", "seed", "pretrain_steps", "finetune_steps", "games", "score",
+                     "human_normalised"])
+for rom in sorted({row["game"] for row in scores}):
+    random_score, human_score = reference_scores(rom)
+    print(f"{rom}: random play {random_score}, human {human_score}")
+print()
+print_table(read_rows(sweep_dir / "summary.csv"), ["method", "games", "mean", "median", "iqm", "superhuman"])
+plots.plot_atari_scores(scores)
+plt.show()
+
+# %% [markdown]
+# At the live run's budget both methods score about like random play (normalised scores near 0), as
+# said above; what the paper compares is 5M reward-free steps followed by 100K steps with rewards, over
+# 26 games and several seeds. With a real sweep, the IQM is the aggregate to read first: the mean is
+# pulled by one or two games where normalised scores run far above 1, the median ignores all but the
+# middle game.
+#
+# ## Summary
+#
+# - The learner is the gridworld's; Atari changes the inputs (4 stacked 84×84 grey frames), the networks
+#   (a conv torso, about 30× the parameters), the batches (random shift and intensity) and the replay
+#   (single uint8 frames: 7.1 GB per 1M transitions instead of 28 or 56).
+# - The protocol decides what a transition is: a lost life is terminal while training only, and the
+#   autoreset step after a game is never a transition (`valid=False`); n-step windows stop at the end of
+#   a game.
+# - `run_atari_sweep` / `aps-teach atari sweep` write everything to files; the plots in section 9
+#   read any sweep directory, your GPU runs included.
+#
+# **Where next.** `aps-teach atari run --help` lists every option; the README's Atari section has the
+# table of the paper's settings with the line each comes from.
+
+# %%
+print(f"notebook wall time: {time.perf_counter() - notebook_start:.0f} s")

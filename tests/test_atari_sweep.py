@@ -1,0 +1,136 @@
+"""The Atari sweep: each run's row is the row of the same run made alone, finished runs are skipped, an
+interrupted run resumes to the same numbers, the summary aggregates by hand, local GPUs each get one run,
+and bad input stops before anything is written."""
+
+import csv
+import multiprocessing
+import os
+import sys
+
+import pytest
+from test_atari_train import tiny
+
+from aps_teach.atari import sweep
+from aps_teach.atari.sweep import expand_games, run_atari_sweep, run_dir, run_one, summary_rows, sweep_runs
+from aps_teach.atari.train import run
+from aps_teach.executors import gpu_executor, make_executor
+from aps_teach.sweeps import RunSpec, read_rows
+
+TIMING = ("run_seconds",)
+
+
+def _rows(path):
+    with open(path) as file:
+        return list(csv.DictReader(file))
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sweep")
+    report = run_atari_sweep(["Pong"], ["aps", "dqn"], 1, tiny(), out, progress=False)
+    return out, report
+
+
+def test_a_sweep_row_is_the_row_of_the_same_run_made_alone(swept, tmp_path):
+    out, report = swept
+    assert sorted(report.completed) == ["aps-pong-seed0", "dqn-pong-seed0"] and not report.failures
+    rows = {row["run_key"]: row for row in read_rows(out / "scores.csv")}
+    _, alone = run("pong", "aps", seed=0, config=tiny(), out=tmp_path)
+    (row_alone,) = _rows(tmp_path / "scores.csv")
+    dropped = ("run_key", "package_version", *TIMING)
+    swept_row = {k: v for k, v in rows["aps-pong-seed0"].items() if k not in dropped}
+    assert swept_row == row_alone and float(swept_row["score"]) == pytest.approx(alone.score)
+    assert (run_dir(out, RunSpec("dqn", "pong", 0)) / "finetune" / "metrics.csv").exists()
+    assert not (run_dir(out, RunSpec("dqn", "pong", 0)) / "pretrain").exists()  # dqn: no pretraining
+
+
+def test_the_summary_is_the_aggregate_of_each_games_seed_mean(swept):
+    out, _ = swept
+    summary = {row["method"]: row for row in _rows(out / "summary.csv")}
+    assert (out / "scores.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # the figure of the scores
+    for method in ("aps", "dqn"):
+        (row,) = [r for r in read_rows(out / "scores.csv") if r["method"] == method]
+        normalised = (float(row["score"]) + 20.7) / (14.6 + 20.7)  # Pong: random -20.7, human 14.6
+        assert int(summary[method]["games"]) == 1
+        for key in ("mean", "median", "iqm"):
+            assert float(summary[method][key]) == pytest.approx(normalised)
+        assert int(summary[method]["superhuman"]) == int(normalised > 1)
+
+    def row(method, game, seed, score, normalised):
+        return {"method": method, "game": game, "seed": seed, "score": score, "human_normalised": normalised}
+
+    rows = [row("aps", "pong", 0, "0", "0.5"), row("aps", "pong", 1, "0", "1.5"),  # pong: mean 1.0
+            row("aps", "breakout", 0, "0", "3.0"), row("aps", "boxing", 0, "0", "-1.0"),
+            row("aps", "breakout", 1, "0", "2.0"),  # breakout: mean 2.5
+            row("aps", "adventure", 0, "0", ""), row("dqn", "pong", 0, "0", "0.25")]  # no reference
+    aps, dqn = summary_rows(rows)
+    # games -1.0, 1.0, 2.5: mean 2.5 / 3, median 1.0, IQM trims 25% of 3 games = 0 whole games -> the mean
+    assert aps == {"method": "aps", "games": 3, "mean": pytest.approx(2.5 / 3), "median": 1.0,
+                   "iqm": pytest.approx(2.5 / 3), "superhuman": 1}
+    assert dqn["games"] == 1 and dqn["mean"] == 0.25
+
+
+def test_finished_runs_are_skipped_and_an_interrupted_one_resumes_to_the_same_row(swept, monkeypatch):
+    out, _ = swept
+    specs = ["aps-pong-seed0", "dqn-pong-seed0"]
+    again = run_atari_sweep(["pong"], ["aps", "dqn"], 1, tiny(), out, progress=False)
+    assert again.completed == [] and sorted(again.skipped) == specs
+    spec = RunSpec("aps", "pong", 0)
+    finished = run_one(spec, tiny(), str(out))
+    # a run that finished but whose row never reached the sweep's file: its own row, no training
+    monkeypatch.setattr(sweep, "run", lambda *args, **kwargs: pytest.fail("trained again"))
+    assert run_one(spec, tiny(), str(out)) == finished
+    monkeypatch.undo()
+    # a run stopped during fine-tuning: pretraining is loaded, fine-tuning done again, the same score
+    directory = run_dir(out, spec)
+    for name in ("finetune/checkpoint.pt", "finetune/metrics.csv", "scores.csv"):
+        (directory / name).unlink()
+    assert run_one(spec, tiny(), str(out)) == finished
+    assert len(_rows(directory / "pretrain" / "metrics.csv")) == 4  # not pretrained a second time
+
+
+def test_games_and_runs_are_checked_and_expanded():
+    assert expand_games(["Pong", "ALE/Pong-v5", "ms_pacman"]) == ["pong", "ms_pacman"]
+    assert len(expand_games(["atari26"])) == 26
+    assert [s.key for s in sweep_runs(["pong", "breakout"], ["aps"], [0, 1])] == [
+        "aps-pong-seed0", "aps-pong-seed1", "aps-breakout-seed0", "aps-breakout-seed1"]
+    with pytest.raises(ValueError, match="unknown Atari game 'Pongg'"):
+        sweep_runs(["Pongg"], ["aps"], [0])
+    with pytest.raises(ValueError, match="valid methods"):
+        sweep_runs(["pong"], ["diayn"], [0])
+
+
+def _visible_after_barrier(barrier) -> tuple[int, str]:
+    barrier.wait(timeout=60)  # both tasks at once: on two different workers
+    return os.getpid(), os.environ["CUDA_VISIBLE_DEVICES"]
+
+
+def test_the_local_gpu_pool_pins_one_gpu_to_each_worker(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")  # this process's GPUs 0, 1 are the machine's 3, 5
+    with multiprocessing.get_context("spawn").Manager() as manager, gpu_executor([0, 1]) as pool:
+        barrier = manager.Barrier(2)
+        futures = [pool.submit(_visible_after_barrier, barrier) for _ in range(2)]
+        seen = [future.result() for future in futures]
+    assert len({pid for pid, _ in seen}) == 2 and sorted(gpu for _, gpu in seen) == ["3", "5"]
+    with pytest.raises(ValueError, match="distinct GPU indices"):
+        gpu_executor([0, 0])
+    with pytest.raises(ValueError, match="GPU 2 is not among the 2 visible"):
+        gpu_executor([2])
+    with pytest.raises(ValueError, match="one whole GPU"):
+        make_executor("local", num_gpus=0.5)
+
+
+def test_sweep_command_bad_input_writes_nothing(tmp_path, monkeypatch, capsys):
+    from aps_teach.cli import main
+
+    out = tmp_path / "sweep"
+    for argv, message in ((["--games", "pongg"], "unknown Atari game 'pongg'"),
+                          (["--gpus", "0"], "gpus is for a sweep on local GPUs"),
+                          (["--device", "cuda:1"], "use --device cuda"),
+                          (["--seeds", "0"], "seeds must be >= 1")):
+        assert main(["atari", "sweep", "--out", str(out), *argv]) == 2
+        assert message in capsys.readouterr().err
+        assert not out.exists()
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
+    assert main(["atari", "sweep", "--out", str(out), "--executor", "ray"]) == 2
+    assert 'pip install "aps-teach[cluster]"' in capsys.readouterr().err
