@@ -14,6 +14,8 @@ Three loops, each on `--num-envs` games of one ale-py vector env, one update of 
 Rates count only the steps after the warm-up. The ratios pipeline / plain show what the pipeline's
 generality costs (dqn pipeline / plain) and what APS costs on top (aps / plain): APS computes phi on all
 B x n = 320 next observations of its windows for its rewards, work a 1-step DQN does not have.
+The last line is what those rates make of the paper's budgets: hours of one APS run, and device-hours of
+the Atari-26 x 5 seeds sweep (one run per device).
 
 Two clocks: wall time (the metrics rows' env-steps/s) and this process's CPU time, measured as the CPU
 seconds of a run of warm-up + steps minus those of a run of the warm-up alone. On a machine shared with
@@ -38,6 +40,7 @@ from torch.nn import functional as F
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.envs import make_vector_env
 from aps_teach.atari.networks import AtariSuccessorFeatureNet
+from aps_teach.atari.scores import ATARI_26
 from aps_teach.atari.train import AtariTrainConfig, finetune, new_learner, pretrain
 
 
@@ -179,6 +182,25 @@ def main() -> None:
     for name in ("aps (pipeline)", "dqn (pipeline)"):
         print(f"{name} / plain dqn env-steps/s: {wall[name][0] / wall['plain dqn'][0]:.2f} (wall), "
               f"{cpu[name] / cpu['plain dqn']:.2f} (CPU time)")
+    print_sweep_cost(wall["aps (pipeline)"][0], wall["dqn (pipeline)"][0], args.device)
+
+
+PAPER = AtariConfig()
+
+
+def run_hours(pretrain_rate: float, finetune_rate: float) -> float:
+    """Hours of one APS run at the paper's budgets: pretrain_steps / pretraining env-steps/s +
+    finetune_steps / fine-tuning env-steps/s (task identification and evaluation only act: not counted)."""
+    return (PAPER.pretrain_steps / pretrain_rate + PAPER.finetune_steps / finetune_rate) / 3600
+
+
+def print_sweep_cost(pretrain_rate: float, finetune_rate: float, device: str) -> None:
+    """What the Atari-26 x 5 seeds APS sweep costs at the measured rates (one run per device)."""
+    hours = run_hours(pretrain_rate, finetune_rate)
+    runs = len(ATARI_26) * 5
+    print(f"at these rates one APS run at the paper's budgets ({PAPER.pretrain_steps:,} + "
+          f"{PAPER.finetune_steps:,} env steps) takes {hours:,.1f} h on {device}; Atari-26 x 5 seeds "
+          f"= {runs} runs: {runs * hours:,.0f} {device}-hours")
 
 
 if __name__ == "__main__":
