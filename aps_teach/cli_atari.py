@@ -140,7 +140,7 @@ def _sweep(cmd: Sweep) -> dict:
         print(f"run {key} failed:\n{trace}", file=sys.stderr)
     return {"completed": len(report.completed), "skipped": len(report.skipped),
             "failed": len(report.failures), "scores": cmd.out / "scores.csv",
-            "summary": cmd.out / "summary.csv"}
+            "summary": cmd.out / "summary.csv", "figure": cmd.out / "scores.png"}
 
 
 def _summary(result: EvalResult, method: str, seed: int, out: Path, checkpoint: str) -> dict:
