@@ -5,7 +5,6 @@ Every figure in the notebooks and the command line comes from here; widgets are 
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from aps_teach.files import atomic_path
 from aps_teach.random_policy import RandomPolicyStats
 from aps_teach.rewards import particle_entropy_reward, vmf_reward
 from aps_teach.stats import summarise
+from aps_teach.sweeps import read_rows
 
 _CHAR_LAYER = {".": "floor", "S": "floor", "#": "wall", "a": "green_key", "A": "green_passage",
                "b": "purple_key", "B": "purple_passage", "T": "target"}
@@ -461,13 +461,6 @@ def atari_run_dirs(runs) -> list[Path]:
     return found
 
 
-def _read_csv(path: Path) -> list[dict[str, str]]:
-    if not path.exists():
-        return []
-    with path.open(newline="") as file:
-        return list(csv.DictReader(file))
-
-
 def plot_atari_curves(runs, metrics: str | Sequence[str] = "score", phase: str = "finetune",
                       games: Sequence[str] | None = None):
     """One panel per column of `metrics`: its value against env steps in each run's `phase`/metrics.csv,
@@ -491,7 +484,7 @@ def plot_atari_curves(runs, metrics: str | Sequence[str] = "score", phase: str =
     for ax, metric in zip(axes[0], metrics, strict=True):
         drawn = dict.fromkeys(methods, 0)
         for directory, method in dirs:
-            rows = _read_csv(directory / phase / "metrics.csv")
+            rows = read_rows(directory / phase / "metrics.csv")
             points = [(int(row["env_steps"]), float(row[metric])) for row in rows if row.get(metric)]
             if points:
                 x, y = zip(*points, strict=True)
