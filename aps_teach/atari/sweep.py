@@ -111,25 +111,16 @@ def run_atari_sweep(games: Iterable[str], methods: Iterable[str], seeds: int, co
     return report
 
 
-def game_means(rows: Iterable[dict]) -> dict[tuple[str, str], dict[str, float]]:
-    """(method, game) -> mean raw score, mean human-normalised score (NaN without reference scores) and
-    the number of seeds, over the sweep's score rows."""
-    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for row in rows:
-        groups[row["method"], row["game"]].append(row)
-    return {key: {"score": float(np.mean([float(r["score"]) for r in group])),
-                  "human_normalised": float(np.mean([float(r["human_normalised"] or "nan") for r in group])),
-                  "seeds": len(group)}
-            for key, group in sorted(groups.items())}
-
-
 def summary_rows(rows: Iterable[dict]) -> list[dict]:
     """Per method: the games with reference scores, and `aggregates` (mean, median, IQM, super-human count)
     of their human-normalised scores, each game's score the mean over its seeds (as in the paper's table)."""
+    seeds: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for row in rows:
+        seeds[row["method"], row["game"]].append(float(row["human_normalised"] or "nan"))
     per_method: dict[str, list[float]] = defaultdict(list)
-    for (method, _), means in game_means(rows).items():
-        if np.isfinite(means["human_normalised"]):
-            per_method[method].append(means["human_normalised"])
+    for (method, _), values in sorted(seeds.items()):
+        if np.isfinite(mean := float(np.mean(values))):  # NaN: a game without reference scores
+            per_method[method].append(mean)
     return [{"method": method, "games": len(scores), **aggregates(scores)}
             for method, scores in per_method.items()]
 
