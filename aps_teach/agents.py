@@ -254,19 +254,29 @@ class Learner:
         if cfg.task_conditioned:
             exploit = vmf_reward(phi_seq, w[:, None])
             reward += cfg.exploit_weight * exploit
-            stats["reward_exploit"] = exploit[mask].mean().item()
+            stats["reward_exploit"] = self._masked_mean(exploit, mask)
         if cfg.uses_knn:
             if self._separate_knn_space is None:
                 h = phi_seq
             else:
                 h = self.knn_features(seq_next.flatten(0, 1)).unflatten(0, mask.shape)
-            particles = h[mask]
-            explore = torch.zeros(mask.shape, device=mask.device)
-            explore[mask] = particle_entropy_reward(particles, particles, cfg.k, exclude_self=True,
-                                                    exponent=cfg.knn_exponent, normaliser=self.normaliser)
+            explore = self._knn_reward(h, mask)
             reward += cfg.explore_weight * explore
-            stats["reward_explore"] = explore[mask].mean().item()
+            stats["reward_explore"] = self._masked_mean(explore, mask)
         return reward, stats
+
+    def _knn_reward(self, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The kNN particle reward (B, n) of the valid steps' features h (B, n, d) among themselves; 0 on
+        the invalid steps."""
+        particles = h[mask]
+        explore = torch.zeros(mask.shape, device=mask.device)
+        explore[mask] = particle_entropy_reward(particles, particles, self.config.k, exclude_self=True,
+                                                exponent=self.config.knn_exponent, normaliser=self.normaliser)
+        return explore
+
+    def _masked_mean(self, values: torch.Tensor, mask: torch.Tensor) -> float:
+        """The mean of `values` over the valid steps, as `update` reports it (see `_statistic`)."""
+        return self._statistic(values[mask].mean())
 
     @torch.no_grad()
     def targets(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, float]]:

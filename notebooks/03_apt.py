@@ -334,6 +334,7 @@ print(inspect.getsource(particle_entropy_reward))
 # %%
 print(inspect.getsource(Learner.knn_features))
 print(inspect.getsource(Learner._intrinsic))
+print(inspect.getsource(Learner._knn_reward))
 print(inspect.getsource(info_nce))
 
 # %% [markdown]

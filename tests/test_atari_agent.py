@@ -1,4 +1,4 @@
-"""`AtariLearner`'s update without host syncs: its kNN rewards against the shared `Learner._intrinsic`, and
+"""`AtariLearner`'s update without host syncs: its kNN rewards against the shared `Learner`'s, and
 the sample -> augment -> update path run on the meta device, where reading any value back raises."""
 
 import copy
@@ -23,8 +23,10 @@ SMALL = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, frame
 @pytest.mark.parametrize("batch, n", [(16, 10), (2, 3)])  # (2, 3): fewer valid particles than k = 10
 def test_masked_knn_rewards_equal_the_shared_learners(method, batch, n):
     learner = AtariLearner(SMALL, method, 4, seed=0)
-    shared = copy.deepcopy(learner)
+    shared = copy.deepcopy(learner)  # with the shared Learner's kNN reward, statistics and normaliser
     shared.normaliser = RunningMean()
+    for name in ("_knn_reward", "_masked_mean", "_statistic"):
+        setattr(shared, name, getattr(Learner, name).__get__(shared))
     g = torch.Generator().manual_seed(batch)
     for _ in range(3):  # the running mean carries over between batches
         steps = (torch.rand(batch, n, generator=g) < 0.7).long()
@@ -34,7 +36,7 @@ def test_masked_knn_rewards_equal_the_shared_learners(method, batch, n):
         w = F.normalize(torch.randn(batch, 5, generator=g), dim=-1)
         seq = torch.randint(0, 256, (batch, n, 4, 44, 44), dtype=torch.uint8, generator=g)
         got, got_stats = learner._intrinsic(seq, mask, w, phi)
-        want, want_stats = Learner._intrinsic(shared, seq, mask, w, phi)
+        want, want_stats = shared._intrinsic(seq, mask, w, phi)
         torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-7)
         assert set(got_stats) == set(want_stats)
         for key, value in got_stats.items():

@@ -8,8 +8,8 @@ running mean, bootstrapping through terminals while pretraining, equal reward we
 What does change is how: an update here never waits on the device. Its statistics stay tensors (the
 training loop reads them when it writes a metrics row), and the kNN reward runs over all B x n next
 states with the invalid ones masked (`masked_particle_entropy`) instead of selecting the valid ones,
-whose number the host would have to read. The rewards are `Learner._intrinsic`'s up to float rounding
-(tests/test_atari_agent.py compares the two).
+whose number the host would have to read (`_knn_reward`, `_masked_mean`). The rewards are `Learner`'s
+up to float rounding (tests/test_atari_agent.py compares the two).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import torch
 from aps_teach.agents import AgentConfig, Learner, Method
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.networks import AtariFeatureNet, AtariSuccessorFeatureNet
-from aps_teach.rewards import RunningMean, vmf_reward
+from aps_teach.rewards import RunningMean
 
 
 class MaskedRunningMean(RunningMean):
@@ -39,9 +39,6 @@ class MaskedRunningMean(RunningMean):
         self.mean = self.mean + (batch_mean - self.mean) * n / (self.count + n).clamp_min(1)
         self.count = self.count + n
         return self.mean
-
-    def update(self, values: torch.Tensor) -> torch.Tensor:
-        return self.update_masked(values, torch.ones_like(values, dtype=torch.bool))
 
     def state_dict(self) -> dict:
         return {"mean": self.mean.clone(), "count": int(self.count)}
@@ -97,26 +94,15 @@ class AtariLearner(Learner):
     def _statistic(self, value: torch.Tensor) -> torch.Tensor:
         return value.detach()
 
-    def _intrinsic(self, seq_next: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, phi_seq):
-        """`Learner._intrinsic` without host syncs: rewards (B, n), 0 on invalid steps, and the mean of each
-        term over the valid steps as tensors."""
-        cfg, stats = self.config, {}
-        count = mask.sum()
-        reward = torch.zeros(mask.shape, device=mask.device)
-        if cfg.task_conditioned:
-            exploit = vmf_reward(phi_seq, w[:, None])
-            reward += cfg.exploit_weight * exploit
-            stats["reward_exploit"] = (exploit * mask).sum() / count
-        if cfg.uses_knn:
-            if self._separate_knn_space is None:
-                h = phi_seq
-            else:
-                h = self.knn_features(seq_next.flatten(0, 1)).unflatten(0, mask.shape)
-            explore = masked_particle_entropy(h.flatten(0, 1), mask.flatten(), cfg.k, cfg.knn_exponent,
-                                              self.normaliser).unflatten(0, mask.shape)
-            reward += cfg.explore_weight * explore
-            stats["reward_explore"] = (explore * mask).sum() / count
-        return reward, stats
+    def _knn_reward(self, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """`Learner._knn_reward` over all B x n states with the invalid ones masked: no host sync."""
+        cfg = self.config
+        return masked_particle_entropy(h.flatten(0, 1), mask.flatten(), cfg.k, cfg.knn_exponent,
+                                       self.normaliser).unflatten(0, mask.shape)
+
+    def _masked_mean(self, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The mean over the valid steps without selecting them (a tensor: no host sync)."""
+        return (values * mask).sum() / mask.sum()
 
     def compile(self, mode: str = "default") -> None:
         """torch.compile every network in place (their state dicts, hence checkpoints, are unchanged)."""
