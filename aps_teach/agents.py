@@ -13,14 +13,17 @@ Q(s, a | w) = psi(s, a, w)^T w throughout, so the DQN baseline is the same netwo
 and TD update as the others, started from scratch.
 
 Decisions where the paper leaves room: both reward terms and the vMF loss use phi(s') of the state
-reached (Algorithm 1 writes phi(s_t) in the loss, Eq. 10 mixes phi(s) and h = phi(s')); the kNN
-particles are all valid next states of the sampled n-step windows, each excluding itself; GPI is used
-when acting on a task (evaluation), not while pretraining, where behaviour follows the sampled w.
+reached (Algorithm 1 writes phi(s_t) in the loss, Eq. 10 mixes phi(s) and h = phi(s')); GPI is used when
+acting on a task (evaluation), not while pretraining, where behaviour follows the sampled w. The n-step
+intrinsic reward follows the authors' code by default (`AgentConfig.nstep_reward`): the reward of the
+window's last state s'_m stands for the window, and the kNN particles are those states, one per sampled
+transition, each excluding itself.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -28,11 +31,13 @@ import torch
 from torch.nn import functional as F
 
 from aps_teach.features import FeatureNet, SuccessorFeatureNet
+from aps_teach.inputs import ObservationNormaliser, StateTable
 from aps_teach.rewards import RunningMean, particle_entropy_reward, vmf_loss, vmf_reward
 from aps_teach.tasks import gpi_action_values, gpi_candidates
 
 METHODS = ("visr", "apt", "aps", "dqn")
 SF_LOSSES = ("vector", "scalar")
+NSTEP_REWARDS = ("last", "sum")
 Method = Literal["visr", "apt", "aps", "dqn"]
 
 
@@ -60,6 +65,15 @@ class AgentConfig:
     trained by InfoNCE between f(s) and f(s') (APT, with time steps for augmentations); 'observation' =
     the flattened observation itself, a simpler choice for one-hot gridworld states, where the distance
     between two states only counts the cells that differ, making the reward a count-based bonus."""
+    nstep_reward: Literal["last", "sum"] = "last"
+    """How an n-step window earns its intrinsic reward while pretraining. 'last', as the authors' code
+    (rll-research/url_benchmark, replay_buffer.py and agent/aps.py): the reward of the window's last valid
+    state s'_m stands for the whole window, y = c(s'_m) + gamma^m psi_target(s'_m), and the kNN particles
+    are those states, one per sampled transition. 'sum': the exact sum_{i<m} gamma^i c(s'_i), the particles
+    every valid window state. Task rewards (fine-tuning) are always summed exactly."""
+    normalise_observations: bool = True
+    """Subtract the running mean of the observations trained on from the networks' input (`aps_teach.inputs`;
+    gridworld MLPs only). Raw one-hot boards are mostly always-on inputs, and phi's units die."""
     exploit_weight: float = 1.0
     """Weight of phi(s')^T w in the intrinsic reward (visr, aps)."""
     explore_weight: float = 1.0
@@ -103,6 +117,8 @@ class AgentConfig:
         if self.representation not in ("contrastive", "observation"):
             raise ValueError(f"unknown representation {self.representation!r}; "
                              "valid: contrastive, observation")
+        if self.nstep_reward not in NSTEP_REWARDS:
+            raise ValueError(f"unknown nstep_reward {self.nstep_reward!r}; valid: {', '.join(NSTEP_REWARDS)}")
         if self.sf_loss not in SF_LOSSES:
             raise ValueError(f"unknown sf_loss {self.sf_loss!r}; valid: {', '.join(SF_LOSSES)}")
         if self.feature_dim < 2:
@@ -161,10 +177,13 @@ class Learner:
 
     The networks live on `device` (initialised on the CPU from `seed` first, so every device starts from
     the same weights); batches must be on it too. Random draws use the caller's CPU generator.
+
+    Observations are boards (B, *obs_shape) or, given an `observation_table` (S, *obs_shape) of a compiled
+    level, state indices into it (any shape); every method takes either. The networks read `inputs(obs)`.
     """
 
     def __init__(self, config: AgentConfig, obs_shape: tuple[int, ...], num_actions: int, seed: int,
-                 device: str | torch.device = "cpu"):
+                 device: str | torch.device = "cpu", observation_table: torch.Tensor | None = None):
         self.config, self.obs_shape, self.num_actions = config, tuple(obs_shape), num_actions
         self.device = torch.device(device)
         with torch.random.fork_rng(devices=[]):
@@ -174,6 +193,12 @@ class Learner:
             module.to(self.device)
         self.psi_target = copy.deepcopy(self.psi).requires_grad_(False)
         self.normaliser = RunningMean() if config.uses_knn and config.knn_normalise else None
+        obs_dim = math.prod(self.obs_shape)
+        self.observation_mean = ObservationNormaliser(obs_dim, self.device) \
+            if config.normalise_observations else None
+        self.table: StateTable | None = None
+        self.set_observation_table(observation_table)
+        self._zeros = torch.zeros(obs_dim, device=self.device)
         self.phase = "pretrain"
         self.updates = 0
         self.optimizer = self._adam(self.config.lr)
@@ -182,7 +207,7 @@ class Learner:
         """psi, phi (task-conditioned methods) and f (a separate contrastive kNN space), here MLPs; a
         subclass swaps in other networks with the same call signatures (`aps_teach.atari.agent`)."""
         cfg = self.config
-        obs_dim, d, hidden = int(torch.tensor(self.obs_shape).prod()), cfg.feature_dim, cfg.hidden
+        obs_dim, d, hidden = math.prod(self.obs_shape), cfg.feature_dim, cfg.hidden
         psi = SuccessorFeatureNet(obs_dim, hidden, self.num_actions, d)
         phi = FeatureNet(obs_dim, hidden, d) if cfg.task_conditioned else None
         rep = FeatureNet(obs_dim, hidden, d) if self._separate_knn_space == "contrastive" else None
@@ -203,6 +228,43 @@ class Learner:
         params = [p for m in trained for p in m.parameters()]
         return torch.optim.Adam(params, lr=lr, eps=self.config.adam_eps, fused=True)
 
+    def set_observation_table(self, observations: torch.Tensor | None) -> None:
+        """Read observations given as state indices into `observations` (S, *obs_shape), the boards of a
+        compiled level (`env_batch.EnvBatch.observation_table`); None: boards only. Not a learned quantity:
+        the same learner reads either engine's observations."""
+        if observations is None or (self.table is not None and self.table.source is observations):
+            return
+        if tuple(observations.shape[1:]) != self.obs_shape:
+            raise ValueError(f"observation table of boards {tuple(observations.shape[1:])}, but the learner "
+                             f"reads boards {self.obs_shape}")
+        self.table = StateTable(observations, self.device)
+
+    def _is_index(self, obs: torch.Tensor) -> bool:
+        """Whether `obs` holds state indices into the table rather than boards."""
+        if tuple(obs.shape[obs.ndim - len(self.obs_shape):]) == self.obs_shape:
+            return False
+        if self.table is None:
+            raise ValueError(f"observations of shape {tuple(obs.shape)} are not boards {self.obs_shape}, and "
+                             "state indices need an observation table (set_observation_table)")
+        return True
+
+    def boards(self, obs: torch.Tensor) -> torch.Tensor:
+        """Flattened boards (B, D) float of observations given as boards (B, *obs_shape) or indices (B,)."""
+        return self.table.boards[obs] if self._is_index(obs) else obs.flatten(1).float()
+
+    def inputs(self, obs: torch.Tensor):
+        """What the networks read for `obs`: x = flattened board - m (B, D), m the running observation mean
+        (0 without normalisation), or the same as `TableInputs` for state indices (any shape)."""
+        mean = self.observation_mean.mean if self.observation_mean is not None else self._zeros
+        if self._is_index(obs):
+            return self.table.inputs(obs, mean)
+        return obs.flatten(1).float() - mean
+
+    def observe(self, obs: torch.Tensor) -> None:
+        """Fold observations the learner will train on into the running mean of its inputs."""
+        if self.observation_mean is not None:
+            self.observation_mean.update(self.boards(obs))
+
     def default_task(self, n: int) -> torch.Tensor:
         """The fixed w = e_1 of methods without task conditioning (apt, dqn), repeated n times."""
         w = torch.zeros(n, self.config.feature_dim, device=self.device)
@@ -210,11 +272,15 @@ class Learner:
         return w
 
     def start_finetune(self) -> None:
-        """Switch to fine-tuning: phi and f frozen, a fresh Adam on psi at `finetune_lr`."""
+        """Switch to fine-tuning: phi and f frozen, a fresh Adam on psi at `finetune_lr`. The observation mean
+        freezes too if the learner has been trained (phi's input must not move); an untrained learner (dqn)
+        keeps folding in what it sees."""
         self.phase = "finetune"
         for module in (self.phi, self.rep):
             if module is not None:
                 module.requires_grad_(False)
+        if self.observation_mean is not None and self.updates > 0:
+            self.observation_mean.frozen = True
         self.optimizer = self._adam(self.config.finetune_lr)
 
     @torch.no_grad()
@@ -222,33 +288,38 @@ class Learner:
             gpi: bool) -> torch.Tensor:
         """epsilon-greedy on Q(s, a) = psi(s, a, w)^T w, or its GPI max over candidates if `gpi`."""
         candidates = gpi_candidates(w, self.config.gpi_samples, generator) if gpi else w[:, None]
-        greedy = gpi_action_values(self.psi(obs, candidates), w).argmax(dim=1)
-        explore = torch.rand(len(obs), generator=generator) < epsilon
-        random = torch.randint(self.num_actions, (len(obs),), generator=generator)
+        greedy = gpi_action_values(self.psi(self.inputs(obs), candidates), w).argmax(dim=1)
+        explore = torch.rand(len(w), generator=generator) < epsilon
+        random = torch.randint(self.num_actions, (len(w),), generator=generator)
         return torch.where(explore.to(greedy.device), random.to(greedy.device), greedy)
+
+    @torch.no_grad()
+    def q_values(self, obs: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        """Q(s, a | w) = psi(s, a, w)^T w, (B, A), for observations (B, ...) and tasks w (B, d)."""
+        return vmf_reward(self.psi(self.inputs(obs), w), w[:, None])
 
     @torch.no_grad()
     def features(self, obs: torch.Tensor) -> torch.Tensor:
         """phi(s) for a batch of observations (task-conditioned methods only)."""
         if self.phi is None:
             raise ValueError(f"method {self.config.method!r} has no task features phi")
-        return self.phi(obs)
+        return self.phi(self.inputs(obs))
 
     @torch.no_grad()
     def knn_features(self, obs: torch.Tensor) -> torch.Tensor:
         """h(s), the space where the kNN reward measures distances, for a batch of observations: phi(s)
-        (aps with a shared encoder), APT's contrastive encoder f(s), or the flattened observation."""
+        (aps with a shared encoder), APT's contrastive encoder f(s), or the flattened board."""
         space = self._separate_knn_space
         if not self.config.uses_knn:
             raise ValueError(f"method {self.config.method!r} has no kNN exploration reward")
         if space is None:
-            return self.phi(obs)
+            return self.phi(self.inputs(obs))
         if space == "contrastive":
-            return self.rep(obs)
-        return obs.flatten(1).float()
+            return self.rep(self.inputs(obs))
+        return self.boards(obs)
 
     def _intrinsic(self, seq_next: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, phi_seq):
-        """Intrinsic reward of every step of the windows, (B, n), and the mean of each term."""
+        """Intrinsic reward of every step of the windows, (B, n), and the mean of each term ('sum' mode)."""
         cfg, stats = self.config, {}
         reward = torch.zeros(mask.shape, device=mask.device)
         if cfg.task_conditioned:
@@ -278,37 +349,69 @@ class Learner:
         """The mean of `values` over the valid steps, as `update` reports it (see `_statistic`)."""
         return self._statistic(values[mask].mean())
 
+    def _intrinsic_last(self, last_obs: torch.Tensor, w: torch.Tensor, phi_last: torch.Tensor | None):
+        """Intrinsic reward (B,) of each window's last state s'_m and the mean of each term ('last' mode):
+        the kNN particles are the B states s'_m, each excluding itself."""
+        cfg, stats = self.config, {}
+        reward = torch.zeros(len(w), device=w.device)
+        if cfg.task_conditioned:
+            exploit = vmf_reward(phi_last, w)
+            reward += cfg.exploit_weight * exploit
+            stats["reward_exploit"] = self._statistic(exploit.mean())
+        if cfg.uses_knn:
+            h = phi_last if self._separate_knn_space is None else self.knn_features(last_obs)
+            explore = particle_entropy_reward(h, h, cfg.k, exclude_self=True, exponent=cfg.knn_exponent,
+                                              normaliser=self.normaliser)
+            reward += cfg.explore_weight * explore
+            stats["reward_explore"] = self._statistic(explore.mean())
+        return reward, stats
+
+    @property
+    def _last_state_reward(self) -> bool:
+        return self.phase == "pretrain" and self.config.nstep_reward == "last"
+
     @torch.no_grad()
-    def targets(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, float]]:
+    def targets(self, batch: dict[str, torch.Tensor], phi_last: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, dict[str, float]]:
         """TD targets y (B, d) for psi(s, a, w), and the mean of each reward term.
 
         Per step i of the window the reward r_i is the method's intrinsic reward while pretraining (the
         batch has no task reward) or `seq_reward` while fine-tuning, and the cumulant is
         c_i = base_i + (r_i - base_i^T w) w (base = phi(s'_i); 0 for apt, dqn), so c_i^T w = r_i.
         y = sum_{i<m} gamma^i c_i + gamma^m alive psi_target(s'_m, a*, w), a* = argmax_a psi(s'_m, a, w)^T w
-        (double Q), m the valid steps of the window; the arithmetic is `sf_td_target`. phi(s'_i) comes
-        from the batch (`seq_next_phi`) when fine-tuning's replay stored it: phi is frozen then.
+        (double Q), m the valid steps of the window; the arithmetic is `sf_td_target`. With
+        `nstep_reward='last'` a pretraining window has one cumulant, that of s'_m:
+        y = c_m + gamma^m alive psi_target(s'_m, a*, w); `phi_last` is phi(s'_m) if the caller has it.
+        phi(s'_i) comes from the batch (`seq_next_phi`) when fine-tuning's replay stored it: phi is frozen
+        then.
         """
         cfg = self.config
-        w, mask = batch["w"], batch["seq_mask"]
+        w, mask, boot_obs = batch["w"], batch["seq_mask"], batch["boot_obs"]
         bsz, n = mask.shape
-        seq_next = batch["seq_next_obs"]
-        if "seq_next_phi" in batch:
-            if self.phase != "finetune":
-                raise ValueError("stored phi(s') (seq_next_phi) is only valid while phi is frozen "
-                                 "(fine-tuning)")
-            phi_seq = batch["seq_next_phi"]
-        elif self.phi is not None:
-            phi_seq = self.phi(seq_next.flatten(0, 1)).unflatten(0, (bsz, n))
+        if "seq_next_phi" in batch and self.phase != "finetune":
+            raise ValueError("stored phi(s') (seq_next_phi) is only valid while phi is frozen (fine-tuning)")
+        if self._last_state_reward:
+            if phi_last is None and self.phi is not None:
+                phi_last = self.phi(self.inputs(boot_obs))
+            reward, stats = self._intrinsic_last(boot_obs, w, phi_last)
+            base = phi_last if phi_last is not None else torch.zeros(bsz, cfg.feature_dim, device=w.device)
+            base, reward, mask = base[:, None], reward[:, None], torch.ones(bsz, 1, device=w.device)
         else:
-            phi_seq = None
-        if self.phase == "pretrain":
-            reward, stats = self._intrinsic(seq_next, mask, w, phi_seq)
-        else:
-            reward, stats = batch["seq_reward"], {}
-        base = phi_seq if phi_seq is not None else torch.zeros(bsz, n, cfg.feature_dim, device=mask.device)
-        a_star = (self.psi(batch["boot_obs"], w) * w[:, None]).sum(-1).argmax(1)
-        boot = self.psi_target(batch["boot_obs"], w)[torch.arange(bsz, device=mask.device), a_star]
+            seq_next = batch["seq_next_obs"]
+            if "seq_next_phi" in batch:
+                phi_seq = batch["seq_next_phi"]
+            elif self.phi is not None:
+                phi_seq = self.phi(self.inputs(seq_next.flatten(0, 1))).unflatten(0, (bsz, n))
+            else:
+                phi_seq = None
+            if self.phase == "pretrain":
+                reward, stats = self._intrinsic(seq_next, mask, w, phi_seq)
+            else:
+                reward, stats = batch["seq_reward"], {}
+            base = phi_seq if phi_seq is not None else torch.zeros(bsz, n, cfg.feature_dim, device=w.device)
+        boot_x = self.inputs(boot_obs)
+        a_star = vmf_reward(self.psi(boot_x, w), w[:, None]).argmax(1)
+        boot = self.psi_target(boot_x, w)[torch.arange(bsz, device=w.device), a_star]
         alive = batch["boot_alive"]
         if self.phase == "pretrain" and cfg.bootstrap_through_termination:
             alive = torch.ones_like(alive)
@@ -318,23 +421,28 @@ class Learner:
         """One gradient step on a replay batch (see `targets`); returns the losses and reward terms.
 
         vector: ||psi(s, a, w) - y||^2; scalar: (psi(s, a, w)^T w - y^T w)^2; plus, while pretraining, the
-        vMF loss -phi(s')^T w (visr, aps) and InfoNCE on (f(s), f(s')) (apt, aps without shared encoder).
+        vMF loss -phi(s')^T w (visr, aps; s' = s'_m with `nstep_reward='last'`, whose phi the reward reuses,
+        else s'_1) and InfoNCE on (f(s), f(s'_1)) (apt, aps without shared encoder).
         """
         cfg = self.config
         w, rows = batch["w"], torch.arange(len(batch["w"]), device=batch["w"].device)
-        seq_next = batch["seq_next_obs"]
-        y, stats = self.targets(batch)
-        psi_sa = self.psi(batch["obs"], w)[rows, batch["action"]]
+        first_next = batch["seq_next_obs"][:, 0]
+        phi_last = None
+        if self._last_state_reward and self.phi is not None:
+            phi_last = self.phi(self.inputs(batch["boot_obs"]))
+        y, stats = self.targets(batch, None if phi_last is None else phi_last.detach())
+        psi_sa = self.psi(self.inputs(batch["obs"]), w)[rows, batch["action"]]
         if cfg.sf_loss == "vector":
             sf = ((psi_sa - y) ** 2).sum(-1).mean()
         else:
             sf = ((vmf_reward(psi_sa, w) - vmf_reward(y, w)) ** 2).mean()
         loss, stats["loss_sf"] = sf, self._statistic(sf)
         if self.phase == "pretrain" and self.phi is not None:
-            vmf = vmf_loss(self.phi(seq_next[:, 0]), w)
+            vmf = vmf_loss(phi_last if phi_last is not None else self.phi(self.inputs(first_next)), w)
             loss, stats["loss_vmf"] = loss + vmf, self._statistic(vmf)
         if self.phase == "pretrain" and self.rep is not None:
-            nce = info_nce(self.rep(batch["obs"]), self.rep(seq_next[:, 0]), cfg.contrastive_temperature)
+            nce = info_nce(self.rep(self.inputs(batch["obs"])), self.rep(self.inputs(first_next)),
+                           cfg.contrastive_temperature)
             loss, stats["loss_nce"] = loss + nce, self._statistic(nce)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -351,7 +459,7 @@ class Learner:
         return value.item()
 
     def state_dict(self) -> dict:
-        """Everything needed to continue training bit-identically: weights, target, optimiser, normaliser."""
+        """Everything needed to continue training bit-identically: weights, target, optimiser, normalisers."""
         return {
             "config": asdict(self.config),
             "phase": self.phase,
@@ -360,12 +468,16 @@ class Learner:
             "psi_target": self.psi_target.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "normaliser": self.normaliser.state_dict() if self.normaliser is not None else None,
+            "observation_mean": self.observation_mean.state_dict() if self.observation_mean is not None
+            else None,
         }
 
     def load_state_dict(self, state: dict) -> None:
-        if state["config"]["method"] != self.config.method:
-            raise ValueError(f"checkpoint is from method {state['config']['method']!r}, "
-                             f"not {self.config.method!r}")
+        saved = state["config"]
+        for name in ("method", "normalise_observations", "nstep_reward"):
+            if saved.get(name) != getattr(self.config, name):
+                raise ValueError(f"checkpoint was trained with {name}={saved.get(name)!r}, this learner has "
+                                 f"{name}={getattr(self.config, name)!r}")
         if state["phase"] == "finetune" and self.phase != "finetune":
             self.start_finetune()
         for name, module in self._modules().items():
@@ -374,4 +486,6 @@ class Learner:
         self.optimizer.load_state_dict(state["optimizer"])
         if self.normaliser is not None:
             self.normaliser.load_state_dict(state["normaliser"])
+        if self.observation_mean is not None:
+            self.observation_mean.load_state_dict(state["observation_mean"])
         self.updates = int(state["updates"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
@@ -25,6 +26,7 @@ from aps_teach.sweeps import (
 )
 from aps_teach.train import (
     PhaseLog,
+    RoundEnd,
     TrainConfig,
     check_steps,
     evaluate,
@@ -34,14 +36,15 @@ from aps_teach.train import (
     pretrain,
 )
 
-DEFAULT_PRETRAIN_STEPS = 16_000
-"""Reward-free env steps. With 24k pretraining + 16k fine-tuning APS solved easy on 1 of 2 seeds; with
-16k + 24k (and a 12k-step fine-tuning epsilon decay) on 2 of 2, in the same ~1 minute."""
-DEFAULT_FINETUNE_STEPS = 24_000
+DEFAULT_PRETRAIN_STEPS = 64_000
+"""Reward-free env steps (the budget study in the README chose it)."""
+DEFAULT_FINETUNE_STEPS = 32_000
 """Env steps on the task reward, the same for every method (the dqn baseline's whole budget)."""
-DEFAULT_IDENTIFY_STEPS = 1_600
+DEFAULT_IDENTIFY_STEPS = 16_000
 """Env steps of random-w rollouts whose (phi(s'), reward) pairs identify the task (paper: 40k on Atari)."""
 DEFAULT_EVAL_EPISODES = 64
+DEFAULT_ADAPTATION_POINTS = 4
+"""Evaluations during fine-tuning, evenly spaced in rounds (the last one is the fine-tuned score)."""
 
 
 @dataclass
@@ -63,6 +66,9 @@ class GridworldResult:
     """Distinct keys ever picked up in pretraining (dqn: in fine-tuning)."""
     target_reached: bool
     """Whether pretraining ever reached the target (dqn: fine-tuning)."""
+    adaptation: list[dict]
+    """Success against fine-tuning steps: {finetune_steps, success_rate, return} from 0 (zero-shot) to the
+    whole budget (fine-tuned)."""
     task_w: list[float] | None
     """The identified task vector (visr, aps); None for apt and dqn."""
     pretrain_seconds: float
@@ -80,31 +86,45 @@ def check_run(level: str, budget: dict[str, int]) -> None:
         check_steps(name, steps)
 
 
+def adaptation_rounds(rounds: int, points: int) -> set[int]:
+    """The fine-tuning rounds after which to evaluate: `points` of them, evenly spaced, the last included."""
+    return {math.ceil(rounds * k / points) for k in range(1, points + 1)}
+
+
 def adapt_and_score(learner: Learner, method: str, level: str, *, seed: int, pretrain_log: PhaseLog | None,
                     start: float, finetune_steps: int, identify_steps: int, eval_episodes: int,
-                    config: TrainConfig, run_dir: Path | None = None,
-                    resume: bool = False) -> GridworldResult:
+                    config: TrainConfig, run_dir: Path | None = None, resume: bool = False,
+                    adaptation_points: int = DEFAULT_ADAPTATION_POINTS) -> GridworldResult:
     """Everything after pretraining, for a learner pretrained from `start` (a perf_counter time):
-    identify the task (visr, aps), evaluate zero-shot, fine-tune, evaluate. Coverage is the pretraining's
-    (`pretrain_log`), or fine-tuning's when there was none (dqn)."""
+    identify the task (visr, aps), evaluate zero-shot, fine-tune with `adaptation_points` evaluations on
+    the way (the last is the fine-tuned score). Coverage is the pretraining's (`pretrain_log`), or
+    fine-tuning's when there was none (dqn)."""
     pretrain_seconds = time.perf_counter() - start
     w = None
     if learner.config.task_conditioned:
         w = identify_task(learner, level, identify_steps, seed, config)
     zero = evaluate(learner, level, w, eval_episodes, seed, config)
     tick = time.perf_counter()
+
+    def score(end: RoundEnd) -> None:
+        if end.round in adaptation_rounds(end.rounds, adaptation_points):
+            result = evaluate(end.learner, level, w, eval_episodes, seed, config)
+            end.metrics.update(eval_success=result.success_rate, eval_return=result.mean_return)
+
     log = finetune(learner, level, w, finetune_steps, seed, config,
-                   run_dir=run_dir / "finetune" if run_dir else None, resume=resume)
-    final = evaluate(learner, level, w, eval_episodes, seed, config)
+                   run_dir=run_dir / "finetune" if run_dir else None, resume=resume, on_round=score)
     finetune_seconds = time.perf_counter() - tick
+    curve = [{"finetune_steps": 0, "success_rate": zero.success_rate, "return": zero.mean_return}]
+    curve += [{"finetune_steps": row["env_steps"], "success_rate": row["eval_success"],
+               "return": row["eval_return"]} for row in log.metrics if "eval_success" in row]
     coverage = pretrain_log.coverage if pretrain_log is not None else log.coverage
     metrics = {"pretrain": pretrain_log.metrics} if pretrain_log is not None else {}
     return GridworldResult(
         method=method, level=level, seed=seed,
         zero_shot_success=zero.success_rate, zero_shot_return=zero.mean_return,
-        finetuned_success=final.success_rate, finetuned_return=final.mean_return,
+        finetuned_success=curve[-1]["success_rate"], finetuned_return=curve[-1]["return"],
         state_coverage=coverage["state_coverage"], states_visited=coverage["states_visited"],
-        keys_picked=coverage["keys_picked"], target_reached=coverage["target_reached"],
+        keys_picked=coverage["keys_picked"], target_reached=coverage["target_reached"], adaptation=curve,
         task_w=None if w is None else [round(x, 6) for x in w.tolist()],
         pretrain_seconds=pretrain_seconds, finetune_seconds=finetune_seconds,
         wall_seconds=time.perf_counter() - start, metrics={**metrics, "finetune": log.metrics},
@@ -147,7 +167,8 @@ def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = D
 
 def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,
                 result: GridworldResult) -> list[dict]:
-    """A run as two sweep rows: phase zero_shot and phase finetuned."""
+    """A run as sweep rows, one per evaluation along `result.adaptation`: phase zero_shot (0 fine-tuning
+    steps), adapting (on the way), finetuned (the whole fine-tuning budget)."""
     shared = {
         "method": spec.method, "level": spec.level, "seed": spec.seed,
         "overrides": json.dumps(spec.overrides) if spec.overrides else "",
@@ -155,16 +176,14 @@ def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,
         "keys_picked": result.keys_picked, "target_reached": result.target_reached,
         "wall_seconds": round(result.wall_seconds, 3), "config_hash": config_hash(budget, config),
     }
-    return [
-        {**shared, "phase": "zero_shot", "success_rate": result.zero_shot_success,
-         "return": result.zero_shot_return},
-        {**shared, "phase": "finetuned", "success_rate": result.finetuned_success,
-         "return": result.finetuned_return},
-    ]
+    last = len(result.adaptation) - 1
+    return [{**shared, "phase": "zero_shot" if i == 0 else "finetuned" if i == last else "adapting",
+             "finetune_steps": point["finetune_steps"], "success_rate": point["success_rate"],
+             "return": point["return"]} for i, point in enumerate(result.adaptation)]
 
 
 def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
-    """One gridworld run (the full pipeline) as two rows: phase zero_shot and phase finetuned."""
+    """One gridworld run (the full pipeline) as `result_rows`."""
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
     result = run_gridworld(spec.method, spec.level, seed=spec.seed, config=config, **budget)
     return result_rows(spec, budget, config, result)

@@ -337,6 +337,133 @@ def plot_transfer(rows: Sequence[dict]):
     return fig
 
 
+def _curve(ax, summary: dict, keys: Sequence, x: Sequence[float], colour: str, style: str, label: str | None,
+           alpha: float = 1.0):
+    """A line through the means of `summary[key]` for each key (at x) with a shaded 95% interval."""
+    shown = [(xi, summary[k]) for xi, k in zip(x, keys, strict=True) if k in summary]
+    if not shown:
+        return
+    xs, stats = zip(*shown, strict=True)
+    ax.plot(xs, [s[0] for s in stats], style, color=colour, label=label, marker="o", markersize=4,
+            alpha=alpha)
+    ax.fill_between(xs, [s[1] for s in stats], [s[2] for s in stats], color=colour, alpha=0.12 * alpha,
+                    linewidth=0)
+
+
+def plot_study_budget(levels: Sequence[dict], transfer: Sequence[dict]):
+    """The budget study: one row of panels per feature dimension d; per key level, success against
+    pretraining steps (fine-tuned solid, zero-shot dashed, with the last identification budget), per maze
+    the zero-shot transfer score (0 random, 1 optimal); means and 95% intervals over seeds (tasks x seeds
+    for transfer). dqn, which does not pretrain, is drawn as a flat reference line."""
+    dims = sorted({int(row["feature_dim"]) for row in [*levels, *transfer]})
+    names = list(dict.fromkeys(str(row["level"]) for row in levels))
+    mazes = list(dict.fromkeys(str(row["maze"]) for row in transfer))
+    budgets = sorted({int(row["pretrain_steps"]) for row in [*levels, *transfer]} - {0})
+    last_id = max(int(row["identify_steps"]) for row in levels) if levels else 0
+    methods = list(dict.fromkeys(str(row["method"]) for row in [*levels, *transfer]))
+    chosen = [row for row in levels if row["phase"] == "finetuned" or (
+        row["phase"] == "zero_shot" and int(row["identify_steps"]) in (0, last_id))]
+    summary = summarise(chosen, by=("feature_dim", "level", "method", "phase", "pretrain_steps"),
+                        value="success_rate")
+    scores = summarise(transfer, by=("feature_dim", "maze", "method", "pretrain_steps"),
+                       value="normalised_score")
+    panels = len(names) + len(mazes)
+    fig, axes = plt.subplots(len(dims), panels, figsize=(3.4 * panels, 3.0 * len(dims)), squeeze=False,
+                             sharex=True)
+    for r, d in enumerate(dims):
+        for c, name in enumerate(names + mazes):
+            ax = axes[r][c]
+            for m, method in enumerate(methods):
+                colour = method_colour(method, m)
+                if name in mazes:
+                    keys = [(str(d), name, method, str(b)) for b in budgets]
+                    _curve(ax, scores, keys, budgets, colour, "-", method if c == len(names) else None)
+                    continue
+                for phase, style in (("finetuned", "-"), ("zero_shot", "--")):
+                    if method == "dqn":  # no pretraining: one value, drawn across the budgets
+                        stat = summary.get((str(d), name, method, phase, "0"))
+                        if stat and phase == "finetuned":
+                            ax.axhline(stat[0], color=colour, linestyle=":", label="dqn (fine-tuned)"
+                                       if r == c == 0 else None)
+                        continue
+                    keys = [(str(d), name, method, phase, str(b)) for b in budgets]
+                    _curve(ax, summary, keys, budgets, colour, style,
+                           f"{method} ({phase.replace('_', '-')})" if r == c == 0 else None)
+            ax.set_xscale("log")
+            ax.set_xticks(budgets, [f"{b // 1000}k" for b in budgets])
+            ax.minorticks_off()
+            ax.axhline(0, color="grey", linewidth=0.6)
+            ax.set_title(f"{name}, d = {d}" + (" (transfer)" if name in mazes else ""))
+            ax.set_ylabel("normalised score" if name in mazes else "success rate")
+            if r == len(dims) - 1:
+                ax.set_xlabel("pretraining env steps")
+    axes[0][0].legend(frameon=False, fontsize="x-small")
+    if mazes:
+        axes[0][len(names)].legend(frameon=False, fontsize="x-small")
+    fig.tight_layout()
+    return fig
+
+
+def plot_study_identify(levels: Sequence[dict]):
+    """Zero-shot success against task-identification steps, per key level and d (panels), for each
+    method with a task to identify and pretraining budget (line shade: darker = longer pretraining)."""
+    rows = [row for row in levels if row["phase"] == "zero_shot" and int(row["identify_steps"]) > 0]
+    summary = summarise(rows, by=("feature_dim", "level", "method", "pretrain_steps", "identify_steps"),
+                        value="success_rate")
+    dims = sorted({int(row["feature_dim"]) for row in rows})
+    names = list(dict.fromkeys(str(row["level"]) for row in rows))
+    ids = sorted({int(row["identify_steps"]) for row in rows})
+    budgets = sorted({int(row["pretrain_steps"]) for row in rows})
+    fig, axes = plt.subplots(1, len(dims) * len(names), figsize=(3.4 * len(dims) * len(names), 3.2),
+                             squeeze=False)
+    for p, (d, name) in enumerate((d, name) for d in dims for name in names):
+        ax = axes[0][p]
+        for m, method in enumerate(dict.fromkeys(str(row["method"]) for row in rows)):
+            for b, budget in enumerate(budgets):
+                keys = [(str(d), name, method, str(budget), str(i)) for i in ids]
+                _curve(ax, summary, keys, ids, method_colour(method, m), "-",
+                       f"{method}, {budget // 1000}k pretraining" if p == 0 else None,
+                       alpha=0.35 + 0.65 * (b + 1) / len(budgets))
+        ax.set_xscale("log")
+        ax.set_xticks(ids, [f"{i / 1000:g}k" for i in ids])
+        ax.minorticks_off()
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(f"{name}, d = {d}")
+        ax.set_xlabel("identification env steps")
+        ax.set_ylabel("zero-shot success")
+    axes[0][0].legend(frameon=False, fontsize="x-small")
+    fig.tight_layout()
+    return fig
+
+
+def plot_study_adaptation(levels: Sequence[dict], pretrain_steps: int | None = None,
+                          feature_dim: int | None = None):
+    """Success against fine-tuning steps (0 = zero-shot), per key level, for one pretraining budget and d
+    (default: the largest of each), every method, dqn included; means and 95% intervals over seeds."""
+    pretrain_steps = pretrain_steps or max(int(row["pretrain_steps"]) for row in levels)
+    feature_dim = feature_dim or max(int(row["feature_dim"]) for row in levels)
+    last_id = max(int(row["identify_steps"]) for row in levels)
+    rows = [row for row in levels if int(row["feature_dim"]) == feature_dim
+            and int(row["pretrain_steps"]) in (0, pretrain_steps)
+            and (row["phase"] != "zero_shot" or int(row["identify_steps"]) in (0, last_id))]
+    summary = summarise(rows, by=("level", "method", "finetune_steps"), value="success_rate")
+    names = list(dict.fromkeys(str(row["level"]) for row in rows))
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.4), squeeze=False)
+    for ax, name in zip(axes[0], names, strict=True):
+        for m, method in enumerate(dict.fromkeys(str(row["method"]) for row in rows)):
+            steps = sorted({int(row["finetune_steps"]) for row in rows
+                            if row["level"] == name and row["method"] == method})
+            _curve(ax, summary, [(name, method, str(s)) for s in steps], steps, method_colour(method, m), "-",
+                   method)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("fine-tuning env steps")
+        ax.set_ylabel("success rate")
+        ax.set_title(f"{name}: adaptation ({pretrain_steps // 1000}k pretraining, d = {feature_dim})")
+    axes[0][0].legend(frameon=False, fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
 def plot_ablation(rows, by: str, metrics: dict[str, str], order: Sequence[str] | None = None,
                   title: str | None = None, xlabel: str | None = None, dot_label: str = "one run (seed)"):
     """One panel per metric (column -> axis label): for each value of column `by` (in `order`), the mean of

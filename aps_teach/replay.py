@@ -1,10 +1,12 @@
 """Replay for N parallel environments with n-step sampling.
 
 Transitions are stored as a (time, env) grid so that an n-step window is a run of rows in one env's
-column, cut at the first episode end. The reward column exists only if the buffer is built with
-`store_rewards=True`: reward-free pretraining builds it without, so it has nowhere to put a reward.
-Fine-tuning, where the feature map phi is frozen, also stores phi(s') (`store_features=True`): each
-transition is sampled some 80 times at the default budgets, and its phi(s') never changes.
+column, cut at the first episode end and where the env's task vector w changes (a window runs under one w).
+Observations are boards (uint8) or, with the compiled engine, state indices (int64, `obs_shape=()`).
+The reward column exists only if the buffer is built with `store_rewards=True`: reward-free pretraining
+builds it without, so it has nowhere to put a reward. Fine-tuning, where the feature map phi is frozen,
+also stores phi(s') (`store_features=True`): each transition is sampled many times, and its phi(s')
+never changes.
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ class NStepReplay:
     """
 
     def __init__(self, capacity: int, num_envs: int, obs_shape: tuple[int, ...], task_dim: int,
-                 store_rewards: bool, store_features: bool = False):
+                 store_rewards: bool, store_features: bool = False, obs_dtype: torch.dtype = torch.uint8):
         self.capacity, self.num_envs, self.size = capacity, num_envs, 0
         self.data: dict[str, torch.Tensor] = {
-            "obs": torch.zeros((capacity, num_envs, *obs_shape), dtype=torch.uint8),
-            "next_obs": torch.zeros((capacity, num_envs, *obs_shape), dtype=torch.uint8),
+            "obs": torch.zeros((capacity, num_envs, *obs_shape), dtype=obs_dtype),
+            "next_obs": torch.zeros((capacity, num_envs, *obs_shape), dtype=obs_dtype),
             "action": torch.zeros((capacity, num_envs), dtype=torch.int64),
             "w": torch.zeros((capacity, num_envs, task_dim), dtype=torch.float32),
             "terminated": torch.zeros((capacity, num_envs), dtype=torch.bool),
@@ -53,9 +55,10 @@ class NStepReplay:
         """`batch_size` n-step windows starting at uniform (row, env) cells.
 
         Returns obs, action, w (at the window start); `seq_next_obs` (B, n, ...) and `seq_mask` (B, n)
-        for the s' of each step inside the window (1 until and including the episode's last step and
-        the newest row); `seq_reward` and `seq_next_phi` if stored; `boot_obs` (the last valid s') and
-        `boot_steps` (valid steps m) and `boot_alive` (0 if the last valid step terminated).
+        for the s' of each step inside the window (1 until and including the episode's last step, while
+        the env's w is the window's first, and up to the newest row); `seq_reward` and `seq_next_phi` if
+        stored; `boot_obs` (the last valid s') and `boot_steps` (valid steps m) and `boot_alive` (0 if
+        the last valid step terminated).
         """
         t = torch.randint(self.size, (batch_size,), generator=generator)
         e = torch.randint(self.num_envs, (batch_size,), generator=generator)
@@ -63,15 +66,18 @@ class NStepReplay:
         in_buffer = rows < self.size
         cells = rows.clamp(max=self.size - 1) * self.num_envs + e[:, None]  # (B, n) indices into `_flat`
         ended = self._at("ended", cells)
-        # step i is valid if it is in the buffer and no earlier step of the window ended the episode
+        w = self._at("w", cells)
+        # step i is valid if it is in the buffer, no earlier step of the window ended the episode and every
+        # step up to i ran under the window's first w
         ended_before = torch.cat([torch.zeros(batch_size, 1, dtype=torch.int64), ended[:, :-1].long()], 1)
-        mask = in_buffer & (ended_before.cumsum(1) == 0)
+        other_task = (w != w[:, :1]).any(-1).long()
+        mask = in_buffer & ((ended_before + other_task).cumsum(1) == 0)
         steps = mask.sum(1)
         start, last = cells[:, 0], cells[torch.arange(batch_size), steps - 1]
         out = {
             "obs": self._at("obs", start),
             "action": self._at("action", start),
-            "w": self._at("w", start),
+            "w": w[:, 0],
             "seq_next_obs": self._at("next_obs", cells),
             "seq_mask": mask,
             "boot_obs": self._at("next_obs", last),

@@ -12,8 +12,9 @@ import torch
 
 import gridworld
 from aps_teach.agents import Learner
+from aps_teach.env_batch import EnvSource, as_spec
 from aps_teach.tasks import infer_task
-from aps_teach.train import EnvSource, single_thread
+from aps_teach.train import single_thread
 from gridworld.layout import State
 
 
@@ -32,7 +33,12 @@ class Rollout:
 
 
 def _make(env: EnvSource) -> gym.Env:
-    return gridworld.make(env) if isinstance(env, str) else env()
+    """One pycolab env of a level name, a `LevelSpec` or an env factory."""
+    if callable(env):
+        return env()
+    spec = as_spec(env)
+    kwargs = {} if spec.reward_map is None else {"reward_map": spec.reward_map}
+    return gridworld.make(spec.level, max_episode_steps=spec.max_episode_steps, **kwargs)
 
 
 def greedy_rollout(learner: Learner, env: EnvSource, w: torch.Tensor, seed: int, *,

@@ -8,7 +8,6 @@ of weights (psi, its target, phi or f) plus 0.8 kB per particle (1.6 MB for the 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,12 +48,16 @@ def keys_held_in(observations: torch.Tensor, key_names: tuple[str, ...]) -> list
     return [tuple(name for name in key_names if not present[name][i]) for i in range(len(observations))]
 
 
-def visit_counts(observations: torch.Tensor, key_names: tuple[str, ...]) -> dict[tuple[str, ...], np.ndarray]:
-    """keys held -> (H, W) number of `observations` (N, C, H, W) with the agent on each cell.
+def visit_counts(observations: torch.Tensor, key_names: tuple[str, ...],
+                 times: torch.Tensor | None = None) -> dict[tuple[str, ...], np.ndarray]:
+    """keys held -> (H, W) number of `observations` (N, C, H, W) with the agent on each cell, each counted
+    `times[i]` times (default once).
 
     The observation of reaching the target shows the target drawn over the agent: it counts nowhere.
     """
-    agent = observations[:, _AGENT_PLANE]
+    agent = observations[:, _AGENT_PLANE].long()
+    if times is not None:
+        agent = agent * times.long()[:, None, None]
     held = keys_held_in(observations, key_names)
     counts = {}
     for keys in sorted(set(held), key=lambda k: (len(k), k)):
@@ -64,8 +67,9 @@ def visit_counts(observations: torch.Tensor, key_names: tuple[str, ...]) -> dict
 
 
 def frozen_copy(learner: Learner) -> Learner:
-    """A new `Learner` holding copies of `learner`'s network weights and normaliser, gradients off."""
-    copy = Learner(learner.config, learner.obs_shape, learner.num_actions, seed=0)
+    """A new `Learner` holding copies of `learner`'s network weights and normalisers, gradients off."""
+    copy = Learner(learner.config, learner.obs_shape, learner.num_actions, seed=0,
+                   observation_table=None if learner.table is None else learner.table.source)
     for name in ("psi", "phi", "rep"):
         module = getattr(learner, name)
         if module is not None:
@@ -74,19 +78,27 @@ def frozen_copy(learner: Learner) -> Learner:
     copy.psi_target.load_state_dict(learner.psi_target.state_dict())
     if learner.normaliser is not None:
         copy.normaliser.load_state_dict(learner.normaliser.state_dict())
+    if learner.observation_mean is not None:
+        copy.observation_mean.load_state_dict(learner.observation_mean.state_dict())
     copy.phase, copy.updates = learner.phase, learner.updates
     return copy
 
 
 def take_snapshot(end: RoundEnd, level: str, max_particles: int, seed: int) -> Snapshot:
-    """Copy what the heatmaps need out of the live objects of a `RoundEnd`."""
-    frames = end.replay.data["next_obs"][: end.replay.size].flatten(0, 1)
+    """Copy what the heatmaps need out of the live objects of a `RoundEnd` (boards, whichever engine)."""
+    reached = end.replay.data["next_obs"][: end.replay.size].flatten(0, 1)
     generator = torch.Generator().manual_seed(seed * 1_000_003 + end.round)
-    chosen = torch.randperm(len(frames), generator=generator)[:max_particles]
+    chosen = torch.randperm(len(reached), generator=generator)[:max_particles]
     key_names = gridworld.Layout.parse(end.envs.art).key_names
+    table = end.envs.observation_table
+    if table is None:
+        particles, visits = reached[chosen].clone(), visit_counts(reached, key_names)
+    else:  # state indices: count each state once, weighted by its visits
+        states, times = reached.unique(return_counts=True)
+        particles, visits = table[reached[chosen]], visit_counts(table[states], key_names, times)
     return Snapshot(method=end.learner.config.method, level=level, art=tuple(end.envs.art), round=end.round,
-                    env_steps=end.env_steps, learner=frozen_copy(end.learner),
-                    particles=frames[chosen].clone(), visits=visit_counts(frames, key_names))
+                    env_steps=end.env_steps, learner=frozen_copy(end.learner), particles=particles,
+                    visits=visits)
 
 
 def pretrain_with_snapshots(method: str, level: EnvSource, steps: int, seed: int, every_rounds: int = 2,
@@ -100,8 +112,7 @@ def pretrain_with_snapshots(method: str, level: EnvSource, steps: int, seed: int
     snapshots: list[Snapshot] = []
 
     def keep(end: RoundEnd) -> None:
-        rounds = math.ceil(steps / (len(end.envs.envs) * end.envs.horizon))
-        if end.round % every_rounds == 0 or end.round == rounds:
+        if end.round % every_rounds == 0 or end.round == end.rounds:
             snapshots.append(take_snapshot(end, level if isinstance(level, str) else "custom", max_particles,
                                            seed))
 

@@ -1,14 +1,17 @@
 """The pipeline: reward-free `pretrain` -> `identify_task` -> `evaluate` (zero-shot) -> `finetune`.
 
-Environments run as a batch of `num_envs` copies in lockstep *rounds* of one episode limit T
-(gridworld: 100 steps): every copy is reset at the start of a round from a seed derived from
-(seed, phase, round), an episode that ends early restarts at once, and the round's last step ends
-every episode (it coincides with the env's own time limit). All randomness of a round comes from
-that seed, so a run resumed from a checkpoint taken between rounds repeats the uninterrupted run
-bit for bit on CPU. Step budgets are rounded up to whole rounds (num_envs * T env steps).
+Environments run as a batch of `num_envs` copies (`aps_teach.env_batch`, on the compiled engine by default)
+in lockstep *rounds* of one episode limit T (gridworld: 100 steps): every copy is reset at the start of a
+round from a seed derived from (seed, phase, round), an episode that ends early restarts at once, and the
+round's last step ends every episode (it coincides with the env's own time limit). All randomness of a
+round comes from that seed, so a run resumed from a checkpoint taken between rounds repeats the
+uninterrupted run bit for bit on CPU. Step budgets are rounded up to whole rounds (num_envs * T env steps).
 
-Pretraining is reward-free by construction: its `EnvBatch` is built with `reward_free=True` and
-drops the reward inside `step`, and its replay has no reward column.
+Pretraining is reward-free by construction: its env batch is built with `reward_free=True` and drops the
+reward inside `step`, and its replay has no reward column. Its target is absorbing (`absorbing_target`):
+reaching it ends nothing and the agent stays on it until the round ends, so that a skill can be "go to the
+target and stay"; task identification, evaluation and fine-tuning keep the paper's protocol (+10 ends the
+episode).
 """
 
 from __future__ import annotations
@@ -19,20 +22,18 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
-import gymnasium as gym
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-import gridworld
 from aps_teach.agents import AgentConfig, Learner
+from aps_teach.env_batch import EnvBatch, EnvSource, check_engine, make_env_batch
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.replay import NStepReplay
 from aps_teach.tasks import infer_task, sample_tasks
 
-EnvSource = str | Callable[[], gym.Env]
-"""A gridworld level name ("easy", "hard") or a zero-argument factory returning a gymnasium env."""
 RoundHook = Callable[["RoundEnd"], None]
 """Called after every round of `pretrain` / `finetune` (e.g. to keep snapshots for the heatmap widgets)."""
 PHASES = {"pretrain": 0, "finetune": 1, "identify": 2, "evaluate": 3}
@@ -40,29 +41,33 @@ PHASES = {"pretrain": 0, "finetune": 1, "identify": 2, "evaluate": 3}
 
 @dataclass
 class TrainConfig:
-    """How the learner meets the environment: batching, exploration, task schedule, checkpoints."""
+    """How the learner meets the environment: engine, batching, exploration, task schedule, checkpoints."""
 
     agent: AgentConfig = field(default_factory=AgentConfig)
     """The learner (method, networks, losses)."""
-    num_envs: int = 8
+    engine: Literal["compiled", "pycolab"] = "compiled"
+    """compiled (tables compiled once per level, stepped by indexing) | pycolab (the reference engine)."""
+    num_envs: int = 32
     """Environment copies stepped together."""
-    updates_per_step: int = 1
+    updates_per_step: int = 2
     """Pretraining: gradient updates per step of the env batch (replay ratio = this * batch / num_envs)."""
-    finetune_updates_per_step: int = 4
+    finetune_updates_per_step: int = 2
     """Fine-tuning: gradient updates per step of the env batch."""
     learning_starts: int = 1600
     """Env steps collected before the first update, per phase (paper: min replay size 1600)."""
     epsilon_start: float = 1.0
-    """epsilon-greedy: epsilon at the first step of a phase."""
+    """epsilon-greedy: epsilon at the first step of pretraining (and of an untrained learner's fine-tuning).
+    """
     epsilon_end: float = 0.05
-    """epsilon-greedy: epsilon after the decay (also used by `identify_task`)."""
-    epsilon_decay_steps: int = 2500
-    """Env steps of linear epsilon decay in pretraining (paper: 2500)."""
-    finetune_epsilon_start: float = 1.0
-    """epsilon at the start of fine-tuning, the same for every method, the dqn baseline included (starting
-    at 0.2, aps on easy, seed 0, never reached the target once while fine-tuning: success 0.0)."""
-    finetune_epsilon_decay_steps: int = 12_000
-    """Env steps of linear epsilon decay in fine-tuning, down to `epsilon_end`."""
+    """epsilon-greedy: epsilon after the decay; fine-tuning of a pretrained learner and `identify_task` use
+    it throughout, so the pretrained policy is kept."""
+    epsilon_decay_fraction: float = 0.5
+    """Fraction of a phase's env steps over which epsilon decays linearly from epsilon_start to epsilon_end
+    (tied to the phase: a fixed 2,500 steps ended exploration before learning had started)."""
+    absorbing_target: bool = True
+    """Pretraining: the target is absorbing (reaching it ends nothing; the agent stays until the round ends),
+    so "go to the target" is a behaviour a skill can have. Off, reaching it ends the episode, as in the
+    task, and no policy of the fitted reward phi^T w would go there."""
     task_resample_every: int = 10
     """Pretraining: each env's w is redrawn from the unit sphere every this many steps (paper: 10)."""
     checkpoint_every: int = 10
@@ -71,10 +76,16 @@ class TrainConfig:
     """Show tqdm progress bars."""
 
     def __post_init__(self) -> None:
+        check_engine(self.engine)
         for name in ("num_envs", "updates_per_step", "finetune_updates_per_step", "task_resample_every",
                      "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 0 < self.epsilon_decay_fraction <= 1:
+            raise ValueError(f"epsilon_decay_fraction must be in (0, 1], got {self.epsilon_decay_fraction}")
+        for name in ("epsilon_start", "epsilon_end"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
 
 
 @dataclass
@@ -101,87 +112,19 @@ class RoundEnd:
     phase: str
     round: int
     """Rounds finished so far in this phase (1-based)."""
+    rounds: int
+    """Rounds the phase has in all."""
     env_steps: int
     learner: Learner
     replay: NStepReplay
     envs: EnvBatch
+    metrics: dict
+    """The round's metrics row: keys a hook adds are logged with it (metrics.csv, checkpoints)."""
 
 
 def check_steps(name: str, steps: int) -> None:
     if not isinstance(steps, int) or steps < 1:
         raise ValueError(f"{name} must be a positive integer, got {steps!r}")
-
-
-class EnvBatch:
-    """`num_envs` copies of an env, with coverage bookkeeping: distinct (position, keys held) states,
-    keys ever picked up, whether the target was ever reached."""
-
-    def __init__(self, source: EnvSource, num_envs: int, reward_free: bool):
-        make = (lambda: gridworld.make(source)) if isinstance(source, str) else source
-        self.envs = [make() for _ in range(num_envs)]
-        self.reward_free = reward_free
-        base = self.envs[0].unwrapped
-        self.art = tuple(base.layout.art)
-        self.num_reachable = len(base.reachable_states())
-        spec = self.envs[0].spec
-        if spec is None or spec.max_episode_steps is None:
-            raise ValueError("the env needs a time limit (gymnasium.make with max_episode_steps)")
-        self.horizon = spec.max_episode_steps
-        self.obs_shape = base.observation_space.shape
-        self.num_actions = int(base.action_space.n)
-        self.visited: set = set()
-        self.keys: set = set()
-        self.target_reached = False
-        self.successes = 0
-
-    def _note(self, info: dict) -> None:
-        if info["success"]:
-            self.target_reached = True
-            self.successes += 1
-        else:
-            self.visited.add((tuple(info["position"]), tuple(info["keys_held"])))
-        self.keys.update(info["keys_held"])
-
-    def reset(self, seeds: list[int]) -> torch.Tensor:
-        observations = []
-        for env, s in zip(self.envs, seeds, strict=True):
-            obs, info = env.reset(seed=int(s))
-            self._note(info)
-            observations.append(obs)
-        return torch.as_tensor(np.stack(observations))
-
-    def step(self, actions: torch.Tensor, last: bool) -> dict[str, torch.Tensor]:
-        """Step every env; an ended episode restarts (unless `last`). Keys: next_obs (s'), obs (the
-        observation to act on next), terminated, ended, and reward unless the batch is reward-free."""
-        next_obs, obs, terminated, ended, rewards = [], [], [], [], []
-        for env, action in zip(self.envs, actions.tolist(), strict=True):
-            o, r, term, trunc, info = env.step(action)
-            self._note(info)
-            next_obs.append(o)
-            terminated.append(term)
-            ended.append(term or trunc or last)
-            rewards.append(r)
-            if (term or trunc) and not last:
-                o, info = env.reset()
-                self._note(info)
-            obs.append(o)
-        out = {"next_obs": torch.as_tensor(np.stack(next_obs)), "obs": torch.as_tensor(np.stack(obs)),
-               "terminated": torch.tensor(terminated), "ended": torch.tensor(ended)}
-        if not self.reward_free:
-            out["reward"] = torch.tensor(rewards, dtype=torch.float32)
-        return out
-
-    def coverage(self) -> dict:
-        return {"states_visited": len(self.visited), "states_reachable": self.num_reachable,
-                "state_coverage": len(self.visited) / self.num_reachable,
-                "keys_picked": len(self.keys), "target_reached": self.target_reached}
-
-    def coverage_state(self) -> dict:
-        return {"visited": sorted(self.visited), "keys": sorted(self.keys), "target": self.target_reached}
-
-    def load_coverage_state(self, state: dict) -> None:
-        self.visited = {(tuple(p), tuple(k)) for p, k in state["visited"]}
-        self.keys, self.target_reached = set(state["keys"]), bool(state["target"])
 
 
 def round_seeds(seed: int, phase: str, index: int, n: int) -> tuple[list[int], torch.Generator]:
@@ -202,7 +145,8 @@ def single_thread() -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-def _linear(start: float, end: float, duration: int, step: int) -> float:
+def linear_schedule(start: float, end: float, duration: float, step: int) -> float:
+    """start, moving linearly to end over `duration` steps, then end."""
     return end + (start - end) * max(0.0, 1.0 - step / duration)
 
 
@@ -211,23 +155,39 @@ def _write_metrics(path: Path, rows: list[dict]) -> None:
     write_csv_atomic(path, rows, columns)
 
 
+def env_batch(source: EnvSource, config: TrainConfig, *, reward_free: bool, pretraining: bool = False,
+              learner: Learner | None = None) -> EnvBatch:
+    """The env batch of a phase on the configured engine (absorbing target in pretraining only); given a
+    learner, it is set up to read the batch's observations (`Learner.set_observation_table`)."""
+    envs = make_env_batch(source, config.num_envs, engine=config.engine, reward_free=reward_free,
+                          absorbing_target=pretraining and config.absorbing_target)
+    if learner is not None:
+        learner.set_observation_table(envs.observation_table)
+    return envs
+
+
 def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config: TrainConfig,
                  phase: str, fixed_w: torch.Tensor | None, run_dir: Path | None, resume: bool,
                  on_round: RoundHook | None = None) -> PhaseLog:
     """The round loop shared by pretraining (intrinsic reward, w resampled) and fine-tuning (task
-    reward, w fixed): act, store, update once per step of the batch, log, checkpoint."""
+    reward, w fixed): act, store, update `updates_per_step` times per step of the batch, log, checkpoint."""
     cfg, agent_cfg = config, learner.config
     n, horizon = cfg.num_envs, envs.horizon
     rounds = math.ceil(steps / (n * horizon))
+    total = rounds * n * horizon
     # phi is frozen while fine-tuning: store phi(s') once per transition instead of in every minibatch
     store_phi = phase == "finetune" and learner.phi is not None
-    replay = NStepReplay(rounds * horizon, n, envs.obs_shape, agent_cfg.feature_dim,
-                         store_rewards=not envs.reward_free, store_features=store_phi)
+    obs_shape, obs_dtype = envs.replay_obs
+    replay = NStepReplay(rounds * horizon, n, obs_shape, agent_cfg.feature_dim,
+                         store_rewards=not envs.reward_free, store_features=store_phi, obs_dtype=obs_dtype)
+    # an untrained learner (dqn's fine-tuning) explores from scratch; a pretrained one keeps its policy
+    explores = phase == "pretrain" or learner.updates == 0
+    start_eps = cfg.epsilon_start if explores else cfg.epsilon_end
     log, first_round = PhaseLog(), 0
     ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None
     identity = {"phase": phase, "method": agent_cfg.method, "art": list(envs.art), "seed": seed,
                 "steps": steps, "config": asdict(cfg), "obs_shape": list(envs.obs_shape),
-                "num_actions": envs.num_actions,
+                "num_actions": envs.num_actions, "engine": envs.engine,
                 "task_w": None if fixed_w is None else fixed_w[0].tolist()}
     if run_dir is not None:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -235,15 +195,14 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
         if ckpt is None or not ckpt.exists():
             raise FileNotFoundError(f"--resume: no checkpoint at {ckpt}")
         state = load_checkpoint(ckpt)
-        for key, value in identity.items():
-            if state.get(key) != value:
-                raise ValueError(f"checkpoint {ckpt} has {key}={state.get(key)!r}, this run has {value!r}")
+        _check_identity(ckpt, state, identity)
         learner.load_state_dict(state["learner"])
         replay.load_state_dict(state["replay"])
         envs.load_coverage_state(state["coverage"])
         log.metrics, first_round = state["metrics"], int(state["round"])
+        start_eps = state.get("epsilon_start", start_eps)
     updates_per_step = cfg.updates_per_step if phase == "pretrain" else cfg.finetune_updates_per_step
-    bar = tqdm(total=rounds * n * horizon, initial=first_round * n * horizon, disable=not cfg.progress,
+    bar = tqdm(total=total, initial=first_round * n * horizon, disable=not cfg.progress,
                desc=f"{phase} {agent_cfg.method}", unit="step", unit_scale=True)
     start = time.perf_counter()
     for index in range(first_round, rounds):
@@ -257,11 +216,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
             if fixed_w is None and t % cfg.task_resample_every == 0:
                 w = sample_tasks(n, agent_cfg.feature_dim, gen) if agent_cfg.task_conditioned \
                     else learner.default_task(n)
-            if phase == "pretrain":
-                eps = _linear(cfg.epsilon_start, cfg.epsilon_end, cfg.epsilon_decay_steps, env_steps)
-            else:
-                eps = _linear(cfg.finetune_epsilon_start, cfg.epsilon_end, cfg.finetune_epsilon_decay_steps,
-                              env_steps)
+            eps = linear_schedule(start_eps, cfg.epsilon_end, cfg.epsilon_decay_fraction * total, env_steps)
             action = learner.act(obs, w, eps, gen, gpi=False)
             out = envs.step(action, last=t == horizon - 1)
             row = {"obs": obs, "action": action, "w": w, "next_obs": out["next_obs"],
@@ -271,6 +226,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
             if store_phi:
                 row["next_phi"] = learner.features(out["next_obs"])
             replay.add(**row)
+            learner.observe(out["next_obs"])
             obs = out["obs"]
             if env_steps + n > cfg.learning_starts:
                 for _ in range(updates_per_step):
@@ -285,23 +241,51 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
                             **{k: v / max(updates, 1) for k, v in sums.items()}, **envs.coverage()})
         rate = (done - first_round * n * horizon) / (time.perf_counter() - start)
         bar.set_postfix(states=envs.coverage()["states_visited"], steps_per_s=f"{rate:.0f}")
-        last = index == rounds - 1
+        if on_round is not None:
+            on_round(RoundEnd(phase, index + 1, rounds, done, learner, replay, envs, log.metrics[-1]))
         if run_dir is not None:
             _write_metrics(run_dir / "metrics.csv", log.metrics)
-            if last or (index + 1) % cfg.checkpoint_every == 0:
+            if index == rounds - 1 or (index + 1) % cfg.checkpoint_every == 0:
                 save_checkpoint(ckpt, {**identity, "round": index + 1, "learner": learner.state_dict(),
                                         "replay": replay.state_dict(), "coverage": envs.coverage_state(),
-                                        "metrics": log.metrics})
-        if on_round is not None:
-            on_round(RoundEnd(phase, index + 1, done, learner, replay, envs))
+                                        "metrics": log.metrics, "epsilon_start": start_eps})
     bar.close()
     log.coverage = envs.coverage()
     return log
 
 
+def _check_identity(ckpt: Path, state: dict, identity: dict) -> None:
+    """Refuse a checkpoint of another run, naming what differs (for the config: which fields)."""
+    for key, value in identity.items():
+        saved = state.get(key)
+        if saved == value:
+            continue
+        if key == "engine":
+            raise ValueError(f"checkpoint {ckpt} was written on the {saved!r} engine, this run uses "
+                             f"{value!r}: resume with --train.engine {saved} (a replay of one engine cannot "
+                             "continue on the other)")
+        if key == "config" and isinstance(saved, dict):
+            diff = sorted(_flat_differences(saved, value))
+            raise ValueError(f"checkpoint {ckpt} was made with another config; differing fields: "
+                             + ", ".join(f"{name} (checkpoint {a!r}, this run {b!r})" for name, a, b in diff))
+        raise ValueError(f"checkpoint {ckpt} has {key}={saved!r}, this run has {value!r}")
+
+
+def _flat_differences(a: dict, b: dict, prefix: str = "") -> list[tuple[str, object, object]]:
+    out = []
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if isinstance(x, dict) and isinstance(y, dict):
+            out += _flat_differences(x, y, f"{prefix}{key}.")
+        elif x != y:
+            out.append((f"{prefix}{key}", x, y))
+    return out
+
+
 def load_learner(checkpoint: str | Path) -> tuple[Learner, dict]:
     """The learner saved in a `checkpoint.pt` of `pretrain` or `finetune`, and the checkpoint's metadata
-    (phase, method, art, seed, steps, config, task_w, round)."""
+    (phase, method, art, seed, steps, config, engine, task_w, round). It reads boards and, once given a
+    batch of the compiled engine, its state indices."""
     path = Path(checkpoint)
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint at {path}")
@@ -321,10 +305,11 @@ def _with_method(config: TrainConfig | None, method: str) -> TrainConfig:
 
 
 def new_learner(method: str, env: EnvSource, seed: int, config: TrainConfig | None = None) -> Learner:
-    """An untrained learner for `method`, sized for `env`."""
+    """An untrained learner for `method`, sized for `env` (and reading its engine's observations)."""
     config = _with_method(config, method)
-    probe = EnvBatch(env, 1, reward_free=True)
-    return Learner(config.agent, probe.obs_shape, probe.num_actions, seed)
+    probe = make_env_batch(env, 1, engine=config.engine, reward_free=True)
+    return Learner(config.agent, probe.obs_shape, probe.num_actions, seed,
+                   observation_table=probe.observation_table)
 
 
 def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainConfig | None = None, *,
@@ -340,8 +325,9 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
     if method == "dqn":
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
     check_steps("pretrain steps", steps)
-    envs = EnvBatch(env, config.num_envs, reward_free=True)
-    learner = Learner(config.agent, envs.obs_shape, envs.num_actions, seed)
+    envs = env_batch(env, config, reward_free=True, pretraining=True)
+    learner = Learner(config.agent, envs.obs_shape, envs.num_actions, seed,
+                      observation_table=envs.observation_table)
     with single_thread():
         log = _train_phase(learner, envs, steps, seed, config, "pretrain", None,
                            Path(run_dir) if run_dir is not None else None, resume, on_round)
@@ -356,7 +342,7 @@ def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
     if not learner.config.task_conditioned:
         raise ValueError(f"method {learner.config.method!r} has no task vector to identify")
     check_steps("identify steps", steps)
-    envs = EnvBatch(env, config.num_envs, reward_free=False)
+    envs = env_batch(env, config, reward_free=False, learner=learner)
     features, rewards = [], []
     with single_thread():
         for index in range(math.ceil(steps / (config.num_envs * envs.horizon))):
@@ -386,13 +372,14 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
 
     `w=None` means the learner's fixed task (apt, dqn). GPI (over {w} + fresh tasks) applies by default
     to task-conditioned learners that have not been fine-tuned: fine-tuning trains psi(., ., w) alone
-    on the task reward, so other candidates' values are no longer on the same scale.
+    on the task reward, so other candidates' values are no longer on the same scale. An episode ends at
+    the target (success) or the step limit; what an env does after its episode ended is not counted.
     """
     config = config or TrainConfig(agent=learner.config)
     check_steps("episodes", episodes)
     if gpi is None:
         gpi = learner.config.gpi and learner.config.task_conditioned and learner.phase == "pretrain"
-    envs = EnvBatch(env, config.num_envs, reward_free=False)
+    envs = env_batch(env, config, reward_free=False, learner=learner)
     n = config.num_envs
     w = learner.default_task(1)[0] if w is None else w
     successes, returns = [], []
@@ -400,23 +387,19 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
         for index in range(math.ceil(episodes / n)):
             seeds, gen = round_seeds(seed, "evaluate", index, n)
             obs = envs.reset(seeds)
-            alive = [True] * n
-            ret, success = [0.0] * n, [False] * n
-            for _ in range(envs.horizon):
-                actions = learner.act(obs, w.expand(n, -1), 0.0, gen, gpi=gpi).tolist()
-                frames = list(obs)
-                for i, env in enumerate(envs.envs):
-                    if alive[i]:
-                        o, r, term, trunc, info = env.step(actions[i])
-                        ret[i] += r
-                        success[i] = success[i] or info["success"]
-                        alive[i] = not (term or trunc)
-                        frames[i] = torch.as_tensor(o)
-                obs = torch.stack(frames)
-                if not any(alive):
+            alive = torch.ones(n, dtype=torch.bool)
+            ret, success = torch.zeros(n, dtype=torch.float64), torch.zeros(n, dtype=torch.bool)
+            for t in range(envs.horizon):
+                actions = learner.act(obs, w.expand(n, -1), 0.0, gen, gpi=gpi)
+                out = envs.step(actions, last=t == envs.horizon - 1)
+                ret += torch.where(alive, out["reward"].double(), 0.0)
+                success |= alive & out["terminated"]
+                alive &= ~out["ended"]
+                obs = out["obs"]
+                if not alive.any():
                     break
-            successes += success
-            returns += ret
+            successes += success.tolist()
+            returns += ret.tolist()
     successes, returns = successes[:episodes], returns[:episodes]
     return EvalResult(float(np.mean(successes)), float(np.mean(returns)), episodes)
 
@@ -425,16 +408,17 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
              config: TrainConfig | None = None, *, run_dir: str | Path | None = None,
              resume: bool = False, on_round: RoundHook | None = None) -> PhaseLog:
     """Continue training psi on the task reward with w fixed (phi, f frozen; pretrained weights carried
-    over). `w=None` uses the learner's fixed task (apt, dqn). Same logging, checkpoints and `on_round`
-    hook as `pretrain`."""
+    over). `w=None` uses the learner's fixed task (apt, dqn). A pretrained learner acts epsilon_end-greedily
+    throughout, keeping its zero-shot policy; an untrained one (dqn) explores as pretraining does. Same
+    logging, checkpoints and `on_round` hook as `pretrain`."""
     config = config or TrainConfig(agent=learner.config)
     check_steps("finetune steps", steps)
     w = learner.default_task(1)[0] if w is None else w
     if w.shape != (learner.config.feature_dim,):
         raise ValueError(f"w must have shape ({learner.config.feature_dim},), got {tuple(w.shape)}")
+    envs = env_batch(env, config, reward_free=False, learner=learner)
     if learner.phase != "finetune":
         learner.start_finetune()
-    envs = EnvBatch(env, config.num_envs, reward_free=False)
     with single_thread():
         return _train_phase(learner, envs, steps, seed, config, "finetune", w[None].float(),
                             Path(run_dir) if run_dir is not None else None, resume, on_round)

@@ -35,7 +35,6 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -46,13 +45,14 @@ from tqdm.auto import tqdm
 import gridworld
 from aps_teach import plots
 from aps_teach.agents import METHODS, Learner
+from aps_teach.env_batch import EnvSource, LevelSpec
 from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.files import write_csv_atomic
-from aps_teach.rollouts import Rollout, greedy_rollout
+from aps_teach.rollouts import Rollout, greedy_rollout, state_observations
 from aps_teach.stats import mean_with_ci
 from aps_teach.sweeps import RunSpec, config_hash, read_rows, with_overrides
 from aps_teach.tasks import infer_task, sample_tasks
-from aps_teach.train import EnvSource, TrainConfig, check_steps, evaluate, pretrain, task_data
+from aps_teach.train import TrainConfig, check_steps, evaluate, pretrain, task_data
 from gridworld.layout import Layout
 from gridworld.reward_maps import (
     as_reward_map,
@@ -88,10 +88,9 @@ def maze_layout(maze: str | Sequence[str]) -> Layout:
     return layout
 
 
-def maze_env(maze: str | Sequence[str], reward_map: np.ndarray, horizon: int) -> EnvSource:
-    """A zero-argument factory of the maze with `reward_map` and a `horizon`-step time limit."""
-    return partial(gridworld.make, maze if isinstance(maze, str) else tuple(maze), reward_map=reward_map,
-                   max_episode_steps=horizon)
+def maze_env(maze: str | Sequence[str], reward_map: np.ndarray, horizon: int) -> LevelSpec:
+    """The maze with `reward_map` and a `horizon`-step time limit, for either engine."""
+    return LevelSpec(maze if isinstance(maze, str) else tuple(maze), reward_map, horizon)
 
 
 def task_seed(seed: int, task: int) -> int:
@@ -114,6 +113,16 @@ def feature_spread(learner: Learner, layout: Layout) -> float:
     """Mean over dimensions of the standard deviation of phi(s) across the maze's cells: 0 means phi has
     collapsed to one vector, so every task gets the same w and R^2 = 0."""
     return float(learner.features(plots.cell_states(layout).observations).std(0).mean())
+
+
+@torch.no_grad()
+def dead_units(learner: Learner, level) -> int:
+    """How many of phi's hidden ReLU units are 0 in every reachable state of `level` (a name or art): units
+    that no longer respond to anything. Raw one-hot boards left 118-123 of 128 dead on `open10`."""
+    if learner.phi is None:
+        raise ValueError(f"method {learner.config.method!r} has no task features phi")
+    _, observations = state_observations(level)
+    return int((learner.phi.hidden(learner.inputs(observations)) == 0).all(0).sum())
 
 
 def r_squared(features: torch.Tensor, rewards: torch.Tensor, coefficients: torch.Tensor) -> float:

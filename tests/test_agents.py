@@ -11,14 +11,19 @@ from aps_teach.tasks import sample_tasks
 OBS = (2, 3, 3)
 
 
-def _filled_replay(rows=30, envs=3, seed=0, rewards=False):
+def _filled_replay(rows=30, envs=3, seed=0, rewards=False, resample_every=3):
+    """Random transitions; each env's w is redrawn every `resample_every` rows, at an env-specific phase."""
     rng = np.random.default_rng(seed)
     replay = NStepReplay(rows, envs, OBS, 4, store_rewards=rewards)
+    w = sample_tasks(envs, 4, torch.Generator().manual_seed(seed))
     for t in range(rows):
         ended = rng.random(envs) < 0.2
+        fresh = sample_tasks(envs, 4, torch.Generator().manual_seed(1000 + t))
+        redraw = torch.tensor([(t + e) % resample_every == 0 for e in range(envs)])
+        w = torch.where(redraw[:, None], fresh, w)
         row = {
             "obs": rng.integers(0, 2, (envs, *OBS)), "next_obs": rng.integers(0, 2, (envs, *OBS)),
-            "action": rng.integers(0, 4, envs), "w": sample_tasks(envs, 4, torch.Generator().manual_seed(t)),
+            "action": rng.integers(0, 4, envs), "w": w,
             "terminated": ended & (rng.random(envs) < 0.5), "ended": ended,
         }
         if rewards:
@@ -39,7 +44,7 @@ def test_nstep_windows_match_brute_force():
                     and torch.equal(d["w"][t, e], batch["w"][b]))
         steps = 0
         for i in range(n):
-            if t + i >= replay.size:
+            if t + i >= replay.size or not torch.equal(d["w"][t + i, e], d["w"][t, e]):
                 break
             steps += 1
             assert torch.equal(batch["seq_next_obs"][b, i], d["next_obs"][t + i, e])
@@ -51,6 +56,15 @@ def test_nstep_windows_match_brute_force():
         assert bool(batch["boot_alive"][b]) == (not d["terminated"][t + steps - 1, e])
 
 
+def test_windows_stop_where_w_changes_and_at_episode_ends():
+    replay = _filled_replay(resample_every=3)
+    batch = replay.sample(256, 5, torch.Generator().manual_seed(7))
+    assert int(batch["boot_steps"].max()) <= 3  # w is redrawn every 3 rows
+    assert int(batch["boot_steps"].min()) == 1
+    fixed = _filled_replay(resample_every=10**6)  # w never changes: only episode ends and the newest row cut
+    assert int(fixed.sample(256, 5, torch.Generator().manual_seed(7))["boot_steps"].max()) == 5
+
+
 def test_replay_rejects_missing_or_extra_columns():
     replay = NStepReplay(4, 2, OBS, 4, store_rewards=False)
     row = {"obs": np.zeros((2, *OBS)), "next_obs": np.zeros((2, *OBS)), "action": np.zeros(2),
@@ -59,60 +73,90 @@ def test_replay_rejects_missing_or_extra_columns():
         replay.add(**row, reward=np.zeros(2))
 
 
-def _brute_targets(learner, batch, intrinsic):
-    """Loop over the batch: cumulants, n-step sum and double-Q bootstrap, one sample at a time."""
+def _brute_targets(learner, batch, intrinsic, last=False):
+    """Loop over the batch: cumulants, n-step sum (or, `last`, the window's last state alone) and double-Q
+    bootstrap, one sample at a time. `intrinsic` is (B, n) per window step, or (B,) per window if `last`."""
     cfg = learner.config
     out = []
     for b in range(len(batch["w"])):
         w = batch["w"][b].double().numpy()
         m = int(batch["boot_steps"][b])
         total = np.zeros(cfg.feature_dim)
-        for i in range(m):
+        for i in ([m - 1] if last else range(m)):
             s_next = batch["seq_next_obs"][b, i][None]
-            base = learner.phi(s_next)[0].double().numpy() if learner.phi is not None else np.zeros_like(w)
-            r = intrinsic[b, i] if intrinsic is not None else float(batch["seq_reward"][b, i])
+            base = np.zeros_like(w) if learner.phi is None else learner.features(s_next)[0].double().numpy()
+            if intrinsic is None:
+                r = float(batch["seq_reward"][b, i])
+            else:
+                r = intrinsic[b] if last else intrinsic[b, i]
             c = base + (r - base @ w) * w
             assert c @ w == pytest.approx(r, abs=1e-5)
-            total += cfg.gamma**i * c
+            total += (1.0 if last else cfg.gamma**i) * c
         boot = batch["boot_obs"][b][None]
         wt = batch["w"][b][None]
-        q = (learner.psi(boot, wt)[0] * wt).sum(-1)
+        x = learner.inputs(boot)
+        q = (learner.psi(x, wt)[0] * wt).sum(-1)
         a_star = int(q.argmax())
         alive = float(batch["boot_alive"][b]) if not (learner.phase == "pretrain"
                                                      and cfg.bootstrap_through_termination) else 1.0
-        total += cfg.gamma**m * alive * learner.psi_target(boot, wt)[0, a_star].double().numpy()
+        total += cfg.gamma**m * alive * learner.psi_target(x, wt)[0, a_star].double().numpy()
         out.append(total)
     return np.array(out)
 
 
+def _knn(space, k):
+    dist = np.linalg.norm(space[:, None] - space[None], axis=-1)
+    np.fill_diagonal(dist, np.inf)
+    return np.log1p(np.sort(dist, axis=1)[:, :k].mean(1))
+
+
 @torch.no_grad()
 @pytest.mark.parametrize("method", ["visr", "aps", "apt"])
-def test_pretrain_targets_match_brute_force(method):
+def test_pretrain_targets_match_brute_force_summing_every_step(method):
     cfg = AgentConfig(method=method, feature_dim=4, hidden=16, n_step=4, k=3, knn_normalise=False,
-                      bootstrap_through_termination=False, representation="observation")
+                      bootstrap_through_termination=False, representation="observation", nstep_reward="sum")
     learner = Learner(cfg, OBS, 4, seed=0)
     learner.psi_target.load_state_dict(Learner(cfg, OBS, 4, seed=1).psi.state_dict())  # differ from psi
-    batch = _filled_replay().sample(16, 4, torch.Generator().manual_seed(2))
-    y, stats = learner.targets(batch)
+    batch = _filled_replay(resample_every=5).sample(16, 4, torch.Generator().manual_seed(2))
     w = batch["w"].double().numpy()
     if method == "apt":  # kNN on the raw observations, w fixed to e_1
         batch["w"] = learner.default_task(16)
-        y, stats = learner.targets(batch)
         w, intrinsic = batch["w"].double().numpy(), np.zeros((16, 4))
         space = batch["seq_next_obs"].flatten(2).double().numpy()
     else:
-        space = learner.phi(batch["seq_next_obs"].flatten(0, 1)).unflatten(0, (16, 4)).double().numpy()
+        space = learner.features(batch["seq_next_obs"].flatten(0, 1)).unflatten(0, (16, 4)).double().numpy()
         intrinsic = np.einsum("bnd,bd->bn", space, w)
+    y, stats = learner.targets(batch)
     if method in ("aps", "apt"):
         mask = batch["seq_mask"].numpy()
-        particles = space[mask]
-        dist = np.linalg.norm(particles[:, None] - particles[None], axis=-1)
-        np.fill_diagonal(dist, np.inf)
         explore = np.zeros(mask.shape)
-        explore[mask] = np.log1p(np.sort(dist, axis=1)[:, :3].mean(1))
+        explore[mask] = _knn(space[mask], 3)  # every valid window state is a particle
         intrinsic = intrinsic + explore
         assert stats["reward_explore"] == pytest.approx(explore[mask].mean(), rel=1e-5)
     np.testing.assert_allclose(y.numpy(), _brute_targets(learner, batch, intrinsic), rtol=1e-4, atol=1e-5)
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("method", ["visr", "aps", "apt"])
+def test_pretrain_targets_match_brute_force_rewarding_the_last_state(method):
+    cfg = AgentConfig(method=method, feature_dim=4, hidden=16, n_step=4, k=3, knn_normalise=False,
+                      bootstrap_through_termination=False, representation="observation", nstep_reward="last")
+    learner = Learner(cfg, OBS, 4, seed=0)
+    learner.psi_target.load_state_dict(Learner(cfg, OBS, 4, seed=1).psi.state_dict())
+    batch = _filled_replay(resample_every=5).sample(16, 4, torch.Generator().manual_seed(2))
+    last = batch["boot_obs"]  # s'_m of each window
+    ends = batch["boot_steps"] - 1
+    assert all(torch.equal(last[b], batch["seq_next_obs"][b, int(ends[b])]) for b in range(16))
+    if method == "apt":
+        batch["w"] = learner.default_task(16)
+        intrinsic = _knn(last.flatten(1).double().numpy(), 3)  # one particle per window
+    else:
+        space = learner.features(last).double().numpy()
+        intrinsic = space @ batch["w"].double().numpy().T
+        intrinsic = np.diag(intrinsic) + (_knn(space, 3) if method == "aps" else 0.0)
+    y, _ = learner.targets(batch)
+    np.testing.assert_allclose(y.numpy(), _brute_targets(learner, batch, intrinsic, last=True),
+                               rtol=1e-4, atol=1e-5)
 
 
 @torch.no_grad()
@@ -146,7 +190,7 @@ def test_scalar_loss_is_the_vector_loss_projected_on_w():
     batch = _filled_replay().sample(8, 3, torch.Generator().manual_seed(4))
     y, _ = learner.targets(batch)
     with torch.no_grad():
-        psi_sa = learner.psi(batch["obs"], batch["w"])[torch.arange(8), batch["action"]]
+        psi_sa = learner.psi(learner.inputs(batch["obs"]), batch["w"])[torch.arange(8), batch["action"]]
     expected = (((psi_sa - y) * batch["w"]).sum(-1) ** 2).mean().item()
     assert learner.update(batch)["loss_sf"] == pytest.approx(expected, rel=1e-5)
 

@@ -21,7 +21,7 @@ from aps_teach.train import TrainConfig, new_learner, pretrain
 
 ROUND = 200  # 2 envs x 100-step episode limit
 TINY = {"hidden": 16, "batch_size": 8, "n_step": 3, "k": 3, "target_update_period": 20}
-TINY_TRAIN = {"num_envs": 2, "learning_starts": 100, "epsilon_decay_steps": 200, "progress": False}
+TINY_TRAIN = {"num_envs": 2, "learning_starts": 100, "progress": False}
 BUDGET = {"pretrain_steps": 2 * ROUND, "finetune_steps": ROUND, "identify_steps": 4 * ROUND,
           "eval_episodes": 2}
 

@@ -17,7 +17,7 @@ from aps_teach.train import PhaseLog, TrainConfig, evaluate, pretrain, task_data
 
 ROUND = 200  # 2 envs x 100-step episode limit
 AGENT = {"hidden": 16, "batch_size": 8, "n_step": 3, "k": 3, "target_update_period": 20}
-TRAIN = {"num_envs": 2, "learning_starts": 100, "epsilon_decay_steps": 200, "progress": False}
+TRAIN = {"num_envs": 2, "learning_starts": 100, "progress": False}
 BUDGET = {"pretrain_steps": 3 * ROUND, "identify_steps": 2 * ROUND, "eval_episodes": 4}
 
 

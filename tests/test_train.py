@@ -17,7 +17,7 @@ ROUND = 200  # 2 envs x 100-step episode limit
 def tiny(method="aps", **agent) -> TrainConfig:
     agent = AgentConfig(method=method, hidden=16, batch_size=8, n_step=3, k=3, target_update_period=20,
                         **agent)
-    return TrainConfig(agent=agent, num_envs=2, learning_starts=100, epsilon_decay_steps=200,
+    return TrainConfig(agent=agent, num_envs=2, learning_starts=100,
                        checkpoint_every=1, progress=False)
 
 

@@ -27,7 +27,7 @@ from gridworld.reward_maps import as_reward_map  # noqa: E402
 OPEN = gridworld.resolve_level("open10")
 AGENT = gridworld.LAYER_NAMES.index("agent")
 AGENT_CONFIG = AgentConfig(hidden=16, batch_size=8, n_step=3, k=3, target_update_period=20)
-TINY = TrainConfig(agent=AGENT_CONFIG, num_envs=2, learning_starts=100, epsilon_decay_steps=200,
+TINY = TrainConfig(agent=AGENT_CONFIG, num_envs=2, learning_starts=100,
                    progress=False)
 RANDOM_ACTS = TrainConfig(agent=AGENT_CONFIG, num_envs=4, epsilon_end=1.0, progress=False)
 BUDGET = {"seeds": [3], "num_tasks": 2, "pretrain_steps": 800, "identify_steps": 200, "eval_episodes": 2,

@@ -3,7 +3,9 @@
 Nothing of the update changes: TD targets, the vMF and kNN rewards, GPI and the fine-tuning switch are
 `aps_teach.agents.Learner`'s. `agent_config` maps `AtariConfig` onto `AgentConfig`; the fields the
 Atari config does not name keep the learner's defaults (vector SF loss, kNN distances divided by their
-running mean, bootstrapping through terminals while pretraining, equal reward weights).
+running mean, bootstrapping through terminals while pretraining, equal reward weights), except two that
+stay as they were: the exact n-step sum of intrinsic rewards (`nstep_reward="sum"`), and no observation
+mean (the conv networks read the frames, scaled to [0, 1]).
 
 What does change is how: an update here never waits on the device. Its statistics stay tensors (the
 training loop reads them when it writes a metrics row), and the kNN reward runs over all B x n next
@@ -66,7 +68,8 @@ def masked_particle_entropy(h: torch.Tensor, valid: torch.Tensor, k: int, expone
 def agent_config(atari: AtariConfig, method: Method) -> AgentConfig:
     """The learner's settings from the Atari config: d, k, gamma, n, batch, learning rates, Adam epsilon,
     gradient clip, target period and GPI samples."""
-    return replace(AgentConfig(), method=method, feature_dim=atari.feature_dim, k=atari.knn_k,
+    return replace(AgentConfig(), method=method, nstep_reward="sum", normalise_observations=False,
+                   feature_dim=atari.feature_dim, k=atari.knn_k,
                    gamma=atari.gamma, n_step=atari.n_step, batch_size=atari.batch_size,
                    lr=atari.lr_pretrain, finetune_lr=atari.lr_finetune, adam_eps=atari.adam_eps,
                    max_grad_norm=atari.max_grad_norm, target_update_period=atari.target_update_period,
@@ -90,6 +93,10 @@ class AtariLearner(Learner):
         phi = AtariFeatureNet(self.atari) if self.config.task_conditioned else None
         rep = AtariFeatureNet(self.atari) if self._separate_knn_space == "contrastive" else None
         return psi, phi, rep
+
+    def inputs(self, obs: torch.Tensor) -> torch.Tensor:
+        """The conv networks read the frame stacks themselves (uint8, or augmented floats)."""
+        return obs
 
     def _statistic(self, value: torch.Tensor) -> torch.Tensor:
         return value.detach()

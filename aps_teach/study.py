@@ -1,0 +1,194 @@
+"""The budget study that chose the defaults: what pretraining buys, per method and level.
+
+    report = run_study(StudyGrid(), out_dir="scratch/study")     # or: aps-teach gridworld study --out DIR
+
+For every method x level x pretraining budget x feature dimension d x seed, the full pipeline
+(`experiments.run_gridworld`'s steps), recording
+- zero-shot success with the task identified from each of `identify_steps` budgets (visr, aps; apt and
+  dqn have no task to identify, so one zero-shot score);
+- success against fine-tuning steps (`experiments.adapt_and_score`'s adaptation curve), the last point
+  being the fine-tuned success; fine-tuning starts from the task identified with `identify_steps[-1]`;
+- coverage of the pretraining, and phi's health: its spread over the level's cells and its dead units;
+and for every visr/aps x maze x budget x d x seed, zero-shot transfer to `transfer_tasks` random box tasks
+(`transfer.run_transfer`). dqn has no pretraining: its runs appear once per d, at pretraining budget 0.
+Every method gets the same settings; only the swept fields vary. The two sweeps are resumable
+(`sweeps.run_sweep`): OUT/study_levels.csv and OUT/study_transfer.csv, then the figures `plot_study`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+
+import gridworld
+from aps_teach.experiments import (
+    DEFAULT_EVAL_EPISODES,
+    DEFAULT_FINETUNE_STEPS,
+    adapt_and_score,
+)
+from aps_teach.sweeps import RunSpec, SweepReport, config_hash, run_sweep, with_overrides
+from aps_teach.train import TrainConfig, evaluate, identify_task, new_learner, pretrain
+from aps_teach.transfer import DEFAULT_TRANSFER_EPISODES, dead_units, feature_spread, run_transfer
+
+STUDY_KEYS = ("pretrain_steps", "agent.feature_dim")
+"""The swept fields: the run's pretraining budget and d (the others are the defaults)."""
+
+
+@dataclass(frozen=True)
+class StudyGrid:
+    """What the study sweeps and with how many seeds."""
+
+    methods: tuple[str, ...] = ("visr", "apt", "aps", "dqn")
+    levels: tuple[str, ...] = ("easy", "hard")
+    mazes: tuple[str, ...] = ("open10", "fourroom")
+    """Transfer (visr and aps only)."""
+    pretrain_steps: tuple[int, ...] = (16_000, 64_000, 256_000)
+    feature_dims: tuple[int, ...] = (5, 16)
+    identify_steps: tuple[int, ...] = (1_600, 16_000)
+    """Zero-shot success is measured with each; fine-tuning starts from the last."""
+    seeds: int = 3
+    finetune_steps: int = DEFAULT_FINETUNE_STEPS
+    eval_episodes: int = DEFAULT_EVAL_EPISODES
+    transfer_tasks: int = 10
+    transfer_episodes: int = DEFAULT_TRANSFER_EPISODES
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(progress=False))
+
+    def __post_init__(self) -> None:
+        if not self.pretrain_steps or not self.feature_dims or not self.identify_steps or self.seeds < 1:
+            raise ValueError("a study needs pretraining budgets, feature dimensions, identification budgets "
+                             "and at least one seed")
+
+    def level_specs(self) -> list[RunSpec]:
+        specs = []
+        for method in self.methods:
+            budgets = (0,) if method == "dqn" else self.pretrain_steps
+            specs += [RunSpec(method, level, seed, (("pretrain_steps", steps), ("agent.feature_dim", d)))
+                      for level in self.levels for steps in budgets for d in self.feature_dims
+                      for seed in range(self.seeds)]
+        return specs
+
+    def transfer_specs(self) -> list[RunSpec]:
+        return [RunSpec(method, maze, seed, (("pretrain_steps", steps), ("agent.feature_dim", d)))
+                for method in self.methods if method in ("visr", "aps") for maze in self.mazes
+                for steps in self.pretrain_steps for d in self.feature_dims for seed in range(self.seeds)]
+
+
+def _split(spec: RunSpec, train: TrainConfig) -> tuple[int, TrainConfig]:
+    overrides = dict(spec.overrides)
+    steps = overrides.pop("pretrain_steps")
+    return steps, with_overrides(train, overrides.items())
+
+
+def level_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
+    """One study run on a key level as rows: a zero_shot row per identification budget, then the
+    adaptation curve (phase adapting, then finetuned), each with the run's coverage and phi diagnostics."""
+    pretrain_steps, config = _split(spec, grid.train)
+    start = time.perf_counter()
+    if spec.method == "dqn":
+        learner, log = new_learner("dqn", spec.level, spec.seed, config), None
+    else:
+        learner, log = pretrain(spec.method, spec.level, pretrain_steps, spec.seed, config)
+    shared = {"method": spec.method, "level": spec.level, "seed": spec.seed, "pretrain_steps": pretrain_steps,
+              "feature_dim": config.agent.feature_dim, "phi_spread": math.nan, "dead_units": math.nan}
+    if learner.phi is not None:
+        layout = gridworld.resolve_level(spec.level)
+        shared.update(phi_spread=feature_spread(learner, layout), dead_units=dead_units(learner, spec.level))
+    rows = []
+    if learner.config.task_conditioned:
+        for steps in grid.identify_steps[:-1]:
+            w = identify_task(learner, spec.level, steps, spec.seed, config)
+            zero = evaluate(learner, spec.level, w, grid.eval_episodes, spec.seed, config)
+            rows.append({"phase": "zero_shot", "identify_steps": steps, "finetune_steps": 0,
+                         "success_rate": zero.success_rate, "return": zero.mean_return})
+    result = adapt_and_score(learner, spec.method, spec.level, seed=spec.seed, pretrain_log=log, start=start,
+                             finetune_steps=grid.finetune_steps, identify_steps=grid.identify_steps[-1],
+                             eval_episodes=grid.eval_episodes, config=config)
+    last = len(result.adaptation) - 1
+    for i, point in enumerate(result.adaptation):
+        rows.append({"phase": "zero_shot" if i == 0 else "finetuned" if i == last else "adapting",
+                     "identify_steps": grid.identify_steps[-1] if learner.config.task_conditioned else 0,
+                     **point})
+    coverage = {"state_coverage": result.state_coverage, "target_reached": result.target_reached,
+                "wall_seconds": round(result.wall_seconds, 3), "config_hash": config_hash(grid.finetune_steps,
+                                                                                          config)}
+    return [{**shared, **row, **coverage} for row in rows]
+
+
+def transfer_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
+    """One study run on a maze: `run_transfer` of one seed, a row per task."""
+    pretrain_steps, config = _split(spec, grid.train)
+    report = run_transfer(spec.method, spec.level, seeds=[spec.seed], num_tasks=grid.transfer_tasks,
+                          pretrain_steps=pretrain_steps, identify_steps=grid.identify_steps[-1],
+                          eval_episodes=grid.transfer_episodes, config=config)
+    return [{**row, "feature_dim": config.agent.feature_dim} for row in report.rows]
+
+
+@dataclass
+class StudyReport:
+    levels: SweepReport
+    transfer: SweepReport
+    figures: list[Path]
+
+
+def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = None,
+              progress: bool = True) -> StudyReport:
+    """Both sweeps of `grid` into OUT (resumable), then the study's figures from everything in OUT."""
+    from aps_teach.sweeps import local_executor
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "study_grid.json").write_text(json.dumps(asdict(grid), indent=2, default=str))
+    executor = local_executor(workers)
+    try:
+        levels = run_sweep(grid.level_specs(), partial(level_rows, grid=grid), out / "study_levels.csv",
+                           executor=executor, progress=progress)
+        transfer = run_sweep(grid.transfer_specs(), partial(transfer_rows, grid=grid),
+                             out / "study_transfer.csv", executor=executor, progress=progress)
+    finally:
+        executor.shutdown(cancel_futures=True)
+    return StudyReport(levels, transfer, save_study_figures(out))
+
+
+def save_study_figures(out_dir: str | Path) -> list[Path]:
+    """OUT/study_budget.png, study_identify.png and study_adaptation.png from OUT's study CSVs."""
+    from aps_teach.plots import plot_study_adaptation, plot_study_budget, plot_study_identify, save_figure
+    from aps_teach.sweeps import read_rows
+
+    out = Path(out_dir)
+    levels, transfer = read_rows(out / "study_levels.csv"), read_rows(out / "study_transfer.csv")
+    figures = []
+    for name, draw in (("study_budget", lambda: plot_study_budget(levels, transfer)),
+                       ("study_identify", lambda: plot_study_identify(levels)),
+                       ("study_adaptation", lambda: plot_study_adaptation(levels))):
+        if levels:
+            path = out / f"{name}.png"
+            save_figure(draw(), path)
+            figures.append(path)
+    return figures
+
+
+def summary_table(levels: Sequence[dict], transfer: Sequence[dict]) -> list[dict]:
+    """Per method x level (or maze) x d x pretraining budget: mean zero-shot success (the last
+    identification budget), fine-tuned success, and transfer score, with 95% intervals over seeds (tasks x
+    seeds for transfer)."""
+    from aps_teach.stats import summarise
+
+    last_id = max((int(row["identify_steps"]) for row in levels), default=0)
+    groups = {
+        "zero-shot success": ([row for row in levels if row["phase"] == "zero_shot"
+                               and int(row["identify_steps"]) in (0, last_id)], "level", "success_rate"),
+        "fine-tuned success": ([row for row in levels if row["phase"] == "finetuned"], "level", "success_rate"),
+        "transfer score": (list(transfer), "maze", "normalised_score"),
+    }
+    out = []
+    for measure, (rows, place, value) in groups.items():
+        by = ("method", place, "feature_dim", "pretrain_steps")
+        for key, (mean, low, high, n) in summarise(rows, by=by, value=value).items():
+            out.append({"measure": measure, "method": key[0], "level": key[1], "feature_dim": int(key[2]),
+                        "pretrain_steps": int(key[3]), "mean": mean, "low": low, "high": high, "n": n})
+    return out

@@ -1,0 +1,87 @@
+"""The networks' inputs: the running observation mean, and state indices read through a table."""
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from aps_teach.agents import AgentConfig, Learner
+from aps_teach.inputs import ObservationNormaliser, StateTable, first_layer
+
+OBS = (3, 4, 4)
+
+
+def _table(states=12, seed=0):
+    """Boards with constant cells (rows 0 and 3 of every plane) and varying ones."""
+    rng = np.random.default_rng(seed)
+    boards = np.zeros((states, *OBS), dtype=np.uint8)
+    boards[:, :, 0] = 1
+    boards[:, :, 1:3] = rng.integers(0, 2, (states, 3, 2, 4))
+    return torch.as_tensor(boards)
+
+
+def test_the_mean_is_the_mean_of_every_board_seen():
+    boards = _table(30).flatten(1)
+    normaliser = ObservationNormaliser(boards.shape[1])
+    assert torch.equal(normaliser.mean, torch.zeros(boards.shape[1]))
+    normaliser.update(boards[:7])
+    normaliser.update(boards[7:])
+    np.testing.assert_allclose(normaliser.mean.numpy(), boards.double().mean(0).numpy(), rtol=1e-6)
+    normaliser.frozen = True
+    normaliser.update(torch.ones_like(boards))
+    np.testing.assert_allclose(normaliser.mean.numpy(), boards.double().mean(0).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("count", [5, 40])  # fewer indices than states (rows gathered) and more (table first)
+def test_first_layer_on_indices_equals_the_layer_on_the_boards(count):
+    table = _table()
+    linear = nn.Linear(table[0].numel(), 8)
+    mean = torch.rand(table[0].numel())
+    index = torch.randint(len(table), (count,), generator=torch.Generator().manual_seed(1))
+    by_index = first_layer(linear, StateTable(table).inputs(index, mean))
+    by_board = linear(table[index].flatten(1).float() - mean)
+    torch.testing.assert_close(by_index, by_board, rtol=1e-5, atol=1e-5)
+    assert len(StateTable(table).varying) == 3 * 2 * 4  # only the middle rows differ between states
+
+
+@pytest.mark.parametrize("method", ["visr", "apt", "aps", "dqn"])
+def test_a_learner_reads_indices_and_boards_alike(method):
+    table = _table()
+    learner = Learner(AgentConfig(method=method, feature_dim=4, hidden=16), OBS, 4, seed=0,
+                      observation_table=table)
+    learner.observe(table[:5])
+    index = torch.tensor([0, 3, 3, 7, 11])
+    w = torch.nn.functional.normalize(torch.randn(5, 4, generator=torch.Generator().manual_seed(0)), dim=1)
+    torch.testing.assert_close(learner.q_values(index, w), learner.q_values(table[index], w))
+    if learner.phi is not None:
+        torch.testing.assert_close(learner.features(index), learner.features(table[index]))
+    if learner.config.uses_knn:
+        torch.testing.assert_close(learner.knn_features(index), learner.knn_features(table[index]))
+    acts = [learner.act(obs, w, 0.0, torch.Generator().manual_seed(2), gpi=True)
+            for obs in (index, table[index])]
+    assert torch.equal(*acts)
+    with pytest.raises(ValueError, match="state indices need an observation table"):
+        Learner(AgentConfig(method=method), OBS, 4, seed=0).q_values(index, w)
+
+
+def test_the_mean_freezes_when_a_trained_learner_starts_finetuning_and_not_for_dqn():
+    table = _table()
+    trained = Learner(AgentConfig(method="aps", feature_dim=4, hidden=16), OBS, 4, seed=0)
+    trained.observe(table[:3])
+    trained.updates = 1  # as after pretraining
+    trained.start_finetune()
+    before = trained.observation_mean.mean.clone()
+    trained.observe(table)
+    assert torch.equal(trained.observation_mean.mean, before)
+    dqn = Learner(AgentConfig(method="dqn", feature_dim=4, hidden=16), OBS, 4, seed=0)
+    dqn.start_finetune()
+    dqn.observe(table)
+    np.testing.assert_allclose(dqn.observation_mean.mean.numpy(), table.flatten(1).double().mean(0).numpy(),
+                               rtol=1e-6)
+
+
+def test_without_normalisation_the_networks_read_the_raw_boards():
+    learner = Learner(AgentConfig(method="visr", feature_dim=4, hidden=16, normalise_observations=False),
+                      OBS, 4, seed=0)
+    learner.observe(_table())
+    torch.testing.assert_close(learner.inputs(_table()), _table().flatten(1).float())
