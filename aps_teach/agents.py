@@ -31,7 +31,7 @@ import torch
 from torch.nn import functional as F
 
 from aps_teach.features import FeatureNet, SuccessorFeatureNet
-from aps_teach.inputs import ObservationNormaliser, StateTable
+from aps_teach.inputs import InputColumns, ObservationNormaliser, StateTable, narrow_input
 from aps_teach.rewards import RunningMean, particle_entropy_reward, vmf_loss, vmf_reward
 from aps_teach.tasks import gpi_action_values, gpi_candidates
 
@@ -47,8 +47,8 @@ class AgentConfig:
 
     method: Method = "aps"
     """visr | apt | aps | dqn (see the table in `aps_teach.agents`)."""
-    feature_dim: int = 5
-    """Dimension d of phi, psi and w (paper: 5, to match VISR)."""
+    feature_dim: int = 16
+    """Dimension d of phi, psi and w (paper: 5 on Atari, to match VISR; the budget study chose 16 here)."""
     hidden: int = 128
     """Hidden units of every MLP."""
     k: int = 10
@@ -88,18 +88,17 @@ class AgentConfig:
     """Act with generalised policy improvement over {w} + `gpi_samples` fresh tasks (visr, aps)."""
     gpi_samples: int = 10
     """Fresh task samples among the GPI candidates (paper: 10)."""
-    gamma: float = 0.95
-    """Discount factor (paper: 0.99 on Atari; 0.99 left DQN unable to learn the easy level in 16k steps
-    (success 0.0 vs 0.86 at 0.95, seed 0): action gaps of gamma^k-scaled sparse rewards are too small)."""
+    gamma: float = 0.99
+    """Discount factor (paper: 0.99)."""
     bootstrap_through_termination: bool = True
     """Pretraining only: bootstrap through env termination as if it were a time-out. Without a task the
     end of an episode is no loss; else positive intrinsic rewards teach the agent to avoid the target."""
     n_step: int = 5
     """Multi-step return length (paper: 10)."""
-    batch_size: int = 32
-    """Minibatch size per update (paper: 32)."""
+    batch_size: int = 256
+    """Minibatch size per update (paper: 32 on Atari; the authors' URL Benchmark code: 1024)."""
     lr: float = 1e-3
-    """Adam learning rate while pretraining (paper: 1e-4 for 5M Atari steps; ours are ~2k updates)."""
+    """Adam learning rate while pretraining (paper: 1e-4 for 5M Atari steps; here a few thousand updates)."""
     finetune_lr: float = 1e-3
     """Adam learning rate while fine-tuning (paper: 1e-3)."""
     adam_eps: float = 1.5e-4
@@ -183,22 +182,25 @@ class Learner:
     """
 
     def __init__(self, config: AgentConfig, obs_shape: tuple[int, ...], num_actions: int, seed: int,
-                 device: str | torch.device = "cpu", observation_table: torch.Tensor | None = None):
+                 device: str | torch.device = "cpu", input_columns: InputColumns | None = None):
         self.config, self.obs_shape, self.num_actions = config, tuple(obs_shape), num_actions
         self.device = torch.device(device)
+        self.input_columns = input_columns if config.normalise_observations else None
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.psi, self.phi, self.rep = self.build_networks()
+            if self.input_columns is not None:  # read only the entries that vary (see aps_teach.inputs)
+                for module in self._modules().values():
+                    module.input = narrow_input(module.input, self.input_columns.columns)
         for module in self._modules().values():
             module.to(self.device)
         self.psi_target = copy.deepcopy(self.psi).requires_grad_(False)
         self.normaliser = RunningMean() if config.uses_knn and config.knn_normalise else None
-        obs_dim = math.prod(self.obs_shape)
-        self.observation_mean = ObservationNormaliser(obs_dim, self.device) \
-            if config.normalise_observations else None
+        width = math.prod(self.obs_shape) if self.input_columns is None else len(self._columns)
+        self.observation_mean = ObservationNormaliser(width, self.device) if config.normalise_observations \
+            else None
+        self._zeros = torch.zeros(width, device=self.device)
         self.table: StateTable | None = None
-        self.set_observation_table(observation_table)
-        self._zeros = torch.zeros(obs_dim, device=self.device)
         self.phase = "pretrain"
         self.updates = 0
         self.optimizer = self._adam(self.config.lr)
@@ -237,7 +239,13 @@ class Learner:
         if tuple(observations.shape[1:]) != self.obs_shape:
             raise ValueError(f"observation table of boards {tuple(observations.shape[1:])}, but the learner "
                              f"reads boards {self.obs_shape}")
-        self.table = StateTable(observations, self.device)
+        if self.input_columns is not None:
+            self.input_columns.check(observations)
+        self.table = StateTable(observations, self._columns, self.device)
+
+    @property
+    def _columns(self) -> torch.Tensor | None:
+        return None if self.input_columns is None else self.input_columns.columns
 
     def _is_index(self, obs: torch.Tensor) -> bool:
         """Whether `obs` holds state indices into the table rather than boards."""
@@ -250,20 +258,27 @@ class Learner:
 
     def boards(self, obs: torch.Tensor) -> torch.Tensor:
         """Flattened boards (B, D) float of observations given as boards (B, *obs_shape) or indices (B,)."""
-        return self.table.boards[obs] if self._is_index(obs) else obs.flatten(1).float()
+        boards = self.table.source[obs] if self._is_index(obs) else obs
+        return boards.flatten(1).float()
+
+    def _read(self, obs: torch.Tensor) -> torch.Tensor:
+        """The input columns of boards (B, *obs_shape), as floats (B, D)."""
+        x = obs.flatten(1).float()
+        return x if self.input_columns is None else x[:, self._columns]
 
     def inputs(self, obs: torch.Tensor):
-        """What the networks read for `obs`: x = flattened board - m (B, D), m the running observation mean
-        (0 without normalisation), or the same as `TableInputs` for state indices (any shape)."""
+        """What the networks read for `obs`: x = board - m (B, D) on the input columns, m the running
+        observation mean (0 without normalisation), or the same as `TableInputs` for state indices."""
         mean = self.observation_mean.mean if self.observation_mean is not None else self._zeros
         if self._is_index(obs):
             return self.table.inputs(obs, mean)
-        return obs.flatten(1).float() - mean
+        return self._read(obs) - mean
 
     def observe(self, obs: torch.Tensor) -> None:
         """Fold observations the learner will train on into the running mean of its inputs."""
         if self.observation_mean is not None:
-            self.observation_mean.update(self.boards(obs))
+            x = self.table.boards[obs] if self._is_index(obs) else self._read(obs)
+            self.observation_mean.update(x)
 
     def default_task(self, n: int) -> torch.Tensor:
         """The fixed w = e_1 of methods without task conditioning (apt, dqn), repeated n times."""
@@ -470,6 +485,7 @@ class Learner:
             "normaliser": self.normaliser.state_dict() if self.normaliser is not None else None,
             "observation_mean": self.observation_mean.state_dict() if self.observation_mean is not None
             else None,
+            "input_columns": None if self.input_columns is None else self.input_columns._asdict(),
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -478,6 +494,11 @@ class Learner:
             if saved.get(name) != getattr(self.config, name):
                 raise ValueError(f"checkpoint was trained with {name}={saved.get(name)!r}, this learner has "
                                  f"{name}={getattr(self.config, name)!r}")
+        columns = state.get("input_columns")
+        if (columns is None) != (self.input_columns is None) or (
+                columns is not None and not torch.equal(columns["columns"], self._columns)):
+            raise ValueError("checkpoint reads other board entries than this learner: it was trained on "
+                             "another level (or without observation normalisation)")
         if state["phase"] == "finetune" and self.phase != "finetune":
             self.start_finetune()
         for name, module in self._modules().items():

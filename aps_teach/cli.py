@@ -1,10 +1,11 @@
 """The `aps-teach` command (also `python -m aps_teach`).
 
-    aps-teach                      the demo (random policy on both gridworlds, a picture)
-    aps-teach demo [--help]        the same, with options
-    aps-teach gridworld ...        run | pretrain | finetune | evaluate | sweep | transfer
+    aps-teach [--help]             the main job: APS on the easy level, start to finish, one figure
+                                   (aps_teach.quickstart)
+    aps-teach demo [--help]        a random policy on both gridworlds, a picture (aps_teach.demo)
+    aps-teach gridworld ...        run | pretrain | finetune | evaluate | sweep | transfer | study
                                    (see aps_teach.cli_gridworld)
-    aps-teach atari ...            run | pretrain | finetune | evaluate (see aps_teach.cli_atari)
+    aps-teach atari ...            run | pretrain | finetune | evaluate | sweep (see aps_teach.cli_atari)
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import sys
 
 import tyro
 
-from aps_teach.demo import DemoConfig, run_demo
+OTHER_COMMANDS = ("Other commands: `aps-teach demo` (a random policy on both gridworlds), `aps-teach "
+                  "gridworld {run,pretrain,finetune,evaluate,sweep,transfer,study}`, `aps-teach atari "
+                  "{run,pretrain,finetune,evaluate,sweep}`; each takes --help.")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,9 +29,21 @@ def main(argv: list[str] | None = None) -> int:
         from aps_teach.cli_atari import atari_main
 
         return atari_main(argv[1:])
-    config = tyro.cli(DemoConfig, args=argv[1:] if argv[:1] == ["demo"] else argv, prog="aps-teach demo")
+    if argv[:1] == ["demo"]:
+        from aps_teach.demo import DemoConfig, run_demo
+
+        config = tyro.cli(DemoConfig, args=argv[1:], prog="aps-teach demo")
+        return _run(run_demo, config)
+    from aps_teach.quickstart import QuickstartConfig, run_quickstart
+
+    config = tyro.cli(QuickstartConfig, args=argv, prog="aps-teach",
+                      description=f"{QuickstartConfig.__doc__} {OTHER_COMMANDS}")
+    return _run(run_quickstart, config)
+
+
+def _run(job, config) -> int:
     try:
-        run_demo(config)
+        job(config)
     except ValueError as error:
         print(f"aps-teach: error: {error}", file=sys.stderr)
         return 2

@@ -73,6 +73,8 @@ class EnvBatch:
     """Shape of one board (C, H, W)."""
     observation_table: torch.Tensor | None
     """(S, C, H, W) uint8 boards of the states the observations index (compiled), or None (boards)."""
+    state_boards: np.ndarray
+    """(S, C, H, W) uint8 boards of every state of the level (the compiled level's observations)."""
     num_actions: int
     horizon: int
     art: tuple[str, ...]
@@ -141,6 +143,8 @@ class PycolabBatch(EnvBatch):
         self.horizon = spec.max_episode_steps
         self.obs_shape = base.observation_space.shape
         self.num_actions = int(base.action_space.n)
+        self.state_boards = np.stack([base.reset(options={"position": p, "keys_held": k})[0]  # TEMP
+                                      for p, k in base.reachable_states()])
         self._init_coverage()
 
     def _note(self, info: dict) -> None:

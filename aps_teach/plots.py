@@ -201,7 +201,7 @@ def value_map(learner: Learner, cells: CellStates, w=None) -> dict[str, np.ndarr
     2 left, 3 right), both (H, W) with NaN off `cells`. w=None: the fixed task of apt and dqn."""
     w = _task_vector(learner, w)
     w = learner.default_task(1)[0] if w is None else w
-    q = vmf_reward(learner.psi(cells.observations, w.expand(len(cells.positions), -1)), w)
+    q = learner.q_values(cells.observations, w.expand(len(cells.positions), -1))
     return {"value": cells.grid(q.amax(1)), "action": cells.grid(q.argmax(1))}
 
 
@@ -553,6 +553,59 @@ def plot_zero_shot(axes, layout: gridworld.Layout, shot) -> dict:
     for ax, name, label in zip(axes, ("task", "fitted", "value"), ("reward", "reward", "value"), strict=True):
         fig.colorbar(drawn[name], ax=ax, fraction=0.046, label=label)
     return drawn
+
+
+def plot_run_overview(layout: gridworld.Layout, learner: Learner, particles: torch.Tensor, w, zero_shot,
+                      finetuned, adaptation, title: str = ""):
+    """One pretrained learner on its key level `layout`, in one figure. A row per set of keys held: the two
+    terms of the intrinsic reward for reaching each cell (the kNN exploration term against `particles`, and
+    phi^T w with the identified w), and the value max_a psi(s, a, w)^T w with greedy arrows and the path
+    (`zero_shot`, a `rollouts.Rollout`, drawn where it holds those keys; `finetuned` dashed). Right: success
+    against fine-tuning steps (`adaptation` points of `experiments.GridworldResult`)."""
+    held_sets = held_key_sets(layout)
+    fig = plt.figure(figsize=(12.5, 3.3 * len(held_sets)))
+    grid = fig.add_gridspec(len(held_sets), 4, width_ratios=(1, 1, 1, 1.15))
+    for r, held in enumerate(held_sets):
+        cells = cell_states(layout, held)
+        maps = reward_maps(learner, cells, particles if learner.config.uses_knn else None, w)
+        values = value_map(learner, cells, w)
+        keys = ", ".join(held) or "none"
+        panels = [("explore", f"exploration term (kNN)\nkeys held: {keys}", "magma"),
+                  ("exploit", f"exploitation term phi(s)^T w\nkeys held: {keys}", "viridis")]
+        for c, (name, label, cmap) in enumerate(panels):
+            ax = fig.add_subplot(grid[r, c])
+            if name in maps:
+                fig.colorbar(plot_cell_map(ax, layout, maps[name], label, cmap=cmap), ax=ax, fraction=0.046)
+            else:
+                ax.set_axis_off()
+        ax = fig.add_subplot(grid[r, 2])
+        image = plot_cell_map(ax, layout, values["value"],
+                              f"value max_a psi^T w, greedy path\nkeys held: {keys}", cmap="cividis")
+        fig.colorbar(image, ax=ax, fraction=0.046)
+        plot_greedy_arrows(ax, values["action"])
+        for rollout, style, label in ((zero_shot, "-", "zero-shot"), (finetuned, "--", "fine-tuned")):
+            if rollout is None:
+                continue
+            path = [p for p, k in zip(rollout.positions, rollout.keys_held, strict=True) if k == held]
+            if path:
+                line = draw_path(ax, path, PATH_COLOURS[0 if style == "-" else 1], label)
+                line.set_linestyle(style)
+        if r == 0:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), frameon=False, fontsize="small",
+                      ncol=2)
+    ax = fig.add_subplot(grid[:, 3])
+    steps = [point["finetune_steps"] for point in adaptation]
+    ax.plot(steps, [point["success_rate"] for point in adaptation], "o-", color=method_colour(
+        learner.config.method, 0))
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("fine-tuning env steps (0 = zero-shot)")
+    ax.set_ylabel("success rate (greedy episodes)")
+    ax.set_title(f"success: zero-shot {adaptation[0]['success_rate']:.2f}, "
+                 f"fine-tuned {adaptation[-1]['success_rate']:.2f}")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
 
 
 def plot_frames(frames, titles: Sequence[str] | None = None, size: float = 2.2):

@@ -69,7 +69,8 @@ def visit_counts(observations: torch.Tensor, key_names: tuple[str, ...],
 def frozen_copy(learner: Learner) -> Learner:
     """A new `Learner` holding copies of `learner`'s network weights and normalisers, gradients off."""
     copy = Learner(learner.config, learner.obs_shape, learner.num_actions, seed=0,
-                   observation_table=None if learner.table is None else learner.table.source)
+                   input_columns=learner.input_columns)
+    copy.set_observation_table(None if learner.table is None else learner.table.source)
     for name in ("psi", "phi", "rep"):
         module = getattr(learner, name)
         if module is not None:

@@ -29,14 +29,12 @@ import gridworld
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
+    DEFAULT_PRETRAIN_STEPS,
     adapt_and_score,
 )
 from aps_teach.sweeps import RunSpec, SweepReport, config_hash, run_sweep, with_overrides
 from aps_teach.train import TrainConfig, evaluate, identify_task, new_learner, pretrain
 from aps_teach.transfer import DEFAULT_TRANSFER_EPISODES, dead_units, feature_spread, run_transfer
-
-STUDY_KEYS = ("pretrain_steps", "agent.feature_dim")
-"""The swept fields: the run's pretraining budget and d (the others are the defaults)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +49,9 @@ class StudyGrid:
     feature_dims: tuple[int, ...] = (5, 16)
     identify_steps: tuple[int, ...] = (1_600, 16_000)
     """Zero-shot success is measured with each; fine-tuning starts from the last."""
+    gammas: tuple[float, ...] = (0.95,)
+    """Discount factors tried besides the default (`train.agent.gamma`), at the default pretraining budget
+    and d only (on the key levels)."""
     seeds: int = 3
     finetune_steps: int = DEFAULT_FINETUNE_STEPS
     eval_episodes: int = DEFAULT_EVAL_EPISODES
@@ -64,18 +65,24 @@ class StudyGrid:
                              "and at least one seed")
 
     def level_specs(self) -> list[RunSpec]:
+        default = (DEFAULT_PRETRAIN_STEPS, self.train.agent.feature_dim)
         specs = []
         for method in self.methods:
             budgets = (0,) if method == "dqn" else self.pretrain_steps
-            specs += [RunSpec(method, level, seed, (("pretrain_steps", steps), ("agent.feature_dim", d)))
-                      for level in self.levels for steps in budgets for d in self.feature_dims
+            arms = [(steps, d, self.train.agent.gamma) for steps in budgets for d in self.feature_dims]
+            arms += [(0 if method == "dqn" else default[0], default[1], g) for g in self.gammas]
+            specs += [RunSpec(method, level, seed, _overrides(*arm)) for level in self.levels for arm in arms
                       for seed in range(self.seeds)]
         return specs
 
     def transfer_specs(self) -> list[RunSpec]:
-        return [RunSpec(method, maze, seed, (("pretrain_steps", steps), ("agent.feature_dim", d)))
+        return [RunSpec(method, maze, seed, _overrides(steps, d, self.train.agent.gamma))
                 for method in self.methods if method in ("visr", "aps") for maze in self.mazes
                 for steps in self.pretrain_steps for d in self.feature_dims for seed in range(self.seeds)]
+
+
+def _overrides(pretrain_steps: int, feature_dim: int, gamma: float) -> tuple[tuple[str, object], ...]:
+    return (("pretrain_steps", pretrain_steps), ("agent.feature_dim", feature_dim), ("agent.gamma", gamma))
 
 
 def _split(spec: RunSpec, train: TrainConfig) -> tuple[int, TrainConfig]:
@@ -94,7 +101,8 @@ def level_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     else:
         learner, log = pretrain(spec.method, spec.level, pretrain_steps, spec.seed, config)
     shared = {"method": spec.method, "level": spec.level, "seed": spec.seed, "pretrain_steps": pretrain_steps,
-              "feature_dim": config.agent.feature_dim, "phi_spread": math.nan, "dead_units": math.nan}
+              "feature_dim": config.agent.feature_dim, "gamma": config.agent.gamma, "phi_spread": math.nan,
+              "dead_units": math.nan}
     if learner.phi is not None:
         layout = gridworld.resolve_level(spec.level)
         shared.update(phi_spread=feature_spread(learner, layout), dead_units=dead_units(learner, spec.level))
@@ -125,7 +133,8 @@ def transfer_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     report = run_transfer(spec.method, spec.level, seeds=[spec.seed], num_tasks=grid.transfer_tasks,
                           pretrain_steps=pretrain_steps, identify_steps=grid.identify_steps[-1],
                           eval_episodes=grid.transfer_episodes, config=config)
-    return [{**row, "feature_dim": config.agent.feature_dim} for row in report.rows]
+    swept = {"feature_dim": config.agent.feature_dim, "gamma": config.agent.gamma}
+    return [{**row, **swept} for row in report.rows]
 
 
 @dataclass
@@ -182,7 +191,8 @@ def summary_table(levels: Sequence[dict], transfer: Sequence[dict]) -> list[dict
     groups = {
         "zero-shot success": ([row for row in levels if row["phase"] == "zero_shot"
                                and int(row["identify_steps"]) in (0, last_id)], "level", "success_rate"),
-        "fine-tuned success": ([row for row in levels if row["phase"] == "finetuned"], "level", "success_rate"),
+        "fine-tuned success": ([row for row in levels if row["phase"] == "finetuned"], "level",
+                               "success_rate"),
         "transfer score": (list(transfer), "maze", "normalised_score"),
     }
     out = []

@@ -31,6 +31,7 @@ from tqdm.auto import tqdm
 from aps_teach.agents import AgentConfig, Learner
 from aps_teach.env_batch import EnvBatch, EnvSource, check_engine, make_env_batch
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
+from aps_teach.inputs import InputColumns
 from aps_teach.replay import NStepReplay
 from aps_teach.tasks import infer_task, sample_tasks
 
@@ -292,7 +293,9 @@ def load_learner(checkpoint: str | Path) -> tuple[Learner, dict]:
     state = load_checkpoint(path)
     try:
         agent = AgentConfig(**state["config"]["agent"])
-        learner = Learner(agent, tuple(state["obs_shape"]), int(state["num_actions"]), int(state["seed"]))
+        columns = state["learner"].get("input_columns")
+        learner = Learner(agent, tuple(state["obs_shape"]), int(state["num_actions"]), int(state["seed"]),
+                          input_columns=None if columns is None else InputColumns(**columns))
         learner.load_state_dict(state["learner"])
     except (KeyError, TypeError, RuntimeError) as error:
         raise ValueError(f"corrupt checkpoint file {path}: {error!r}") from error
@@ -304,12 +307,19 @@ def _with_method(config: TrainConfig | None, method: str) -> TrainConfig:
     return replace(config, agent=replace(config.agent, method=method))
 
 
+def learner_for(envs: EnvBatch, agent: AgentConfig, seed: int) -> Learner:
+    """An untrained learner sized for `envs`' level, reading the board entries that vary between its states,
+    and its engine's observations."""
+    learner = Learner(agent, envs.obs_shape, envs.num_actions, seed,
+                      input_columns=InputColumns.of(torch.as_tensor(envs.state_boards)))
+    learner.set_observation_table(envs.observation_table)
+    return learner
+
+
 def new_learner(method: str, env: EnvSource, seed: int, config: TrainConfig | None = None) -> Learner:
-    """An untrained learner for `method`, sized for `env` (and reading its engine's observations)."""
+    """An untrained learner for `method` on `env` (see `learner_for`)."""
     config = _with_method(config, method)
-    probe = make_env_batch(env, 1, engine=config.engine, reward_free=True)
-    return Learner(config.agent, probe.obs_shape, probe.num_actions, seed,
-                   observation_table=probe.observation_table)
+    return learner_for(make_env_batch(env, 1, engine=config.engine, reward_free=True), config.agent, seed)
 
 
 def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainConfig | None = None, *,
@@ -326,8 +336,7 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
     check_steps("pretrain steps", steps)
     envs = env_batch(env, config, reward_free=True, pretraining=True)
-    learner = Learner(config.agent, envs.obs_shape, envs.num_actions, seed,
-                      observation_table=envs.observation_table)
+    learner = learner_for(envs, config.agent, seed)
     with single_thread():
         log = _train_phase(learner, envs, steps, seed, config, "pretrain", None,
                            Path(run_dir) if run_dir is not None else None, resume, on_round)

@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from aps_teach.agents import AgentConfig, Learner
-from aps_teach.inputs import ObservationNormaliser, StateTable, first_layer
+from aps_teach.inputs import InputColumns, ObservationNormaliser, StateTable, first_layer
 
 OBS = (3, 4, 4)
 
@@ -35,20 +35,39 @@ def test_the_mean_is_the_mean_of_every_board_seen():
 @pytest.mark.parametrize("count", [5, 40])  # fewer indices than states (rows gathered) and more (table first)
 def test_first_layer_on_indices_equals_the_layer_on_the_boards(count):
     table = _table()
-    linear = nn.Linear(table[0].numel(), 8)
-    mean = torch.rand(table[0].numel())
+    columns = InputColumns.of(table).columns
+    assert len(columns) == 3 * 2 * 4  # only the middle rows differ between states
+    linear = nn.Linear(len(columns), 8)
+    mean = torch.rand(len(columns))
     index = torch.randint(len(table), (count,), generator=torch.Generator().manual_seed(1))
-    by_index = first_layer(linear, StateTable(table).inputs(index, mean))
-    by_board = linear(table[index].flatten(1).float() - mean)
+    by_index = first_layer(linear, StateTable(table, columns).inputs(index, mean))
+    by_board = linear(table[index].flatten(1).float()[:, columns] - mean)
     torch.testing.assert_close(by_index, by_board, rtol=1e-5, atol=1e-5)
-    assert len(StateTable(table).varying) == 3 * 2 * 4  # only the middle rows differ between states
+
+
+def test_reading_only_the_varying_entries_changes_nothing_once_centred():
+    """The full network on centred boards equals the narrowed one: the constant entries are 0 once centred."""
+    table = _table()
+    config = AgentConfig(method="aps", feature_dim=4, hidden=16)
+    full = Learner(config, OBS, 4, seed=3)
+    narrow = Learner(config, OBS, 4, seed=3, input_columns=InputColumns.of(table))
+    for learner in (full, narrow):
+        learner.observe(table)
+    torch.testing.assert_close(narrow.features(table), full.features(table), rtol=1e-5, atol=1e-6)
+    w = torch.nn.functional.normalize(torch.ones(len(table), 4), dim=1)
+    torch.testing.assert_close(narrow.q_values(table, w), full.q_values(table, w), rtol=1e-5, atol=1e-6)
+    other = _table()
+    other[:, 0, 0, 0] = 0  # a board of another level: differs where this level's boards never do
+    with pytest.raises(ValueError, match="not of the level the learner was trained on"):
+        narrow.set_observation_table(other)
 
 
 @pytest.mark.parametrize("method", ["visr", "apt", "aps", "dqn"])
 def test_a_learner_reads_indices_and_boards_alike(method):
     table = _table()
     learner = Learner(AgentConfig(method=method, feature_dim=4, hidden=16), OBS, 4, seed=0,
-                      observation_table=table)
+                      input_columns=InputColumns.of(table))
+    learner.set_observation_table(table)
     learner.observe(table[:5])
     index = torch.tensor([0, 3, 3, 7, 11])
     w = torch.nn.functional.normalize(torch.randn(5, 4, generator=torch.Generator().manual_seed(0)), dim=1)

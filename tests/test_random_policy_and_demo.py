@@ -66,7 +66,7 @@ def test_demo_cli_writes_the_picture_and_prints_the_numbers(tmp_path, capsys):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     expected = random_policy_stats("easy", 4, seed=1, progress=False).summary()
     assert expected in printed
-    assert main(["--episodes", "0", "--out", str(tmp_path / "bad.png"), "--no-progress"]) == 2
+    assert main(["demo", "--episodes", "0", "--out", str(tmp_path / "bad.png"), "--no-progress"]) == 2
     assert "episodes must be a positive integer" in capsys.readouterr().err
     assert not (tmp_path / "bad.png").exists()
 

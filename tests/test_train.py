@@ -1,4 +1,7 @@
-"""The pipeline: reward-free pretraining, checkpoint/resume, coverage bookkeeping, clear errors."""
+"""The pipeline on both engines: reward-free pretraining with an absorbing target, checkpoint/resume,
+exploration schedules, coverage bookkeeping, clear errors."""
+
+from dataclasses import replace
 
 import gymnasium as gym
 import numpy as np
@@ -6,19 +9,21 @@ import pytest
 import torch
 
 import gridworld
-from aps_teach import train
+from aps_teach import env_batch
 from aps_teach.agents import AgentConfig
 from aps_teach.experiments import run_gridworld
 from aps_teach.train import TrainConfig, finetune, new_learner, pretrain
 
 ROUND = 200  # 2 envs x 100-step episode limit
+ENGINES = ("compiled", "pycolab")
+BATCHES = {"compiled": env_batch.CompiledBatch, "pycolab": env_batch.PycolabBatch}
 
 
-def tiny(method="aps", **agent) -> TrainConfig:
+def tiny(method="aps", engine="compiled", **agent) -> TrainConfig:
     agent = AgentConfig(method=method, hidden=16, batch_size=8, n_step=3, k=3, target_update_period=20,
                         **agent)
-    return TrainConfig(agent=agent, num_envs=2, learning_starts=100,
-                       checkpoint_every=1, progress=False)
+    return TrainConfig(agent=agent, engine=engine, num_envs=2, learning_starts=100, checkpoint_every=1,
+                       progress=False)
 
 
 class ScrambledReward(gym.Wrapper):
@@ -43,24 +48,50 @@ def _same(a, b):
 
 @pytest.mark.parametrize("method", ["aps", "apt"])
 def test_pretraining_never_sees_the_reward(method):
-    plain, _ = pretrain(method, "easy", 2 * ROUND, seed=3, config=tiny(method))
-    scrambled, _ = pretrain(method, lambda: ScrambledReward(gridworld.make("easy"), 9), 2 * ROUND, seed=3,
-                            config=tiny(method))
+    config = tiny(method, engine="pycolab")  # env factories run on pycolab
+    plain, _ = pretrain(method, "easy", 2 * ROUND, seed=3, config=config)
+    absorbing = lambda: ScrambledReward(gridworld.make("easy", absorbing_target=True), 9)  # noqa: E731
+    scrambled, _ = pretrain(method, absorbing, 2 * ROUND, seed=3, config=config)
     assert _same(_weights(plain), _weights(scrambled))
     # the scrambled rewards are real: fine-tuning on them changes the weights
     w = torch.tensor([1.0, 0, 0, 0, 0])
-    finetune(plain, "easy", w, ROUND, seed=3, config=tiny(method))
-    finetune(scrambled, lambda: ScrambledReward(gridworld.make("easy"), 9), w, ROUND, seed=3,
-             config=tiny(method))
+    finetune(plain, "easy", w, ROUND, seed=3, config=config)
+    finetune(scrambled, lambda: ScrambledReward(gridworld.make("easy"), 9), w, ROUND, seed=3, config=config)
     assert not _same(_weights(plain), _weights(scrambled))
 
 
-def test_resume_repeats_the_uninterrupted_run(tmp_path, monkeypatch):
-    config = tiny("aps")
+@pytest.mark.parametrize("method", ["visr", "apt", "aps"])
+def test_both_engines_train_alike(method):
+    """Same seeds, same actions: the same states visited and the same weights up to float rounding."""
+    runs = {engine: pretrain(method, "easy", 2 * ROUND, seed=5, config=tiny(method, engine))
+            for engine in ENGINES}
+    (compiled, compiled_log), (reference, reference_log) = runs["compiled"], runs["pycolab"]
+    assert compiled_log.coverage == reference_log.coverage
+    a, b = _weights(compiled), _weights(reference)
+    assert a.keys() == b.keys()
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=1e-4, atol=1e-5)
+
+
+def test_pretraining_target_is_absorbing_and_the_task_target_ends_the_episode():
+    stays, ends = [], []
+    pretrain("visr", "easy", 6 * ROUND, seed=0, config=tiny("visr"),
+             on_round=lambda end: stays.append(end.replay.data["terminated"][: end.replay.size].any()))
+    assert not any(stays)  # nothing terminates in pretraining, though the target was reached
+    learner = new_learner("dqn", "easy", 0, tiny("dqn"))
+    finetune(learner, "easy", None, 6 * ROUND, seed=0, config=tiny("dqn"),
+             on_round=lambda end: ends.append(int(end.replay.data["terminated"][: end.replay.size].sum())))
+    assert ends[-1] > 0  # epsilon-greedy dqn reaches the target in 1,200 steps, and that ends episodes
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_resume_repeats_the_uninterrupted_run(tmp_path, monkeypatch, engine):
+    config = tiny("aps", engine)
     full, full_log = pretrain("aps", "easy", 3 * ROUND, seed=1, config=config, run_dir=tmp_path / "a")
 
     calls = {"n": 0}
-    reset = train.EnvBatch.reset
+    batch = BATCHES[engine]
+    reset = batch.reset
 
     def crash_on_third_round(self, seeds):
         calls["n"] += 1
@@ -68,10 +99,10 @@ def test_resume_repeats_the_uninterrupted_run(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return reset(self, seeds)
 
-    monkeypatch.setattr(train.EnvBatch, "reset", crash_on_third_round)
+    monkeypatch.setattr(batch, "reset", crash_on_third_round)
     with pytest.raises(KeyboardInterrupt):
         pretrain("aps", "easy", 3 * ROUND, seed=1, config=config, run_dir=tmp_path / "b")
-    monkeypatch.setattr(train.EnvBatch, "reset", reset)
+    monkeypatch.setattr(batch, "reset", reset)
     assert torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=True)["round"] == 2
     resumed, resumed_log = pretrain("aps", "easy", 3 * ROUND, seed=1, config=config, run_dir=tmp_path / "b",
                                     resume=True)
@@ -89,6 +120,14 @@ def test_checkpoint_mismatch_and_corruption_are_clear_errors(tmp_path):
         pretrain("visr", "easy", ROUND, seed=0, config=tiny("visr"), run_dir=tmp_path, resume=True)
     with pytest.raises(ValueError, match="has art="):
         pretrain("aps", "hard", ROUND, seed=0, config=tiny("aps"), run_dir=tmp_path, resume=True)
+    with pytest.raises(ValueError, match="written on the 'compiled' engine.*--train.engine compiled"):
+        pretrain("aps", "easy", ROUND, seed=0, config=tiny("aps", "pycolab"), run_dir=tmp_path, resume=True)
+    for change, field in ((replace(tiny("aps").agent, nstep_reward="sum"), "agent.nstep_reward"),
+                          (replace(tiny("aps").agent, normalise_observations=False),
+                           "agent.normalise_observations")):
+        with pytest.raises(ValueError, match=f"differing fields: {field}"):
+            pretrain("aps", "easy", ROUND, seed=0, config=replace(tiny("aps"), agent=change), run_dir=tmp_path,
+                     resume=True)
     (tmp_path / "checkpoint.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="corrupt checkpoint file"):
         pretrain("aps", "easy", ROUND, seed=0, config=tiny("aps"), run_dir=tmp_path, resume=True)
@@ -96,12 +135,16 @@ def test_checkpoint_mismatch_and_corruption_are_clear_errors(tmp_path):
         pretrain("aps", "easy", ROUND, seed=0, config=tiny("aps"), run_dir=tmp_path / "empty", resume=True)
 
 
-def test_coverage_matches_a_recount_of_the_replayed_observations(tmp_path):
-    pretrain("visr", "easy", 2 * ROUND, seed=2, config=tiny("visr"), run_dir=tmp_path)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_coverage_matches_a_recount_of_the_replayed_observations(tmp_path, engine):
+    pretrain("visr", "easy", 2 * ROUND, seed=2, config=tiny("visr", engine), run_dir=tmp_path)
     state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
     replay, logged = state["replay"], state["metrics"][-1]
+    boards = torch.as_tensor(gridworld.compile_level("easy").observations)
     seen = set()
     for frames in (replay["obs"], replay["next_obs"]):
+        if engine == "compiled":  # state indices
+            frames = boards[frames]
         for obs in frames.flatten(0, 1):
             agent = torch.nonzero(obs[2])
             if len(agent):  # an agent standing on the target is drawn over it: terminal, not counted
@@ -110,6 +153,30 @@ def test_coverage_matches_a_recount_of_the_replayed_observations(tmp_path):
                     seen.add((tuple(agent[0].tolist()), held))
     assert logged["states_visited"] == len(seen)
     assert logged["states_reachable"] == len(gridworld.make("easy").unwrapped.reachable_states())
+
+
+def test_epsilon_decays_over_half_the_phase_and_finetuning_keeps_the_pretrained_policy():
+    config = tiny("aps")
+    learner, log = pretrain("aps", "easy", 4 * ROUND, seed=0, config=config)
+    # a round's last step is env step 200 r - 2; epsilon(t) = end + (start - end) max(0, 1 - t / (0.5 * 800))
+    expected = [0.05 + 0.95 * max(0.0, 1 - (200 * r - 2) / 400) for r in (1, 2, 3, 4)]
+    np.testing.assert_allclose([row["epsilon"] for row in log.metrics], expected)
+    tuned = finetune(learner, "easy", torch.tensor([1.0, 0, 0, 0, 0]), 2 * ROUND, seed=0, config=config)
+    assert [row["epsilon"] for row in tuned.metrics] == [0.05, 0.05]
+    scratch = finetune(new_learner("dqn", "easy", 0, tiny("dqn")), "easy", None, 2 * ROUND, seed=0,
+                       config=tiny("dqn"))  # nothing pretrained to keep: explores as pretraining does
+    np.testing.assert_allclose([row["epsilon"] for row in scratch.metrics],
+                               [0.05 + 0.95 * max(0.0, 1 - (200 * r - 2) / 200) for r in (1, 2)])
+
+
+def test_a_run_reports_success_along_finetuning():
+    result = run_gridworld("aps", "easy", seed=1, pretrain_steps=ROUND, finetune_steps=4 * ROUND,
+                           identify_steps=ROUND, eval_episodes=4, config=tiny("aps"))
+    assert [p["finetune_steps"] for p in result.adaptation] == [0, 200, 400, 600, 800]
+    assert result.adaptation[0]["success_rate"] == result.zero_shot_success
+    assert result.adaptation[-1]["success_rate"] == result.finetuned_success
+    logged = [row for row in result.metrics["finetune"] if "eval_success" in row]
+    assert [row["eval_return"] for row in logged] == [p["return"] for p in result.adaptation[1:]]
 
 
 @pytest.mark.parametrize("method", ["visr", "dqn"])
@@ -138,6 +205,13 @@ def test_finetuning_stores_phi_of_every_next_state(method):
     (lambda: pretrain("aps", "easy", 10, seed=0, config=TrainConfig(agent=AgentConfig(feature_dim=1))),
      "feature_dim must be >= 2"),
     (lambda: TrainConfig(agent=AgentConfig(k=0)), "k must be >= 1"),
+    (lambda: TrainConfig(engine="numba"), "valid engines: compiled, pycolab"),
+    (lambda: TrainConfig(epsilon_decay_fraction=0), "epsilon_decay_fraction must be in"),
+    (lambda: TrainConfig(epsilon_end=1.5), "epsilon_end must be in"),
+    (lambda: AgentConfig(nstep_reward="first"), "valid: last, sum"),
+    (lambda: pretrain("aps", lambda: gridworld.make("easy"), 10, seed=0), "engine 'pycolab' only"),
+    (lambda: pretrain("aps", lambda: gridworld.make("easy"), 10, seed=0, config=TrainConfig(engine="pycolab")),
+     "absorbing_target=True"),
     (lambda: finetune(new_learner("aps", "easy", 0), "easy", torch.ones(3), 10, seed=0), "w must have shape"),
     (lambda: train.identify_task(new_learner("apt", "easy", 0), "easy", 10, seed=0), "no task vector"),
 ])

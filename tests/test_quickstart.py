@@ -1,0 +1,63 @@
+"""`aps-teach` with no arguments: the whole APS run and its figure (tiny budget here)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from aps_teach.agents import AgentConfig
+from aps_teach.cli import main
+from aps_teach.experiments import run_gridworld
+from aps_teach.train import TrainConfig
+
+TINY = ["--pretrain-steps", "400", "--finetune-steps", "400", "--identify-steps", "200",
+        "--eval-episodes", "4", "--train.num-envs", "2", "--train.learning-starts", "100",
+        "--train.no-progress",
+        "--train.agent.hidden", "16", "--train.agent.batch-size", "8"]
+
+
+def test_the_main_job_is_the_run_of_the_library_and_draws_it(tmp_path, capsys):
+    assert main(["--out", str(tmp_path), "--seed", "3", *TINY]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    config = TrainConfig(agent=AgentConfig(method="aps", hidden=16, batch_size=8), num_envs=2,
+                         learning_starts=100, progress=False)
+    result = run_gridworld("aps", "easy", seed=3, pretrain_steps=400, finetune_steps=400, identify_steps=200,
+                           eval_episodes=4, config=config)
+    for key in ("zero_shot_success", "finetuned_return", "states_visited", "task_w", "adaptation"):
+        assert summary[key] == getattr(result, key)
+    assert (tmp_path / "overview.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for phase in ("pretrain", "finetune"):
+        assert (tmp_path / phase / "checkpoint.pt").exists()
+    printed = capsys.readouterr().out
+    assert f"zero-shot success {result.zero_shot_success:.2f}" in printed and "overview.png" in printed
+
+
+def test_the_overview_draws_the_reward_terms_of_the_pretrained_learner(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from aps_teach import plots
+    from aps_teach.quickstart import QuickstartConfig, run_quickstart
+
+    train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8), num_envs=2, learning_starts=100,
+                        progress=False)
+    config = QuickstartConfig(out=tmp_path, pretrain_steps=400, finetune_steps=400, identify_steps=200,
+                              eval_episodes=4, train=train)
+    run = run_quickstart(config)
+    layout = plots.gridworld.resolve_level("easy")
+    w = np.array(run.result.task_w, dtype=np.float32)
+    fig = plots.plot_run_overview(layout, run.snapshot.learner, run.snapshot.particles, w, None, None,
+                                  run.result.adaptation)
+    cells = plots.cell_states(layout, ())
+    expected = plots.reward_maps(run.snapshot.learner, cells, run.snapshot.particles, w)
+    drawn = [image.get_array() for ax in fig.axes for image in ax.get_images()]
+    for term in ("explore", "exploit"):
+        assert any(np.allclose(np.ma.filled(a, np.nan), expected[term], equal_nan=True) for a in drawn), term
+
+
+def test_the_main_job_refuses_bad_input_before_writing(tmp_path, capsys):
+    assert main(["--out", str(tmp_path / "run"), "--pretrain-steps", "0"]) == 2
+    assert "pretrain_steps must be a positive integer" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+    with pytest.raises(SystemExit):
+        main(["--method", "dqn"])
