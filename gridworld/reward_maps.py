@@ -12,35 +12,9 @@ policy's expected return, so a policy's score can be normalised as
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 import numpy as np
 
-from gridworld.layout import ACTIONS, Layout
-
-
-def as_reward_map(layout: Layout, reward_map) -> np.ndarray:
-    """Validate a reward map (H x W array, or {(row, col): value} / [((row, col), value), ...])."""
-    height, width = layout.shape
-    if isinstance(reward_map, Mapping) or (
-        isinstance(reward_map, Sequence) and reward_map and isinstance(reward_map[0][0], Sequence)
-    ):
-        cells = reward_map.items() if isinstance(reward_map, Mapping) else reward_map
-        grid = np.zeros((height, width))
-        for (row, col), value in cells:
-            if not (0 <= row < height and 0 <= col < width):
-                raise ValueError(f"reward cell ({row}, {col}) is off the {height}x{width} grid")
-            grid[row, col] = value
-    else:
-        grid = np.asarray(reward_map, dtype=float)
-        if grid.shape != (height, width):
-            raise ValueError(f"reward map has shape {grid.shape}; this maze is {height}x{width}")
-    if not np.isfinite(grid).all():
-        raise ValueError("reward map values must be finite numbers")
-    walls = np.argwhere((grid != 0) & layout.walls)
-    if len(walls):
-        raise ValueError(f"reward map puts reward on wall cells {[(int(r), int(c)) for r, c in walls]}")
-    return grid
+from gridworld.layout import ACTIONS, Layout, as_reward_map
 
 
 def random_box_reward_map(layout: Layout, num_boxes: int, box_size: int, seed: int,
