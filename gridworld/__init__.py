@@ -75,6 +75,8 @@ def make_vector(level: str | Sequence[str] = "easy", num_envs: int = 8, **kwargs
     `absorbing_target`, `observation`, `autoreset_mode`).
     """
     env_id, kwargs = _id_and_kwargs(level, kwargs)
+    if "max_episode_steps" in kwargs and kwargs["max_episode_steps"] is None:
+        del kwargs["max_episode_steps"]  # as in gymnasium.make: None keeps the registered limit
     return gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
 
 

@@ -96,6 +96,7 @@ class PassagewayVectorEnv(gym.vector.VectorEnv):
         return self._observe(self._state), self._infos(self._state, None if mask.all() else mask)
 
     def step(self, actions):
+        """Move env i by actions[i] (N integers in 0..3); ended envs reset as `autoreset_mode` says."""
         if not self._started:
             raise RuntimeError("call reset() before step()")
         moves = self._state * len(ACTIONS) + self._actions(actions)

@@ -253,6 +253,7 @@ def test_make_vec_gives_the_compiled_engine_with_gymnasium_api():
     assert envs.observation_space.contains(obs)
     assert (reward.dtype, terminated.dtype, truncated.dtype) == (np.float64, np.bool_, np.bool_)
     assert reward.shape == terminated.shape == truncated.shape == (16,)
+    assert gridworld.make_vector("easy", 2, max_episode_steps=None).max_episode_steps == 100  # as make's
     custom = gridworld.make_vector(TWO_KEYS, 2, observation="state")
     assert custom.single_observation_space == gymnasium.spaces.Discrete(len(custom.compiled.states))
     assert custom.spec.id == gridworld.CUSTOM_ENV_ID
