@@ -127,7 +127,8 @@ def held_key_sets(layout: gridworld.Layout) -> list[tuple[str, ...]]:
 
 
 def cell_states(layout: gridworld.Layout, keys_held: Sequence[str] = ()) -> CellStates:
-    """Every reachable state holding exactly `keys_held`, observed with `env.reset(options=...)`.
+    """Every reachable state holding exactly `keys_held`, with the env's observation there (the level's
+    compiled tables, `gridworld.compile_level`).
 
     Cells that no such state occupies (walls, closed passageways, keys not yet held, the target) are
     absent, so maps built on them are NaN there.
@@ -139,11 +140,10 @@ def cell_states(layout: gridworld.Layout, keys_held: Sequence[str] = ()) -> Cell
     held = tuple(name for name in layout.key_names if name in keys_held)
     if held not in held_key_sets(layout):
         raise ValueError(f"no reachable state holds exactly the keys {held}; valid: {held_key_sets(layout)}")
-    reward_map = np.zeros(layout.shape) if layout.target is None else None  # target-free mazes need one
-    env = gridworld.PassagewayEnv(layout.art, reward_map=reward_map)
-    positions = tuple(position for position, keys in layout.reachable_states() if keys == held)
-    observations = [env.reset(options={"position": p, "keys_held": held})[0] for p in positions]
-    return CellStates(layout, held, positions, torch.as_tensor(np.stack(observations)))
+    compiled = gridworld.compile_level(layout)
+    chosen = [i for i, (_, keys) in enumerate(compiled.states[:compiled.num_nonterminal]) if keys == held]
+    positions = tuple(compiled.states[i][0] for i in chosen)
+    return CellStates(layout, held, positions, torch.from_numpy(compiled.observations[chosen]))
 
 
 def _task_vector(learner: Learner, w) -> torch.Tensor | None:

@@ -95,32 +95,25 @@ class ExactRandomPolicy:
 def exact_random_policy(level: str | Sequence[str], horizon: int) -> ExactRandomPolicy:
     """Propagate the distribution over (position, keys held) of the uniformly random policy.
 
-    p_{t+1}(s') = sum_s sum_a p_t(s) / 4 [step(s, a) = s'], using the plain-Python rules
-    `gridworld.Layout.step` (not pycolab), from a uniform start cell, for `horizon` steps.
+    p_{t+1}(s') = sum_s sum_a p_t(s) / 4 [successor(s, a) = s'] over the level's compiled tables
+    (`gridworld.compile_level`, not stepping pycolab), from a uniform start cell, for `horizon` steps;
+    mass entering a terminal state (the target) stops there.
     """
-    layout = gridworld.resolve_level(level)
-    alive = {(cell, ()): 1 / len(layout.start_cells) for cell in layout.start_cells}
-    visits = np.zeros(layout.shape)
-    for (position, _), p in alive.items():
-        visits[position] += p
-    key_probability = dict.fromkeys(layout.key_names, 0.0)
+    compiled = gridworld.compile_level(level)
+    n, actions = compiled.num_nonterminal, compiled.successor.shape[1]
+    rows, cols = compiled.positions.T
+    alive = np.zeros(len(compiled.states))
+    alive[compiled.start_states] = 1 / len(compiled.start_states)
+    visits = np.zeros(compiled.layout.shape)
+    np.add.at(visits, (rows, cols), alive)
+    ended = np.zeros(compiled.held.shape[1])
     success = [0.0]
     for _ in range(horizon):
-        following: dict = {}
-        reached = 0.0
-        for state, p in alive.items():
-            for action in range(4):
-                (position, held), _, terminated = layout.step(state, action)
-                visits[position] += p / 4
-                if terminated:
-                    reached += p / 4
-                    for name in held:
-                        key_probability[name] += p / 4
-                else:
-                    following[(position, held)] = following.get((position, held), 0.0) + p / 4
-        alive = following
-        success.append(success[-1] + reached)
-    for (_, held), p in alive.items():
-        for name in held:
-            key_probability[name] += p
+        alive = np.bincount(compiled.successor[:n].ravel(), weights=np.repeat(alive[:n] / actions, actions),
+                            minlength=len(compiled.states))
+        np.add.at(visits, (rows, cols), alive)
+        ended += alive[n:] @ compiled.held[n:]
+        success.append(success[-1] + alive[n:].sum())
+    ended += alive[:n] @ compiled.held[:n]
+    key_probability = {name: float(p) for name, p in zip(compiled.layout.key_names, ended, strict=True)}
     return ExactRandomPolicy(np.array(success), key_probability, visits)

@@ -72,26 +72,21 @@ def greedy_rollout(learner: Learner, env: EnvSource, w: torch.Tensor, seed: int,
 def state_observations(level) -> tuple[list[State], torch.Tensor]:
     """Every reachable (position, keys held) state of `level` (a name or ASCII art) and the observation
     the env shows there, stacked as (S, C, H, W) in the order of `reachable_states()`."""
-    env = gridworld.make(level).unwrapped
-    states = env.reachable_states()
-    frames = [env.reset(options={"position": p, "keys_held": k})[0] for p, k in states]
-    return states, torch.as_tensor(np.stack(frames))
+    compiled = gridworld.compile_level(level)
+    n = compiled.num_nonterminal
+    return list(compiled.states[:n]), torch.from_numpy(compiled.observations[:n].copy())
 
 
 def transitions(level) -> tuple[list[tuple[State, int]], torch.Tensor, torch.Tensor]:
     """Every move of `level` (a name or ASCII art) from every reachable state, as the env makes it:
     ([(state, action)] (N), the observations s' reached (N, C, H, W) uint8, the rewards r (N,) float32),
     in the order of `reachable_states()`, then actions 0..3."""
-    env = gridworld.make(level).unwrapped
-    moves, frames, rewards = [], [], []
-    for state in env.reachable_states():
-        for action in range(env.action_space.n):
-            env.reset(options={"position": state[0], "keys_held": state[1]})
-            obs, reward, *_ = env.step(action)
-            moves.append((state, action))
-            frames.append(obs)
-            rewards.append(reward)
-    return moves, torch.as_tensor(np.stack(frames)), torch.tensor(rewards, dtype=torch.float32)
+    compiled = gridworld.compile_level(level)
+    n, actions = compiled.num_nonterminal, compiled.successor.shape[1]
+    moves = [(state, action) for state in compiled.states[:n] for action in range(actions)]
+    frames = compiled.observations[compiled.successor[:n].ravel()]
+    rewards = compiled.reward[:n].ravel().astype(np.float32)
+    return moves, torch.from_numpy(frames), torch.from_numpy(rewards)
 
 
 @torch.no_grad()

@@ -31,24 +31,17 @@ class TabularGridworld:
 
     @classmethod
     def from_level(cls, level) -> TabularGridworld:
-        """Enumerate `level` (a name or ASCII art) with the rules of `gridworld.Layout.step`."""
-        layout = gridworld.resolve_level(level)
-        states = layout.reachable_states()
-        index = {state: i for i, state in enumerate(states)}
-        names = layout.key_names
-        next_state = np.empty((len(states), len(ACTIONS)), dtype=np.int64)
-        events = np.zeros((len(states), len(ACTIONS), len(names) + 1))
-        rewards = np.zeros((len(states), len(ACTIONS)))
-        for i, state in enumerate(states):
-            for a in range(len(ACTIONS)):
-                nxt, reward, terminated = layout.step(state, a)
-                next_state[i, a] = -1 if terminated else index[nxt]
-                for k, name in enumerate(names):
-                    events[i, a, k] = name in nxt[1] and name not in state[1]
-                events[i, a, -1] = terminated
-                rewards[i, a] = reward
-        return cls(layout, states, next_state, events, rewards,
-                   tuple(f"{name} key" for name in names) + ("target",))
+        """`level` (a name or ASCII art) from its compiled tables (`gridworld.compile_level`): the
+        non-terminal states, with every move into a terminal state as -1."""
+        compiled = gridworld.compile_level(level)
+        n = compiled.num_nonterminal
+        successor = compiled.successor[:n]
+        ends = compiled.terminal[successor]
+        picked = compiled.held[successor] & ~compiled.held[:n, None]
+        events = np.concatenate([picked, ends[..., None]], axis=2).astype(float)
+        return cls(compiled.layout, list(compiled.states[:n]), np.where(ends, -1, successor), events,
+                   compiled.reward[:n].copy(), tuple(f"{name} key" for name in compiled.layout.key_names)
+                   + ("target",))
 
     def state_index(self, position, keys_held=()) -> int:
         return self.states.index((tuple(position), tuple(keys_held)))

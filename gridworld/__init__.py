@@ -3,6 +3,7 @@
     import gridworld
     env = gridworld.make("easy")                       # or "hard", or your own ASCII art
     env = gymnasium.make("gridworld/Passageway-Hard-v0")
+    envs = gridworld.make_vector("easy", num_envs=256)  # the compiled engine, gymnasium's vector API
 
 This package never imports `aps_teach`: the environment knows nothing of the learner.
 """
@@ -15,7 +16,8 @@ from gridworld import pycolab_compat
 
 pycolab_compat.apply()
 
-from gridworld.env import COLOURS, LAYER_NAMES, PassagewayEnv, resolve_level  # noqa: E402
+from gridworld.compiled import CompiledLevel, compile_level  # noqa: E402
+from gridworld.env import COLOURS, LAYER_NAMES, MAX_EPISODE_STEPS, PassagewayEnv, resolve_level  # noqa: E402
 from gridworld.layout import ACTIONS, LEGEND, Layout, shortest_path  # noqa: E402
 from gridworld.levels import LEVELS, MAZES  # noqa: E402
 from gridworld.reward_maps import (  # noqa: E402
@@ -24,9 +26,8 @@ from gridworld.reward_maps import (  # noqa: E402
     random_box_reward_map,
     random_return,
 )
+from gridworld.vector import PassagewayVectorEnv  # noqa: E402
 
-MAX_EPISODE_STEPS = 100
-"""Default step limit (gymnasium's `TimeLimit` truncates): ~9x the longest shortest solution."""
 ENV_IDS = {
     "easy": "gridworld/Passageway-Easy-v0",
     "hard": "gridworld/Passageway-Hard-v0",
@@ -39,28 +40,49 @@ CUSTOM_ENV_ID = "gridworld/Passageway-v0"
 
 for _level, _env_id in ENV_IDS.items():
     gymnasium.register(
-        _env_id, entry_point=PassagewayEnv, kwargs={"level": _level},
+        _env_id, entry_point=PassagewayEnv, vector_entry_point=PassagewayVectorEnv, kwargs={"level": _level},
         max_episode_steps=MAX_EPISODE_STEPS,
     )
-gymnasium.register(CUSTOM_ENV_ID, entry_point=PassagewayEnv, max_episode_steps=MAX_EPISODE_STEPS)
+gymnasium.register(CUSTOM_ENV_ID, entry_point=PassagewayEnv, vector_entry_point=PassagewayVectorEnv,
+                   max_episode_steps=MAX_EPISODE_STEPS)
+
+
+def _id_and_kwargs(level: str | Sequence[str], kwargs: dict) -> tuple[str, dict]:
+    """The registered id of a built-in name, or the custom id with the art as a keyword."""
+    if isinstance(level, str):
+        if level not in ENV_IDS:
+            raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(ENV_IDS)} (or ASCII art)")
+        return ENV_IDS[level], kwargs
+    return CUSTOM_ENV_ID, {"level": tuple(level), **kwargs}
 
 
 def make(level: str | Sequence[str] = "easy", **kwargs) -> gymnasium.Env:
     """`gymnasium.make` for a built-in name ("easy", "hard", "open10", "fourroom") or your own
     ASCII art (see `LEGEND`).
 
-    Keyword arguments go to `gymnasium.make` (e.g. `render_mode`, `max_episode_steps`, and
-    `reward_map` for a reward-map task).
+    Keyword arguments go to `gymnasium.make` (e.g. `render_mode`, `max_episode_steps`,
+    `absorbing_target`, and `reward_map` for a reward-map task).
     """
-    if isinstance(level, str):
-        if level not in ENV_IDS:
-            raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(ENV_IDS)} (or ASCII art)")
-        return gymnasium.make(ENV_IDS[level], **kwargs)
-    return gymnasium.make(CUSTOM_ENV_ID, level=tuple(level), **kwargs)
+    env_id, kwargs = _id_and_kwargs(level, kwargs)
+    return gymnasium.make(env_id, **kwargs)
+
+
+def make_vector(level: str | Sequence[str] = "easy", num_envs: int = 8, **kwargs) -> PassagewayVectorEnv:
+    """`gymnasium.make_vec` of the compiled engine (`PassagewayVectorEnv`) for a built-in name or your
+    own ASCII art: the same envs as `make` gives, `num_envs` at once.
+
+    Keyword arguments go to `PassagewayVectorEnv` (e.g. `max_episode_steps`, `reward_map`,
+    `absorbing_target`, `observation`, `autoreset_mode`).
+    """
+    env_id, kwargs = _id_and_kwargs(level, kwargs)
+    if "max_episode_steps" in kwargs and kwargs["max_episode_steps"] is None:
+        del kwargs["max_episode_steps"]  # as in gymnasium.make: None keeps the registered limit
+    return gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
 
 
 __all__ = [
-    "ACTIONS", "COLOURS", "CUSTOM_ENV_ID", "ENV_IDS", "LAYER_NAMES", "LEGEND", "LEVELS", "MAZES",
-    "Layout", "MAX_EPISODE_STEPS", "PassagewayEnv", "make", "normalised_score", "optimal_return",
-    "random_box_reward_map", "random_return", "resolve_level", "shortest_path",
+    "ACTIONS", "COLOURS", "CUSTOM_ENV_ID", "CompiledLevel", "ENV_IDS", "LAYER_NAMES", "LEGEND", "LEVELS",
+    "MAZES", "Layout", "MAX_EPISODE_STEPS", "PassagewayEnv", "PassagewayVectorEnv", "compile_level", "make",
+    "make_vector", "normalised_score", "optimal_return", "random_box_reward_map", "random_return",
+    "resolve_level", "shortest_path",
 ]

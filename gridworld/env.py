@@ -10,9 +10,11 @@ import gymnasium as gym
 import numpy as np
 
 from gridworld.game import AGENT, build_game
-from gridworld.layout import ACTIONS, KEYS, Layout, State
+from gridworld.layout import ACTIONS, KEYS, Cell, Layout, State, as_reward_map
 from gridworld.levels import LEVELS, MAZES
-from gridworld.reward_maps import as_reward_map
+
+MAX_EPISODE_STEPS = 100
+"""Default step limit (gymnasium's `TimeLimit` truncates): ~9x the longest shortest solution."""
 
 LAYER_NAMES: tuple[str, ...] = (
     "floor", "wall", "agent", "green_key", "green_passage", "purple_key", "purple_passage", "target",
@@ -49,6 +51,48 @@ def resolve_level(level: str | Sequence[str]) -> Layout:
     return Layout.parse(level)
 
 
+def task_reward_map(layout: Layout, reward_map) -> np.ndarray | None:
+    """The validated reward map of an env's task, or None for the key/target protocol; a maze without
+    a target needs a reward map."""
+    if reward_map is None and layout.target is None:
+        raise ValueError("this maze has no target 'T': give it a reward_map task "
+                         "(see gridworld.reward_maps), or draw a target")
+    return None if reward_map is None else as_reward_map(layout, reward_map)
+
+
+def reset_options(layout: Layout, options: Mapping[str, Any]) -> tuple[Cell | None, tuple[str, ...]]:
+    """`reset(options=...)` checked: the start position (None: draw a start cell) and the keys held, in
+    the level's key order."""
+    unknown = set(options) - {"position", "keys_held"}
+    if unknown:
+        raise ValueError(f"unknown reset options {sorted(unknown)}; valid: 'position', 'keys_held'")
+    names = layout.key_names
+    held = options.get("keys_held", ())
+    held = (held,) if isinstance(held, str) else tuple(held)
+    if set(held) - set(names):
+        raise ValueError(f"keys_held {held!r} names keys not in this level; its keys: {names}")
+    held = tuple(name for name in names if name in held)
+    if "position" not in options:
+        return None, held
+    try:
+        row, col = (operator.index(x) for x in options["position"])
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"position must be a (row, col) pair of integers, got {options['position']!r}"
+        ) from None
+    return (row, col), held
+
+
+def unreachable_start(state: State) -> ValueError:
+    """The error for a reset to a state no episode visits."""
+    position, held = state
+    return ValueError(
+        f"no episode reaches position {position} holding keys {held}: the cell is a wall, "
+        "a closed passageway, a key not yet held, the target, or off the grid; "
+        "see the level's reachable_states()"
+    )
+
+
 class PassagewayEnv(gym.Env):
     """Fetch the key(s), pass the opened passageway(s), reach the target (APS paper, Section 4.3).
 
@@ -61,6 +105,10 @@ class PassagewayEnv(gym.Env):
     `reset(options={"position": (row, col), "keys_held": ("green",)})` starts from any state
     in `reachable_states()`; without options the agent starts on a random start cell with no key.
 
+    With `absorbing_target=True` (a pretraining protocol) the target still pays +10 and sets
+    `info["success"]`, but does not end the episode: the agent stays on it (every action: reward 0,
+    the same observation) until the time limit truncates. No effect on a maze without a target.
+
     With a `reward_map` (H x W, or {(row, col): value}; see `gridworld.reward_maps`) the task is
     that map instead: each step pays the value of the cell the agent is in after it, keys still
     open their passageways but pay nothing, and episodes end only at the step limit. The maze
@@ -71,14 +119,10 @@ class PassagewayEnv(gym.Env):
     layer_names = LAYER_NAMES
 
     def __init__(self, level: str | Sequence[str] = "easy", render_mode: str | None = None,
-                 reward_map=None):
+                 reward_map=None, absorbing_target: bool = False):
         self.layout = resolve_level(level)
-        if reward_map is None and self.layout.target is None:
-            raise ValueError("this maze has no target 'T': give it a reward_map task "
-                             "(see gridworld.reward_maps), or draw a target")
-        if reward_map is not None and self.layout.target is not None:
-            raise ValueError("a reward_map replaces the key/target protocol: use a maze without a target 'T'")
-        self.reward_map = None if reward_map is None else as_reward_map(self.layout, reward_map)
+        self.reward_map = task_reward_map(self.layout, reward_map)
+        self.absorbing_target = bool(absorbing_target)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; valid: {self.metadata['render_modes']}")
         self.render_mode = render_mode
@@ -113,8 +157,10 @@ class PassagewayEnv(gym.Env):
                 f"invalid action {action!r}: expected an integer in 0..{len(ACTIONS) - 1} "
                 f"({', '.join(f'{i} {name}' for i, name in enumerate(ACTIONS))})"
             )
-        if self._game is None or self._game.game_over:
+        if self._game is None or (self._game.game_over and not self.absorbing_target):
             raise RuntimeError("the episode has ended (or never began): call reset() first")
+        if self._game.game_over:  # absorbed on the target: nothing moves, nothing pays
+            return self._observe(), 0.0, False, False, self._info()
         observation, reward, _ = self._game.play(move)
         self._board = observation.board
         if reward:  # every key pick-up pays a reward, so only then can the keys held change
@@ -127,7 +173,7 @@ class PassagewayEnv(gym.Env):
         info = self._info()
         if self.reward_map is not None:
             reward = self.reward_map[info["position"]]
-        return self._observe(), float(reward or 0.0), terminated, False, info
+        return self._observe(), float(reward or 0.0), terminated and not self.absorbing_target, False, info
 
     def render(self):
         if self.render_mode == "ansi":
@@ -145,29 +191,9 @@ class PassagewayEnv(gym.Env):
         return {"position": (int(row), int(col)), "keys_held": self._held, "success": self._success}
 
     def _initial_state(self, options: Mapping[str, Any]) -> State:
-        unknown = set(options) - {"position", "keys_held"}
-        if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}; valid: 'position', 'keys_held'")
-        names = self.layout.key_names
-        held = options.get("keys_held", ())
-        held = (held,) if isinstance(held, str) else tuple(held)
-        if set(held) - set(names):
-            raise ValueError(f"keys_held {held!r} names keys not in this level; its keys: {names}")
-        held = tuple(name for name in names if name in held)
-        if "position" in options:
-            try:
-                row, col = (operator.index(x) for x in options["position"])
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"position must be a (row, col) pair of integers, got {options['position']!r}"
-                ) from None
-            position = (row, col)
-        else:
+        position, held = reset_options(self.layout, options)
+        if position is None:
             position = self.layout.start_cells[self.np_random.integers(len(self.layout.start_cells))]
         if (position, held) not in self._reachable:
-            raise ValueError(
-                f"no episode reaches position {position} holding keys {held}: the cell is a wall, "
-                "a closed passageway, a key not yet held, the target, or off the grid; "
-                "see env.unwrapped.reachable_states()"
-            )
+            raise unreachable_start((position, held))
         return position, held

@@ -8,7 +8,7 @@ rules, written out independently (the tests check the two agree move by move).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,6 +151,33 @@ class Layout:
                     seen.add(nxt)
                     frontier.append(nxt)
         return sorted(seen, key=lambda s: (len(s[1]), s[1], s[0]))
+
+
+def as_reward_map(layout: Layout, reward_map) -> np.ndarray:
+    """Validate a reward-map task for `layout` (H x W array, or {(row, col): value} /
+    [((row, col), value), ...]): finite, nothing on walls, and only on a maze without a target."""
+    if layout.target is not None:
+        raise ValueError("a reward_map replaces the key/target protocol: use a maze without a target 'T'")
+    height, width = layout.shape
+    if isinstance(reward_map, Mapping) or (
+        isinstance(reward_map, Sequence) and reward_map and isinstance(reward_map[0][0], Sequence)
+    ):
+        cells = reward_map.items() if isinstance(reward_map, Mapping) else reward_map
+        grid = np.zeros((height, width))
+        for (row, col), value in cells:
+            if not (0 <= row < height and 0 <= col < width):
+                raise ValueError(f"reward cell ({row}, {col}) is off the {height}x{width} grid")
+            grid[row, col] = value
+    else:
+        grid = np.asarray(reward_map, dtype=float)
+        if grid.shape != (height, width):
+            raise ValueError(f"reward map has shape {grid.shape}; this maze is {height}x{width}")
+    if not np.isfinite(grid).all():
+        raise ValueError("reward map values must be finite numbers")
+    walls = np.argwhere((grid != 0) & layout.walls)
+    if len(walls):
+        raise ValueError(f"reward map puts reward on wall cells {[(int(r), int(c)) for r, c in walls]}")
+    return grid
 
 
 def shortest_path(layout: Layout, state: State) -> list[int] | None:

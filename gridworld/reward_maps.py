@@ -5,42 +5,17 @@ A reward map R (H x W) pays R[cell] at every step for the cell the agent is in a
 the form successor features assume. Episodes have a fixed length T and never end early.
 
 The references are exact finite-horizon dynamic programmes over the reachable (position, keys
-held) states, averaged over the uniform start cell: the optimal return and the uniformly random
-policy's expected return, so a policy's score can be normalised as
-(policy - random) / (optimal - random).
+held) states (the tables of `gridworld.compiled`), averaged over the uniform start cell: the optimal
+return and the uniformly random policy's expected return, so a policy's score can be normalised as
+(policy - random) / (optimal - random). `as_reward_map` (in `gridworld.layout`) validates a map.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 import numpy as np
 
-from gridworld.layout import ACTIONS, Layout
-
-
-def as_reward_map(layout: Layout, reward_map) -> np.ndarray:
-    """Validate a reward map (H x W array, or {(row, col): value} / [((row, col), value), ...])."""
-    height, width = layout.shape
-    if isinstance(reward_map, Mapping) or (
-        isinstance(reward_map, Sequence) and reward_map and isinstance(reward_map[0][0], Sequence)
-    ):
-        cells = reward_map.items() if isinstance(reward_map, Mapping) else reward_map
-        grid = np.zeros((height, width))
-        for (row, col), value in cells:
-            if not (0 <= row < height and 0 <= col < width):
-                raise ValueError(f"reward cell ({row}, {col}) is off the {height}x{width} grid")
-            grid[row, col] = value
-    else:
-        grid = np.asarray(reward_map, dtype=float)
-        if grid.shape != (height, width):
-            raise ValueError(f"reward map has shape {grid.shape}; this maze is {height}x{width}")
-    if not np.isfinite(grid).all():
-        raise ValueError("reward map values must be finite numbers")
-    walls = np.argwhere((grid != 0) & layout.walls)
-    if len(walls):
-        raise ValueError(f"reward map puts reward on wall cells {[(int(r), int(c)) for r, c in walls]}")
-    return grid
+from gridworld.compiled import compile_level
+from gridworld.layout import Layout, as_reward_map  # noqa: F401 (re-exported: reward_maps.as_reward_map)
 
 
 def random_box_reward_map(layout: Layout, num_boxes: int, box_size: int, seed: int,
@@ -65,40 +40,24 @@ def random_box_reward_map(layout: Layout, num_boxes: int, box_size: int, seed: i
     return grid
 
 
-def _tables(layout: Layout, reward_map: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Successor index (S, A), reward of each move (S, A), and the start-state indices."""
-    states = layout.reachable_states()
-    index = {state: i for i, state in enumerate(states)}
-    successor = np.empty((len(states), len(ACTIONS)), dtype=np.int64)
-    reward = np.empty(successor.shape)
-    for i, state in enumerate(states):
-        for action in range(len(ACTIONS)):
-            nxt, _, terminated = layout.step(state, action)
-            if terminated:
-                raise ValueError("reward-map references need a maze without a target 'T'")
-            successor[i, action], reward[i, action] = index[nxt], reward_map[nxt[0]]
-    starts = np.array([index[(cell, ())] for cell in layout.start_cells])
-    return successor, reward, starts
-
-
 def optimal_return(layout: Layout, reward_map, horizon: int) -> float:
     """max over policies of E[sum_{t<T} R(s_{t+1})] from a uniform start cell:
     V_T = 0, V_t(s) = max_a R(s') + V_{t+1}(s'), averaged over start states."""
-    successor, reward, starts = _tables(layout, as_reward_map(layout, reward_map))
-    value = np.zeros(len(successor))
+    compiled = compile_level(layout, reward_map)
+    value = np.zeros(len(compiled.states))
     for _ in range(horizon):
-        value = (reward + value[successor]).max(axis=1)
-    return float(value[starts].mean())
+        value = (compiled.reward + value[compiled.successor]).max(axis=1)
+    return float(value[compiled.start_states].mean())
 
 
 def random_return(layout: Layout, reward_map, horizon: int) -> float:
     """E[sum_{t<T} R(s_{t+1})] of the uniformly random policy from a uniform start cell:
     V_T = 0, V_t(s) = mean_a R(s') + V_{t+1}(s')."""
-    successor, reward, starts = _tables(layout, as_reward_map(layout, reward_map))
-    value = np.zeros(len(successor))
+    compiled = compile_level(layout, reward_map)
+    value = np.zeros(len(compiled.states))
     for _ in range(horizon):
-        value = (reward + value[successor]).mean(axis=1)
-    return float(value[starts].mean())
+        value = (compiled.reward + value[compiled.successor]).mean(axis=1)
+    return float(value[compiled.start_states].mean())
 
 
 def normalised_score(score: float, optimal: float, random: float) -> float:

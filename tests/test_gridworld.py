@@ -254,3 +254,17 @@ def test_bad_reset_options_raise(options, message):
 def test_bad_render_mode_raises():
     with pytest.raises(ValueError, match="unknown render_mode 'human'"):
         gridworld.PassagewayEnv("easy", render_mode="human")
+
+
+def test_absorbing_target_pays_once_and_keeps_the_agent_there():
+    env = gridworld.PassagewayEnv("easy", absorbing_target=True)
+    env.reset(options={"position": (6, 6), "keys_held": ("green",)})
+    first = env.step(RIGHT)
+    assert first[1:4] == (10.0, False, False) and first[4]["success"]
+    for action in (UP, DOWN, LEFT, RIGHT) * 3:  # no time limit on the bare env: it stays for ever
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert (reward, terminated, truncated) == (0.0, False, False)
+        assert (info["position"], info["success"]) == ((6, 7), True)
+        np.testing.assert_array_equal(obs, first[0])
+    _, info = env.reset(seed=0)
+    assert not info["success"] and info["position"] in env.layout.start_cells
