@@ -93,7 +93,7 @@ class AgentConfig:
     bootstrap_through_termination: bool = True
     """Pretraining only: bootstrap through env termination as if it were a time-out. Without a task the
     end of an episode is no loss; else positive intrinsic rewards teach the agent to avoid the target."""
-    n_step: int = 5
+    n_step: int = 10
     """Multi-step return length (paper: 10)."""
     batch_size: int = 256
     """Minibatch size per update (paper: 32 on Atari; the authors' URL Benchmark code: 1024)."""

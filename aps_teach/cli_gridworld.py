@@ -27,6 +27,7 @@ from aps_teach.experiments import (
     run_gridworld,
 )
 from aps_teach.files import write_text_atomic
+from aps_teach.study import StudyGrid, run_study
 from aps_teach.train import (
     TrainConfig,
     evaluate,
@@ -159,6 +160,30 @@ class Transfer:
     train: TrainConfig = field(default_factory=TrainConfig)
 
 
+@dataclass
+class Study:
+    """The budget study behind the defaults: every method x level x pretraining budget x d x seed through the
+    whole pipeline (zero-shot success per identification budget, success along fine-tuning), and zero-shot
+    transfer on the mazes, into OUT/study_levels.csv and OUT/study_transfer.csv (resumable), then
+    OUT/study_*.png (see aps_teach.study)."""
+
+    out: Path
+    """Results directory (give a fresh one; the committed study is results/study)."""
+    grid: StudyGrid = field(default_factory=StudyGrid)
+    workers: int | None = None
+    """Parallel runs (default: one per core)."""
+
+
+def _study(cmd: Study) -> dict:
+    report = run_study(cmd.grid, cmd.out, workers=cmd.workers)
+    failures = {**report.levels.failures, **report.transfer.failures}
+    for key, trace in failures.items():
+        print(f"run {key} failed:\n{trace}", file=sys.stderr)
+    return {"completed": len(report.levels.completed) + len(report.transfer.completed),
+            "skipped": len(report.levels.skipped) + len(report.transfer.skipped), "failed": len(failures),
+            "results": cmd.out, "figures": ", ".join(str(path) for path in report.figures)}
+
+
 def _transfer(cmd: Transfer) -> dict:
     report = run_transfer(cmd.method, cmd.maze, seeds=range(cmd.seeds), num_tasks=cmd.tasks,
                           pretrain_steps=cmd.pretrain_steps, identify_steps=cmd.identify_steps,
@@ -263,7 +288,8 @@ def _evaluate(cmd: Evaluate) -> dict:
 
 
 COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (Finetune, _finetune),
-            "evaluate": (Evaluate, _evaluate), "sweep": (Sweep, _sweep), "transfer": (Transfer, _transfer)}
+            "evaluate": (Evaluate, _evaluate), "sweep": (Sweep, _sweep), "transfer": (Transfer, _transfer),
+            "study": (Study, _study)}
 
 
 def gridworld_main(argv: list[str]) -> int:

@@ -14,6 +14,7 @@ compiled engine builds its envs from data (a level name, or a `LevelSpec` with a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -40,6 +41,13 @@ class LevelSpec:
 
 EnvSource = str | LevelSpec | Callable[[], gym.Env]
 """A level name ("easy", "hard"), a `LevelSpec`, or (pycolab engine only) a zero-argument env factory."""
+
+
+@functools.lru_cache(maxsize=16)
+def state_boards(art: tuple[str, ...]) -> torch.Tensor:
+    """The boards of every state of a level (`gridworld.compile_level(art).observations`) as one tensor,
+    the same object for every batch of the level."""
+    return torch.tensor(gridworld.compile_level(art).observations)
 
 
 def check_engine(engine: str) -> None:
@@ -73,7 +81,7 @@ class EnvBatch:
     """Shape of one board (C, H, W)."""
     observation_table: torch.Tensor | None
     """(S, C, H, W) uint8 boards of the states the observations index (compiled), or None (boards)."""
-    state_boards: np.ndarray
+    state_boards: torch.Tensor
     """(S, C, H, W) uint8 boards of every state of the level (the compiled level's observations)."""
     num_actions: int
     horizon: int
@@ -127,7 +135,7 @@ class PycolabBatch(EnvBatch):
             level = spec.level if isinstance(spec.level, str) else tuple(spec.level)
             kwargs = {} if spec.reward_map is None else {"reward_map": spec.reward_map}
             make = lambda: gridworld.make(level, max_episode_steps=spec.max_episode_steps,  # noqa: E731
-                                          **({"absorbing_target": True} if absorbing_target else {}), **kwargs)  # TEMP
+                                          absorbing_target=absorbing_target, **kwargs)
         self.envs = [make() for _ in range(num_envs)]
         self.reward_free = reward_free
         base = self.envs[0].unwrapped
@@ -143,8 +151,7 @@ class PycolabBatch(EnvBatch):
         self.horizon = spec.max_episode_steps
         self.obs_shape = base.observation_space.shape
         self.num_actions = int(base.action_space.n)
-        self.state_boards = np.stack([base.reset(options={"position": p, "keys_held": k})[0]  # TEMP
-                                      for p, k in base.reachable_states()])
+        self.state_boards = state_boards(self.art)
         self._init_coverage()
 
     def _note(self, info: dict) -> None:
@@ -201,7 +208,7 @@ class CompiledBatch(EnvBatch):
         self.art = tuple(level.layout.art)
         self.num_reachable = level.num_nonterminal
         self.horizon = spec.max_episode_steps
-        self.observation_table = torch.as_tensor(level.observations)
+        self.state_boards = self.observation_table = state_boards(self.art)
         self.obs_shape = tuple(level.observations.shape[1:])
         self.num_actions = int(level.successor.shape[1])
         self._states = level.states

@@ -395,6 +395,8 @@ def plot_study_budget(levels: Sequence[dict], transfer: Sequence[dict]):
             ax.axhline(0, color="grey", linewidth=0.6)
             ax.set_title(f"{name}, d = {d}" + (" (transfer)" if name in mazes else ""))
             ax.set_ylabel("normalised score" if name in mazes else "success rate")
+            if name not in mazes:
+                ax.set_ylim(-0.02, 1.02)
             if r == len(dims) - 1:
                 ax.set_xlabel("pretraining env steps")
     axes[0][0].legend(frameon=False, fontsize="x-small")

@@ -47,11 +47,13 @@ class StudyGrid:
     """Transfer (visr and aps only)."""
     pretrain_steps: tuple[int, ...] = (16_000, 64_000, 256_000)
     feature_dims: tuple[int, ...] = (5, 16)
-    identify_steps: tuple[int, ...] = (1_600, 16_000)
+    identify_steps: tuple[int, ...] = (1_600, 16_000, 160_000)
     """Zero-shot success is measured with each; fine-tuning starts from the last."""
     gammas: tuple[float, ...] = (0.95,)
-    """Discount factors tried besides the default (`train.agent.gamma`), at the default pretraining budget
-    and d only (on the key levels)."""
+    """Discount factors tried besides the default (`train.agent.gamma`), on the key levels, at
+    `arm_pretrain_steps` and `arm_feature_dim` only."""
+    arm_pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
+    arm_feature_dim: int = 16
     seeds: int = 3
     finetune_steps: int = DEFAULT_FINETUNE_STEPS
     eval_episodes: int = DEFAULT_EVAL_EPISODES
@@ -65,12 +67,12 @@ class StudyGrid:
                              "and at least one seed")
 
     def level_specs(self) -> list[RunSpec]:
-        default = (DEFAULT_PRETRAIN_STEPS, self.train.agent.feature_dim)
         specs = []
         for method in self.methods:
             budgets = (0,) if method == "dqn" else self.pretrain_steps
             arms = [(steps, d, self.train.agent.gamma) for steps in budgets for d in self.feature_dims]
-            arms += [(0 if method == "dqn" else default[0], default[1], g) for g in self.gammas]
+            arms += [(0 if method == "dqn" else self.arm_pretrain_steps, self.arm_feature_dim, g)
+                     for g in self.gammas]
             specs += [RunSpec(method, level, seed, _overrides(*arm)) for level in self.levels for arm in arms
                       for seed in range(self.seeds)]
         return specs
@@ -164,12 +166,15 @@ def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = Non
 
 
 def save_study_figures(out_dir: str | Path) -> list[Path]:
-    """OUT/study_budget.png, study_identify.png and study_adaptation.png from OUT's study CSVs."""
+    """OUT/study_budget.png, study_identify.png and study_adaptation.png from OUT's study CSVs, for the
+    grid's default discount factor (OUT/study_grid.json; the other gammas are in `summary_table`)."""
     from aps_teach.plots import plot_study_adaptation, plot_study_budget, plot_study_identify, save_figure
     from aps_teach.sweeps import read_rows
 
     out = Path(out_dir)
-    levels, transfer = read_rows(out / "study_levels.csv"), read_rows(out / "study_transfer.csv")
+    gamma = json.loads((out / "study_grid.json").read_text())["train"]["agent"]["gamma"]
+    levels = [row for row in read_rows(out / "study_levels.csv") if float(row["gamma"]) == gamma]
+    transfer = read_rows(out / "study_transfer.csv")
     figures = []
     for name, draw in (("study_budget", lambda: plot_study_budget(levels, transfer)),
                        ("study_identify", lambda: plot_study_identify(levels)),
@@ -182,7 +187,7 @@ def save_study_figures(out_dir: str | Path) -> list[Path]:
 
 
 def summary_table(levels: Sequence[dict], transfer: Sequence[dict]) -> list[dict]:
-    """Per method x level (or maze) x d x pretraining budget: mean zero-shot success (the last
+    """Per method x level (or maze) x d x pretraining budget x gamma: mean zero-shot success (the last
     identification budget), fine-tuned success, and transfer score, with 95% intervals over seeds (tasks x
     seeds for transfer)."""
     from aps_teach.stats import summarise
@@ -197,8 +202,9 @@ def summary_table(levels: Sequence[dict], transfer: Sequence[dict]) -> list[dict
     }
     out = []
     for measure, (rows, place, value) in groups.items():
-        by = ("method", place, "feature_dim", "pretrain_steps")
+        by = ("method", place, "feature_dim", "pretrain_steps", "gamma")
         for key, (mean, low, high, n) in summarise(rows, by=by, value=value).items():
             out.append({"measure": measure, "method": key[0], "level": key[1], "feature_dim": int(key[2]),
-                        "pretrain_steps": int(key[3]), "mean": mean, "low": low, "high": high, "n": n})
+                        "pretrain_steps": int(key[3]), "gamma": float(key[4]), "mean": mean, "low": low,
+                        "high": high, "n": n})
     return out

@@ -186,10 +186,9 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
     start_eps = cfg.epsilon_start if explores else cfg.epsilon_end
     log, first_round = PhaseLog(), 0
     ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None
-    identity = {"phase": phase, "method": agent_cfg.method, "art": list(envs.art), "seed": seed,
-                "steps": steps, "config": asdict(cfg), "obs_shape": list(envs.obs_shape),
-                "num_actions": envs.num_actions, "engine": envs.engine,
-                "task_w": None if fixed_w is None else fixed_w[0].tolist()}
+    identity = {"phase": phase, "method": agent_cfg.method, "engine": envs.engine, "art": list(envs.art),
+                "seed": seed, "steps": steps, "config": asdict(cfg), "obs_shape": list(envs.obs_shape),
+                "num_actions": envs.num_actions, "task_w": None if fixed_w is None else fixed_w[0].tolist()}
     if run_dir is not None:
         run_dir.mkdir(parents=True, exist_ok=True)
     if resume:
@@ -311,7 +310,7 @@ def learner_for(envs: EnvBatch, agent: AgentConfig, seed: int) -> Learner:
     """An untrained learner sized for `envs`' level, reading the board entries that vary between its states,
     and its engine's observations."""
     learner = Learner(agent, envs.obs_shape, envs.num_actions, seed,
-                      input_columns=InputColumns.of(torch.as_tensor(envs.state_boards)))
+                      input_columns=InputColumns.of(envs.state_boards))
     learner.set_observation_table(envs.observation_table)
     return learner
 

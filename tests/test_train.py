@@ -12,7 +12,7 @@ import gridworld
 from aps_teach import env_batch
 from aps_teach.agents import AgentConfig
 from aps_teach.experiments import run_gridworld
-from aps_teach.train import TrainConfig, finetune, new_learner, pretrain
+from aps_teach.train import TrainConfig, finetune, identify_task, new_learner, pretrain
 
 ROUND = 200  # 2 envs x 100-step episode limit
 ENGINES = ("compiled", "pycolab")
@@ -54,7 +54,7 @@ def test_pretraining_never_sees_the_reward(method):
     scrambled, _ = pretrain(method, absorbing, 2 * ROUND, seed=3, config=config)
     assert _same(_weights(plain), _weights(scrambled))
     # the scrambled rewards are real: fine-tuning on them changes the weights
-    w = torch.tensor([1.0, 0, 0, 0, 0])
+    w = plain.default_task(1)[0]
     finetune(plain, "easy", w, ROUND, seed=3, config=config)
     finetune(scrambled, lambda: ScrambledReward(gridworld.make("easy"), 9), w, ROUND, seed=3, config=config)
     assert not _same(_weights(plain), _weights(scrambled))
@@ -73,15 +73,21 @@ def test_both_engines_train_alike(method):
         torch.testing.assert_close(a[key], b[key], rtol=1e-4, atol=1e-5)
 
 
-def test_pretraining_target_is_absorbing_and_the_task_target_ends_the_episode():
-    stays, ends = [], []
-    pretrain("visr", "easy", 6 * ROUND, seed=0, config=tiny("visr"),
-             on_round=lambda end: stays.append(end.replay.data["terminated"][: end.replay.size].any()))
-    assert not any(stays)  # nothing terminates in pretraining, though the target was reached
-    learner = new_learner("dqn", "easy", 0, tiny("dqn"))
-    finetune(learner, "easy", None, 6 * ROUND, seed=0, config=tiny("dqn"),
-             on_round=lambda end: ends.append(int(end.replay.data["terminated"][: end.replay.size].sum())))
-    assert ends[-1] > 0  # epsilon-greedy dqn reaches the target in 1,200 steps, and that ends episodes
+@pytest.mark.parametrize("engine", ENGINES)
+def test_pretraining_target_is_absorbing_and_the_task_target_ends_the_episode(engine):
+    corridor = env_batch.LevelSpec(("######", "#S..T#", "######"))
+    replays = []
+    _, log = pretrain("visr", corridor, ROUND, seed=0, config=tiny("visr", engine),
+                            on_round=lambda end: replays.append(end.replay))
+    data = replays[-1].data
+    assert log.coverage["target_reached"] and not data["terminated"].any()
+    if engine == "compiled":  # once on the target (state 3), every later step of the round stays there
+        on_target = (data["next_obs"] == 3).int()
+        assert on_target.any() and (on_target.cummax(0).values == on_target).all()
+    dqn = new_learner("dqn", corridor, 0, tiny("dqn", engine))  # explores from scratch: finds the target
+    finetune(dqn, corridor, None, ROUND, seed=0, config=tiny("dqn", engine),
+             on_round=lambda end: replays.append(end.replay))
+    assert replays[-1].data["terminated"].any()  # the task's target ends the episode
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -126,8 +132,8 @@ def test_checkpoint_mismatch_and_corruption_are_clear_errors(tmp_path):
                           (replace(tiny("aps").agent, normalise_observations=False),
                            "agent.normalise_observations")):
         with pytest.raises(ValueError, match=f"differing fields: {field}"):
-            pretrain("aps", "easy", ROUND, seed=0, config=replace(tiny("aps"), agent=change), run_dir=tmp_path,
-                     resume=True)
+            pretrain("aps", "easy", ROUND, seed=0, config=replace(tiny("aps"), agent=change),
+                     run_dir=tmp_path, resume=True)
     (tmp_path / "checkpoint.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="corrupt checkpoint file"):
         pretrain("aps", "easy", ROUND, seed=0, config=tiny("aps"), run_dir=tmp_path, resume=True)
@@ -140,7 +146,7 @@ def test_coverage_matches_a_recount_of_the_replayed_observations(tmp_path, engin
     pretrain("visr", "easy", 2 * ROUND, seed=2, config=tiny("visr", engine), run_dir=tmp_path)
     state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
     replay, logged = state["replay"], state["metrics"][-1]
-    boards = torch.as_tensor(gridworld.compile_level("easy").observations)
+    boards = torch.tensor(gridworld.compile_level("easy").observations)
     seen = set()
     for frames in (replay["obs"], replay["next_obs"]):
         if engine == "compiled":  # state indices
@@ -161,7 +167,7 @@ def test_epsilon_decays_over_half_the_phase_and_finetuning_keeps_the_pretrained_
     # a round's last step is env step 200 r - 2; epsilon(t) = end + (start - end) max(0, 1 - t / (0.5 * 800))
     expected = [0.05 + 0.95 * max(0.0, 1 - (200 * r - 2) / 400) for r in (1, 2, 3, 4)]
     np.testing.assert_allclose([row["epsilon"] for row in log.metrics], expected)
-    tuned = finetune(learner, "easy", torch.tensor([1.0, 0, 0, 0, 0]), 2 * ROUND, seed=0, config=config)
+    tuned = finetune(learner, "easy", learner.default_task(1)[0], 2 * ROUND, seed=0, config=config)
     assert [row["epsilon"] for row in tuned.metrics] == [0.05, 0.05]
     scratch = finetune(new_learner("dqn", "easy", 0, tiny("dqn")), "easy", None, 2 * ROUND, seed=0,
                        config=tiny("dqn"))  # nothing pretrained to keep: explores as pretraining does
@@ -210,10 +216,10 @@ def test_finetuning_stores_phi_of_every_next_state(method):
     (lambda: TrainConfig(epsilon_end=1.5), "epsilon_end must be in"),
     (lambda: AgentConfig(nstep_reward="first"), "valid: last, sum"),
     (lambda: pretrain("aps", lambda: gridworld.make("easy"), 10, seed=0), "engine 'pycolab' only"),
-    (lambda: pretrain("aps", lambda: gridworld.make("easy"), 10, seed=0, config=TrainConfig(engine="pycolab")),
-     "absorbing_target=True"),
+    (lambda: pretrain("aps", lambda: gridworld.make("easy"), 10, seed=0,
+                      config=TrainConfig(engine="pycolab")), "absorbing_target=True"),
     (lambda: finetune(new_learner("aps", "easy", 0), "easy", torch.ones(3), 10, seed=0), "w must have shape"),
-    (lambda: train.identify_task(new_learner("apt", "easy", 0), "easy", 10, seed=0), "no task vector"),
+    (lambda: identify_task(new_learner("apt", "easy", 0), "easy", 10, seed=0), "no task vector"),
 ])
 def test_bad_input_is_a_clear_error(call, message):
     with pytest.raises(ValueError, match=message):
