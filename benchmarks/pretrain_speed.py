@@ -1,63 +1,78 @@
-"""Pretraining and fine-tuning env-steps/s per method on CPU, and the cost of learning relative to stepping.
+"""APS pretraining speed: the loop before the compiled engine against the loop now, env steps/s and updates/s.
 
-    python benchmarks/pretrain_speed.py [--steps 8000] [--level easy] [--seed 0]
+    python benchmarks/pretrain_speed.py [--steps 32000] [--level easy] [--seed 0]
 
-For each method prints pretraining steps/s (reward-free, one update per step of the env batch) and
-fine-tuning steps/s (`finetune_updates_per_step` updates), next to the env batch alone under a random
-policy; ratios are learner speed / env-only speed. Rates include the first `learning_starts` steps
-(no updates yet), as real runs do. Wall time of a default run is about
-pretrain_steps / pretrain rate + finetune_steps / finetune rate, plus evaluation.
+Each configuration pretrains APS on `level` for `steps` env steps, the first `learning_starts` (1,600) without
+updates as in real runs, on one thread:
+- before: the settings of the loop before this change (commit 9e8a5e4), reproduced with today's code: the
+  pycolab engine, raw one-hot boards through the full first layer, the exact n-step sum of intrinsic
+  rewards with phi and the kNN over every window state; 8 envs, 1 update of batch 32 per step of the batch
+  (1/8 update per env step), n = 5, d = 5;
+- now, same sizes: the compiled engine, state indices with the first layer run once per state on the
+  entries that vary, the authors' last-state n-step reward; the same 8 envs, batch 32, 1 update per step,
+  n = 5, d = 5: the same updates per env step, so the ratio is the loop's own speed-up;
+- now, the defaults: 32 envs, 2 updates of batch 256 per step (1/16 update per env step), n = 10, d = 16.
+Prints env steps/s, updates/s and ms per update, with ratios to `before`; and the env batches alone.
 """
 
 import argparse
 import time
+from dataclasses import replace
 
 import torch
 
-from aps_teach.agents import METHODS
-from aps_teach.experiments import DEFAULT_FINETUNE_STEPS, DEFAULT_PRETRAIN_STEPS
-from aps_teach.train import EnvBatch, TrainConfig, finetune, new_learner, pretrain, single_thread
+from aps_teach.agents import AgentConfig
+from aps_teach.env_batch import make_env_batch
+from aps_teach.train import TrainConfig, pretrain, single_thread
+
+BEFORE = TrainConfig(agent=AgentConfig(feature_dim=5, n_step=5, batch_size=32, nstep_reward="sum",
+                                       normalise_observations=False),
+                     engine="pycolab", num_envs=8, updates_per_step=1, absorbing_target=False, progress=False)
+SAME_SIZES = replace(BEFORE, agent=replace(BEFORE.agent, nstep_reward="last", normalise_observations=True),
+                     engine="compiled", absorbing_target=True)
+DEFAULTS = TrainConfig(progress=False)
 
 
-def env_only_steps_per_second(level: str, steps: int, config: TrainConfig, seed: int) -> float:
-    """The env batch with uniformly random actions, rounds as in training, no learner."""
-    envs = EnvBatch(level, config.num_envs, reward_free=True)
+def env_steps_per_second(level: str, engine: str, num_envs: int, steps: int, seed: int) -> float:
+    """The env batch alone under uniformly random actions, in rounds as in training."""
+    envs = make_env_batch(level, num_envs, engine=engine, reward_free=True)
     generator = torch.Generator().manual_seed(seed)
-    rounds = max(1, steps // (config.num_envs * envs.horizon))
+    rounds = max(1, steps // (num_envs * envs.horizon))
     start = time.perf_counter()
     for index in range(rounds):
-        envs.reset([seed * 1000 + index * config.num_envs + i for i in range(config.num_envs)])
+        envs.reset([seed * 1000 + index * num_envs + i for i in range(num_envs)])
         for t in range(envs.horizon):
-            envs.step(torch.randint(envs.num_actions, (config.num_envs,), generator=generator),
+            envs.step(torch.randint(envs.num_actions, (num_envs,), generator=generator),
                       last=t == envs.horizon - 1)
-    return rounds * config.num_envs * envs.horizon / (time.perf_counter() - start)
+    return rounds * num_envs * envs.horizon / (time.perf_counter() - start)
+
+
+def pretraining_rates(level: str, config: TrainConfig, steps: int, seed: int) -> tuple[float, float]:
+    """(env steps/s, updates/s) of one APS pretraining."""
+    start = time.perf_counter()
+    learner, _ = pretrain("aps", level, steps, seed, config)
+    seconds = time.perf_counter() - start
+    return steps / seconds, learner.updates / seconds
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=8000)
+    parser.add_argument("--steps", type=int, default=32_000)
     parser.add_argument("--level", default="easy")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    config = TrainConfig(progress=False)
     with single_thread():
-        env_rate = env_only_steps_per_second(args.level, args.steps, config, args.seed)
-    print(f"{args.level}: env batch only ({config.num_envs} envs, random actions): {env_rate:9,.0f} steps/s")
-    for method in METHODS:
-        if method != "dqn":
-            start = time.perf_counter()
-            learner, _ = pretrain(method, args.level, args.steps, args.seed, config)
-            pre = args.steps / (time.perf_counter() - start)
-        else:
-            learner, pre = new_learner(method, args.level, args.seed, config), float("nan")
-        start = time.perf_counter()
-        w = None if method in ("apt", "dqn") else torch.ones(5) / 5**0.5
-        finetune(learner, args.level, w, args.steps, args.seed, config)
-        fine = args.steps / (time.perf_counter() - start)
-        estimate = (DEFAULT_PRETRAIN_STEPS / pre if method != "dqn" else 0.0) + DEFAULT_FINETUNE_STEPS / fine
-        print(f"{method:>5}: pretrain {pre:7,.0f} steps/s ({pre / env_rate:.3f}x env) | "
-              f"finetune {fine:7,.0f} steps/s ({fine / env_rate:.3f}x env) | "
-              f"default budget ~{estimate:4.0f} s + evaluation")
+        for engine, num_envs in (("pycolab", 8), ("compiled", 8), ("compiled", 32)):
+            rate = env_steps_per_second(args.level, engine, num_envs, args.steps, args.seed)
+            print(f"env batch alone, {engine:>8}, {num_envs:>2} envs: {rate:12,.0f} env steps/s")
+    rows = {}
+    for name, config in (("before", BEFORE), ("now, same sizes", SAME_SIZES), ("now, defaults", DEFAULTS)):
+        rows[name] = pretraining_rates(args.level, config, args.steps, args.seed)
+    base_steps, base_updates = rows["before"]
+    for name, (steps, updates) in rows.items():
+        print(f"APS pretraining, {name:>15}: {steps:8,.0f} env steps/s ({steps / base_steps:5.2f}x), "
+              f"{updates:6,.0f} updates/s ({updates / base_updates:5.2f}x), "
+              f"{1000 / updates:5.2f} ms per update (acting and stepping included)")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 import torch
 
-from aps_teach import train
+from aps_teach import env_batch, train
 from aps_teach.agents import AgentConfig
 from aps_teach.cross_training import (
     parse_pair,
@@ -20,7 +20,7 @@ from aps_teach.sweeps import RunSpec
 from aps_teach.train import TrainConfig, new_learner, pretrain
 
 ROUND = 200  # 2 envs x 100-step episode limit
-TINY = {"hidden": 16, "batch_size": 8, "n_step": 3, "k": 3, "target_update_period": 20}
+TINY = {"hidden": 16, "batch_size": 8, "n_step": 3, "k": 3, "target_update_period": 20, "feature_dim": 5}
 TINY_TRAIN = {"num_envs": 2, "learning_starts": 100, "progress": False}
 BUDGET = {"pretrain_steps": 2 * ROUND, "finetune_steps": ROUND, "identify_steps": 4 * ROUND,
           "eval_episodes": 2}
@@ -44,7 +44,7 @@ def test_y_makes_exactly_the_updates_of_its_own_pretraining(pair):
     _, shadow, _ = pretrain_on_data_of(data_method, learner_method, "easy", 3 * ROUND, seed=2, config=tiny())
     own, _ = pretrain(learner_method, "easy", 3 * ROUND, seed=2, config=tiny())
     assert shadow.config.method == learner_method
-    assert shadow.updates == own.updates == 3 * ROUND // 2 - 100 // 2
+    assert shadow.updates == own.updates == tiny().updates_per_step * (3 * ROUND // 2 - 100 // 2)
     untrained = new_learner(learner_method, "easy", seed=2, config=tiny())
     assert not _same(_weights(shadow), _weights(untrained))
     assert not _same(_weights(shadow), _weights(own))  # other data, other weights
@@ -59,7 +59,7 @@ def test_x_runs_exactly_as_it_would_alone():
 
 def test_y_never_acts_and_steps_no_env(monkeypatch):
     steps, actors = [0], []
-    step, act = train.EnvBatch.step, train.Learner.act
+    step, act = env_batch.CompiledBatch.step, train.Learner.act
 
     def counting_step(self, actions, last):
         steps[0] += len(actions)
@@ -69,7 +69,7 @@ def test_y_never_acts_and_steps_no_env(monkeypatch):
         actors.append(id(self))
         return act(self, *args, **kwargs)
 
-    monkeypatch.setattr(train.EnvBatch, "step", counting_step)
+    monkeypatch.setattr(env_batch.CompiledBatch, "step", counting_step)
     monkeypatch.setattr(train.Learner, "act", recording_act)
     learner, shadow, _ = pretrain_on_data_of("apt", "visr", "easy", 2 * ROUND, seed=0, config=tiny())
     assert steps[0] == 2 * ROUND  # X's steps only

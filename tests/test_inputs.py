@@ -104,3 +104,24 @@ def test_without_normalisation_the_networks_read_the_raw_boards():
                       OBS, 4, seed=0)
     learner.observe(_table())
     torch.testing.assert_close(learner.inputs(_table()), _table().flatten(1).float())
+
+
+@pytest.mark.parametrize("method", ["visr", "aps"])
+@pytest.mark.parametrize("level", ["easy", "hard", "open10", "fourroom"])
+def test_phi_keeps_its_units_alive_and_spread_after_a_short_pretraining(level, method):
+    """Raw one-hot boards kill most of phi's hidden units within a few thousand steps (the contrast below);
+    centred inputs on the entries that vary keep them."""
+    import gridworld
+    from aps_teach.env_batch import LevelSpec
+    from aps_teach.train import TrainConfig, pretrain
+    from aps_teach.transfer import dead_units, feature_spread
+
+    layout = gridworld.resolve_level(level)
+    source = level if level in gridworld.LEVELS else LevelSpec(level, np.zeros(layout.shape))
+    learner, _ = pretrain(method, source, 6_400, seed=0, config=TrainConfig(progress=False))
+    assert dead_units(learner, level) <= 8  # of 128
+    assert feature_spread(learner, layout) > 0.1
+    if (level, method) == ("open10", "visr"):
+        raw = TrainConfig(agent=AgentConfig(method="visr", normalise_observations=False), progress=False)
+        collapsed, _ = pretrain("visr", source, 6_400, seed=0, config=raw)
+        assert dead_units(collapsed, level) >= 64

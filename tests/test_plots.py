@@ -26,7 +26,7 @@ def _no_grad():
 
 
 def _learner(**config) -> Learner:
-    return Learner(AgentConfig(**config), OBS_SHAPE, 4, seed=3)
+    return Learner(AgentConfig(**{"feature_dim": 5, **config}), OBS_SHAPE, 4, seed=3)
 
 
 ENV = gridworld.PassagewayEnv("hard")
@@ -74,11 +74,11 @@ def test_cell_states_cover_the_reachable_cells_with_their_observations():
 def test_exploration_map_is_the_knn_reward_at_each_cell():
     learner = _learner(method="aps", knn_normalise=False)
     particles = _particles()
-    h_particles = learner.phi(particles).double()
+    h_particles = learner.features(particles).double()
     cells = plots.cell_states(HARD, ("green",))
     maps = plots.reward_maps(learner, cells, particles, torch.tensor([0.0, 1, 0, 0, 0]), k=3)
     expected = _per_cell(HARD, ("green",), lambda obs: particle_entropy_reward(
-        learner.phi(obs[None]).double(), h_particles, 3))
+        learner.features(obs[None]).double(), h_particles, 3))
     np.testing.assert_allclose(maps["explore"], expected, rtol=1e-5, atol=1e-6)
     assert np.isnan(maps["explore"][HARD.walls]).all()
     assert np.isfinite(maps["explore"]).sum() == len(cells.positions)
@@ -88,11 +88,11 @@ def test_normaliser_mean_is_a_fixed_scale_and_is_not_updated():
     learner = _learner(method="aps", knn_exponent=2.0)
     learner.normaliser.load_state_dict({"mean": torch.tensor(0.3, dtype=torch.float64), "count": 50})
     particles = _particles(seed=1)
-    h_particles = learner.phi(particles).double().numpy()
+    h_particles = learner.features(particles).double().numpy()
     maps = plots.reward_maps(learner, plots.cell_states(HARD), particles, torch.ones(5) / 5**0.5, k=4)
 
     def brute(obs):
-        distances = np.sort(np.linalg.norm(h_particles - learner.phi(obs[None]).double().numpy(), axis=1))
+        distances = np.sort(np.linalg.norm(h_particles - learner.features(obs[None]).double().numpy(), axis=1))
         return np.log1p(np.mean(distances[:4] ** 2 / 0.3))
 
     np.testing.assert_allclose(maps["explore"], _per_cell(HARD, (), brute), rtol=1e-5, atol=1e-6)
@@ -103,7 +103,7 @@ def test_exploit_and_total_maps():
     learner = _learner(method="aps", explore_weight=0.5, exploit_weight=2.0)
     w = torch.tensor([0.6, 0.0, -0.8, 0.0, 0.0])
     maps = plots.reward_maps(learner, plots.cell_states(HARD, ("green", "purple")), _particles(), w)
-    expected = _per_cell(HARD, ("green", "purple"), lambda obs: (learner.phi(obs[None])[0] @ w).item())
+    expected = _per_cell(HARD, ("green", "purple"), lambda obs: (learner.features(obs[None])[0] @ w).item())
     np.testing.assert_allclose(maps["exploit"], expected, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(maps["total"], 0.5 * maps["explore"] + 2.0 * maps["exploit"], rtol=1e-6)
     assert sorted(maps) == ["exploit", "explore", "total"]
@@ -119,8 +119,8 @@ def test_visr_has_no_exploration_term_and_apt_none_for_exploitation():
     particles = _particles()
     maps = plots.reward_maps(apt, plots.cell_states(HARD), particles, k=2)
     assert sorted(maps) == ["explore", "total"]
-    h = apt.rep(particles).double()
-    expected = _per_cell(HARD, (), lambda obs: particle_entropy_reward(apt.rep(obs[None]).double(), h, 2))
+    h = apt.knn_features(particles).double()
+    expected = _per_cell(HARD, (), lambda obs: particle_entropy_reward(apt.knn_features(obs[None]).double(), h, 2))
     np.testing.assert_allclose(maps["explore"], expected, rtol=1e-5, atol=1e-6)
 
 
@@ -138,7 +138,7 @@ def test_value_map_is_the_argmax_of_psi_transpose_w():
     learner = _learner(method="visr")
     w = torch.tensor([0.5, 0.5, 0.5, -0.5, 0.0])
     got = plots.value_map(learner, plots.cell_states(HARD, ("green",)), w)
-    q_of = lambda obs: [(learner.psi(obs[None], w[None])[0, a] @ w).item() for a in range(4)]  # noqa: E731
+    q_of = lambda obs: learner.q_values(obs[None], w[None])[0].tolist()  # noqa: E731
     np.testing.assert_allclose(got["value"], _per_cell(HARD, ("green",), lambda o: max(q_of(o))), rtol=1e-5)
     np.testing.assert_array_equal(got["action"], _per_cell(HARD, ("green",), lambda o: np.argmax(q_of(o))))
     apt = _learner(method="apt")  # w=None: apt's fixed task e_1

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import gridworld
+from aps_teach.agents import AgentConfig
 from aps_teach.plots import plot_paths
 from aps_teach.rollouts import greedy_rollout, oracle_task, state_observations, transitions
 from aps_teach.tasks import infer_task
@@ -78,11 +79,11 @@ def test_state_observations_show_the_agent_and_the_keys_of_each_state():
 
 
 def test_learner_rollout_matches_its_greedy_actions_replayed_with_the_level_rules():
-    learner = new_learner("visr", "easy", seed=0)
-    w = torch.tensor([0.0, 0.0, 0.6, 0.0, 0.8])  # this untrained policy wanders over 8 cells
+    learner = new_learner("visr", "easy", seed=0, config=TrainConfig(agent=AgentConfig(feature_dim=5)))
+    w = torch.tensor([0.0, 0.0, 0.6, 0.0, 0.8])
     states, obs = state_observations("easy")
     with torch.no_grad():
-        greedy = (learner.psi(obs, w.expand(len(states), -1)) * w).sum(-1).argmax(1)
+        greedy = learner.q_values(obs, w.expand(len(states), -1)).argmax(1)
     action = dict(zip(states, greedy.tolist(), strict=True))
     layout = gridworld.resolve_level("easy")
     state = (gridworld.make("easy").reset(seed=5)[1]["position"], ())
@@ -101,7 +102,7 @@ def test_task_data_is_what_identify_task_regresses():
     learner = new_learner("visr", "easy", seed=0)
     config = TrainConfig(agent=learner.config, epsilon_end=1.0, num_envs=4, progress=False)
     features, rewards = task_data(learner, "easy", 400, seed=2, config=config)
-    assert features.shape == (400, 5) and rewards.shape == (400,)
+    assert features.shape == (400, learner.config.feature_dim) and rewards.shape == (400,)
     assert torch.allclose(features.norm(dim=1), torch.ones(400))
     assert set(rewards.tolist()) <= {0.0, 1.0, 10.0, 11.0} and rewards.sum() > 0
     identified = identify_task(learner, "easy", 400, seed=2, config=config)

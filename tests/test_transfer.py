@@ -59,6 +59,11 @@ class ColumnStub:
 
     def __init__(self, fixed_action=None):
         self.fixed_action = fixed_action
+        self.table = None
+
+    def set_observation_table(self, table):
+        """The compiled engine's observations are state indices into `table`."""
+        self.table = table
 
     def act(self, obs, w, epsilon, generator, gpi):
         if self.fixed_action is not None:
@@ -66,7 +71,8 @@ class ColumnStub:
         return torch.randint(4, (len(obs),), generator=generator)
 
     def features(self, obs):
-        col = obs[:, AGENT].amax(1).float().argmax(1)
+        boards = self.table[obs] if obs.ndim == 1 else obs
+        col = boards[:, AGENT].amax(1).float().argmax(1)
         right = (col >= 6).float()
         return torch.stack([right, 1 - right], 1)
 
@@ -280,7 +286,7 @@ def test_feature_spread_is_the_spread_of_phi_over_the_cells_and_zero_when_collap
     expected = learner.features(observations).numpy().std(0, ddof=1).mean()
     assert transfer.feature_spread(learner, four) == pytest.approx(expected, rel=1e-5) and expected > 0
     with torch.no_grad():
-        learner.phi.net[0].weight.zero_()  # every cell gets the same hidden layer: phi collapses
+        learner.phi.input.weight.zero_()  # every cell gets the same hidden layer: phi collapses
     assert transfer.feature_spread(learner, four) == 0.0
 
 

@@ -12,10 +12,12 @@ import torch  # noqa: E402
 
 import gridworld  # noqa: E402
 from aps_teach import plots, snapshots, widgets  # noqa: E402
+from aps_teach.agents import AgentConfig  # noqa: E402
 from aps_teach.train import TrainConfig  # noqa: E402
 
 HARD = gridworld.resolve_level("hard")
-TINY = TrainConfig(num_envs=2, learning_starts=300, progress=False)  # one round = 200 env steps
+TINY = TrainConfig(agent=AgentConfig(feature_dim=5, batch_size=32, n_step=5), num_envs=2, learning_starts=300,
+                   progress=False)  # one round = 200 env steps
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +103,8 @@ def test_every_control_redraws_with_the_pure_functions(runs):
         before = after
     controls["method"].value = "apt"
     assert controls["checkpoint"].value == len(runs["apt"]) - 1 and controls["w"].disabled
-    _assert_shows(explorer, **{**state, "snapshot": runs["apt"][-1]})
+    apt = runs["apt"][-1]  # "all" particles: all of apt's own (400, not aps's 350)
+    _assert_shows(explorer, **{**state, "snapshot": apt, "particles": len(apt.particles)})
     assert np.isnan(_shown(explorer)["exploit"]).all()
     assert "not used by apt" in explorer.images["exploit"].axes.get_title()
 
