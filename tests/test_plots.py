@@ -92,7 +92,8 @@ def test_normaliser_mean_is_a_fixed_scale_and_is_not_updated():
     maps = plots.reward_maps(learner, plots.cell_states(HARD), particles, torch.ones(5) / 5**0.5, k=4)
 
     def brute(obs):
-        distances = np.sort(np.linalg.norm(h_particles - learner.features(obs[None]).double().numpy(), axis=1))
+        h = learner.features(obs[None]).double().numpy()
+        distances = np.sort(np.linalg.norm(h_particles - h, axis=1))
         return np.log1p(np.mean(distances[:4] ** 2 / 0.3))
 
     np.testing.assert_allclose(maps["explore"], _per_cell(HARD, (), brute), rtol=1e-5, atol=1e-6)
@@ -120,7 +121,8 @@ def test_visr_has_no_exploration_term_and_apt_none_for_exploitation():
     maps = plots.reward_maps(apt, plots.cell_states(HARD), particles, k=2)
     assert sorted(maps) == ["explore", "total"]
     h = apt.knn_features(particles).double()
-    expected = _per_cell(HARD, (), lambda obs: particle_entropy_reward(apt.knn_features(obs[None]).double(), h, 2))
+    expected = _per_cell(HARD, (), lambda obs: particle_entropy_reward(apt.knn_features(obs[None]).double(), h,
+                                                                       2))
     np.testing.assert_allclose(maps["explore"], expected, rtol=1e-5, atol=1e-6)
 
 
