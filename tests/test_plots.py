@@ -121,8 +121,8 @@ def test_visr_has_no_exploration_term_and_apt_none_for_exploitation():
     maps = plots.reward_maps(apt, plots.cell_states(HARD), particles, k=2)
     assert sorted(maps) == ["explore", "total"]
     h = apt.knn_features(particles).double()
-    expected = _per_cell(HARD, (), lambda obs: particle_entropy_reward(apt.knn_features(obs[None]).double(), h,
-                                                                       2))
+    reward = lambda obs: particle_entropy_reward(apt.knn_features(obs[None]).double(), h, 2)  # noqa: E731
+    expected = _per_cell(HARD, (), reward)
     np.testing.assert_allclose(maps["explore"], expected, rtol=1e-5, atol=1e-6)
 
 
