@@ -52,6 +52,8 @@ class StudyGrid:
     gammas: tuple[float, ...] = (0.95,)
     """Discount factors tried besides the default (`train.agent.gamma`), on the key levels, at
     `arm_pretrain_steps` and `arm_feature_dim` only."""
+    finetune_epsilons: tuple[float, ...] = (0.3,)
+    """Fine-tuning start epsilons tried besides the default (`train.finetune_epsilon_start`), likewise."""
     arm_pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
     arm_feature_dim: int = 16
     seeds: int = 3
@@ -71,10 +73,15 @@ class StudyGrid:
         for method in self.methods:
             budgets = (0,) if method == "dqn" else self.pretrain_steps
             arms = [(steps, d, self.train.agent.gamma) for steps in budgets for d in self.feature_dims]
-            arms += [(0 if method == "dqn" else self.arm_pretrain_steps, self.arm_feature_dim, g)
-                     for g in self.gammas]
+            arm = (0 if method == "dqn" else self.arm_pretrain_steps, self.arm_feature_dim)
+            arms += [(*arm, g) for g in self.gammas]
             specs += [RunSpec(method, level, seed, _overrides(*arm)) for level in self.levels for arm in arms
                       for seed in range(self.seeds)]
+            if method != "dqn":  # dqn starts fine-tuning untrained, from epsilon_start
+                specs += [RunSpec(method, level, seed, (*_overrides(*arm, self.train.agent.gamma),
+                                                        ("finetune_epsilon_start", eps)))
+                          for level in self.levels for eps in self.finetune_epsilons
+                          for seed in range(self.seeds)]
         return specs
 
     def transfer_specs(self) -> list[RunSpec]:
@@ -103,7 +110,8 @@ def level_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     else:
         learner, log = pretrain(spec.method, spec.level, pretrain_steps, spec.seed, config)
     shared = {"method": spec.method, "level": spec.level, "seed": spec.seed, "pretrain_steps": pretrain_steps,
-              "feature_dim": config.agent.feature_dim, "gamma": config.agent.gamma, "phi_spread": math.nan,
+              "feature_dim": config.agent.feature_dim, "gamma": config.agent.gamma,
+              "finetune_epsilon_start": config.finetune_epsilon_start, "phi_spread": math.nan,
               "dead_units": math.nan}
     if learner.phi is not None:
         layout = gridworld.resolve_level(spec.level)
@@ -172,8 +180,8 @@ def save_study_figures(out_dir: str | Path) -> list[Path]:
     from aps_teach.sweeps import read_rows
 
     out = Path(out_dir)
-    gamma = json.loads((out / "study_grid.json").read_text())["train"]["agent"]["gamma"]
-    levels = [row for row in read_rows(out / "study_levels.csv") if float(row["gamma"]) == gamma]
+    train = json.loads((out / "study_grid.json").read_text())["train"]
+    levels = [row for row in read_rows(out / "study_levels.csv") if is_main_grid(row, train)]
     transfer = read_rows(out / "study_transfer.csv")
     figures = []
     for name, draw in (("study_budget", lambda: plot_study_budget(levels, transfer)),
@@ -186,12 +194,23 @@ def save_study_figures(out_dir: str | Path) -> list[Path]:
     return figures
 
 
-def summary_table(levels: Sequence[dict], transfer: Sequence[dict]) -> list[dict]:
-    """Per method x level (or maze) x d x pretraining budget x gamma: mean zero-shot success (the last
-    identification budget), fine-tuned success, and transfer score, with 95% intervals over seeds (tasks x
-    seeds for transfer)."""
+def is_main_grid(row: dict, train: dict) -> bool:
+    """Whether a study row has the default gamma and fine-tuning epsilon (`train`: the grid's TrainConfig as
+    a dict), i.e. is not one of the arms; rows written before the epsilon arm existed have it empty."""
+    epsilon = float(row.get("finetune_epsilon_start") or train["finetune_epsilon_start"])
+    return float(row["gamma"]) == train["agent"]["gamma"] and epsilon == train["finetune_epsilon_start"]
+
+
+def summary_table(levels: Sequence[dict], transfer: Sequence[dict], default_epsilon: float = 0.05
+                  ) -> list[dict]:
+    """Per method x level (or maze) x d x pretraining budget x gamma x fine-tuning start epsilon: mean
+    zero-shot success (the last identification budget), fine-tuned success, and transfer score, with 95%
+    intervals over seeds (tasks x seeds for transfer). Rows without an epsilon had `default_epsilon`."""
     from aps_teach.stats import summarise
 
+    levels = [{**row, "finetune_epsilon_start": row.get("finetune_epsilon_start") or default_epsilon}
+              for row in levels]
+    transfer = [{**row, "finetune_epsilon_start": default_epsilon} for row in transfer]
     last_id = max((int(row["identify_steps"]) for row in levels), default=0)
     groups = {
         "zero-shot success": ([row for row in levels if row["phase"] == "zero_shot"
@@ -202,9 +221,10 @@ def summary_table(levels: Sequence[dict], transfer: Sequence[dict]) -> list[dict
     }
     out = []
     for measure, (rows, place, value) in groups.items():
-        by = ("method", place, "feature_dim", "pretrain_steps", "gamma")
+        by = ("method", place, "feature_dim", "pretrain_steps", "gamma", "finetune_epsilon_start")
         for key, (mean, low, high, n) in summarise(rows, by=by, value=value).items():
             out.append({"measure": measure, "method": key[0], "level": key[1], "feature_dim": int(key[2]),
-                        "pretrain_steps": int(key[3]), "gamma": float(key[4]), "mean": mean, "low": low,
-                        "high": high, "n": n})
+                        "pretrain_steps": int(key[3]), "gamma": float(key[4]),
+                        "finetune_epsilon_start": float(key[5]), "mean": mean, "low": low, "high": high,
+                        "n": n})
     return out

@@ -60,8 +60,11 @@ class TrainConfig:
     """epsilon-greedy: epsilon at the first step of pretraining (and of an untrained learner's fine-tuning).
     """
     epsilon_end: float = 0.05
-    """epsilon-greedy: epsilon after the decay; fine-tuning of a pretrained learner and `identify_task` use
-    it throughout, so the pretrained policy is kept."""
+    """epsilon-greedy: epsilon after the decay (`identify_task` acts with it)."""
+    finetune_epsilon_start: float = 0.05
+    """epsilon at the start of fine-tuning a pretrained learner, the same for every method, decaying to
+    epsilon_end like pretraining's: low, so the pretrained (zero-shot) policy is kept. An untrained learner
+    (dqn) starts at epsilon_start instead: it has no policy to keep."""
     epsilon_decay_fraction: float = 0.5
     """Fraction of a phase's env steps over which epsilon decays linearly from epsilon_start to epsilon_end
     (tied to the phase: a fixed 2,500 steps ended exploration before learning had started)."""
@@ -84,7 +87,7 @@ class TrainConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0 < self.epsilon_decay_fraction <= 1:
             raise ValueError(f"epsilon_decay_fraction must be in (0, 1], got {self.epsilon_decay_fraction}")
-        for name in ("epsilon_start", "epsilon_end"):
+        for name in ("epsilon_start", "epsilon_end", "finetune_epsilon_start"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
 
@@ -183,7 +186,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
                          store_rewards=not envs.reward_free, store_features=store_phi, obs_dtype=obs_dtype)
     # an untrained learner (dqn's fine-tuning) explores from scratch; a pretrained one keeps its policy
     explores = phase == "pretrain" or learner.updates == 0
-    start_eps = cfg.epsilon_start if explores else cfg.epsilon_end
+    start_eps = cfg.epsilon_start if explores else cfg.finetune_epsilon_start
     log, first_round = PhaseLog(), 0
     ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None
     identity = {"phase": phase, "method": agent_cfg.method, "engine": envs.engine, "art": list(envs.art),
@@ -416,9 +419,9 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
              config: TrainConfig | None = None, *, run_dir: str | Path | None = None,
              resume: bool = False, on_round: RoundHook | None = None) -> PhaseLog:
     """Continue training psi on the task reward with w fixed (phi, f frozen; pretrained weights carried
-    over). `w=None` uses the learner's fixed task (apt, dqn). A pretrained learner acts epsilon_end-greedily
-    throughout, keeping its zero-shot policy; an untrained one (dqn) explores as pretraining does. Same
-    logging, checkpoints and `on_round` hook as `pretrain`."""
+    over). `w=None` uses the learner's fixed task (apt, dqn). A pretrained learner starts from the low
+    `finetune_epsilon_start`, keeping its zero-shot policy; an untrained one (dqn) explores as pretraining
+    does. Same logging, checkpoints and `on_round` hook as `pretrain`."""
     config = config or TrainConfig(agent=learner.config)
     check_steps("finetune steps", steps)
     w = learner.default_task(1)[0] if w is None else w
