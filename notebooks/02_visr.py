@@ -442,10 +442,11 @@ for level in levels:
 # ## Fine-tuning
 #
 # When zero-shot is not enough, train on: `train.finetune` keeps φ (frozen) and the identified w,
-# and trains ψ(·, ·, w) on the task reward for `finetune_steps` env steps. ε starts low
-# (`finetune_epsilon_start`, printed at the top), so fine-tuning begins from the zero-shot policy
-# instead of throwing it away. The DQN baseline of `experiments.run_gridworld` gets this same budget
-# for its whole training, starting from ε = 1.
+# and trains ψ(·, ·, w) on the task reward for `finetune_steps` env steps. ε starts at
+# `finetune_epsilon_start` (printed at the top), well below pretraining's 1, and decays to ε_end:
+# fine-tuning begins from the zero-shot policy instead of throwing it away, with enough noise for a
+# policy that misses the target to stumble on it now and then. The DQN baseline of
+# `experiments.run_gridworld` gets this same budget for its whole training, starting from ε = 1.
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.8))
@@ -472,12 +473,11 @@ plt.show()
 # %% [markdown]
 # Fine-tuning can only learn from rewards it meets. Compare the two levels' counts of episodes
 # that reached the target *during* fine-tuning with their final success: where the zero-shot
-# policy, with a little ε-greedy noise, meets the +10 often enough, the policy learns it; where it
-# never meets it, there is nothing to learn, and a low ε makes a policy that never got there
-# unlikely to start. Compare, too, each level's first and fewest successes per round: a dip in the
-# middle is common. ψ was pretrained on intrinsic rewards paid at every step; under the sparse
-# task reward those values deflate only slowly, and while they do the greedy policy can wander
-# off the path it had.
+# policy, with its ε-greedy noise, meets the +10 often enough, the policy learns it; where it never
+# meets it, there is nothing to learn. Compare, too, each level's first and fewest successes per
+# round: a dip in the middle is common. ψ was pretrained on intrinsic rewards paid at every step;
+# under the sparse task reward those values deflate only slowly, and while they do the greedy
+# policy can wander off the path it had.
 #
 # One seed says little when a run either finds the target or not. `experiments.run_gridworld`
 # runs the same pipeline end to end (pretrain, identify, zero-shot, fine-tune, evaluate, with a few
@@ -650,8 +650,9 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 #   the rewarding state skill w's best, and a skill that goes there and stays. The absorbing target
 #   of pretraining is what lets "go to the target and stay" be a skill at all; the "where w points"
 #   lines say which of the three each level had in this run.
-# * Fine-tuning starts from the zero-shot policy (low ε) and learns only from rewards it meets; its
-#   values, pretrained on dense intrinsic rewards, can take a while to settle on the sparse task.
+# * Fine-tuning starts from the zero-shot policy (ε well below 1) and learns only from rewards it
+#   meets; its values, pretrained on dense intrinsic rewards, can take a while to settle on the
+#   sparse task.
 # * The networks read centred observations on the entries that vary; on raw one-hot boards φ's
 #   units can die until φ is a constant, and then no painted task can be followed.
 #

@@ -516,11 +516,14 @@ explorer = reward_explorer({"apt": apt_snapshots, "visr": runs["hard", "visr", s
 # infer w and act at once by GPI, then fine-tune ψ for that w. `adapt_and_score` evaluates each
 # fine-tuned run with `eval_episodes` greedy episodes at 0 fine-tuning steps (zero-shot) and at a
 # few points along fine-tuning (`result.adaptation`, left). Fine-tuning a pretrained learner starts
-# from a low ε (`TrainConfig.finetune_epsilon_start`), the same for both methods: it keeps the
-# pretrained policy and explores little beyond it. On the right, the episodes that reached the
-# target in each fine-tuning round: the rewards fine-tuning had to learn from.
+# from ε = `TrainConfig.finetune_epsilon_start` (printed below), well below pretraining's 1 and the
+# same for both methods: it keeps the pretrained policy, with some noise around it. On the right,
+# the episodes that reached the target in each fine-tuning round: the rewards fine-tuning had to
+# learn from.
 
 # %%
+print(f"fine-tuning epsilon: {config.finetune_epsilon_start:g} -> {config.epsilon_end:g} over the first "
+      f"{config.epsilon_decay_fraction:.0%} of its {finetune_steps:,} steps")
 tuned = [(key, run["result"]) for key, run in runs.items() if "result" in run]
 tuned_levels = [level for level in levels if finetune_seeds[level]]
 reached = {}  # (level, method, seed) -> fine-tuning steps of the first evaluation with success >= 0.5
@@ -596,11 +599,13 @@ for level in tuned_levels:
 #   and the room behind the purple key, can tell them apart.
 # * **Adaptation.** VISR can act on the task at once: when identification finds a w whose skill goes
 #   to the target, it succeeds zero-shot, and fine-tuning, starting at low ε, keeps that policy.
-#   APT has no task to infer: its zero-shot policy is its exploration policy, and kept at low ε
-#   fine-tuning learns about the +10 only if that policy, with a little noise, stumbles on it; the
-#   right-hand panel shows how often it did. With ε starting at 1 instead (as the DQN baseline
-#   does), APT's fine-tuning would be DQN started from an explorer's weights, and the comparison
-#   would be about exploration during fine-tuning rather than about pretraining.
+#   APT has no task to infer: its zero-shot policy is its exploration policy, and fine-tuning
+#   learns about the +10 only once that policy, with the ε-greedy noise around it, stumbles on it;
+#   the right-hand panel shows how often and how soon it did. The lower ε starts, the more of the
+#   pretrained policy fine-tuning keeps, and the longer a policy without the task in it can take to
+#   find the reward. With ε starting at 1 (as the DQN baseline does), APT's fine-tuning would be DQN
+#   started from an explorer's weights, and the comparison would be about exploration during
+#   fine-tuning rather than about pretraining.
 #
 # These are a few seeds of a noisy process. Notebook 05 runs 10 seeds per method and level with 95%
 # intervals, and the command line runs any single one, e.g.
