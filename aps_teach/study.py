@@ -52,7 +52,7 @@ class StudyGrid:
     gammas: tuple[float, ...] = (0.95,)
     """Discount factors tried besides the default (`train.agent.gamma`), on the key levels, at
     `arm_pretrain_steps` and `arm_feature_dim` only."""
-    finetune_epsilons: tuple[float, ...] = (0.3,)
+    finetune_epsilons: tuple[float, ...] = (0.05,)
     """Fine-tuning start epsilons tried besides the default (`train.finetune_epsilon_start`), likewise."""
     arm_pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
     arm_feature_dim: int = 16
