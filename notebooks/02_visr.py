@@ -355,11 +355,12 @@ for name, features in {"uncorrelated": raw, "correlated": raw @ mixing}.items():
 # fraction of the rewards' variance that φ(s')ᵀc explains.
 
 # %%
-identified = {}
+identified, tens = {}, {}  # tens: +10 rewards in each level's identification data
 for level in levels:
     learner = runs[level]["learner"]
     features, rewards_seen = task_data(learner, level, identify_steps, seed, config)
     values, counts = torch.unique(rewards_seen, return_counts=True)
+    tens[level] = int((rewards_seen == 10).sum())
     print(f"{level}: {len(rewards_seen)} transitions, rewards seen "
           f"{dict(zip(values.tolist(), counts.tolist(), strict=True))}")
     oracle = oracle_task(learner, level)
@@ -429,15 +430,17 @@ for level in levels:
         higher = int((score[~on_target] > best).sum())
         print(f"{level}, {name}: phi(target)^T w = {float(best):+.3f} | other states scoring higher "
               f"{higher} of {int((~on_target).sum())} | zero-shot success "
-              f"{runs[level][f'zero-shot, {name}'].success_rate:.2f}")
+              f"{runs[level][f'zero-shot, {name}'].success_rate:.2f}"
+              + (f" | +10 rewards in its data: {tens[level]}" if name == "identified w" else ""))
 
 # %% [markdown]
 # Read each level's lines together. Where the target is w's best state and zero-shot succeeds, the
-# identification found the task and a skill goes there. Where the identified w ranks the target low
-# but the oracle's does not, the identification data are what is missing: look back at how many +10
-# rewards they held. Where the target ranks low even for the oracle's w, or ranks first but the
-# greedy paths above still don't get there, the pretrained features or behaviour are what is
-# missing, and more identification data would not help.
+# identification found the task and a skill goes there. Where the identified w ranks the target
+# well below the oracle's, the identification data are part of what is missing: count their +10
+# rewards. Where even the oracle's w fails, whether it ranks the target first or not, the
+# pretrained features or behaviour are missing too, and more identification data alone would not
+# help: on the hard level a skill would have to pick up both keys on the way, and the map of
+# unvisited states further down shows how much of the last room pretraining saw.
 #
 # ## Fine-tuning
 #
@@ -558,7 +561,7 @@ print("every reachable state visited" if not any(missed.values()) else
 # %%
 maze_layout = transfer.maze_layout(maze)
 maze_task_free = transfer.maze_env(maze, np.zeros(maze_layout.shape), gridworld.MAX_EPISODE_STEPS)
-maze_learners, maze_dead = {}, {}
+maze_learners, maze_dead, maze_spread = {}, {}, {}
 for inputs, centred in (("centred inputs", True), ("raw boards", False)):
     variant = replace(config, agent=replace(config.agent, normalise_observations=centred))
     tick = time.perf_counter()
@@ -569,16 +572,23 @@ for inputs, centred in (("centred inputs", True), ("raw boards", False)):
           f"{maze_log.coverage['states_visited']}/{maze_log.coverage['states_reachable']} | spread of phi "
           f"over the cells {spread:.4f} | hidden units of phi dead on every state: {maze_dead[inputs]} of "
           f"{config.agent.hidden}")
+    maze_spread[inputs] = spread
 print(f"raw boards left more of phi's units dead than centred inputs: "
       f"{maze_dead['raw boards'] > maze_dead['centred inputs']}")
+print(f"phi on raw boards collapsed to (nearly) one vector (spread under a tenth of the centred one's): "
+      f"{maze_spread['raw boards'] < 0.1 * maze_spread['centred inputs']}")
 maze_learner = maze_learners["centred inputs"]
 
 # %% [markdown]
-# Compare the two lines. A φ whose units are (nearly) all dead is (nearly) a constant: every cell
-# then has the same features, every skill's reward φ(s')ᵀw is the same everywhere, nothing tells the
-# skills apart, and ψ learns one behaviour for all of them. It is a self-consistent state, too: a
-# constant φ makes the vMF loss and the gradient that would spread φ out both vanish on average over
-# w. The rest of this notebook uses the learner with centred inputs.
+# Compare the two lines. A dead unit is capacity lost for good: it outputs 0 on every state, so it
+# gets no gradient and never comes back. The spread says how much of φ is left. While the units
+# still alive separate the cells, φ works on with fewer units; once they die too, φ is a constant:
+# every skill's reward φ(s')ᵀw is the same everywhere, nothing tells the skills apart, and ψ learns
+# one behaviour for all of them. That state is self-consistent, since a constant φ makes the vMF
+# loss and the gradient that would spread φ out both vanish on average over w, and it is where an
+# earlier version of this library, which fed raw boards, ended on this maze: 118-123 of φ's 128
+# units dead (`aps_teach.inputs` records it). Below, the painted task is scored with both learners;
+# the painter uses the one with centred inputs.
 #
 # Now paint. With a widget frontend (Jupyter, Colab) toggle cells in the grid (each gets the value
 # in the "reward" box) and press **infer w and act**; elsewhere, and in the saved notebook, edit
@@ -606,17 +616,22 @@ print("greedy action of policy w, cells per action:",
 
 # %%
 references = transfer.task_references(maze_layout, shot.reward_map, gridworld.MAX_EPISODE_STEPS)
-row = transfer.transfer_task(maze_learner, maze, shot.reward_map, seed, references=references,
-                             identify_steps=identify_steps, eval_episodes=eval_episodes, config=config)
-print(f"return {row['return']:.2f} | optimal {row['optimal_return']:.2f} | random "
-      f"{row['random_return']:.2f} | normalised score {row['normalised_score']:.3f} | R^2 {row['r2']:.3f}")
+scores = {}
+for inputs, maze_net in maze_learners.items():
+    row = transfer.transfer_task(maze_net, maze, shot.reward_map, seed, references=references,
+                                 identify_steps=identify_steps, eval_episodes=eval_episodes, config=config)
+    scores[inputs] = row["normalised_score"]
+    print(f"{inputs}: return {row['return']:.2f} | optimal {row['optimal_return']:.2f} | random "
+          f"{row['random_return']:.2f} | normalised score {row['normalised_score']:.3f} | "
+          f"R^2 {row['r2']:.3f}")
 
 # %% [markdown]
 # Read the score beside the R². R² says how much of the painted reward a linear function of φ
 # explains on the identification data, where the skills went; the score says whether the policy of
 # the fitted w, with GPI, then collects the reward from anywhere on the maze. The value map and the
 # greedy actions printed above show how: a ψ that steers by φ sends different cells in different
-# directions, towards the painted corner. One painted task is one sample: notebook 05 runs the
+# directions, towards the painted corner. Compare, too, the two learners' scores: what the units
+# lost to raw boards cost on this task. One painted task is one sample: notebook 05 runs the
 # transfer benchmark over many random tasks and seeds.
 #
 # ## What this run found
@@ -632,7 +647,7 @@ print(f"easy, success per seed: zero-shot {[round(x, 2) for x in zero_shot]}, fi
       f"{[round(x, 2) for x in finetuned]}")
 print(f"{maze}: dead units of phi {maze_dead['centred inputs']} of {config.agent.hidden} with centred "
       f"inputs, {maze_dead['raw boards']} with raw boards | painted task: normalised score "
-      f"{row['normalised_score']:.3f}")
+      f"{scores['centred inputs']:.3f} (raw boards {scores['raw boards']:.3f})")
 print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 
 # %% [markdown]
@@ -653,8 +668,9 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 # * Fine-tuning starts from the zero-shot policy (ε well below 1) and learns only from rewards it
 #   meets; its values, pretrained on dense intrinsic rewards, can take a while to settle on the
 #   sparse task.
-# * The networks read centred observations on the entries that vary; on raw one-hot boards φ's
-#   units can die until φ is a constant, and then no painted task can be followed.
+# * The networks read centred observations on the entries that vary. On raw one-hot boards most
+#   of φ's units die, capacity lost for good; once all but a few are gone φ is a constant, and then
+#   no painted task can be followed.
 #
 # **Next.** Notebook 03 builds APT, which rewards reaching states unlike the ones already seen (a
 # k-nearest-neighbour entropy estimate), and compares its coverage with VISR's; notebook 04
