@@ -286,9 +286,9 @@ plt.show()
 # The explorer below redraws all six panels when you move a control: checkpoint, keys held, k, the
 # task w, and how many kNN particles to use: the first ones of the snapshot's sample (the control's
 # default count) or everything stored. The bottom right panel is the value max_a ψ(s, a, w)ᵀw of the
-# skill w, with its greedy action as an arrow.
-# Without a widget frontend (GitHub's viewer, the test suite) you see its default view as a picture.
-# To compare methods, pass a dict of runs, e.g. `reward_explorer({"aps": snapshots, "visr": ...})`.
+# skill w, with its greedy action as an arrow. Without a widget frontend (GitHub's viewer, the test
+# suite) you see its default view as a picture. To compare methods, pass a dict of runs, e.g.
+# `reward_explorer({"aps": snapshots, "visr": ...})`.
 
 # %%
 explorer.show()
