@@ -181,7 +181,7 @@ def _study(cmd: Study) -> dict:
         print(f"run {key} failed:\n{trace}", file=sys.stderr)
     return {"completed": len(report.levels.completed) + len(report.transfer.completed),
             "skipped": len(report.levels.skipped) + len(report.transfer.skipped), "failed": len(failures),
-            "results": cmd.out, "figures": ", ".join(str(path) for path in report.figures)}
+            "results": cmd.out, "outputs": ", ".join(str(path) for path in report.outputs)}
 
 
 def _transfer(cmd: Transfer) -> dict:

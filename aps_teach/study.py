@@ -52,7 +52,7 @@ class StudyGrid:
     gammas: tuple[float, ...] = (0.95,)
     """Discount factors tried besides the default (`train.agent.gamma`), on the key levels, at
     `arm_pretrain_steps` and `arm_feature_dim` only."""
-    finetune_epsilons: tuple[float, ...] = (0.3,)
+    finetune_epsilons: tuple[float, ...] = (0.05,)
     """Fine-tuning start epsilons tried besides the default (`train.finetune_epsilon_start`), likewise."""
     arm_pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
     arm_feature_dim: int = 16
@@ -151,7 +151,8 @@ def transfer_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
 class StudyReport:
     levels: SweepReport
     transfer: SweepReport
-    figures: list[Path]
+    outputs: list[Path]
+    """summary.csv and the figures (`write_study_outputs`)."""
 
 
 def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = None,
@@ -170,28 +171,35 @@ def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = Non
                              out / "study_transfer.csv", executor=executor, progress=progress)
     finally:
         executor.shutdown(cancel_futures=True)
-    return StudyReport(levels, transfer, save_study_figures(out))
+    return StudyReport(levels, transfer, write_study_outputs(out))
 
 
-def save_study_figures(out_dir: str | Path) -> list[Path]:
-    """OUT/study_budget.png, study_identify.png and study_adaptation.png from OUT's study CSVs, for the
-    grid's default discount factor (OUT/study_grid.json; the other gammas are in `summary_table`)."""
+def write_study_outputs(out_dir: str | Path) -> list[Path]:
+    """From OUT's study CSVs: OUT/summary.csv (`summary_table`, arms included) and the figures
+    study_budget.png, study_identify.png and study_adaptation.png (at the arms' budget and d), for the
+    grid's default gamma and fine-tuning epsilon (OUT/study_grid.json)."""
+    from aps_teach.files import write_csv_atomic
     from aps_teach.plots import plot_study_adaptation, plot_study_budget, plot_study_identify, save_figure
     from aps_teach.sweeps import read_rows
 
     out = Path(out_dir)
-    train = json.loads((out / "study_grid.json").read_text())["train"]
-    levels = [row for row in read_rows(out / "study_levels.csv") if is_main_grid(row, train)]
+    grid = json.loads((out / "study_grid.json").read_text())
+    every = read_rows(out / "study_levels.csv")
+    levels = [row for row in every if is_main_grid(row, grid["train"])]
     transfer = read_rows(out / "study_transfer.csv")
     figures = []
+    if every:
+        epsilon = grid["train"]["finetune_epsilon_start"]
+        write_csv_atomic(out / "summary.csv", summary_table(every, transfer, epsilon))
+    adaptation = {"pretrain_steps": grid["arm_pretrain_steps"], "feature_dim": grid["arm_feature_dim"]}
     for name, draw in (("study_budget", lambda: plot_study_budget(levels, transfer)),
                        ("study_identify", lambda: plot_study_identify(levels)),
-                       ("study_adaptation", lambda: plot_study_adaptation(levels))):
+                       ("study_adaptation", lambda: plot_study_adaptation(levels, **adaptation))):
         if levels:
             path = out / f"{name}.png"
             save_figure(draw(), path)
             figures.append(path)
-    return figures
+    return [out / "summary.csv", *figures] if every else figures
 
 
 def is_main_grid(row: dict, train: dict) -> bool:

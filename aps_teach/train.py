@@ -61,10 +61,11 @@ class TrainConfig:
     """
     epsilon_end: float = 0.05
     """epsilon-greedy: epsilon after the decay (`identify_task` acts with it)."""
-    finetune_epsilon_start: float = 0.05
+    finetune_epsilon_start: float = 0.3
     """epsilon at the start of fine-tuning a pretrained learner, the same for every method, decaying to
-    epsilon_end like pretraining's: low, so the pretrained (zero-shot) policy is kept. An untrained learner
-    (dqn) starts at epsilon_start instead: it has no policy to keep."""
+    epsilon_end like pretraining's: low, so the pretrained (zero-shot) policy is kept, but not so low that
+    a policy without the task in it (apt's) never finds the reward (the budget study's epsilon arm). An
+    untrained learner (dqn) starts at epsilon_start instead: it has no policy to keep."""
     epsilon_decay_fraction: float = 0.5
     """Fraction of a phase's env steps over which epsilon decays linearly from epsilon_start to epsilon_end
     (tied to the phase: a fixed 2,500 steps ended exploration before learning had started)."""

@@ -71,8 +71,10 @@ def test_a_tiny_study_writes_its_rows_and_figures_and_resumes(tmp_path):
     levels, transfer = read_rows(tmp_path / "study_levels.csv"), read_rows(tmp_path / "study_transfer.csv")
     assert {row["method"] for row in levels} == {"visr", "dqn"}
     assert len(transfer) == GRID.transfer_tasks and {row["maze"] for row in transfer} == {"open10"}
-    assert {path.name for path in report.figures} == {"study_budget.png", "study_identify.png",
+    assert {path.name for path in report.outputs} == {"summary.csv", "study_budget.png", "study_identify.png",
                                                       "study_adaptation.png"}
+    assert {row["measure"] for row in read_rows(tmp_path / "summary.csv")} == {
+        "zero-shot success", "fine-tuned success", "transfer score"}
     assert json.loads((tmp_path / "study_grid.json").read_text())["seeds"] == 1
     again = run_study(GRID, tmp_path, workers=1, progress=False)
     assert not again.levels.completed and not again.transfer.completed
