@@ -420,6 +420,8 @@ for row in live_rows:
     print(f"{row['method']:<6} {row['level']:<5} {row['phase']:<10} | {row['success_rate']:>7.3f} "
           f"{row['return']:>7.3f} | {shown:<22} | {same}")
 print(f"rows identical to the file's: {sum(checks)} of {len(checks)} compared")
+print(f"fine-tuning epsilon: from {config.finetune_epsilon_start} to {config.epsilon_end} over the first "
+      f"{config.epsilon_decay_fraction:.0%} of fine-tuning (pretraining's starts at {config.epsilon_start})")
 print(f"(fine-tuned here on: {', '.join(finetune_levels) or 'no level'}; the other levels' fine-tuned "
       f"numbers are the file's only)")
 for (method, level), curve in curves.items():
@@ -431,8 +433,8 @@ for (method, level), curve in curves.items():
 # It would be shown, not hidden: a sweep run in worker processes and a notebook run should agree,
 # and a difference is worth tracking down. The last lines follow success along fine-tuning, from
 # zero-shot (0 steps) to the whole budget: fine-tuning starts from the pretrained ψ, acting on the
-# identified w with a small ε (`finetune_epsilon_start`), so a good zero-shot policy is kept and a poor
-# one is trained on the task reward.
+# identified w with ε starting at `finetune_epsilon_start` (printed above), lower than pretraining's
+# start of 1, so a good zero-shot policy is largely kept while a poor one still finds the task reward.
 #
 # The figure puts this run's single seed (black markers) on the file's bars.
 
