@@ -58,7 +58,7 @@ pretrain_steps = 800 if FAST else experiments.DEFAULT_PRETRAIN_STEPS
 finetune_steps = 800 if FAST else experiments.DEFAULT_FINETUNE_STEPS
 identify_steps = 800 if FAST else experiments.DEFAULT_IDENTIFY_STEPS
 eval_episodes = 8 if FAST else experiments.DEFAULT_EVAL_EPISODES
-finetune_levels = ("easy",)  # levels fine-tuned live (most of a run's time); add "hard" to see it there
+finetune_levels = ("easy",) if FAST else ("easy", "hard")  # levels fine-tuned live: drop one to save time
 snapshot_every = 2 if FAST else 4  # rounds (num_envs x 100 env steps each) between heatmap snapshots
 learning_starts = 400 if FAST else 1_600  # env steps before the first update (the library's: 1600)
 maze = "open10"  # the target-free maze of the paint-a-task section (or "fourroom")
@@ -353,7 +353,7 @@ for (method, level, phase), (mean, low, high, n) in summary.items():
         f_mean, f_low, f_high, _ = summary[method, level, "finetuned"]
         print(f"{method:<6} {level:<5} | {mean:.2f} [{low:.2f}, {high:.2f}]{'':<8} | "
               f"{f_mean:.2f} [{f_low:.2f}, {f_high:.2f}]{'':<8} | {n}")
-file_seeds = max(n for *_, n in summary.values())
+file_seeds = max(n for (_, _, phase), (*_, n) in summary.items() if phase == "finetuned")
 fig = plots.plot_figure4(file_rows, ["visr", "apt", "aps", "dqn"], ["easy", "hard"])
 fig.axes[0].set_title("from results/gridworld/figure4.csv: zero-shot (dark) and fine-tuned (full bar)\n"
                       f"success, mean and 95% bootstrap CI over {file_seeds} seeds")
@@ -422,8 +422,9 @@ for row in live_rows:
 print(f"rows identical to the file's: {sum(checks)} of {len(checks)} compared")
 print(f"fine-tuning epsilon: from {config.finetune_epsilon_start} to {config.epsilon_end} over the first "
       f"{config.epsilon_decay_fraction:.0%} of fine-tuning (pretraining's starts at {config.epsilon_start})")
-print(f"(fine-tuned here on: {', '.join(finetune_levels) or 'no level'}; the other levels' fine-tuned "
-      f"numbers are the file's only)")
+others = [level for level in levels if level not in finetune_levels]
+print(f"(fine-tuned here on: {', '.join(finetune_levels) or 'no level'}" + (
+    f"; the fine-tuned numbers of {', '.join(others)} are the file's only)" if others else ")"))
 for (method, level), curve in curves.items():
     points = ", ".join(f"{point['finetune_steps']:,}: {point['success_rate']:.2f}" for point in curve)
     print(f"{method} on {level}, success after fine-tuning steps {points}")
@@ -431,10 +432,15 @@ for (method, level), curve in curves.items():
 # %% [markdown]
 # A row marked False is one this run could not reproduce with the same code, configuration and seed.
 # It would be shown, not hidden: a sweep run in worker processes and a notebook run should agree,
-# and a difference is worth tracking down. The last lines follow success along fine-tuning, from
-# zero-shot (0 steps) to the whole budget: fine-tuning starts from the pretrained ψ, acting on the
-# identified w with ε starting at `finetune_epsilon_start` (printed above), lower than pretraining's
-# start of 1, so a good zero-shot policy is largely kept while a poor one still finds the task reward.
+# and a difference is worth tracking down.
+#
+# The last lines follow success along fine-tuning, from zero-shot (0 steps) to the whole budget.
+# Fine-tuning starts from the pretrained ψ, acting on the identified w with ε starting at
+# `finetune_epsilon_start` (printed above), below pretraining's start of 1: the aim is to keep a good
+# zero-shot policy while a poor one still finds the task reward. Read each curve against that aim:
+# does success only rise? Where it falls between evaluations, the fine-tuned score is one point of a
+# curve that is still moving, which is why the sweep's file keeps the whole curve (its `adapting`
+# rows).
 #
 # The figure puts this run's single seed (black markers) on the file's bars.
 
@@ -628,7 +634,9 @@ plt.show()
 # **Lost in the policy**: φ can express the task and the oracle knows it, but ψ and GPI do not act on
 # it; ψ was trained on skills w drawn at random, and fine-tuning, the paper's fix, trains it on the task
 # reward itself. **Lost in task inference**: the oracle's w works and the inferred one does not; look at
-# the "paid 10" column, and try more `identify_steps`.
+# the "paid 10" column, and try more `identify_steps`. A link further down can be broken too without
+# showing: where the oracle w already fails, an inference that never saw the target (a 0 in the "paid
+# 10" column) would have failed as well.
 #
 # Compare the two planner columns. When the target ends the episode, φ(target)ᵀc is paid once, and
 # collecting a modest positive φ(s')ᵀc elsewhere for the rest of the episode can be worth more: where
