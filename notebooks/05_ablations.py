@@ -59,12 +59,12 @@ workers = 2  # processes running sweep runs in parallel
 probe_level = "hard"  # the pretraining probes' level (why: see the Figure 4 section)
 probe_seeds = [0] if FAST else [0, 1, 2]
 # identification and evaluation run whole rounds of 32 envs x 100 steps: 3,200 steps is one round
-probe_budget = {"pretrain_steps": 2_400 if FAST else 16_000, "identify_steps": 800 if FAST else 3_200,
+probe_budget = {"pretrain_steps": 2_400 if FAST else 32_000, "identify_steps": 800 if FAST else 3_200,
                 "eval_episodes": 8 if FAST else 32}
 k_values = [3, 10] if FAST else [3, 5, 10]
 feature_dims = [5, 16] if FAST else [5, 16, 32]
 transfer_seeds = [0] if FAST else [0, 1]
-transfer_budget = {"pretrain_steps": 2_400 if FAST else 16_000, "num_tasks": 2 if FAST else 8,
+transfer_budget = {"pretrain_steps": 2_400 if FAST else 32_000, "num_tasks": 2 if FAST else 8,
                    "identify_steps": 800 if FAST else 3_200, "eval_episodes": 8 if FAST else 16}
 cross_seeds = [0] if FAST else [0, 1]
 # the X -> Y study runs the whole pipeline at the library's default budget (that of Figure 4)
@@ -156,8 +156,8 @@ else:
 #
 # A variant measured by success rates needs whole runs: pretraining, task identification, fine-tuning
 # with evaluations along the way, for every seed. And success separates variants only where some
-# succeed and some fail, which on the hard level (the last line above) may be nowhere. So each ablation
-# below measures what reward-free pretraining produced, with a *probe*:
+# succeed and some fail; on the hard level, the last line above names the methods that ever did. So
+# each ablation below measures what reward-free pretraining produced, with a *probe*:
 
 # %%
 print(probes.__doc__)
