@@ -206,7 +206,8 @@ for name in departures:
 #   the state *reached*. The library uses φ(s') in both.
 # * **The vector SF loss.** Algorithm 1 regresses the scalar ψᵀw. GPI later scores ψ(s, a, z_i)ᵀw for
 #   tasks z_i ≠ w, along directions the scalar loss never trains. The field's docstring records what
-#   earlier runs found; `sf_loss="scalar"` is one config field away (notebook 05 compares the two).
+#   runs found before the current defaults (input centring, d = 16, the absorbing target), when
+#   zero-shot success was 0 everywhere; notebook 05 (Exercise 6) measures the two again at today's.
 # * **The last state's reward for the window** (`nstep_reward`), as the authors' code does, where the
 #   exact n-step return would sum the window's rewards.
 # * **An absorbing target while pretraining** (`absorbing_target`). In the task, reaching the target
@@ -363,11 +364,11 @@ plt.show()
 # ### Live, in this notebook: one seed
 #
 # Now the three methods on both levels with the parameters cell's budgets and seed. The APS run on
-# the hard level is the one whose heatmaps you just saw. Every method is identified and evaluated
-# zero-shot on both levels; fine-tuning (the slow part) runs on the levels in `finetune_levels`, with
-# evaluations along the way. When the budgets equal the sweep's, this run has the sweep's
-# configuration hash, and since the same seed should give the same numbers on a CPU, it should
-# reproduce the file's rows for this seed: the last column checks that, row by row.
+# the hard level is the one whose heatmaps you just saw. Every method is evaluated zero-shot on both
+# levels (VISR and APS after identifying the task); fine-tuning runs on the levels in
+# `finetune_levels`, with evaluations along the way. When the budgets equal the sweep's, this run has
+# the sweep's configuration hash, and since the same seed should give the same numbers on a CPU, it
+# should reproduce the file's rows for this seed: the last column checks that, row by row.
 
 # %%
 methods, levels = ("visr", "apt", "aps"), ("easy", "hard")
