@@ -177,8 +177,10 @@ class Learner:
     The networks live on `device` (initialised on the CPU from `seed` first, so every device starts from
     the same weights); batches must be on it too. Random draws use the caller's CPU generator.
 
-    Observations are boards (B, *obs_shape) or, given an `observation_table` (S, *obs_shape) of a compiled
-    level, state indices into it (any shape); every method takes either. The networks read `inputs(obs)`.
+    Observations are boards (B, *obs_shape) or, once `set_observation_table` has given it a compiled level's
+    boards, state indices into them (any shape); every method takes either. The networks read
+    `inputs(obs)`: the boards centred by the running observation mean, on `input_columns` (the entries
+    that vary between the level's states, `aps_teach.inputs`) when given, else on all entries.
     """
 
     def __init__(self, config: AgentConfig, obs_shape: tuple[int, ...], num_actions: int, seed: int,

@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.colors import LogNorm
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 import gridworld
@@ -573,7 +574,7 @@ def plot_run_overview(layout: gridworld.Layout, learner: Learner, particles: tor
         values = value_map(learner, cells, w)
         keys = ", ".join(held) or "none"
         panels = [("explore", f"exploration term (kNN)\nkeys held: {keys}", "magma"),
-                  ("exploit", f"exploitation term phi(s)^T w\nkeys held: {keys}", "viridis")]
+                  ("exploit", f"exploitation term $\\phi(s)^\\top w$\nkeys held: {keys}", "viridis")]
         for c, (name, label, cmap) in enumerate(panels):
             ax = fig.add_subplot(grid[r, c])
             if name in maps:
@@ -582,7 +583,8 @@ def plot_run_overview(layout: gridworld.Layout, learner: Learner, particles: tor
                 ax.set_axis_off()
         ax = fig.add_subplot(grid[r, 2])
         image = plot_cell_map(ax, layout, values["value"],
-                              f"value max_a psi^T w, greedy path\nkeys held: {keys}", cmap="cividis")
+                              f"value $\\max_a \\psi(s,a,w)^\\top w$, greedy path\nkeys held: {keys}",
+                              cmap="cividis")
         fig.colorbar(image, ax=ax, fraction=0.046)
         plot_greedy_arrows(ax, values["action"])
         for rollout, style, label in ((zero_shot, "-", "zero-shot"), (finetuned, "--", "fine-tuned")):
@@ -592,20 +594,21 @@ def plot_run_overview(layout: gridworld.Layout, learner: Learner, particles: tor
             if path:
                 line = draw_path(ax, path, PATH_COLOURS[0 if style == "-" else 1], label)
                 line.set_linestyle(style)
-        if r == 0:
-            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), frameon=False, fontsize="small",
-                      ncol=2)
+    paths = [Line2D([], [], color=PATH_COLOURS[0], linewidth=2, label="greedy path, zero-shot"),
+             Line2D([], [], color=PATH_COLOURS[1], linewidth=2, linestyle="--",
+                    label="greedy path, fine-tuned")]
     ax = fig.add_subplot(grid[:, 3])
     steps = [point["finetune_steps"] for point in adaptation]
     ax.plot(steps, [point["success_rate"] for point in adaptation], "o-", color=method_colour(
-        learner.config.method, 0))
+        learner.config.method, 0), label="success rate")
+    ax.legend(handles=[*ax.get_lines(), *paths], frameon=False, fontsize="small", loc="center right")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("fine-tuning env steps (0 = zero-shot)")
     ax.set_ylabel("success rate (greedy episodes)")
     ax.set_title(f"success: zero-shot {adaptation[0]['success_rate']:.2f}, "
                  f"fine-tuned {adaptation[-1]['success_rate']:.2f}")
-    if title:
-        fig.suptitle(title)
+    note = "white: no state with those keys held there (a key not yet held, the target, a closed passageway)"
+    fig.suptitle((title + "\n" if title else "") + note + "; grey: walls", fontsize="medium")
     fig.tight_layout()
     return fig
 

@@ -27,8 +27,9 @@
 # * pretrain VISR reward-free with the library and draw what each skill w does on the grid;
 # * write the task-inference regression yourself, and recognise the reversed regression, a bug
 #   that recovers the wrong w;
-# * read zero-shot and fine-tuned success and coverage numbers, and say why VISR fails where it
-#   fails;
+# * read zero-shot and fine-tuned success and coverage numbers, and say why VISR succeeds zero-shot
+#   where it does (and what it needs for that) and fails where it fails;
+# * see why the networks read centred observations: on an open maze, raw boards kill φ's units;
 # * paint a reward map of your own on a maze and watch the pretrained agent try it zero-shot.
 
 # %%
@@ -47,9 +48,10 @@ import os
 from aps_teach import experiments
 
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
-pretrain_steps = 1_600 if FAST else experiments.DEFAULT_PRETRAIN_STEPS  # reward-free env steps
-identify_steps = 800 if FAST else experiments.DEFAULT_IDENTIFY_STEPS  # env steps of (phi, r) pairs
-finetune_steps = 800 if FAST else experiments.DEFAULT_FINETUNE_STEPS  # env steps on the task reward
+# fast mode: one round of the 32 envs x 100 steps per phase (budgets are rounded up to whole rounds)
+pretrain_steps = 3_200 if FAST else experiments.DEFAULT_PRETRAIN_STEPS  # reward-free env steps
+identify_steps = 3_200 if FAST else experiments.DEFAULT_IDENTIFY_STEPS  # env steps of (phi, r) pairs
+finetune_steps = 3_200 if FAST else experiments.DEFAULT_FINETUNE_STEPS  # env steps on the task reward
 eval_episodes = 8 if FAST else experiments.DEFAULT_EVAL_EPISODES  # greedy episodes per evaluation
 more_seeds = (1,) if FAST else (1, 2)  # extra full runs on the easy level
 num_skills = 6  # task vectors w drawn as paths
@@ -59,6 +61,7 @@ seed = 0
 # %%
 import inspect
 import time
+from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -73,15 +76,16 @@ from aps_teach.rollouts import greedy_rollout, oracle_task
 from aps_teach.train import TrainConfig, evaluate, finetune, pretrain, task_data
 from aps_teach.widgets import zero_shot_painter
 
-config = TrainConfig(progress=not FAST)  # the library's defaults: the budgets of the Figure 4 runs
+config = TrainConfig(progress=not FAST)  # the library's defaults
 levels = list(gridworld.LEVELS)
 VISR = plots.METHOD_COLOURS["visr"]
 started = time.perf_counter()
 d = config.agent.feature_dim
 print(f"feature dimension d = {d} | {config.num_envs} envs in lockstep | w redrawn every "
-      f"{config.task_resample_every} steps | epsilon {config.epsilon_start:g} -> {config.epsilon_end:g} over "
-      f"{config.epsilon_decay_steps:,} steps (pretraining), over {config.finetune_epsilon_decay_steps:,} "
-      f"(fine-tuning) | GPI over w + {config.agent.gpi_samples} fresh skills | episodes of at most "
+      f"{config.task_resample_every} steps | epsilon {config.epsilon_start:g} -> {config.epsilon_end:g} "
+      f"over the first {config.epsilon_decay_fraction:.0%} of pretraining; fine-tuning starts at "
+      f"{config.finetune_epsilon_start:g} | target absorbing while pretraining: {config.absorbing_target} | "
+      f"GPI over w + {config.agent.gpi_samples} fresh skills | episodes of at most "
       f"{gridworld.MAX_EPISODE_STEPS} steps")
 
 # %% [markdown]
@@ -142,8 +146,14 @@ for kappa in (1.0, 5.0):
 # `train.pretrain` runs the loop: a batch of environments in lockstep, ε-greedy actions on
 # ψ(s, a, w)ᵀw (ε decaying as printed at the top), replayed n-step windows, a TD update of ψ on
 # the reward φ(s')ᵀw and the vMF loss on φ, both in one gradient step. The environment batch is
-# built reward-free: the level's +1 and +10 never reach the learner. We keep the set of
-# (position, keys held) states it visits, for later.
+# built reward-free: the level's +1 and +10 never reach the learner.
+#
+# One thing differs from the task while pretraining: the target is *absorbing*
+# (`TrainConfig.absorbing_target`). Reaching it ends nothing; the agent stays on it until the round
+# ends. In the task, +10 ends the episode, and if it did so here too, a skill that found the target
+# would be sent back to a start cell at once: "go to the target and stay" could not be a skill, and
+# no task vector could ask for it later. We keep the set of (position, keys held) states pretraining
+# visits, for later.
 
 # %%
 runs = {}
@@ -178,8 +188,12 @@ for level, style in zip(levels, ("-", "--"), strict=True):
     random = baseline[level]
     cover_ax.axhline(random.distinct_states / random.reachable_states, linestyle=style, color="grey",
                      label=f"random policy, {level} ({random.episodes} episodes)")
+    visr_states = runs[level]["log"].coverage["states_visited"]
+    compared = "more states than" if visr_states > random.distinct_states else \
+        "as many states as" if visr_states == random.distinct_states else "fewer states than"
     print(f"{level}: random policy, {random.episodes} episodes: states visited "
-          f"{random.distinct_states}/{random.reachable_states}")
+          f"{random.distinct_states}/{random.reachable_states} | VISR visited {visr_states}: {compared} the "
+          "random policy")
 loss_ax.set_xlabel("env steps")
 loss_ax.set_ylabel("vMF loss  -phi(s')^T w")
 loss_ax.set_title("discriminator loss per round")
@@ -192,9 +206,9 @@ cover_ax.legend(frameon=False, fontsize="small", loc="lower right")
 fig.tight_layout()
 
 # %% [markdown]
-# Read the printed counts. On the easy level VISR and the random policy both see every state. On
-# the hard level VISR, with all its learning, visits fewer states than uniformly random actions do
-# in the same number of steps: the states it misses are mapped further down.
+# The last lines compare the two on each level. Nothing in VISR's reward asks for new states, so
+# whether its skills spread as far as random actions do is an empirical question; where pretraining
+# missed states, they are mapped further down.
 #
 # ## What a skill does
 #
@@ -208,12 +222,17 @@ fig, axes = plt.subplots(1, 2, figsize=(10, 5))
 for ax, level in zip(axes, levels, strict=True):
     paths, layout = [], gridworld.resolve_level(level)
     passage = next((r, c) for r, row in enumerate(layout.art) for c, char in enumerate(row) if char == "A")
+    through = reached = 0
     for label, w in zip(labels, skills, strict=True):
         rollout = greedy_rollout(runs[level]["learner"], level, w, seed=seed)
         paths.append(rollout.positions)
+        crossed = any(col > passage[1] for _, col in rollout.positions)
+        through, reached = through + crossed, reached + rollout.success
         print(f"{level} {label}: {len(set(rollout.positions))} distinct cells, ends at "
               f"{rollout.positions[-1]}, keys held {rollout.keys_held[-1] or 'none'}, through the green "
-              f"passageway {any(col > passage[1] for _, col in rollout.positions)}")
+              f"passageway {crossed}, target reached {rollout.success}")
+    print(f"{level}: {through} of {num_skills} skills go through the green passageway, {reached} reach the "
+          "target")
     plots.plot_paths(ax, gridworld.resolve_level(level), paths, labels,
                      title=f"{level}: {num_skills} skills, one start cell")
 axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
@@ -225,15 +244,19 @@ fig.tight_layout()
 # and after (bottom: the far room only exists for the agent once the passageway is open). `plots.reward_maps`
 # computes them from the learned φ; `transfer.feature_spread` measures how different φ is across
 # the cells (the mean over dimensions of its standard deviation): 0 would mean φ collapsed to a
-# single vector, so every state would look the same to every skill.
+# single vector, so every state would look the same to every skill. `transfer.dead_units` counts
+# φ's hidden ReLU units that output 0 in every state of the level: a dead unit no longer responds to
+# anything.
 
 # %%
 for level in levels:
     learner, layout = runs[level]["learner"], gridworld.resolve_level(level)
-    print(f"{level}: spread of phi over the cells {transfer.feature_spread(learner, layout):.3f}")
+    print(f"{level}: spread of phi over the cells {transfer.feature_spread(learner, layout):.3f} | hidden "
+          f"units of phi dead on every state: {transfer.dead_units(learner, level)} of {config.agent.hidden}")
 easy = gridworld.resolve_level("easy")
 cells = {held: plots.cell_states(easy, held) for held in plots.held_key_sets(easy)}
 fig, axes = plt.subplots(2, 4, figsize=(15, 7.6))
+earns_more = 0
 for column, label, w in zip(axes.T, labels, skills, strict=False):
     maps = {held: plots.reward_maps(runs["easy"]["learner"], c, None, w)["exploit"]
             for held, c in cells.items()}
@@ -241,6 +264,7 @@ for column, label, w in zip(axes.T, labels, skills, strict=False):
     earned = [maps[held][position] for position, held in zip(rollout.positions[1:], rollout.keys_held[1:],
                                                               strict=True)]
     every = np.concatenate([m[np.isfinite(m)] for m in maps.values()])
+    earns_more += bool(np.nanmean(earned) > every.mean())
     print(f"easy {label}: mean phi(s')^T w along its path {np.nanmean(earned):+.3f} | over all states "
           f"{every.mean():+.3f} | best state {every.max():+.3f}")
     scale = {"vmin": every.min(), "vmax": every.max(), "cmap": "viridis"}
@@ -252,15 +276,16 @@ for column, label, w in zip(axes.T, labels, skills, strict=False):
     column[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), frameon=False)
 fig.suptitle("the intrinsic reward of four skills on the easy level, and where each skill goes")
 fig.tight_layout()
+print(f"skills that earn more along their path than over all states: {earns_more} of {axes.shape[1]}")
 
 # %% [markdown]
 # Compare the means on each line: a skill that does its job earns more along its path than the
-# average state, and so it does here. φ has not collapsed on the key levels (the spreads printed
-# above are far from 0): different cells get different features, and different skills prefer
-# different cells. Now look at *where* the skills go, in the printed lines and the paths: short
-# trips on the start side of the green passageway. Distinguishable is not the same as
-# far-reaching. Nothing in φ(s')ᵀw pays for reaching new states; a skill that parks in one corner
-# of the start room is perfectly identifiable.
+# average state (the last line counts how many of the four do). A spread of φ well above 0 and few
+# dead units (both printed above) mean that different cells get different features, so different
+# skills can prefer different cells. Now look at *where* the skills go, in the printed lines and the
+# paths. Distinguishable is not the same as far-reaching: nothing in φ(s')ᵀw pays for reaching new
+# states, and a skill that parks in one corner of the start room is perfectly identifiable. A skill
+# that parks on the target is identifiable too, now that pretraining lets it stay there.
 #
 # ## Task inference by least squares
 #
@@ -330,11 +355,12 @@ for name, features in {"uncorrelated": raw, "correlated": raw @ mixing}.items():
 # fraction of the rewards' variance that φ(s')ᵀc explains.
 
 # %%
-identified = {}
+identified, tens = {}, {}  # tens: +10 rewards in each level's identification data
 for level in levels:
     learner = runs[level]["learner"]
     features, rewards_seen = task_data(learner, level, identify_steps, seed, config)
     values, counts = torch.unique(rewards_seen, return_counts=True)
+    tens[level] = int((rewards_seen == 10).sum())
     print(f"{level}: {len(rewards_seen)} transitions, rewards seen "
           f"{dict(zip(values.tolist(), counts.tolist(), strict=True))}")
     oracle = oracle_task(learner, level)
@@ -345,18 +371,21 @@ for level in levels:
     w = tasks.infer_task(features, rewards_seen)
     identified[level] = w
     moments = torch.linalg.eigvalsh(features.T.double() @ features.double() / len(features))
-    print(f"  eigenvalues of Phi^T Phi / N: {', '.join(f'{x:.3f}' for x in moments.tolist())}")
+    right, wrong = float(w @ oracle), float(reversed_task(features, rewards_seen).float() @ oracle)
+    print(f"  eigenvalues of Phi^T Phi / N from {moments.min():.4f} to {moments.max():.4f} (ratio "
+          f"{moments.max() / moments.min():,.0f})")
     print(f"  R^2 of the fit {transfer.fit_task(features, rewards_seen, seed).r2:.3f} | "
-          f"cos(oracle, infer_task) = {float(w @ oracle):.3f} | "
-          f"cos(oracle, reversed) = {float(reversed_task(features, rewards_seen).float() @ oracle):.3f} | "
+          f"cos(oracle, infer_task) = {right:.3f} | cos(oracle, reversed) = {wrong:.3f} | "
           f"cos(oracle, my_infer_task) = {float(my_infer_task(features, rewards_seen) @ oracle):.3f}")
+    print(f"  the reversed regression lands further from the oracle's w than infer_task: {wrong < right}")
 
 # %% [markdown]
 # Read the reward counts first: the identification data hold only what the pretrained skills
-# reach, so the +10 can appear only if some skill walks to the target; the counts show whether one
-# did. The eigenvalues of ΦᵀΦ / N are far from equal, and the reversed regression lands much
-# further from the oracle's direction than `infer_task` does, as on the correlated synthetic
-# features. The R² shows how little of a sparse reward a linear function of φ explains.
+# reach under random w, so the +10 can appear only if some skill walks to the target; the counts
+# show whether one did. The eigenvalues of ΦᵀΦ / N are far from equal (their ratio is printed): these
+# features are correlated, like the synthetic ones above, and the last line of each level says
+# whether the reversed regression lands further from the oracle's direction than `infer_task`. The
+# R² shows how much of a sparse reward a linear function of φ explains.
 #
 # ## Zero-shot
 #
@@ -381,17 +410,46 @@ for ax, level in zip(axes, levels, strict=True):
 fig.tight_layout()
 
 # %% [markdown]
-# ## Fine-tuning
+# ### Where w points
 #
-# Zero-shot fails on both levels, with the identified w and with the oracle's: the rates above are
-# 0, and the greedy paths stay in the start room. The oracle's w has the +10 in its data, so the
-# regression is not what is missing; no skill, alone or combined by GPI, goes to the target.
+# Skill w was pretrained to reach states s' with a large φ(s')ᵀw and, since the discount is close
+# to 1, to stay on the best one it can reach. The task pays +10 at the target, so if the
+# identification data saw the target, least squares turns w towards φ(target). Does the target
+# then come out as skill w's best state? For each w the cell prints φ(target)ᵀw and how many of the
+# level's other states score higher: 0 means the target is exactly where skill w was trained to go
+# and stay, which the absorbing target of pretraining made possible.
+
+# %%
+for level in levels:
+    compiled = gridworld.compile_level(level)
+    phi_all = runs[level]["learner"].features(torch.from_numpy(compiled.observations.copy()))
+    on_target = torch.from_numpy(compiled.terminal.copy())
+    for name, w in (("identified w", identified[level]), ("oracle w", oracles[level])):
+        score = phi_all @ w
+        best = score[on_target].max()
+        higher = int((score[~on_target] > best).sum())
+        print(f"{level}, {name}: phi(target)^T w = {float(best):+.3f} | other states scoring higher "
+              f"{higher} of {int((~on_target).sum())} | zero-shot success "
+              f"{runs[level][f'zero-shot, {name}'].success_rate:.2f}"
+              + (f" | +10 rewards in its data: {tens[level]}" if name == "identified w" else ""))
+
+# %% [markdown]
+# Read each level's lines together. Where the target is w's best state and zero-shot succeeds, the
+# identification found the task and a skill goes there. Where the identified w ranks the target
+# well below the oracle's, the identification data are part of what is missing: count their +10
+# rewards. Where even the oracle's w fails, whether it ranks the target first or not, the
+# pretrained features or behaviour are missing too, and more identification data alone would not
+# help: on the hard level a skill would have to pick up both keys on the way, and the map of
+# unvisited states further down shows how much of the last room pretraining saw.
 #
 # ## Fine-tuning
 #
 # When zero-shot is not enough, train on: `train.finetune` keeps φ (frozen) and the identified w,
-# and trains ψ(·, ·, w) on the task reward for `finetune_steps` env steps, ε decaying from 1 again.
-# The DQN baseline of `experiments.run_gridworld` gets this same budget for its whole training.
+# and trains ψ(·, ·, w) on the task reward for `finetune_steps` env steps. ε starts at
+# `finetune_epsilon_start` (printed at the top), well below pretraining's 1, and decays to ε_end:
+# fine-tuning begins from the zero-shot policy instead of throwing it away, with enough noise for a
+# policy that misses the target to stumble on it now and then. The DQN baseline of
+# `experiments.run_gridworld` gets this same budget for its whole training, starting from ε = 1.
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.8))
@@ -401,10 +459,12 @@ for level, style in zip(levels, ("-", "--"), strict=True):
     log = finetune(learner, level, identified[level], finetune_steps, seed, config)
     result = evaluate(learner, level, identified[level], eval_episodes, seed, config)
     runs[level]["fine-tuned"] = result
+    per_round = [row["episodes_succeeded"] for row in log.metrics]
+    before = runs[level]["zero-shot, identified w"].success_rate
     print(f"{level}: fine-tuned for {finetune_steps:,} env steps in {time.perf_counter() - tick:.0f} s | "
-          f"success {result.success_rate:.2f}, mean return {result.mean_return:.2f} | "
-          f"episodes that reached the target during fine-tuning: "
-          f"{sum(row['episodes_succeeded'] for row in log.metrics)}")
+          f"success {result.success_rate:.2f} (zero-shot {before:.2f}), mean return "
+          f"{result.mean_return:.2f} | episodes that reached the target during fine-tuning: {sum(per_round)} "
+          f"(per round: first {per_round[0]}, fewest {min(per_round)}, last {per_round[-1]})")
     ax.plot([row["env_steps"] for row in log.metrics], [row["episodes_succeeded"] for row in log.metrics],
             style, color=VISR, label=f"visr, {level}")
 ax.set_xlabel("fine-tuning env steps")
@@ -415,16 +475,20 @@ plt.show()
 
 # %% [markdown]
 # Fine-tuning can only learn from rewards it meets. Compare the two levels' counts of episodes
-# that reached the target *during* fine-tuning with their final success: where ε-greedy
-# exploration from the start room meets the +10 often enough, the policy learns it; where it
-# never meets it, there is nothing to learn.
+# that reached the target *during* fine-tuning with their final success: where the zero-shot
+# policy, with its ε-greedy noise, meets the +10 often enough, the policy learns it; where it never
+# meets it, there is nothing to learn. Compare, too, each level's first and fewest successes per
+# round: a dip in the middle is common. ψ was pretrained on intrinsic rewards paid at every step;
+# under the sparse task reward those values deflate only slowly, and while they do the greedy
+# policy can wander off the path it had.
 #
 # One seed says little when a run either finds the target or not. `experiments.run_gridworld`
-# runs the same pipeline end to end (pretrain, identify, zero-shot, fine-tune, evaluate); here it
-# is on more seeds of the easy level.
+# runs the same pipeline end to end (pretrain, identify, zero-shot, fine-tune, evaluate, with a few
+# evaluations along fine-tuning in `result.adaptation`); here it is on more seeds of the easy level.
 
 # %%
 first, coverage = runs["easy"], runs["easy"]["log"].coverage["state_coverage"]
+zero_shot = [first["zero-shot, identified w"].success_rate]
 finetuned = [first["fine-tuned"].success_rate]
 print(f"seed {seed}: zero-shot success {first['zero-shot, identified w'].success_rate:.2f}, fine-tuned "
       f"success {first['fine-tuned'].success_rate:.2f}, coverage {coverage:.2f} (above)")
@@ -432,12 +496,14 @@ for other in more_seeds:
     result = experiments.run_gridworld("visr", "easy", seed=other, pretrain_steps=pretrain_steps,
                                        finetune_steps=finetune_steps, identify_steps=identify_steps,
                                        eval_episodes=eval_episodes, config=config)
+    curve = ", ".join(f"{p['success_rate']:.2f} at {p['finetune_steps']:,}" for p in result.adaptation)
     print(f"seed {other}: zero-shot success {result.zero_shot_success:.2f}, fine-tuned success "
           f"{result.finetuned_success:.2f}, coverage {result.state_coverage:.2f} "
-          f"({result.wall_seconds:.0f} s)")
+          f"({result.wall_seconds:.0f} s) | success along fine-tuning: {curve} steps")
+    zero_shot.append(result.zero_shot_success)
     finetuned.append(result.finetuned_success)
-print(f"easy level: fine-tuned success >= 0.5 on {sum(x >= 0.5 for x in finetuned)} of {len(finetuned)} "
-      "seeds")
+print(f"easy level, success >= 0.5 zero-shot on {sum(x >= 0.5 for x in zero_shot)} of {len(zero_shot)} "
+      f"seeds, after fine-tuning on {sum(x >= 0.5 for x in finetuned)} of {len(finetuned)}")
 
 # %% [markdown]
 # ## Where VISR never went on the hard level
@@ -453,40 +519,77 @@ seen = [float(state in runs["hard"]["visited"]) for state in states]
 held_sets = plots.held_key_sets(hard)
 fig, axes = plt.subplots(1, len(held_sets), figsize=(4.2 * len(held_sets), 4.2))
 colours = ListedColormap(["#fdae61", VISR])  # never visited, visited
+missed = {}  # keys held -> reachable states pretraining never visited
 for ax, held in zip(axes, held_sets, strict=True):
     in_set = [s for s, state in zip(seen, states, strict=True) if state[1] == held]
     image = plots.plot_state_values(ax, hard, states, seen, held, cmap=colours, vmin=-0.5, vmax=1.5,
                                     title=f"keys held: {', '.join(held) or 'none'}\n"
                                           f"visited {int(sum(in_set))} of {len(in_set)} states")
     print(f"keys held {held or 'none'}: visited {int(sum(in_set))} of {len(in_set)} reachable states")
+    missed[held] = len(in_set) - int(sum(in_set))
 bar = fig.colorbar(image, ax=axes, ticks=[0, 1], fraction=0.02)
 bar.ax.set_yticklabels(["never visited", "visited"])
 fig.suptitle(f"VISR's pretraining on the hard level ({pretrain_steps:,} env steps): which states it reached")
 plt.show()
+worst = max(missed, key=missed.get)
+print("every reachable state visited" if not any(missed.values()) else
+      f"most states missed with keys held: {', '.join(worst) or 'none'} ({missed[worst]} of "
+      f"{sum(missed.values())} missed states)")
 
 # %% [markdown]
 # The orange cells are the states pretraining never reached, and the counts say in which phase of
-# the level they are: the holes are mostly in the last panel, after both keys, when the room with
-# the target is finally open. Those are exactly the states a task on this level pays for.
+# the level they are. Holes in the last panel, after both keys, when the room with the target is
+# finally open, matter most: those are exactly the states a task on this level pays for, and the
+# identification rollouts, run by the same skills, rarely get there either.
 
 # %% [markdown]
 # ## Any task on any map: paint one
 #
 # The key levels give VISR one task each. On an open maze we can give it any: a reward map pays
 # R[cell] at every step for the cell the agent is on, and episodes run to the step limit. First
-# pretrain VISR there, reward-free, exactly as before.
+# pretrain VISR there, reward-free, exactly as before; then a second time with one switch turned
+# off, `AgentConfig.normalise_observations`, so that the networks read the raw one-hot boards.
+#
+# Why the switch exists: about 100 of a board's 800 entries (walls, floor) are on in every state,
+# and only a handful differ between states. Fed raw, the always-on entries make up most of every
+# first-layer activation and Adam moves their weights together; a ReLU unit pushed below zero on one
+# state tends to be below zero on all of them, and then it gets no gradient ever again. By default
+# the networks read x = board − m instead, m the running mean of the observations trained on, and
+# only the board entries that vary between the level's states (`aps_teach.inputs`): what reaches φ
+# is what tells states apart.
 
 # %%
 maze_layout = transfer.maze_layout(maze)
-tick = time.perf_counter()
-maze_learner, maze_log = pretrain("visr", transfer.maze_env(maze, np.zeros(maze_layout.shape),
-                                                            gridworld.MAX_EPISODE_STEPS),
-                                  pretrain_steps, seed, config)
-print(f"{maze}: pretrained in {time.perf_counter() - tick:.0f} s | states visited "
-      f"{maze_log.coverage['states_visited']}/{maze_log.coverage['states_reachable']} | spread of phi over "
-      f"the cells {transfer.feature_spread(maze_learner, maze_layout):.4f}")
+maze_task_free = transfer.maze_env(maze, np.zeros(maze_layout.shape), gridworld.MAX_EPISODE_STEPS)
+maze_learners, maze_dead, maze_spread = {}, {}, {}
+for inputs, centred in (("centred inputs", True), ("raw boards", False)):
+    variant = replace(config, agent=replace(config.agent, normalise_observations=centred))
+    tick = time.perf_counter()
+    maze_learners[inputs], maze_log = pretrain("visr", maze_task_free, pretrain_steps, seed, variant)
+    maze_dead[inputs] = transfer.dead_units(maze_learners[inputs], maze)
+    spread = transfer.feature_spread(maze_learners[inputs], maze_layout)
+    print(f"{maze}, {inputs}: pretrained in {time.perf_counter() - tick:.0f} s | states visited "
+          f"{maze_log.coverage['states_visited']}/{maze_log.coverage['states_reachable']} | spread of phi "
+          f"over the cells {spread:.4f} | hidden units of phi dead on every state: {maze_dead[inputs]} of "
+          f"{config.agent.hidden}")
+    maze_spread[inputs] = spread
+print(f"raw boards left more of phi's units dead than centred inputs: "
+      f"{maze_dead['raw boards'] > maze_dead['centred inputs']}")
+print(f"phi on raw boards collapsed to (nearly) one vector (spread under a tenth of the centred one's): "
+      f"{maze_spread['raw boards'] < 0.1 * maze_spread['centred inputs']}")
+maze_learner = maze_learners["centred inputs"]
 
 # %% [markdown]
+# Compare the two lines. A dead unit is capacity lost for good: it outputs 0 on every state, so it
+# gets no gradient and never comes back. The spread says how much of φ is left. While the units
+# still alive separate the cells, φ works on with fewer units; once they die too, φ is a constant:
+# every skill's reward φ(s')ᵀw is the same everywhere, nothing tells the skills apart, and ψ learns
+# one behaviour for all of them. That state is self-consistent, since a constant φ makes the vMF
+# loss and the gradient that would spread φ out both vanish on average over w, and it is where an
+# earlier version of this library, which fed raw boards, ended on this maze: 118-123 of φ's 128
+# units dead (`aps_teach.inputs` records it). Below, the painted task is scored with both learners;
+# the painter uses the one with centred inputs.
+#
 # Now paint. With a widget frontend (Jupyter, Colab) toggle cells in the grid (each gets the value
 # in the "reward" box) and press **infer w and act**; elsewhere, and in the saved notebook, edit
 # `painted_cells` and rerun the cell. Either way `widgets.zero_shot_painter` runs
@@ -498,7 +601,7 @@ painted_cells = [((row, col), 1.0) for row in (1, 2, 3) for col in (8, 9, 10)]  
 painter = zero_shot_painter(maze_learner, maze, painted_cells, seed=seed, identify_steps=identify_steps,
                             config=config)
 shot = painter.shot
-print(f"w = ({', '.join(f'{x:.3f}' for x in shot.fit.w.tolist())}) | reward seen during identification: "
+print(f"w = ({', '.join(f'{x:.3f}' for x in shot.fit.w.tolist())})\nreward seen during identification: "
       f"{shot.fit.identified} | R^2 = {shot.fit.r2:.3f} | greedy GPI episode: return "
       f"{shot.rollout.total_reward:g}, {len(set(shot.rollout.positions))} distinct cells")
 moves, counts = np.unique(shot.action[np.isfinite(shot.action)], return_counts=True)
@@ -513,21 +616,23 @@ print("greedy action of policy w, cells per action:",
 
 # %%
 references = transfer.task_references(maze_layout, shot.reward_map, gridworld.MAX_EPISODE_STEPS)
-row = transfer.transfer_task(maze_learner, maze, shot.reward_map, seed, references=references,
-                             identify_steps=identify_steps, eval_episodes=eval_episodes, config=config)
-print(f"return {row['return']:.2f} | optimal {row['optimal_return']:.2f} | random "
-      f"{row['random_return']:.2f} | normalised score {row['normalised_score']:.3f} | R^2 {row['r2']:.3f}")
+scores = {}
+for inputs, maze_net in maze_learners.items():
+    row = transfer.transfer_task(maze_net, maze, shot.reward_map, seed, references=references,
+                                 identify_steps=identify_steps, eval_episodes=eval_episodes, config=config)
+    scores[inputs] = row["normalised_score"]
+    print(f"{inputs}: return {row['return']:.2f} | optimal {row['optimal_return']:.2f} | random "
+          f"{row['random_return']:.2f} | normalised score {row['normalised_score']:.3f} | "
+          f"R^2 {row['r2']:.3f}")
 
 # %% [markdown]
-# Compare the spread of φ on the maze, printed after its pretraining, with the spreads on the key
-# levels: on this maze φ has nearly collapsed to one vector. Every cell then has almost the same
-# features, so every skill's reward φ(s')ᵀw is almost the same everywhere, there is nothing to
-# tell the skills apart, and ψ learns one behaviour for all of them: count the greedy actions
-# printed above. It is a self-consistent state: a constant φ makes the vMF loss and the gradient
-# that would spread φ out both vanish on average over w. Least squares can still fit part of the
-# painted reward in sample (the R²), by putting large coefficients on tiny differences in φ; but
-# a policy that cannot steer by φ cannot follow the w it gets, and the normalised score says how
-# that compares with random actions (0).
+# Read the score beside the R². R² says how much of the painted reward a linear function of φ
+# explains on the identification data, where the skills went; the score says whether the policy of
+# the fitted w, with GPI, then collects the reward from anywhere on the maze. The value map and the
+# greedy actions printed above show how: a ψ that steers by φ sends different cells in different
+# directions, towards the painted corner. Compare, too, the two learners' scores: what the units
+# lost to raw boards cost on this task. One painted task is one sample: notebook 05 runs the
+# transfer benchmark over many random tasks and seeds.
 #
 # ## What this run found
 
@@ -538,10 +643,11 @@ for level in levels:
           f"{random.reachable_states} (random policy, same steps: {random.distinct_states}) | zero-shot "
           f"success {run['zero-shot, identified w'].success_rate:.2f} (oracle w "
           f"{run['zero-shot, oracle w'].success_rate:.2f}) | fine-tuned {run['fine-tuned'].success_rate:.2f}")
-print(f"easy, fine-tuned success per seed {[round(x, 2) for x in finetuned]}")
-print(f"{maze}: spread of phi {transfer.feature_spread(maze_learner, maze_layout):.4f} (easy "
-      f"{transfer.feature_spread(runs['easy']['learner'], easy):.3f}) | painted task: normalised score "
-      f"{row['normalised_score']:.3f}")
+print(f"easy, success per seed: zero-shot {[round(x, 2) for x in zero_shot]}, fine-tuned "
+      f"{[round(x, 2) for x in finetuned]}")
+print(f"{maze}: dead units of phi {maze_dead['centred inputs']} of {config.agent.hidden} with centred "
+      f"inputs, {maze_dead['raw boards']} with raw boards | painted task: normalised score "
+      f"{scores['centred inputs']:.3f} (raw boards {scores['raw boards']:.3f})")
 print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 
 # %% [markdown]
@@ -550,16 +656,21 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 # * VISR's φ is a von Mises-Fisher discriminator: log q(w | s') = κ φ(s')ᵀw + constant, so one
 #   dot product is both its training signal (the vMF loss) and the skills' reward.
 # * A skill w is the greedy policy on ψ(s, a, w)ᵀw. Skills become distinguishable, but nothing in
-#   their reward asks them to go anywhere new: on the hard level VISR's pretraining covered fewer
-#   states than random actions, and missed most of what lies beyond the second key.
+#   their reward asks them to go anywhere new: how far they spread, against a random walk, is
+#   something to measure (the coverage lines and maps above).
 # * A task is a direction w found by least squares, rewards regressed *on* the features. The
-#   reversed regression bends w by ΦᵀΦ and recovers the wrong direction on correlated features,
-#   learned φ included.
-# * Zero-shot, VISR never reached a target here, with the identified w or the oracle's: the
-#   behaviour is missing, not the regression. Fine-tuning succeeds only where its own ε-greedy
-#   exploration meets the +10, which on the easy level depends on the seed and on the hard level
-#   did not happen.
-# * On an open maze φ can collapse, and then no painted task can be followed.
+#   reversed regression bends w by ΦᵀΦ and recovers the wrong direction on correlated features;
+#   the lines on real data say how far off it lands with the learned φ.
+# * Zero-shot success needs three things: identification data that hold the reward, a w that makes
+#   the rewarding state skill w's best, and a skill that goes there and stays. The absorbing target
+#   of pretraining is what lets "go to the target and stay" be a skill at all; the "where w points"
+#   lines say which of the three each level had in this run.
+# * Fine-tuning starts from the zero-shot policy (ε well below 1) and learns only from rewards it
+#   meets; its values, pretrained on dense intrinsic rewards, can take a while to settle on the
+#   sparse task.
+# * The networks read centred observations on the entries that vary. On raw one-hot boards most
+#   of φ's units die, capacity lost for good; once all but a few are gone φ is a constant, and then
+#   no painted task can be followed.
 #
 # **Next.** Notebook 03 builds APT, which rewards reaching states unlike the ones already seen (a
 # k-nearest-neighbour entropy estimate), and compares its coverage with VISR's; notebook 04
@@ -569,6 +680,6 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 # and `aps_teach.widgets.zero_shot_painter`.
 #
 # **Try it.** Paint a task in a different corner, or a stripe across the maze, and see whether R²
-# and the score move; set `maze = "fourroom"` in the parameters cell; double `pretrain_steps` and
-# watch the coverage maps of the hard level.
-
+# and the score move; set `maze = "fourroom"` in the parameters cell; pretrain with
+# `TrainConfig(absorbing_target=False)` and see what becomes of zero-shot success on the easy level;
+# double `pretrain_steps` and watch the coverage maps of the hard level.

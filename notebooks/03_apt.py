@@ -31,8 +31,8 @@
 # * write the kNN particle reward yourself, and read the library's version with its decisions
 #   (self-exclusion, exponent, normaliser);
 # * pretrain APT and VISR on both levels with the same budget and seeds, and compare where they go
-#   (state coverage, visitation and reward heatmaps) and how well they solve the task after
-#   fine-tuning.
+#   (state coverage, visitation and reward heatmaps) and how well they solve the task, zero-shot and
+#   along fine-tuning.
 
 # %%
 # On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
@@ -53,14 +53,16 @@ sample_sizes = [100, 1000] if FAST else [50, 100, 200, 500, 1000, 2000]
 neighbour_counts = [1, 3, 10]  # k
 repeats = 3 if FAST else 30  # independent clouds per (distribution, n)
 # part 2: the gridworlds (the library's default budgets in full mode, tiny ones in fast mode)
+from aps_teach import experiments
+
 levels = ["easy", "hard"]
 seeds = [0] if FAST else [0, 1, 2]  # pretraining, coverage and zero-shot: every seed
 finetune_seeds = {"easy": [0], "hard": []} if FAST else {"easy": [0, 1], "hard": []}  # the costly phase
-pretrain_steps = 400 if FAST else 16_000  # the library's DEFAULT_PRETRAIN_STEPS in full mode
-finetune_steps = 200 if FAST else 24_000  # DEFAULT_FINETUNE_STEPS
-identify_steps = 1_600  # DEFAULT_IDENTIFY_STEPS (fewer can see no reward at all: nothing to identify)
-eval_episodes = 4 if FAST else 64  # DEFAULT_EVAL_EPISODES
-snapshot_every_rounds = 1 if FAST else 5  # a pretraining snapshot every this many rounds (of 8 x 100 steps)
+pretrain_steps = 400 if FAST else experiments.DEFAULT_PRETRAIN_STEPS  # reward-free env steps
+finetune_steps = 200 if FAST else experiments.DEFAULT_FINETUNE_STEPS  # env steps on the task reward
+identify_steps = 1_600 if FAST else experiments.DEFAULT_IDENTIFY_STEPS  # VISR's task identification
+eval_episodes = 4 if FAST else experiments.DEFAULT_EVAL_EPISODES  # greedy episodes per evaluation
+snapshot_every_rounds = 1 if FAST else 5  # a pretraining snapshot every this many rounds (envs x 100 steps)
 seed = 0
 
 # %%
@@ -205,15 +207,18 @@ for name in clouds:
 #
 # So the batch mean of r is not an entropy estimate (it is not even in nats). What the agent needs
 # is that it rises when the particles spread out, and that each particle's share is larger where
-# particles are sparse. We check both on clouds of the size the learner uses: the next states of
-# one training batch (`batch_size` windows of `n_step` steps), with the learner's k.
+# particles are sparse. We check both on clouds of the size the learner uses, with the learner's k.
+# The particles of one update are states of its training batch: by default (`nstep_reward="last"`,
+# as in the authors' code) the last state of each of the batch's `batch_size` n-step windows, one
+# particle per sampled transition.
 
 # %%
 agent_defaults = AgentConfig()
-n_particles = agent_defaults.batch_size * agent_defaults.n_step
+per_window = 1 if agent_defaults.nstep_reward == "last" else agent_defaults.n_step  # "sum": every state
+n_particles = agent_defaults.batch_size * per_window
 k_apt = agent_defaults.k
-print(f"a training batch: {agent_defaults.batch_size} windows x {agent_defaults.n_step} steps = up to "
-      f"{n_particles} particles; k = {k_apt}")
+print(f"a training batch: {agent_defaults.batch_size} windows of up to {agent_defaults.n_step} steps, "
+      f"nstep_reward={agent_defaults.nstep_reward!r}: {n_particles} particles; k = {k_apt}")
 cloud_rng = np.random.default_rng(seed + 1)
 base = {"Gaussian": cloud_rng.multivariate_normal(np.zeros(2), cov, size=n_particles),
         "uniform square": cloud_rng.uniform(0, side, size=(n_particles, 2))}
@@ -263,8 +268,8 @@ fig.tight_layout()
 # %% [markdown]
 # The particles in the tails of the Gaussian earn the most: there the agent is paid for going
 # where few particles are. Stretching a cloud by c raises the exact entropy by 2 log c, and the
-# estimator by exactly as much (every ε_i is multiplied by c), so its error at n = 160 is the same
-# at every scale. The mean APT reward rises with the entropy, but not in step: over this range each
+# estimator by exactly as much (every ε_i is multiplied by c), so its error at the batch's n is the
+# same at every scale. The mean APT reward rises with the entropy, but not in step: over this range each
 # equal step of entropy buys more reward than the last. For small distances log(1 + x) ≈ x, so the
 # reward grows like the distances themselves; only for large ones does it approach log x, a
 # straight line in the entropy.
@@ -324,8 +329,11 @@ print(inspect.getsource(particle_entropy_reward))
 #
 # * **no task conditioning:** w is fixed to e₁, so Q(s, a) = ψ(s, a, e₁)ᵀe₁ is one ordinary
 #   Q-function for the exploration reward;
-# * **the reward** is the kNN particle reward of h = f(s'), the particles being the next states of
-#   the sampled training batch, each excluding itself;
+# * **the reward** is the kNN particle reward of h = f(s'). With the default
+#   `nstep_reward="last"` (the authors' code) each sampled n-step window is paid the reward of its
+#   last state s'_m, which also bootstraps the window (γ^m), and the particles are those last states,
+#   one per sampled transition, each excluding itself (`"sum"` pays every window state exactly,
+#   with every window state a particle);
 # * **the representation** f is trained by InfoNCE: f(s) must pick out f(s') of its own transition
 #   among the batch's next states (consecutive time steps play the role of APT's data augmentations).
 #
@@ -333,19 +341,19 @@ print(inspect.getsource(particle_entropy_reward))
 
 # %%
 print(inspect.getsource(Learner.knn_features))
-print(inspect.getsource(Learner._intrinsic))
-print(inspect.getsource(Learner._knn_reward))
+print(inspect.getsource(Learner._intrinsic_last))
 print(inspect.getsource(info_nce))
 
 # %% [markdown]
 # Now pretrain VISR and APT on both levels with the same budget and the same seeds, keeping
 # snapshots of the networks and the replay along the way (`pretrain_with_snapshots`, which is
-# `pretrain` with a hook). Then, as in `experiments.run_gridworld`, every run is scored zero-shot:
-# VISR identifies the task by least squares and acts by GPI, APT just runs its pretrained policy.
-# Fine-tuning (the task reward, `finetune_steps` env steps, the same for both methods) is the
-# expensive phase, so it runs only on the seeds in `finetune_seeds`: two seeds of the easy level in
-# the teaching configuration. Add hard-level seeds there if you have the time (each costs about as
-# much as an easy one); notebook 05 runs the full Figure 4 sweep, every level and 10 seeds.
+# `pretrain` with a hook). Pretraining is reward-free, with the target absorbing (reaching it ends
+# nothing, as in notebook 02). Then, as in `experiments.run_gridworld`, every run is scored
+# zero-shot: VISR identifies the task by least squares and acts by GPI, APT just runs its pretrained
+# policy. Fine-tuning (the task reward, `finetune_steps` env steps, the same for both methods, with
+# a few evaluations on the way) runs only on the seeds in `finetune_seeds`: two seeds of the easy
+# level in the teaching configuration. Add hard-level seeds there if you have the time; notebook 05
+# runs the full Figure 4 sweep, every level and 10 seeds.
 
 # %%
 # the library's defaults; fast mode: 2 envs and updates from step 150, so that every phase does a few
@@ -372,7 +380,8 @@ for level in levels:
             runs[level, method, s] = run
 print(f"{len(runs)} pretraining runs, {sum('result' in r for r in runs.values())} fine-tuned: "
       f"{time.perf_counter() - started:.0f} s wall, {time.process_time() - cpu_started:.0f} s CPU")
-print(f"gradient updates per pretraining run: {log.metrics[-1]['updates']:,}")
+print(f"per pretraining run: {log.metrics[-1]['env_steps']:,} env steps, {log.metrics[-1]['updates']:,} "
+      f"gradient updates of {config.agent.batch_size} transitions")
 
 # %%
 print(f"{'level':<6}{'method':<7}{'seed':>4}  {'states visited':>16}  {'coverage':>8}  {'keys':>4}  "
@@ -461,12 +470,12 @@ fig.tight_layout()
 # ## What APT is paid for, cell by cell
 #
 # `plots.reward_maps` evaluates the exploration reward the snapshot's learner would pay for
-# reaching each cell, against a training batch's worth of particles from its replay (with the
-# learner's normaliser as a fixed scale). Early and late in pretraining, on the hard level:
+# reaching each cell, against one update's worth of particles from its replay (with the learner's
+# normaliser as a fixed scale). Early and late in pretraining, on the hard level:
 
 # %%
 apt_snapshots = runs["hard", "apt", seed]["snapshots"]
-batch = config.agent.batch_size * config.agent.n_step
+batch = n_particles  # the particles of one update (the same AgentConfig defaults as Part 1)
 shown_keys = key_sets[:2]
 checkpoints = [apt_snapshots[0], apt_snapshots[-1]]
 fig, axes = plt.subplots(len(checkpoints), len(shown_keys), squeeze=False,
@@ -500,70 +509,103 @@ fig.tight_layout()
 explorer = reward_explorer({"apt": apt_snapshots, "visr": runs["hard", "visr", seed]["snapshots"]})
 
 # %% [markdown]
-# ## Adaptation: zero-shot and fine-tuned success
+# ## Adaptation: zero-shot and along fine-tuning
 #
 # The paper expects APT to adapt slowly: its pretraining learns no task-conditioned behaviour, so
 # when the task reward arrives there is nothing to infer, only a Q-function to retrain. VISR can
-# infer w and act at once by GPI, then fine-tune ψ for that w. The fine-tuning logs count the
-# episodes that reached the target in each round (`num_envs` copies × 100 steps, ε decaying from 1
-# over `finetune_epsilon_decay_steps`); as a measure of adaptation speed we take the first round
-# with at least `threshold` successful episodes.
+# infer w and act at once by GPI, then fine-tune ψ for that w. `adapt_and_score` evaluates each
+# fine-tuned run with `eval_episodes` greedy episodes at 0 fine-tuning steps (zero-shot) and at a
+# few points along fine-tuning (`result.adaptation`, left). Fine-tuning a pretrained learner starts
+# from ε = `TrainConfig.finetune_epsilon_start` (printed below), well below pretraining's 1 and the
+# same for both methods: it keeps the pretrained policy, with some noise around it. On the right,
+# the episodes that reached the target in each fine-tuning round: the rewards fine-tuning had to
+# learn from.
 
 # %%
-threshold = 20
+print(f"fine-tuning epsilon: {config.finetune_epsilon_start:g} -> {config.epsilon_end:g} over the first "
+      f"{config.epsilon_decay_fraction:.0%} of its {finetune_steps:,} steps")
 tuned = [(key, run["result"]) for key, run in runs.items() if "result" in run]
 tuned_levels = [level for level in levels if finetune_seeds[level]]
-reached = {}  # (level, method, seed) -> env steps at the end of the first round with >= threshold successes
-fig, axes = plt.subplots(1, len(tuned_levels), figsize=(6 * len(tuned_levels), 4), squeeze=False)
-for ax, level in zip(axes[0], tuned_levels, strict=True):
+reached = {}  # (level, method, seed) -> fine-tuning steps of the first evaluation with success >= 0.5
+fig, axes = plt.subplots(len(tuned_levels), 2, figsize=(12, 4 * len(tuned_levels)), squeeze=False)
+for (success_ax, rounds_ax), level in zip(axes, tuned_levels, strict=True):
     for (run_level, method, s), result in tuned:
         if run_level != level:
             continue
-        rows = result.metrics["finetune"]
+        style = {"color": plots.METHOD_COLOURS[method], "alpha": 0.8, "label": f"{method}, seed {s}",
+                 "linestyle": ["-", "--", ":"][finetune_seeds[level].index(s) % 3]}
+        curve, rows = result.adaptation, result.metrics["finetune"]
+        success_ax.plot([p["finetune_steps"] for p in curve], [p["success_rate"] for p in curve], marker="o",
+                        **style)
         counts = [r["episodes_succeeded"] for r in rows]
-        ax.plot([r["env_steps"] for r in rows], counts, color=plots.METHOD_COLOURS[method], alpha=0.8,
-                linestyle=["-", "--", ":"][finetune_seeds[level].index(s) % 3], label=f"{method}, seed {s}")
-        first = next((r["env_steps"] for r in rows if r["episodes_succeeded"] >= threshold), None)
+        rounds_ax.plot([r["env_steps"] for r in rows], counts, **style)
+        first = next((p["finetune_steps"] for p in curve if p["success_rate"] >= 0.5), None)
         reached[level, method, s] = np.inf if first is None else first
-        print(f"{level} {method} seed {s}: zero-shot {result.zero_shot_success:.2f}, fine-tuned "
-              f"{result.finetuned_success:.2f} | successful episodes per round: first {counts[0]}, last "
-              f"{counts[-1]}; first round with >= {threshold}: "
-              f"{'never' if first is None else f'{first:,} steps'}")
-    ax.axhline(threshold, color="grey", linestyle=":", linewidth=1, label=f"{threshold} per round")
-    ax.set_xlabel("fine-tuning env steps")
-    ax.set_ylabel("episodes reaching the target, per round")
-    ax.set_title(f"{level} level: fine-tuning on the task reward")
-    ax.legend()
+        print(f"{level} {method} seed {s}: success " + ", ".join(
+            f"{p['success_rate']:.2f} at {p['finetune_steps']:,}" for p in curve) + " fine-tuning steps | "
+              f"episodes reaching the target while fine-tuning: {sum(counts)} | first evaluation with "
+              f"success >= 0.5: {'never' if first is None else f'{first:,} steps'}")
+    success_ax.set_ylim(-0.05, 1.05)
+    success_ax.set_xlabel("fine-tuning env steps")
+    success_ax.set_ylabel("success rate (greedy evaluation)")
+    success_ax.set_title(f"{level} level: success along fine-tuning")
+    success_ax.legend()
+    rounds_ax.set_xlabel("fine-tuning env steps")
+    rounds_ax.set_ylabel("episodes reaching the target, per round")
+    rounds_ax.set_title(f"{level} level: what fine-tuning met")
 fig.tight_layout()
 for level in tuned_levels:
     pairs = [(reached[level, "apt", s], reached[level, "visr", s]) for s in finetune_seeds[level]]
-    print(f"{level}: apt reaches {threshold} successes per round before visr on every fine-tuned seed: "
-          f"{all(a < v for a, v in pairs)}")
+    print(f"{level}: first to success >= 0.5, over {len(pairs)} fine-tuned seeds: visr earlier on "
+          f"{sum(v < a for a, v in pairs)}, apt earlier on {sum(a < v for a, v in pairs)}, at the same "
+          f"evaluation on {sum(a == v and a < np.inf for a, v in pairs)}, neither on "
+          f"{sum(a == v == np.inf for a, v in pairs)}")
 
 # %% [markdown]
 # ## What this run shows
 #
 # Set the paper's account of these levels, "APT explores further, VISR adapts faster", beside the
-# numbers printed above.
+# numbers printed above. The cell below puts each claim to this run's seeds.
+
+# %%
+for level in levels:
+    visited = {m: [runs[level, m, s]["coverage"]["states_visited"] for s in seeds] for m in methods}
+    found = {m: sum(runs[level, m, s]["coverage"]["target_reached"] for s in seeds) for m in methods}
+    apt_ahead = sum(a > v for a, v in zip(visited["apt"], visited["visr"], strict=True))
+    visr_ahead = sum(a < v for a, v in zip(visited["apt"], visited["visr"], strict=True))
+    walk_ahead = random_states[level] > max(max(v) for v in visited.values())
+    print(f"exploration, {level}: apt visited more states than visr on {apt_ahead} of {len(seeds)} seeds, "
+          f"fewer on {visr_ahead} | target reached while pretraining on visr {found['visr']}, apt "
+          f"{found['apt']} of {len(seeds)} seeds | a random walk visited more than every pretraining run: "
+          f"{walk_ahead}")
+    print(f"  'APT explores further' holds on every seed of the {level} level: {apt_ahead == len(seeds)}")
+for level in tuned_levels:
+    mine = {m: [runs[level, m, s]["result"] for s in finetune_seeds[level]] for m in methods}
+    summary = " | ".join(f"{m}: zero-shot {np.mean([r.zero_shot_success for r in mine[m]]):.2f}, fine-tuned "
+                         f"{np.mean([r.finetuned_success for r in mine[m]]):.2f}" for m in methods)
+    visr_first = all(reached[level, "visr", s] < reached[level, "apt", s] for s in finetune_seeds[level])
+    print(f"adaptation, {level} (mean over {len(finetune_seeds[level])} fine-tuned seeds): {summary}")
+    print(f"  'VISR adapts faster' (success >= 0.5 at an earlier evaluation) holds on every fine-tuned seed "
+          f"of the {level} level: {visr_first}")
+
+# %% [markdown]
+# Why either claim can come out one way or the other at this scale:
 #
-# * **Exploration.** On the easy level VISR visits more states than APT on every seed. On the hard
-#   level neither method is ahead on every seed, APT never reaches the target while pretraining,
-#   and a uniformly random policy given the same number of episodes visits more states than any
-#   pretraining run. At this budget the particle reward does not buy APT the clear lead in
-#   exploration that the paper's hard-level result rests on. Possible reasons, not tested here:
-#   after ε has decayed both agents act almost greedily, and a greedy policy chasing a reward that
-#   moves under it (every visit lowers the reward where it went) leaves a room more slowly than a
-#   random walk; the visitation maps show both piling up in the start room. Pretraining is short
-#   (the gradient updates are printed above) next to the paper's Atari runs. And the reward lives in
-#   f-space: two cells far apart on the grid need not be far apart in f.
-# * **Adaptation.** Not slower here. Zero-shot, neither method solves the task (APT does not try:
-#   it follows its exploration policy). After fine-tuning, APT succeeds on both easy seeds and its
-#   curves cross the threshold before VISR's; VISR succeeds on one seed of two. A reason: APT's ψ
-#   was trained for the single fixed w = e₁, and fine-tuning simply retrains that Q-function on the
-#   task reward, like DQN started from an explorer's weights. VISR fine-tunes ψ for its inferred w
-#   with φ frozen; the cumulant φ(s') + (r − φ(s')ᵀw) w also asks ψ to keep tracking φ in every
-#   direction, and a w inferred from a short rollout can point the wrong way. APT's "slow adaptation"
-#   in the paper may need a smaller fine-tuning budget, or a harder level, to show.
+# * **Exploration.** Nothing in VISR's reward asks for new states, but φ(s')ᵀw with many random w
+#   spreads skills over the level; APT's reward asks for new states, but it lives in f-space (two
+#   cells far apart on the grid need not be far apart in f), and a greedy policy chasing a reward
+#   that moves under it (every visit lowers the reward where it went) can leave a room more slowly
+#   than a random walk. Once both cover a small level the counts saturate, and only the hard level,
+#   and the room behind the purple key, can tell them apart.
+# * **Adaptation.** VISR can act on the task at once: when identification finds a w whose skill goes
+#   to the target, it succeeds zero-shot, and fine-tuning, starting at low ε, keeps that policy.
+#   APT has no task to infer: its zero-shot policy is its exploration policy, and fine-tuning
+#   learns about the +10 only once that policy, with the ε-greedy noise around it, stumbles on it;
+#   the right-hand panel shows how often and how soon it did. The lower ε starts, the more of the
+#   pretrained policy fine-tuning keeps, and the longer a policy without the task in it can take to
+#   find the reward. With ε starting at 1 (as the DQN baseline does), APT's fine-tuning would be DQN
+#   started from an explorer's weights, and the comparison would be about exploration during
+#   fine-tuning rather than about pretraining.
 #
 # These are a few seeds of a noisy process. Notebook 05 runs 10 seeds per method and level with 95%
 # intervals, and the command line runs any single one, e.g.
@@ -581,10 +623,9 @@ for level in tuned_levels:
 # * In the library APT is the successor-feature learner with w fixed to e₁, the kNN reward on a
 #   contrastively trained f(s'), and `particle_entropy_reward` with self-exclusion by index and a
 #   running-mean normaliser.
-# * In this run APT did not explore clearly further than VISR (on the hard level it was ahead on
-#   some seeds only, and a random walk visited more states than either), yet it adapted faster on
-#   the easy level: neither of the paper's two claims about APT held here, and the printed numbers
-#   say by how much.
+# * The paper's two claims about APT, "explores further" and "adapts more slowly than VISR", are
+#   checked above on this run's seeds; the reasons either can go one way or the other at this
+#   scale are listed with them.
 #
 # **Where next.** Notebook 04 builds APS, which puts the kNN entropy on VISR's own features φ, so
 # one representation serves both exploring and inferring the task. To experiment here: change `k`,

@@ -82,13 +82,21 @@ def test_notebook_runs_top_to_bottom_in_fast_mode(source):
     if source.stem == "02_visr":
         printed = _printed(notebook)
         assert "correct: task inference matches the library on 4 random cases" in printed
+        assert "easy: 3,200 env steps in" in printed  # fast mode really used its small sizes
         # the reversed regression: right on uncorrelated features, wrong on correlated ones, bent by Phi^T Phi
         assert "uncorrelated features: cos(w_true, infer_task) = 1.0000 | cos(w_true, reversed) = 0.99" \
             in printed
-        assert ("  correlated features: cos(w_true, infer_task) = 1.0000 | cos(w_true, reversed) = 0.3790 | "
+        assert ("  correlated features: cos(w_true, infer_task) = 0.9999 | cos(w_true, reversed) = 0.1700 | "
                 "cos(reversed, Phi^T Phi w_true) = 1.0000") in printed
         spreads = [float(x) for x in re.findall(r"spread \(max - min\) (\S+)", printed)]
         assert len(spreads) == 2 and max(spreads) < 1e-9  # log q(w|s') - kappa phi^T w is one constant
+        assert printed.count("the reversed regression lands further from the oracle's w than infer_task") == 2
+        assert printed.count("other states scoring higher") == 4  # 2 levels x (identified, oracle) w
+        # centred inputs keep phi alive on the maze; raw boards kill most of its units
+        dead = {inputs: int(n) for inputs, n in re.findall(
+            r"open10, (centred inputs|raw boards): .* dead on every state: (\d+) of 128", printed)}
+        assert dead["centred inputs"] <= 5 < 64 <= dead["raw boards"], dead
+        assert "raw boards left more of phi's units dead than centred inputs: True" in printed
     if source.stem == "03_apt":
         printed = _printed(notebook)
         assert "correct: kNN particle reward matches the library" in printed
@@ -97,10 +105,18 @@ def test_notebook_runs_top_to_bottom_in_fast_mode(source):
                   "smaller than at the smallest, for every k": 1,
                   "spread smaller with k = 10 than with k = 1 at every n": 2,
                   "estimate moves exactly with the exact entropy": 2,
+                  "mean APT reward rises with the exact entropy": 2,
+                  "gains more per step at each step": 2,
                   "each with a fresh normaliser": 1}
         for claim, times in claims.items():
             assert printed.count(f"{claim}: True") == times, claim
+        # the particles of one update: one per sampled window with the authors' 'last' n-step reward
+        assert "a training batch: 256 windows of up to 10 steps, nstep_reward='last': 256 particles; k = 10" \
+            in printed
         assert "4 pretraining runs, 2 fine-tuned" in printed  # fast mode really used its small sizes
+        assert "per pretraining run: 400 env steps" in printed
+        assert printed.count("'APT explores further' holds on every seed") == 2  # both claims are checked
+        assert printed.count("'VISR adapts faster' (success >= 0.5 at an earlier evaluation) holds") == 1
     if source.stem == "05_ablations":
         printed = _printed(notebook)
         assert "probes: hard level, seeds [0]" in printed  # fast mode really used its small sizes
