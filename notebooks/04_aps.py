@@ -29,8 +29,9 @@
 #   interactively (checkpoint, k, keys held, w);
 # * write **GPI action selection** and the **successor-feature TD target** yourself;
 # * put APS's **zero-shot and fine-tuned success** beside VISR's and APT's, from the committed
-#   10-seed sweep and from live runs;
-# * decide whether a zero-shot failure comes from the **task inference** or from the **policy**;
+#   sweep and from live runs;
+# * find where zero-shot success gets lost: in the **features**, the **policy** or the **task
+#   inference**;
 # * **paint a reward map** on a maze and watch a reward-free APS agent infer and chase it.
 
 # %%
@@ -47,15 +48,19 @@ if "google.colab" in sys.modules:
 import os
 import time
 
+from aps_teach import experiments
+
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 seed = 0
-pretrain_steps = 800 if FAST else 16_000  # reward-free env steps per method and level (the sweep's)
-finetune_steps = 800 if FAST else 24_000  # env steps on the task reward (the sweep's)
-identify_steps = 800 if FAST else 1_600  # env steps of random-w rollouts for task inference (the sweep's)
-eval_episodes = 8 if FAST else 64  # greedy episodes per evaluation (the sweep's)
-finetune_levels = ("easy",)  # levels fine-tuned live (most of a run's time); add "hard" to see it there
-snapshot_every = 2  # rounds (num_envs x 100 env steps each) between heatmap snapshots
-learning_starts = 400 if FAST else 1_600  # env steps before the first update (the sweep's: 1600)
+# reward-free env steps per method and level; fine-tuning; random-w rollouts for task inference; greedy
+# episodes per evaluation: the library's defaults (those of the committed sweep) unless FAST
+pretrain_steps = 800 if FAST else experiments.DEFAULT_PRETRAIN_STEPS
+finetune_steps = 800 if FAST else experiments.DEFAULT_FINETUNE_STEPS
+identify_steps = 800 if FAST else experiments.DEFAULT_IDENTIFY_STEPS
+eval_episodes = 8 if FAST else experiments.DEFAULT_EVAL_EPISODES
+finetune_levels = ("easy",) if FAST else ("easy", "hard")  # levels fine-tuned live: drop one to save time
+snapshot_every = 2 if FAST else 4  # rounds (num_envs x 100 env steps each) between heatmap snapshots
+learning_starts = 400 if FAST else 1_600  # env steps before the first update (the library's: 1600)
 maze = "open10"  # the target-free maze of the paint-a-task section (or "fourroom")
 notebook_start = time.perf_counter()
 
@@ -70,7 +75,7 @@ import torch
 from scipy.stats import spearmanr
 
 import gridworld
-from aps_teach import agents, exercises, plots, rewards, tabular, train
+from aps_teach import agents, exercises, plots, rewards, train
 from aps_teach.agents import Learner, sf_td_target
 from aps_teach.experiments import adapt_and_score, result_rows
 from aps_teach.rollouts import greedy_rollout, oracle_task, transitions
@@ -106,7 +111,8 @@ def excerpt(function, first: str, last: str) -> str:
 # ## Algorithm 1, line by line
 #
 # The paper gives APS as VISR's training loop with its changes highlighted: the environment's reward
-# crossed out, the intrinsic reward added, and the TD target built from it. In words:
+# crossed out, the intrinsic reward added, and the TD target built from it. In words, with the n-step
+# version the library runs (the paper's implementation details use 10-step returns):
 #
 # | line | Algorithm 1 (paraphrased) | in the library |
 # |---|---|---|
@@ -114,18 +120,27 @@ def excerpt(function, first: str, last: str) -> str:
 # | 3–4 | per episode, w from a normalised Gaussian: uniform on the sphere | `_train_phase`: `sample_tasks` |
 # | 5 | Q(·, a \| w) = ψ(·, a, w)ᵀw | `Learner.act` |
 # | 6–8 | each step: observe s_t, act ε-greedily on Q(s_t, · \| w) | `Learner.act` in the round loop |
-# | 9 | step; **the environment's reward is thrown away** | `EnvBatch(reward_free=True)` |
-# | 10 | a' = argmax_a ψ(s_{t+1}, a, w)ᵀw | `Learner.targets` (`a_star`) |
-# | 11 | **the intrinsic reward r_APS of Eq. 10** | `Learner._intrinsic` |
-# | 12 | **y = r_APS + γ ψ(s_{t+1}, a', w)ᵀw** | `sf_td_target` |
+# | 9 | step; **the environment's reward is thrown away** | `train.env_batch(..., reward_free=True)` |
+# | 10 | a' = argmax_a ψ(s_{t+1}, a, w)ᵀw | `Learner.targets` (`a_star`), at s'_m |
+# | 11 | **the intrinsic reward r_APS of Eq. 10** | `Learner._intrinsic_last`: r_APS(s'_m) |
+# | 12 | **y = r_APS + γ ψ(s_{t+1}, a', w)ᵀw** | `sf_td_target`: c(s'_m) + γ^m ψ_target(s'_m, a', w) |
 # | 13 | ψ's loss (ψ(s_t, a_t, w)ᵀw − y)² | `Learner.update` (`sf_loss`) |
 # | 14 | φ's loss −φ(s_t)ᵀw, the von Mises–Fisher negative log-likelihood | `Learner.update`: `vmf_loss` |
 # | 15 | a gradient step on ψ and φ (minibatches in practice) | `Learner.update` |
 #
+# An n-step *window* starts at a sampled transition (s_t, a_t, w) and runs over the next states s'_1 …
+# s'_m, m ≤ n, stopping early at an episode's end and where the env's w was redrawn, so it never mixes
+# two tasks. Lines 11–12 follow the authors' code (`AgentConfig.nstep_reward = "last"`, the default):
+# the reward of the window's last state s'_m stands for the whole window, the target bootstraps with
+# γ^m, and the kNN particles are those last states, one per sampled transition (`"sum"` pays the exact
+# discounted sum over the window instead, `_intrinsic`). φ and ψ read the centred board, x = board −
+# its running mean (`Learner.inputs`).
+#
 # The next cells print the code itself, in the order the algorithm runs. First the loop (lines
 # 3–9 and the call to 15): each *round* runs `num_envs` environments for one episode; w is redrawn every
 # `task_resample_every` steps rather than once per episode (the paper's implementation details do
-# that too); transitions go to an n-step replay; updates start after `learning_starts` steps.
+# that too); ε decays over the first `epsilon_decay_fraction` of the phase; transitions go to an n-step
+# replay without a reward column; updates start after `learning_starts` steps.
 
 # %%
 print(excerpt(train._train_phase, "for index in range(", "bar.update("))
@@ -133,28 +148,34 @@ print(excerpt(train._train_phase, "for index in range(", "bar.update("))
 # %% [markdown]
 # Line 11: the reward. Exploitation is φ(s')ᵀw, the log-density of a von Mises–Fisher distribution
 # around w up to a constant; exploration is the particle estimate of entropy, log(1 + mean distance
-# to the k nearest neighbours) of h = φ(s') among the batch's other next states. With
-# `shared_encoder=True` (the paper's choice) h *is* φ(s'), so the same five numbers per state carry
+# to the k nearest neighbours) of h = φ(s') among the batch's other particles. With
+# `shared_encoder=True` (the paper's choice) h *is* φ(s'), so the same d numbers per state carry
 # both terms.
 
 # %%
-print(inspect.getsource(Learner._intrinsic))
+print(f"d = feature_dim = {config.agent.feature_dim}, nstep_reward = {config.agent.nstep_reward!r}, "
+      f"n_step = {config.agent.n_step}, batch_size = {config.agent.batch_size}\n")
+print(inspect.getsource(Learner._intrinsic_last))
 print(inspect.getsource(rewards.particle_entropy_reward))
 print(inspect.getsource(rewards.vmf_reward))
 
 # %% [markdown]
 # Lines 10 and 12: the target. The library bootstraps from a target copy of ψ at the action the
-# online ψ prefers (double Q-learning), over n steps, and learns ψ as a vector: each step's cumulant
-# c_i = φ(s'_i) + (r_i − φ(s'_i)ᵀw) w has c_iᵀw = r_i, so ψᵀw is trained on exactly the paper's
-# scalar target, while the other directions of ψ still learn the discounted sum of φ.
+# online ψ prefers (double Q-learning), after the window's m steps, and learns ψ as a vector: the
+# cumulant c = φ(s') + (r − φ(s')ᵀw) w has cᵀw = r, so ψᵀw is trained on exactly the paper's scalar
+# target, while the other directions of ψ still learn the discounted sum of φ. `sf_td_target` is
+# written for a window of n cumulants (fine-tuning sums the task rewards of every step exactly); in
+# pretraining's "last" mode `targets` hands it a window of one, the cumulant of s'_m, with γ^m on the
+# bootstrap.
 
 # %%
 print(inspect.getsource(Learner.targets))
 print(inspect.getsource(sf_td_target))
 
 # %% [markdown]
-# Lines 13–15: the losses and the step. Note which state the vMF loss sees: `seq_next[:, 0]`, the
-# state reached, s_{t+1}.
+# Lines 13–15: the losses and the step. Note which state the vMF loss sees: `phi_last`, φ(s'_m), the
+# very features whose reward the target just used (with `nstep_reward="sum"`, φ(s'_1), the state
+# reached by a_t).
 
 # %%
 print(inspect.getsource(Learner.update))
@@ -168,9 +189,9 @@ print(inspect.getsource(rewards.vmf_loss))
 
 # %%
 print(agents.__doc__[agents.__doc__.index("Decisions"):])
-departures = ["agent.sf_loss", "agent.n_step", "agent.gamma", "agent.lr", "agent.knn_exponent",
-              "agent.knn_normalise", "agent.bootstrap_through_termination", "agent.gpi",
-              "task_resample_every", "updates_per_step"]
+departures = ["agent.sf_loss", "agent.nstep_reward", "agent.n_step", "agent.gamma", "agent.feature_dim",
+              "agent.lr", "agent.knn_exponent", "agent.knn_normalise", "agent.normalise_observations",
+              "agent.bootstrap_through_termination", "absorbing_target", "task_resample_every"]
 for name in departures:
     value = config
     for part in name.split("."):
@@ -179,14 +200,24 @@ for name in departures:
     print(textwrap.indent(textwrap.fill(field_doc(config, name), 100), "    "))
 
 # %% [markdown]
-# Two of these change what Algorithm 1 computes, not just its sizes:
+# Five of these change what Algorithm 1 computes, not just its sizes:
 #
 # * **φ(s') in the vMF loss.** Algorithm 1 writes φ(s_t) in φ's loss, while Eq. 10 pays φ(s')ᵀw for
-#   the state *reached*. The library uses φ(s') in both, so the discriminator is trained on the very
-#   states the reward is paid for.
+#   the state *reached*. The library uses φ(s') in both.
 # * **The vector SF loss.** Algorithm 1 regresses the scalar ψᵀw. GPI later scores ψ(s, a, z_i)ᵀw for
-#   tasks z_i ≠ w, along directions the scalar loss never trains. The field's docstring above records
-#   that the gridworlds could not tell the two apart; `sf_loss="scalar"` is one config field away.
+#   tasks z_i ≠ w, along directions the scalar loss never trains. The field's docstring records what
+#   runs found before the current defaults (input centring, d = 16, the absorbing target), when
+#   zero-shot success was 0 everywhere; notebook 05 (Exercise 6) measures the two again at today's.
+# * **The last state's reward for the window** (`nstep_reward`), as the authors' code does, where the
+#   exact n-step return would sum the window's rewards.
+# * **An absorbing target while pretraining** (`absorbing_target`). In the task, reaching the target
+#   ends the episode. Pretraining keeps the agent there until the round ends instead, paid φ(target)ᵀw
+#   at every step like anywhere else it might stay, so "go to the target and stay" is a skill φ and ψ
+#   can learn. Identification, evaluation and fine-tuning keep the paper's protocol (+10 ends the
+#   episode). The zero-shot section below tests what this buys.
+# * **Centred inputs** (`normalise_observations`). A one-hot board is mostly entries that are always on;
+#   fed raw, φ's ReLUs died and φ collapsed to one vector (`aps_teach.inputs` tells the story). The
+#   networks read the board minus its running mean, on the entries that vary between states.
 #
 # ## Both reward terms as heatmaps
 #
@@ -217,7 +248,9 @@ explorer = reward_explorer(snapshots, keys_held=(), seed=seed, show=False)
 w_shown = explorer.tasks["sampled #1"]
 hard_layout = gridworld.resolve_level("hard")
 cells = plots.cell_states(hard_layout, ())
-batch = aps_hard.config.batch_size * aps_hard.config.n_step  # particles in one training batch
+# particles in one training batch: one last state per window ("last"), every window state ("sum")
+hard_cfg = aps_hard.config
+batch = hard_cfg.batch_size * (hard_cfg.n_step if hard_cfg.nstep_reward == "sum" else 1)
 chosen = sorted({0, len(snapshots) // 2, len(snapshots) - 1})
 fig, axes = plt.subplots(len(chosen), 4, figsize=(14, 3.4 * len(chosen)), squeeze=False)
 print(f"w = {np.round(w_shown.numpy(), 3)}; {batch} particles; k = {aps_hard.config.k}")
@@ -252,10 +285,11 @@ plt.show()
 # ### Interactive: every checkpoint, k, keys held, w
 #
 # The explorer below redraws all six panels when you move a control: checkpoint, keys held, k, the
-# task w, and whether the kNN particles are one training batch or everything stored. The bottom
-# right panel is the value max_a ψ(s, a, w)ᵀw of the skill w, with its greedy action as an arrow.
-# Without a widget frontend (GitHub's viewer, the test suite) you see its default view as a picture.
-# To compare methods, pass a dict of runs, e.g. `reward_explorer({"aps": snapshots, "visr": ...})`.
+# task w, and how many kNN particles to use: the first ones of the snapshot's sample (the control's
+# default count) or everything stored. The bottom right panel is the value max_a ψ(s, a, w)ᵀw of the
+# skill w, with its greedy action as an arrow. Without a widget frontend (GitHub's viewer, the test
+# suite) you see its default view as a picture. To compare methods, pass a dict of runs, e.g.
+# `reward_explorer({"aps": snapshots, "visr": ...})`.
 
 # %%
 explorer.show()
@@ -300,12 +334,13 @@ exercises.check_sf_td_target(my_sf_td_target)
 # %% [markdown]
 # ## Zero-shot and fine-tuned success, beside VISR and APT
 #
-# ### From the committed sweep: 10 seeds per method and level
+# ### From the committed sweep
 #
-# `results/gridworld/figure4.csv` holds the full Figure 4 sweep (`aps-teach gridworld sweep`): every
-# method on both levels with 10 seeds, each run pretrained, its task identified, evaluated zero-shot,
-# fine-tuned and evaluated again. Everything in this subsection comes **from that file**, not from
-# this notebook's run. DQN is the baseline without pretraining.
+# `results/gridworld/figure4.csv` holds the Figure 4 sweep (`aps-teach gridworld sweep`): every
+# method on both levels over several seeds (the table counts them), each run pretrained, its task
+# identified, evaluated zero-shot, fine-tuned with evaluations on the way, and evaluated again.
+# Everything in this subsection comes **from that file**, not from this notebook's run. DQN is the
+# baseline without pretraining: its "zero-shot" is its untrained policy.
 
 # %%
 results_file = os.path.join("..", "results", "gridworld", "figure4.csv")
@@ -319,20 +354,21 @@ for (method, level, phase), (mean, low, high, n) in summary.items():
         f_mean, f_low, f_high, _ = summary[method, level, "finetuned"]
         print(f"{method:<6} {level:<5} | {mean:.2f} [{low:.2f}, {high:.2f}]{'':<8} | "
               f"{f_mean:.2f} [{f_low:.2f}, {f_high:.2f}]{'':<8} | {n}")
+file_seeds = max(n for (_, _, phase), (*_, n) in summary.items() if phase == "finetuned")
 fig = plots.plot_figure4(file_rows, ["visr", "apt", "aps", "dqn"], ["easy", "hard"])
 fig.axes[0].set_title("from results/gridworld/figure4.csv: zero-shot (dark) and fine-tuned (full bar)\n"
-                      "success, mean and 95% bootstrap CI over 10 seeds")
+                      f"success, mean and 95% bootstrap CI over {file_seeds} seeds")
 plt.show()
 
 # %% [markdown]
 # ### Live, in this notebook: one seed
 #
 # Now the three methods on both levels with the parameters cell's budgets and seed. The APS run on
-# the hard level is the one whose heatmaps you just saw. Every method is identified and evaluated
-# zero-shot on both levels; fine-tuning (the slow part) runs on the levels in `finetune_levels`.
-# When the budgets equal the sweep's, this run has the sweep's configuration hash, and since the
-# same seed should give the same numbers on a CPU, it should reproduce the file's rows for this seed:
-# the last column checks that, row by row.
+# the hard level is the one whose heatmaps you just saw. Every method is evaluated zero-shot on both
+# levels (VISR and APS after identifying the task); fine-tuning runs on the levels in
+# `finetune_levels`, with evaluations along the way. When the budgets equal the sweep's, this run has
+# the sweep's configuration hash, and since the same seed should give the same numbers on a CPU, it
+# should reproduce the file's rows for this seed: the last column checks that, row by row.
 
 # %%
 methods, levels = ("visr", "apt", "aps"), ("easy", "hard")
@@ -351,8 +387,9 @@ live_hash = config_hash(budget, config)
 same_config = live_hash in file_hashes
 print(f"\nthis run's configuration hash {live_hash}: {'the same as' if same_config else 'differs from'} "
       f"the file's")
-file_by_key = {(row["run_key"], row["phase"]): row for row in file_rows}
-live_rows = []
+file_by_key = {(row["run_key"], row["phase"]): row for row in file_rows
+               if row["phase"] in ("zero_shot", "finetuned")}
+live_rows, curves = [], {}
 for method, level in [(method, level) for level in levels for method in methods]:
     learner, log, _ = pretrained[method, level]
     tick = time.perf_counter()
@@ -361,6 +398,7 @@ for method, level in [(method, level) for level in levels for method in methods]
                                  start=time.perf_counter(), config=config, finetune_steps=finetune_steps,
                                  identify_steps=identify_steps, eval_episodes=eval_episodes)
         rows = result_rows(RunSpec(method, level, seed), budget, config, result)
+        curves[method, level] = result.adaptation
     else:
         w = identify_task(learner, level, identify_steps, seed, config) if learner.config.task_conditioned \
             else None
@@ -369,7 +407,7 @@ for method, level in [(method, level) for level in levels for method in methods]
                  "return": zero.mean_return}]
     for row in rows:
         row.update(run_key=RunSpec(method, level, seed).key, seconds=time.perf_counter() - tick)
-    live_rows += rows
+    live_rows += [row for row in rows if row["phase"] in ("zero_shot", "finetuned")]
 
 print(f"{'method':<6} {'level':<5} {'phase':<10} | {'success':>7} {'return':>7} | file, seed {seed}: "
       f"success, return | identical")
@@ -383,15 +421,29 @@ for row in live_rows:
     print(f"{row['method']:<6} {row['level']:<5} {row['phase']:<10} | {row['success_rate']:>7.3f} "
           f"{row['return']:>7.3f} | {shown:<22} | {same}")
 print(f"rows identical to the file's: {sum(checks)} of {len(checks)} compared")
-print(f"(fine-tuned here on: {', '.join(finetune_levels) or 'no level'}; the other levels' fine-tuned "
-      f"numbers are the file's only)")
+print(f"fine-tuning epsilon: from {config.finetune_epsilon_start} to {config.epsilon_end} over the first "
+      f"{config.epsilon_decay_fraction:.0%} of fine-tuning (pretraining's starts at {config.epsilon_start})")
+others = [level for level in levels if level not in finetune_levels]
+print(f"(fine-tuned here on: {', '.join(finetune_levels) or 'no level'}" + (
+    f"; the fine-tuned numbers of {', '.join(others)} are the file's only)" if others else ")"))
+for (method, level), curve in curves.items():
+    points = ", ".join(f"{point['finetune_steps']:,}: {point['success_rate']:.2f}" for point in curve)
+    print(f"{method} on {level}, success after fine-tuning steps {points}")
 
 # %% [markdown]
 # A row marked False is one this run could not reproduce with the same code, configuration and seed.
-# It is shown, not hidden: a sweep run in worker processes and a notebook run should agree, and a
-# difference (here in a return, where the success rates agree) is worth tracking down.
+# It would be shown, not hidden: a sweep run in worker processes and a notebook run should agree,
+# and a difference is worth tracking down.
 #
-# The figure puts this run's single seed (black markers) on the file's 10-seed bars.
+# The last lines follow success along fine-tuning, from zero-shot (0 steps) to the whole budget.
+# Fine-tuning starts from the pretrained ψ, acting on the identified w with ε starting at
+# `finetune_epsilon_start` (printed above), below pretraining's start of 1: the aim is to keep a good
+# zero-shot policy while a poor one still finds the task reward. Read each curve against that aim:
+# does success only rise? Where it falls between evaluations, the fine-tuned score is one point of a
+# curve that is still moving, which is why the sweep's file keeps the whole curve (its `adapting`
+# rows).
+#
+# The figure puts this run's single seed (black markers) on the file's bars.
 
 # %%
 fig = plots.plot_figure4(file_rows, methods, levels)
@@ -405,58 +457,91 @@ for row in live_rows:
 handles, labels = ax.get_legend_handles_labels()
 unique = dict(zip(labels, handles, strict=True))
 ax.legend(unique.values(), unique.keys(), frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
-ax.set_title("bars: results/gridworld/figure4.csv (10 seeds, 95% CI); markers: this notebook's run")
+ax.set_title(f"bars: results/gridworld/figure4.csv ({file_seeds} seeds, 95% CI); "
+             "markers: this notebook's run")
 fig.tight_layout()
 plt.show()
 
 # %% [markdown]
 # Compare the zero-shot column with the fine-tuned one, in the file's table and in this run. The
-# paper draws a zero-shot part in every bar of its Figure 4 and expects successor features to adapt
-# to the task reward quickly. Where the zero-shot numbers above are 0, why?
+# paper draws a zero-shot part in every bar of its Figure 4 and expects successor features to serve a
+# task at once and to adapt to its reward quickly. Wherever zero-shot success falls short, of
+# fine-tuning or of 1, something between the pretrained agent and the task lost it. What?
 #
-# ## Is zero-shot failure the task inference or the policy?
+# ## Where does zero-shot success get lost?
 #
-# Zero-shot, the agent (1) infers w by least squares, r ≈ φ(s')ᵀw, from `identify_steps` steps of its
-# own random-w behaviour, then (2) acts with GPI on ψ(s, a, ·)ᵀw. Either step could fail. To separate them,
-# replace step 1 with an **oracle**: `rollouts.oracle_task` regresses the reward on φ(s') over *every*
-# move of the level (`rollouts.transitions`), so it sees the target's +10 however badly the agent
-# explores. If zero-shot success stays 0 with the oracle w, task inference is not the bottleneck.
+# Zero-shot success needs three links to hold. **Features**: some reward linear in φ, φ(s')ᵀc, must
+# make walking to the target the best thing to do. **Policy**: ψ and GPI must act as the optimal
+# policy for that reward would. **Task inference**: least squares, r ≈ φ(s')ᵀw, on `identify_steps`
+# steps of the agent's own random-w behaviour must find that direction. Each link is tested on its own,
+# for VISR and APS on both levels:
+#
+# * **Task inference**: an **oracle** replaces it. `rollouts.oracle_task` regresses the reward on
+#   φ(s') over *every* move of the level (`rollouts.transitions`), so it sees the target's +10 however
+#   the agent explores. Compare zero-shot success with the inferred and with the oracle w.
+# * **Features**: an **exact planner**, value iteration on the level's real moves and γ for the
+#   oracle's fitted reward φ(s')ᵀc: the best any policy could do with what φ expresses. It runs under
+#   pretraining's protocol (the target absorbing, paid φ(target)ᵀc at every step, what ψ was trained
+#   for) and the task's (the target ends the episode: φ(target)ᵀc is paid once).
+# * **Policy**: GPI with the oracle w against the planner, from the same start cells.
 
 # %%
+def plan_reaches(level: str, reward: np.ndarray, gamma: float, absorbing: bool) -> int:
+    """From how many start cells (no key held) the optimal policy for `reward` (S, A) on the level's
+    compiled states reaches the target within an episode: Q* by value iteration on the real moves, with
+    the target absorbing (its state keeps paying its reward) or ending the episode (nothing after it)."""
+    compiled = gridworld.compile_level(level)
+    ends = compiled.terminal[compiled.successor] & (not absorbing)
+    q = np.zeros(reward.shape)
+    while True:
+        updated = reward + gamma * np.where(ends, 0.0, q.max(1)[compiled.successor])
+        if np.abs(updated - q).max() < 1e-9:
+            break
+        q = updated
+    state, reached = compiled.start_states.copy(), np.zeros(len(compiled.start_states), dtype=bool)
+    for _ in range(gridworld.MAX_EPISODE_STEPS):
+        state = compiled.successor[state, q[state].argmax(1)]
+        reached |= compiled.terminal[state]
+    return int(reached.sum())
+
+
 def diagnose(method: str, level: str) -> dict:
-    """Task inference from rollouts vs the oracle, and what the features can express, for one learner."""
+    """Task inference from rollouts vs the oracle, the policy vs the exact planner, for one learner."""
     learner = pretrained[method, level][0]
     features, rewards_seen = task_data(learner, level, identify_steps, seed, config)
     inferred = fit_task(features, rewards_seen, seed)
-    moves, frames, all_rewards = transitions(level)
-    phi = learner.features(frames)
-    oracle = fit_task(phi, all_rewards, seed)  # the regression oracle_task runs, with its R^2
+    _, frames, all_rewards = transitions(level)
+    oracle = fit_task(learner.features(frames), all_rewards, seed)  # the regression oracle_task runs
     assert torch.allclose(oracle.w, oracle_task(learner, level), atol=1e-5)
-    target = all_rewards == 10
-    believed = (phi.double() @ oracle.coefficients).float()  # the oracle's fitted reward phi(s')^T c
-    above = believed > believed[target].max()
-    others = torch.unique(frames[~target], dim=0)  # every distinct non-target state reached
-    cosine = (learner.features(others) @ phi[target][0]).max()
-    mdp = tabular.TabularGridworld.from_level(level)
-    assert [state for state, _ in moves[:: len(gridworld.ACTIONS)]] == mdp.states
-    fitted_moves = believed.double().reshape(mdp.rewards.shape).numpy()
-    planner = tabular.greedy_policy(tabular.optimal_q(mdp, fitted_moves, learner.config.gamma))
-    reaches = tabular.policy_evaluation(mdp, planner, learner.config.gamma, mdp.events[..., -1]).max(1)
-    starts = [mdp.state_index(cell) for cell in mdp.layout.start_cells]
+    compiled = gridworld.compile_level(level)
+    states = torch.tensor(compiled.observations)
+    believed = (learner.features(states).double() @ oracle.coefficients).numpy()  # phi(s)^T c, every state
+    fitted = believed[compiled.successor]  # (S, A): the fitted reward of the state each move reaches
+    n = compiled.num_nonterminal
+    above = fitted[:n] > believed[compiled.terminal].max()  # moves the fit pays more than the target
+    gamma = learner.config.gamma
     return {
-        "learner": learner, "inferred": inferred, "oracle": oracle, "layout": mdp.layout,
+        "learner": learner, "inferred": inferred, "oracle": oracle, "layout": compiled.layout,
         "seen": {value: int((rewards_seen == value).sum()) for value in (1.0, 10.0)},
         "cos_w": float(inferred.w @ oracle.w),
         "zero_inferred": evaluate(learner, level, inferred.w, eval_episodes, seed, config).success_rate,
         "zero_oracle": evaluate(learner, level, oracle.w, eval_episodes, seed, config).success_rate,
-        "rank": int(above.sum()), "unpaid_above": int((above & (all_rewards == 0)).sum()),
-        "moves": len(moves), "cosine": float(cosine), "planner_starts": int((reaches[starts] > 0).sum()),
-        "starts": len(starts),
+        "rank": int(above.sum()), "unpaid_above": int((above & (compiled.reward[:n] == 0)).sum()),
+        "moves": above.size, "starts": len(compiled.start_states),
+        "plan_absorbing": plan_reaches(level, fitted, gamma, absorbing=True),
+        "plan_task": plan_reaches(level, fitted, gamma, absorbing=False),
     }
 
 
+for level in levels:  # the planner itself, on the level's true reward: it must reach the target
+    compiled = gridworld.compile_level(level)
+    reach = [plan_reaches(level, compiled.reward, config.agent.gamma, absorbing)
+             for absorbing in (True, False)]
+    print(f"sanity check, the exact planner on the true reward of {level}: reaches the target from "
+          f"{reach[0]} (absorbing) and {reach[1]} (task protocol) of {len(compiled.start_states)} "
+          "start cells")
 diagnosis = {(method, level): diagnose(method, level) for method in ("visr", "aps") for level in levels}
-print(f"{'':<11}| identification data  | {'cos(inferred w,':<15} | zero-shot success")
+print(f"\n{'':<11}| identification data  | {'cos(inferred w,':<15} | zero-shot success")
 print(f"{'':<11}| moves paid 1 | paid 10 | {'oracle w)':<15} | inferred w | oracle w")
 for (method, level), d in diagnosis.items():
     print(f"{method:<4} {level:<6}| {d['seen'][1.0]:>12} | {d['seen'][10.0]:>7} | {d['cos_w']:>15.3f} | "
@@ -464,33 +549,46 @@ for (method, level), d in diagnosis.items():
 
 # %% [markdown]
 # The left columns count the moves in the identification data that picked up a key (reward 1) or
-# reached the target (reward 10); the middle one says how close the inferred w is to the oracle's.
-# The right columns answer the first question: compare zero-shot success with the inferred w and
-# with the oracle w.
+# reached the target (reward 10): least squares cannot weigh a reward it never saw. The middle one says
+# how close the inferred w is to the oracle's; the right ones test task inference.
 #
-# If even the oracle fails, is it the *policy* (ψ and GPI did not learn to act well for that w) or
-# the *features* (no w makes φ(s')ᵀw describe the task)? Three checks on the oracle regression, which
-# sees every move:
-#
-# * **R²** of r ≈ φ(s')ᵀc over every move: how much of the task reward a linear function of φ explains.
-# * **The target's rank**: how many moves the fitted reward φ(s')ᵀc pays more than reaching the target,
-#   and how many of those the task pays nothing for. The cosine between φ(target) and the nearest φ of
-#   another state says how distinct the target looks to the features (1 means identical).
-# * **An exact planner**: value iteration (`tabular.optimal_q`) on the fitted reward φ(s')ᵀc, with the
-#   environment's real moves and γ. If even the optimal policy for the reward the agent believes in
-#   never reaches the target, no better ψ or GPI could have: the features are the bottleneck.
+# Now the features and the policy, from the oracle regression over every move: its **R²** (how much of
+# the task reward a linear function of φ explains), the **target's rank** (how many moves φ(s')ᵀc pays
+# more than reaching the target, and how many of those the task pays nothing for) and the **exact
+# planner** under both protocols. The verdict lines then add up what each link lost.
 
 # %%
-print(f"{'':<11}| R^2 over | moves paid more | of them | cos(phi(target), | optimal policy for phi^T c")
-print(f"{'':<11}| all moves| than the target | unpaid  | nearest other)   | reaches the target from")
+print(f"{'':<11}| R^2 over | moves paid more | of them | optimal policy for phi^T c reaches the target")
+print(f"{'':<11}| all moves| than the target | unpaid  | target absorbing | target ends the episode")
 for (method, level), d in diagnosis.items():
     print(f"{method:<4} {level:<6}| {d['oracle'].r2:>8.3f} | {d['rank']:>8} of {d['moves']:<4} | "
-          f"{d['unpaid_above']:>7} | {d['cosine']:>16.4f} | {d['planner_starts']} of {d['starts']} "
-          "start cells")
-oracle_helps = any(d["zero_oracle"] > d["zero_inferred"] for d in diagnosis.values())
-planner_fails = all(d["planner_starts"] == 0 for d in diagnosis.values())
-print(f"\nthe oracle w raises zero-shot success anywhere: {oracle_helps}")
-print(f"the exact planner on phi^T c never reaches the target, everywhere: {planner_fails}")
+          f"{d['unpaid_above']:>7} | {d['plan_absorbing']:>4} of {d['starts']} starts | "
+          f"{d['plan_task']:>4} of {d['starts']} starts")
+
+
+def losses(d: dict) -> dict[str, float]:
+    """Success lost at each link: the features (the absorbing planner's share of start cells below 1), the
+    policy (oracle-w GPI below the planner), task inference (the inferred w below the oracle's)."""
+    planner = d["plan_absorbing"] / d["starts"]
+    return {"features": 1 - planner, "policy": max(0.0, planner - d["zero_oracle"]),
+            "task inference": max(0.0, d["zero_oracle"] - d["zero_inferred"])}
+
+
+print()
+for (method, level), d in diagnosis.items():
+    lost = losses(d)
+    worst = max(lost, key=lost.get)
+    verdict = f"most is lost in the {worst}" if lost[worst] >= 0.05 else "nothing lost on the way"
+    print(f"{method:<4} {level:<4}: zero-shot success {d['zero_inferred']:.2f}; lost in the features "
+          f"{lost['features']:.2f}, the policy {lost['policy']:.2f}, task inference "
+          f"{lost['task inference']:.2f}: {verdict}")
+every = {name: sum(d[key] == d["starts"] for d in diagnosis.values())
+         for name, key in (("absorbing", "plan_absorbing"), ("task", "plan_task"))}
+helped = sum(d["zero_oracle"] > d["zero_inferred"] for d in diagnosis.values())
+print(f"\nthe oracle w raises zero-shot success in {helped} of {len(diagnosis)} runs")
+print(f"the exact planner on phi^T c reaches the target from every start cell in {every['absorbing']} of "
+      f"{len(diagnosis)} runs with the target absorbing, in {every['task']} of {len(diagnosis)} when it ends "
+      "the episode")
 
 # %% [markdown]
 # The picture for APS: the fitted reward φ(s')ᵀc the oracle believes in (every key held, so all rooms
@@ -531,15 +629,21 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# The two printed verdicts answer the section's question for this run. When the oracle w does not
-# raise zero-shot success, better task inference would not have helped. When the exact planner on
-# φ(s')ᵀc fails as well, the learned policy is not to blame either: even the optimal policy for the
-# reward the agent believes in never walks to the target. The features are the bottleneck. With
-# d = 5 unit-length features, φ(target) points almost the same way as φ of another state (the cosine
-# column), so any w pays the two nearly alike, and the least-squares w pays many unrewarded moves
-# more than the target (the rank columns). Fine-tuning escapes this because it trains ψ on the real
-# reward, without going through φᵀw. Things to try, with notebook 05's sweeps: a larger
-# `feature_dim`, more pretraining, more identification steps.
+# Read the verdicts from the top of the chain down. **Lost in the features**: even the optimal policy
+# for the reward φ can express does not walk to the target, so no better ψ, GPI or task inference could
+# help; more pretraining or another `feature_dim` (notebook 05 sweeps it) change what φ expresses.
+# **Lost in the policy**: φ can express the task and the oracle knows it, but ψ and GPI do not act on
+# it; ψ was trained on skills w drawn at random, and fine-tuning, the paper's fix, trains it on the task
+# reward itself. **Lost in task inference**: the oracle's w works and the inferred one does not; look at
+# the "paid 10" column, and try more `identify_steps`. A link further down can be broken too without
+# showing: where the oracle w already fails, an inference that never saw the target (a 0 in the "paid
+# 10" column) would have failed as well.
+#
+# Compare the two planner columns. When the target ends the episode, φ(target)ᵀc is paid once, and
+# collecting a modest positive φ(s')ᵀc elsewhere for the rest of the episode can be worth more: where
+# the absorbing column reaches the target and the other does not, the features say "go to the target"
+# only to an agent that may stay there. That is why pretraining keeps the target absorbing: ψ learns
+# the values of skills that stay, and a skill that walks to the target succeeds in the task too.
 #
 # ## Paint a task: any reward on any maze
 #
@@ -599,15 +703,17 @@ print(f"over {DEFAULT_TRANSFER_EPISODES} episodes: mean return {scored['return']
 #
 # * APS is VISR's loop with two changes: the reward adds APT's kNN entropy term to φ(s')ᵀw, computed
 #   on the same φ, and the TD target uses that reward. The library follows Algorithm 1 and documents
-#   each departure in the field it concerns (vector SF loss, φ(s') in the vMF loss, n-step double-Q
-#   targets, normalised kNN distances).
+#   each departure in the field it concerns (vector SF loss, φ(s') in the vMF loss, the last state's
+#   reward for an n-step window, double-Q targets, normalised kNN distances, centred inputs, an
+#   absorbing target while pretraining).
 # * The heatmaps show the two terms at work: where the exploration bonus sits relative to the visits,
 #   and how φ(s)ᵀw carves the grid into regions for each w.
-# * The committed 10-seed sweep and this run's single seed can be read side by side, with the sweep's
+# * The committed sweep and this run's single seed can be read side by side, with the sweep's
 #   budgets; the comparison above prints, row by row, whether this run reproduces the file's seed-0
-#   numbers. The tables show where fine-tuning succeeds and what zero-shot achieves.
-# * The oracle test separates task inference from acting, and the exact planner separates the policy
-#   from the features; read this run's verdict in the printed lines above.
+#   numbers, and how success grows along fine-tuning.
+# * Zero-shot success can be lost in three places: the features, the policy and task inference. The
+#   oracle w tests task inference, the exact planner on φ(s')ᵀc tests the features, and the two
+#   together the policy; read this run's verdicts in the printed lines above.
 # * Painted tasks on a maze show zero-shot transfer where it can work: rewards that are close to
 #   linear in φ.
 #

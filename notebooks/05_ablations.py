@@ -31,12 +31,13 @@
 # - run the paper's X → Y study (method Y trained on the data method X collects) in miniature;
 # - compare VISR's and APS's zero-shot transfer to new reward maps.
 #
-# **A word on budgets.** One run at the budget of the committed Figure 4 results takes about a
-# minute of one core; this notebook has to run top to bottom in about ten minutes on two. So most
-# exercises measure what *pretraining alone* produced, at half the pretraining budget, over a few
-# seeds, and only the X → Y study fine-tunes. Every conclusion here is tentative: it holds at this
-# budget, with these seeds, and the intervals say how much that is worth. The parameters cell below
-# is where you make the sweeps bigger.
+# **A word on budgets.** One run at the library's default budget (that of the committed Figure 4
+# results; the Figure 4 cell prints what its runs took) costs tens of seconds of one core, and this
+# notebook has to run top to bottom in about ten minutes on two. So most exercises measure what
+# *pretraining alone* produced, at a fraction of the default pretraining budget (printed below), over
+# a few seeds, and only the X → Y study fine-tunes. Every conclusion here is tentative: it holds at
+# this budget, with these seeds, and the intervals say how much that is worth. The parameters cell
+# below is where you make the sweeps bigger.
 
 # %%
 # On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
@@ -51,20 +52,26 @@ if "google.colab" in sys.modules:
 # %% tags=["parameters"]
 import os
 
+from aps_teach import experiments
+
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 workers = 2  # processes running sweep runs in parallel
 probe_level = "hard"  # the pretraining probes' level (why: see the Figure 4 section)
 probe_seeds = [0] if FAST else [0, 1, 2]
-probe_budget = {"pretrain_steps": 2_400 if FAST else 8_000, "identify_steps": 800 if FAST else 1_600,
-                "eval_episodes": 8 if FAST else 16}
+# identification and evaluation run whole rounds of 32 envs x 100 steps: 3,200 steps is one round
+probe_budget = {"pretrain_steps": 2_400 if FAST else 32_000, "identify_steps": 800 if FAST else 3_200,
+                "eval_episodes": 8 if FAST else 32}
 k_values = [3, 10] if FAST else [3, 5, 10]
-feature_dims = [2, 5] if FAST else [2, 5, 10]
+feature_dims = [5, 16] if FAST else [5, 16, 32]
 transfer_seeds = [0] if FAST else [0, 1]
-transfer_budget = {"pretrain_steps": 2_400 if FAST else 8_000, "num_tasks": 2 if FAST else 8,
-                   "identify_steps": 800 if FAST else 1_600, "eval_episodes": 8 if FAST else 16}
+transfer_budget = {"pretrain_steps": 2_400 if FAST else 32_000, "num_tasks": 2 if FAST else 8,
+                   "identify_steps": 800 if FAST else 3_200, "eval_episodes": 8 if FAST else 16}
 cross_seeds = [0] if FAST else [0, 1]
-cross_budget = {"pretrain_steps": 2_400 if FAST else 16_000, "finetune_steps": 2_400 if FAST else 24_000,
-                "identify_steps": 800 if FAST else 1_600, "eval_episodes": 8 if FAST else 64}
+# the X -> Y study runs the whole pipeline at the library's default budget (that of Figure 4)
+cross_budget = {"pretrain_steps": 2_400 if FAST else experiments.DEFAULT_PRETRAIN_STEPS,
+                "finetune_steps": 2_400 if FAST else experiments.DEFAULT_FINETUNE_STEPS,
+                "identify_steps": 800 if FAST else experiments.DEFAULT_IDENTIFY_STEPS,
+                "eval_episodes": 8 if FAST else experiments.DEFAULT_EVAL_EPISODES}
 
 # %%
 import json
@@ -86,22 +93,27 @@ from aps_teach.train import TrainConfig, new_learner
 
 started = time.perf_counter()
 budgets = {"probe": probe_budget, "transfer": transfer_budget, "cross": cross_budget}
-# results are kept per budget, so a re-run resumes and a changed budget never mixes in stale rows
-run_dir = Path(tempfile.mkdtemp()) if FAST else Path("runs/05_ablations") / config_hash(budgets)
+# results are kept per budget and default configuration, so a re-run resumes and a changed budget or
+# library default never mixes in stale rows
+run_dir = Path(tempfile.mkdtemp()) if FAST else \
+    Path("runs/05_ablations") / config_hash(budgets, TrainConfig(progress=False))
 run_dir.mkdir(parents=True, exist_ok=True)
 executor = local_executor(workers)
 print(f"sweep results in {run_dir}, {workers} worker processes")
 print(f"probes: {probe_level} level, seeds {probe_seeds}, {probe_budget}")
-print(f"default budget of one full run: {DEFAULT_PRETRAIN_STEPS} pretraining + {DEFAULT_FINETUNE_STEPS} "
-      "fine-tuning env steps")
+print(f"default budget of one full run: {DEFAULT_PRETRAIN_STEPS:,} pretraining + {DEFAULT_FINETUNE_STEPS:,} "
+      f"fine-tuning env steps; the probes pretrain for "
+      f"{probe_budget['pretrain_steps'] / DEFAULT_PRETRAIN_STEPS:.0%} of it, the transfer runs for "
+      f"{transfer_budget['pretrain_steps'] / DEFAULT_PRETRAIN_STEPS:.0%}, the X -> Y runs for "
+      f"{cross_budget['pretrain_steps'] / DEFAULT_PRETRAIN_STEPS:.0%}")
 
 # %% [markdown]
 # ## The full result first: Figure 4
 #
 # The repository's reproduction of the paper's Figure 4 ran every method on both key levels with
-# ten seeds at the full budget (`aps-teach gridworld sweep`, results in `results/gridworld/`).
-# Dark bars are zero-shot success, right after pretraining and task identification; full bars are
-# success after fine-tuning on the task reward.
+# several seeds at the library's default budget (`aps-teach gridworld sweep`, results in
+# `results/gridworld/`). Dark bars are zero-shot success, right after pretraining and task
+# identification; full bars are success after fine-tuning on the task reward.
 
 # %%
 figure4_csv = Path("../results/gridworld/figure4.csv")
@@ -124,20 +136,28 @@ else:
     for level in levels:
         m, lo, hi, n = coverage[(level,)]
         print(f"state coverage on {level}, all methods: {m:.2f} [{lo:.2f}, {hi:.2f}] over {n} runs")
+    seconds = [float(row["wall_seconds"]) for row in once]
+    print(f"one run took {np.mean(seconds):.0f} s on average (wall time, {min(seconds):.0f}-"
+          f"{max(seconds):.0f} s)")
+    solved = sorted({row["method"] for row in once
+                     if row["level"] == "hard" and float(row["success_rate"]) > 0})
+    print(f"methods with a fine-tuned success above 0 on hard in some run: {solved or 'none'}")
 
 # %% [markdown]
-# **Explain it.** Why can zero-shot success be nothing while fine-tuned success is high, for the same
-# pretrained agent? And what does the hard level's row tell you about what *any* ablation can show
-# through success rates at this budget?
+# **Explain it.** Where is zero-shot success well below fine-tuned success, for the same pretrained
+# agent, and where not? Notebook 04 traced where zero-shot success gets lost (features, policy, task
+# inference): which would you suspect here? And what does the hard level's row tell you about what
+# *any* ablation can show through success rates at this budget?
 #
-# The coverage lines are why the probes below run on the hard level: on the easy level, almost any
-# behaviour visits almost every state, so coverage cannot tell variants apart there.
+# The coverage lines are why the probes below run on the hard level: where every run visits (nearly)
+# every state, as a coverage near 1 on the easy level says, coverage cannot tell variants apart.
 #
 # ## The measuring instrument
 #
-# Fine-tuning is most of a run's cost, and success on the hard level is zero, or nearly, for every
-# method (the table above). So each ablation below measures what reward-free pretraining produced,
-# with a *probe*:
+# A variant measured by success rates needs whole runs: pretraining, task identification, fine-tuning
+# with evaluations along the way, for every seed. And success separates variants only where some
+# succeed and some fail; on the hard level, the last line above names the methods that ever did. So
+# each ablation below measures what reward-free pretraining produced, with a *probe*:
 
 # %%
 print(probes.__doc__)
@@ -264,7 +284,8 @@ show(k_rows, k_metrics, list(ks))
 # reward (keys and target) should be fitted better: a higher R² of r ~ φ(s')ᵀc. But φ lives on the
 # unit sphere, so each coordinate shrinks as d grows: a unit vector spread evenly over d dimensions
 # has coordinates of size 1/√d (printed below for reference), and `phi_spread` (the per-dimension
-# standard deviation over the level's cells) should shrink with it.
+# standard deviation over the level's cells) should shrink with it. The library's default, d = 16
+# (`AgentConfig.feature_dim`), is the APS run the other exercises share.
 
 # %%
 dims = {f"d={d}": ("aps", agent_overrides(feature_dim=d)) for d in feature_dims}
@@ -360,12 +381,12 @@ assert all(len(values) == 1 for values in flat.values())
 #
 # ## Exercise 6: scalar vs vector successor-feature loss, GPI on and off
 #
-# These two choices act through ψ when the agent acts on a task, but zero-shot success on the key
-# levels is nothing for every method (the dark bars of Figure 4), so the probes cannot see them.
-# This exercise uses the zero-shot transfer benchmark instead: pretrain on
-# the open maze `open10` without reward, then for each of several random box-shaped reward maps,
-# infer w by least squares and act at once. The score is normalised against exact references:
-# 0 is a uniformly random policy, 1 an optimal one.
+# These two choices act only through ψ when the agent acts on a task. A key level offers one task
+# and a yes-or-no outcome per episode; the zero-shot transfer benchmark offers many tasks per
+# pretraining and a graded score, so this exercise uses it: pretrain on the open maze `open10` without
+# reward, then for each of several random box-shaped reward maps, infer w by least squares and act at
+# once. The score is normalised against exact references: 0 is a uniformly random policy, 1 an
+# optimal one.
 #
 # **Hypothesis.** Algorithm 1 trains ψ with a scalar loss on ψᵀw; the library's default is a vector
 # TD loss on ψ itself. The scalar loss never trains ψ(s, a, z) along directions other than z, yet
@@ -408,13 +429,13 @@ for loss in ("vector", "scalar"):
 # Section 6 of the paper asks where APS's gains come from: its data (exploration) or what it learns
 # from them (the successor features and φ). Method Y is trained, update for update, on the replay
 # that method X fills while X pretrains; Y never acts (`aps_teach.cross_training`). The paper
-# finds APS → VISR beats VISR → APS. Here Y then identifies the task, fine-tunes and is evaluated on
-# the easy level, at the full budget of Figure 4, but with only a couple of seeds: this is the
-# notebook's most expensive cell.
+# finds APS → VISR beats VISR → APS. Here Y then identifies the task, is evaluated zero-shot,
+# fine-tunes and is evaluated again on the easy level, at the default budget of Figure 4, but with
+# only a couple of seeds: this is the notebook's most expensive cell.
 #
-# **Hypothesis.** If VISR's weakness in Figure 4 is its data, VISR trained on APS's data (aps->visr)
-# should fine-tune as well as APS; if it is VISR's learning, it should not, and APS trained on VISR's
-# data (visr->aps) should still do well.
+# **Hypothesis.** If what a pretrained agent can do is decided by its data, Y trained on X's data
+# should score like X, zero-shot and fine-tuned; if it is decided by how it learns, like Y. The
+# committed Figure 4 runs of VISR and APS, each acting itself, are the two ends to compare with.
 
 # %%
 pairs = {"aps->visr": ("aps->visr", ()), "visr->aps": ("visr->aps", ())}
@@ -426,20 +447,26 @@ fig.axes[0].set_title("easy level: zero-shot (dark) and fine-tuned (full bar) su
 plt.show()
 cross_success = summarise(cross_rows, by=("method", "phase"), value="success_rate")
 for pair in pairs:
-    m, lo, hi, n = cross_success[(pair, "finetuned")]
-    per_seed = [float(r["success_rate"]) for r in cross_rows
-                if (r["method"], r["phase"]) == (pair, "finetuned")]
-    print(f"{pair}: fine-tuned success {m:.2f} [{lo:.2f}, {hi:.2f}] over {n} seeds, per seed {per_seed}")
+    for phase in ("zero_shot", "finetuned"):
+        m, lo, hi, n = cross_success[(pair, phase)]
+        per_seed = [float(r["success_rate"]) for r in cross_rows
+                    if (r["method"], r["phase"]) == (pair, phase)]
+        print(f"{pair}: {phase} success {m:.2f} [{lo:.2f}, {hi:.2f}] over {n} seeds, per seed {per_seed}")
 if reference:
     own = summarise(reference, by=("method", "phase"), value="success_rate")
     for method in ("visr", "aps"):
-        m, lo, hi, n = own[(method, "finetuned")]
-        print(f"{method} (acting itself, committed results): {m:.2f} [{lo:.2f}, {hi:.2f}] over {n} seeds")
+        parts = [f"{phase} {m:.2f} [{lo:.2f}, {hi:.2f}]" for phase in ("zero_shot", "finetuned")
+                 for m, lo, hi, _ in [own[(method, phase)]]]
+        print(f"{method} (acting itself, committed results, {own[(method, 'finetuned')][3]} seeds): "
+              + ", ".join(parts))
+    same = {row["config_hash"] for row in cross_rows} <= {row["config_hash"] for row in reference}
+    print(f"the X -> Y runs have the budget and configuration of the committed runs: {same}")
 
 # %% [markdown]
 # **Explain it.** With this many seeds, which comparisons can the intervals settle? The reference
 # bars come from learners that *acted* during pretraining; the X → Y learners never did. Why does
-# that matter for fine-tuning, which starts from the pretrained ψ and φ? What would you run next?
+# that matter for zero-shot success, and for fine-tuning, which starts from the pretrained ψ and φ?
+# What would you run next?
 #
 # ## Exercise 8: VISR vs APS at zero-shot transfer, open room and four rooms
 #
@@ -468,20 +495,33 @@ for maze in ("open10", "fourroom"):  # the scale of phi spread: the same network
     env = transfer.maze_env(maze, np.zeros(layout.shape), 100)
     untrained = [transfer.feature_spread(new_learner("aps", env, seed), layout) for seed in transfer_seeds]
     print(f"{maze:>8}: phi spread of the untrained network, per seed {[round(x, 4) for x in untrained]}")
+print(f"a phi spread evenly over the sphere: about 1/sqrt(d) = {1 / np.sqrt(AgentConfig().feature_dim):.3f}")
+committed = transfer.transfer_rows("../results/transfer")  # `aps-teach gridworld transfer`, default budget
+for maze in ("open10", "fourroom"):
+    for method in methods_by_name:
+        mine = [row for row in committed if row["method"] == method and row["maze"] == maze]
+        if mine:
+            s = transfer.summarise_transfer(mine)
+            print(f"committed results/transfer, {maze:>8} {method:>4} ({s['seeds']} seeds, "
+                  f"{mine[0]['pretrain_steps']} pretraining steps): score {s['normalised_score']:+.3f} "
+                  f"[{s['score_low']:+.3f}, {s['score_high']:+.3f}], mean R^2 {s['mean_r2']:.3f}")
 
 # %% [markdown]
-# **Explain it.** Does either method beat random? Look at the φ spread, beside the untrained
-# network's: a spread near 0 means φ collapsed to (nearly) one vector, so every task gets (nearly)
-# the same w. What could make φ collapse (think of
-# ReLUs that never fire again after a large update, and the pretraining learning rate
-# `AgentConfig.lr`)? Which single change would you try first, and how would you keep the comparison
-# fair to both methods?
+# **Explain it.** Does either method beat random, here and in the committed results at the default
+# budget (the last lines)? Did the hypothesis hold? Look at the φ spread, beside the untrained
+# network's and beside 1/√d: a spread near 0 would mean φ collapsed to (nearly) one vector, so that
+# every task got (nearly) the same w. That happened in earlier versions of this library, which fed
+# the networks raw one-hot boards (`aps_teach.inputs` tells the story). Where φ is spread out and the
+# score is still low, what else can fail? Think of the R² panel (how linear the tasks are in φ) and
+# of the three links notebook 04 tested. Which single change would you try first, and how would you
+# keep the comparison fair to both methods?
 #
 # ## Summary
 #
 # - An ablation is only as good as its measurement. Fine-tuned success is what the paper reports,
-#   but at gridworld budgets it is expensive and, on the hard level, (nearly) zero for every method; the
-#   pretraining probes (coverage, reward terms, φ spread, task R²) are cheap enough to sweep.
+#   but it costs a whole run per variant and seed, and it cannot separate variants that all succeed or
+#   all fail; the pretraining probes (coverage, reward terms, φ spread, task R²) and the transfer
+#   benchmark's graded scores are cheap enough to sweep.
 # - Report every variant as a mean with a 95% interval and show the individual runs. With a few
 #   seeds the intervals are wide; overlapping intervals read "not settled at this budget", not "no
 #   effect". The cell below counts how many of this notebook's comparisons separated.

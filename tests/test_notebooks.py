@@ -57,8 +57,28 @@ def test_notebook_runs_top_to_bottom_in_fast_mode(source):
         assert "correct: GPI greedy actions matches the library" in printed
         assert "correct: SF TD target matches the library" in printed
         assert "APS on hard: 800 reward-free steps" in printed  # fast mode really used its small sizes
+        assert "nstep_reward = 'last'" in printed and "def _intrinsic_last(" in printed  # Algorithm 1's code
+        assert "; 256 particles; k = 10" in printed  # one training batch's particles: one per window ("last")
         assert "differs from the file's" in printed  # so no row is claimed to reproduce the sweep
-        assert "the exact planner on phi^T c never reaches the target, everywhere:" in printed
+        assert "rows identical to the file's: 0 of 0 compared" in printed
+        assert len(re.findall(r"on easy, success after fine-tuning steps 0: \S+, 3,200: ", printed)) == 3
+        for level in ("easy", "hard"):  # the planner itself finds the target on the true reward
+            assert (f"sanity check, the exact planner on the true reward of {level}: reaches the target from "
+                    "8 (absorbing) and 8 (task protocol) of 8 start cells") in printed
+        # the features table and the verdicts agree: features loss = 1 - (absorbing planner's starts) / 8
+        table = re.findall(r"^(visr|aps)\s+(easy|hard)\s*\|.*\|\s+(\d+) of 8 starts \|\s+(\d+) of 8 starts$",
+                           printed, re.MULTILINE)
+        verdicts = re.findall(r"^(visr|aps)\s+(easy|hard): zero-shot success (\S+); lost in the features "
+                              r"(\S+), the policy (\S+), task inference (\S+): "
+                              r"(most is lost in the \w[\w ]*|nothing lost on the way)$",
+                              printed, re.MULTILINE)
+        assert len(table) == len(verdicts) == 4
+        for (method, level, absorbing, _), verdict in zip(table, verdicts, strict=True):
+            assert verdict[:2] == (method, level)
+            assert float(verdict[3]) == pytest.approx(1 - int(absorbing) / 8, abs=0.005)
+        assert re.search(r"the oracle w raises zero-shot success in \d of 4 runs", printed)
+        assert re.search(r"reaches the target from every start cell in \d of 4 runs with the target "
+                         r"absorbing, in \d of 4 when it ends the episode", printed)
     if source.stem == "02_visr":
         printed = _printed(notebook)
         assert "correct: task inference matches the library on 4 random cases" in printed
@@ -105,6 +125,13 @@ def test_notebook_runs_top_to_bottom_in_fast_mode(source):
         assert "distinct coverage values across k, per seed: {'0': 1}" in printed  # the silent bug shows
         same = "pretraining identical with GPI on and off (phi spread to the last digit): True"
         assert printed.count(same) == 2
+        assert "1/sqrt(d): d=5: 0.447, d=16: 0.250" in printed
+        assert "methods with a fine-tuned success above 0 on hard in some run: " in printed
+        assert "the X -> Y runs have the budget and configuration of the committed runs: False" in printed
+        assert printed.count("committed results/transfer, ") == 4
+        # phi did not collapse: every trained spread far above the untrained network's (about 0.04)
+        spreads = [float(x) for x in re.findall(r"phi spread per seed \[\(0, (\S+)\)\]", printed)]
+        assert len(spreads) == 4 and min(spreads) > 0.1
     if source.stem == "06_atari":
         printed = _printed(notebook)
         assert "correct: random shift matches the library on 4 random cases" in printed
