@@ -81,9 +81,8 @@ class AgentConfig:
     sf_loss: Literal["vector", "scalar"] = "vector"
     """'vector': TD on psi with cumulant c = base + (r - base^T w) w (base = phi(s'), 0 for apt/dqn), so
     c^T w = r; 'scalar': TD on psi^T w as in Algorithm 1. Vector is the default because the scalar loss
-    never trains psi(s, a, z) along directions other than z, yet GPI scores psi(s, a, z_i)^T w. The
-    gridworlds do not settle it: zero-shot success is 0 with both, and fine-tuned success on easy (seeds
-    0, 1; 24k + 16k steps) was aps 0.0/1.0, visr 0.0/0.0 with vector vs aps 0.86/0.0, visr 0.0/1.0 scalar."""
+    never trains psi(s, a, z) along directions other than z, yet GPI scores psi(s, a, z_i)^T w (notebook
+    05 compares the two on zero-shot transfer)."""
     gpi: bool = True
     """Act with generalised policy improvement over {w} + `gpi_samples` fresh tasks (visr, aps)."""
     gpi_samples: int = 10

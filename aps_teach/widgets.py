@@ -69,7 +69,8 @@ class RewardExplorer:
         k = config.k if k is None else k
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
-        self.batch = config.batch_size * config.n_step
+        # the particles of one update: a state per sampled window ('last'), or every window state ('sum')
+        self.batch = config.batch_size * (config.n_step if config.nstep_reward == "sum" else 1)
         self.cells = {keys: plots.cell_states(self.layout, keys) for keys in held_options}
         style = {"description_width": "initial"}
         self.controls = {

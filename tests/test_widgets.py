@@ -86,7 +86,7 @@ def test_every_control_redraws_with_the_pure_functions(runs):
     w_mine = torch.tensor([0.0, 0.0, 1.0, 0.0, 0.0])
     explorer = widgets.reward_explorer({"aps": runs["aps"], "apt": runs["apt"]}, {"mine": w_mine}, show=False)
     controls, aps = explorer.controls, runs["aps"]
-    batch = TINY.agent.batch_size * TINY.agent.n_step
+    batch = TINY.agent.batch_size  # the default 'last' n-step reward: one particle per sampled window
     state = {"snapshot": aps[-1], "keys_held": (), "w": w_mine, "k": TINY.agent.k, "particles": batch}
     _assert_shows(explorer, **state)
     before = _shown(explorer)
