@@ -50,6 +50,16 @@ def state_boards(art: tuple[str, ...]) -> torch.Tensor:
     return torch.tensor(gridworld.compile_level(art).observations)
 
 
+def make_env(source: EnvSource, absorbing_target: bool = False) -> gym.Env:
+    """One pycolab env (`gridworld.make`) of a level name or a `LevelSpec`, or what an env factory makes."""
+    if callable(source):
+        return source()
+    spec = as_spec(source)
+    kwargs = {} if spec.reward_map is None else {"reward_map": spec.reward_map}
+    return gridworld.make(spec.level, max_episode_steps=spec.max_episode_steps,
+                          absorbing_target=absorbing_target, **kwargs)
+
+
 def check_engine(engine: str) -> None:
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; valid engines: {', '.join(ENGINES)}")
@@ -128,15 +138,7 @@ class PycolabBatch(EnvBatch):
     observation_table = None
 
     def __init__(self, source: EnvSource, num_envs: int, reward_free: bool, absorbing_target: bool):
-        if callable(source):
-            make = source
-        else:
-            spec = as_spec(source)
-            level = spec.level if isinstance(spec.level, str) else tuple(spec.level)
-            kwargs = {} if spec.reward_map is None else {"reward_map": spec.reward_map}
-            make = lambda: gridworld.make(level, max_episode_steps=spec.max_episode_steps,  # noqa: E731
-                                          absorbing_target=absorbing_target, **kwargs)
-        self.envs = [make() for _ in range(num_envs)]
+        self.envs = [make_env(source, absorbing_target) for _ in range(num_envs)]
         self.reward_free = reward_free
         base = self.envs[0].unwrapped
         if bool(getattr(base, "absorbing_target", False)) != absorbing_target:

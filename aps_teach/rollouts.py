@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import gymnasium as gym
 import numpy as np
 import torch
 
 import gridworld
 from aps_teach.agents import Learner
-from aps_teach.env_batch import EnvSource, as_spec
+from aps_teach.env_batch import EnvSource, make_env
 from aps_teach.tasks import infer_task
 from aps_teach.train import single_thread
 from gridworld.layout import State
@@ -32,15 +31,6 @@ class Rollout:
     """Whether the episode reached the target."""
 
 
-def _make(env: EnvSource) -> gym.Env:
-    """One pycolab env of a level name, a `LevelSpec` or an env factory."""
-    if callable(env):
-        return env()
-    spec = as_spec(env)
-    kwargs = {} if spec.reward_map is None else {"reward_map": spec.reward_map}
-    return gridworld.make(spec.level, max_episode_steps=spec.max_episode_steps, **kwargs)
-
-
 def greedy_rollout(learner: Learner, env: EnvSource, w: torch.Tensor, seed: int, *,
                    gpi: bool = False) -> Rollout:
     """One episode with epsilon = 0, acting on argmax_a psi(s, a, w)^T w (or its GPI max if `gpi`), from
@@ -51,7 +41,7 @@ def greedy_rollout(learner: Learner, env: EnvSource, w: torch.Tensor, seed: int,
     dim = learner.config.feature_dim
     if w.shape != (dim,):
         raise ValueError(f"w must have shape ({dim},), got {tuple(w.shape)}")
-    environment = _make(env)
+    environment = make_env(env)
     if environment.spec is None or environment.spec.max_episode_steps is None:
         raise ValueError("the env needs a time limit (gymnasium.make with max_episode_steps)")
     generator = torch.Generator().manual_seed(seed)
