@@ -11,8 +11,10 @@ For every method x level x pretraining budget x feature dimension d x seed, the 
 - coverage of the pretraining, and phi's health: its spread over the level's cells and its dead units;
 and for every visr/aps x maze x budget x d x seed, zero-shot transfer to `transfer_tasks` random box tasks
 (`transfer.run_transfer`). dqn has no pretraining: its runs appear once per d, at pretraining budget 0.
-Every method gets the same settings; only the swept fields vary. The two sweeps are resumable
-(`sweeps.run_sweep`): OUT/study_levels.csv and OUT/study_transfer.csv, then the figures `plot_study`.
+Two arms at one budget and d vary the discount factor and the fine-tuning start epsilon. Every method gets
+the same settings; only the swept fields vary. The two sweeps are resumable (`sweeps.run_sweep`):
+OUT/study_levels.csv and OUT/study_transfer.csv, then OUT/summary.csv and the figures
+(`write_study_outputs`).
 """
 
 from __future__ import annotations
@@ -55,7 +57,9 @@ class StudyGrid:
     finetune_epsilons: tuple[float, ...] = (0.05,)
     """Fine-tuning start epsilons tried besides the default (`train.finetune_epsilon_start`), likewise."""
     arm_pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
+    """The pretraining budget of the arms (and of the adaptation figure)."""
     arm_feature_dim: int = 16
+    """d of the arms (and of the adaptation figure)."""
     seeds: int = 3
     finetune_steps: int = DEFAULT_FINETUNE_STEPS
     eval_episodes: int = DEFAULT_EVAL_EPISODES
