@@ -35,6 +35,7 @@ from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.inputs import InputColumns
 from aps_teach.memory import check_fits
 from aps_teach.replay import NStepReplay
+from aps_teach.sweeps import config_differences
 from aps_teach.tasks import infer_task, sample_tasks
 
 RoundHook = Callable[["RoundEnd"], None]
@@ -302,21 +303,10 @@ def _check_identity(ckpt: Path, state: dict, identity: dict) -> None:
                              f"{value!r}: resume with --train.engine {saved} (a replay of one engine cannot "
                              "continue on the other)")
         if key == "config" and isinstance(saved, dict):
-            diff = sorted(_flat_differences(saved, value))
+            diff = config_differences(saved, value)
             raise ValueError(f"checkpoint {ckpt} was made with another config; differing fields: "
                              + ", ".join(f"{name} (checkpoint {a!r}, this run {b!r})" for name, a, b in diff))
         raise ValueError(f"checkpoint {ckpt} has {key}={saved!r}, this run has {value!r}")
-
-
-def _flat_differences(a: dict, b: dict, prefix: str = "") -> list[tuple[str, object, object]]:
-    out = []
-    for key in sorted(set(a) | set(b)):
-        x, y = a.get(key), b.get(key)
-        if isinstance(x, dict) and isinstance(y, dict):
-            out += _flat_differences(x, y, f"{prefix}{key}.")
-        elif x != y:
-            out.append((f"{prefix}{key}", x, y))
-    return out
 
 
 def load_learner(checkpoint: str | Path) -> tuple[Learner, dict]:
