@@ -12,12 +12,11 @@ Errors follow `aps_teach.cli_errors`: one line and exit status 2; `--debug` show
 
 from __future__ import annotations
 
-import difflib
 import sys
 
 import tyro
 
-from aps_teach.cli_errors import config_errors, pop_debug, run_cli
+from aps_teach.cli_errors import check_command, config_errors, pop_debug, run_cli
 
 COMMANDS = {
     "demo": "a random policy on both gridworlds: statistics and a picture",
@@ -34,14 +33,6 @@ def commands_help() -> str:
     lines += [f"  {'aps-teach ' + name:<{width}}  {text}" for name, text in COMMANDS.items()]
     return "\n".join(["commands (each takes --help):", *lines, "",
                       "Errors are one line (exit status 2); --debug shows the traceback."])
-
-
-def unknown_command(word: str) -> ValueError:
-    """The error for a first argument that is neither a command nor an option, with the nearest command."""
-    near = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.5)
-    hint = f"did you mean `aps-teach {near[0]}`? " if near else ""
-    return ValueError(f"unknown command {word!r}; {hint}commands: {', '.join(COMMANDS)} (or none: the "
-                      "quickstart; see aps-teach --help)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,8 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     def quickstart() -> int:
         from aps_teach.quickstart import QuickstartConfig, run_quickstart
 
-        if argv and not argv[0].startswith("-"):
-            raise unknown_command(argv[0])
+        check_command("aps-teach", argv, list(COMMANDS), optional=True)
         with config_errors():
             config = tyro.cli(QuickstartConfig, args=argv, prog="aps-teach",
                               description=f"{commands_help()}\n\n{QuickstartConfig.__doc__}")

@@ -34,7 +34,7 @@ from aps_teach.atari.train import (
     score_row,
     start_run_dir,
 )
-from aps_teach.cli_errors import Interrupted, check_out, config_errors, pop_debug, run_cli
+from aps_teach.cli_errors import Interrupted, check_command, check_out, config_errors, pop_debug, run_cli
 from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
 
 Train = Annotated[AtariTrainConfig, tyro.conf.arg(name="")]
@@ -214,6 +214,7 @@ def atari_main(argv: list[str], *, debug: bool = False) -> int:
     argv, debug = pop_debug(argv, debug)
 
     def job() -> int:
+        check_command("aps-teach atari", argv, list(COMMANDS))
         with config_errors():
             cmd = tyro.extras.subcommand_cli_from_dict(
                 {name: cls for name, (cls, _) in COMMANDS.items()}, prog="aps-teach atari", args=argv,

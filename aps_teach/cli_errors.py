@@ -12,6 +12,7 @@ a bug and keeps its traceback (status 1).
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -49,6 +50,21 @@ def config_errors() -> Iterator[None]:
 
     with hook(reraise):
         yield
+
+
+def check_command(prog: str, argv: Sequence[str], commands: Sequence[str], *, optional: bool = False) -> None:
+    """ValueError naming the nearest of `commands` when argv's first word is none of them (tyro would
+    only say the word is unrecognised). `optional`: the command may be left out (options come first)."""
+    if not argv or argv[0] in commands or argv[0] in ("-h", "--help"):
+        return
+    if argv[0].startswith("-"):
+        if optional:
+            return
+        raise ValueError(f"{prog} takes a command first, one of: {', '.join(commands)}; see {prog} --help")
+    near = difflib.get_close_matches(argv[0], commands, n=1, cutoff=0.5)
+    hint = f"did you mean `{prog} {near[0]}`? " if near else ""
+    raise ValueError(f"unknown command {argv[0]!r}; {hint}commands: {', '.join(commands)}"
+                     + (" (or none)" if optional else "") + f"; see {prog} --help")
 
 
 def check_out(path: Path | None, option: str = "--out") -> None:

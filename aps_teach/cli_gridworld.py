@@ -17,7 +17,7 @@ import torch
 import tyro
 
 from aps_teach.agents import AgentConfig, Method
-from aps_teach.cli_errors import Interrupted, check_out, config_errors, pop_debug, run_cli
+from aps_teach.cli_errors import Interrupted, check_command, check_out, config_errors, pop_debug, run_cli
 from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
@@ -329,6 +329,7 @@ def gridworld_main(argv: list[str], *, debug: bool = False) -> int:
     argv, debug = pop_debug(argv, debug)
 
     def job() -> int:
+        check_command("aps-teach gridworld", argv, list(COMMANDS))
         with config_errors():
             cmd = tyro.extras.subcommand_cli_from_dict(
                 {name: cls for name, (cls, _) in COMMANDS.items()}, prog="aps-teach gridworld", args=argv,

@@ -17,9 +17,11 @@ def test_help_lists_every_command_on_a_line_of_its_own(capsys):
     assert set(COMMANDS) == {"demo", "gridworld", "atari"}
 
 
-@pytest.mark.parametrize("typo, command", [("gridwrld", "gridworld"), ("atri", "atari"), ("dmeo", "demo")])
+@pytest.mark.parametrize("typo, command", [
+    (["gridwrld"], "gridworld"), (["atri"], "atari"), (["dmeo"], "demo"),
+    (["gridworld", "rnu"], "gridworld run"), (["atari", "swep", "--out", "x"], "atari sweep")])
 def test_a_mistyped_command_suggests_the_nearest(typo, command, capsys):
-    assert main([typo]) == 2
+    assert main(typo) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"did you mean `aps-teach {command}`?" in err
 
@@ -58,6 +60,7 @@ BAD_VALUES = [
     (["gridworld", "study", "--out", "OUT", "--workers", "0"], "gridworld",
      "workers must be an integer >= 1"),
     (["gridworld", "transfer", "--out", ""], "gridworld", "--out is empty"),
+    (["--seed", "-1", "--out", "OUT"], "", "seed must be an integer >= 0, got -1"),
     (["demo", "--out", "OUT"], "demo", "--out must be a file name ending in a figure format ("),
     (["demo", "--seed", "-2", "--out", "OUT.png"], "demo", "seed must be an integer >= 0, got -2"),
     (["atari", "sweep", "--out", ""], "atari", "--out is empty"),
@@ -73,7 +76,8 @@ def test_each_bad_value_is_one_error_line_naming_it_and_nothing_is_written(argv,
     argv = [arg.replace("OUT", str(tmp_path / "out")) for arg in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"aps-teach {command}: error: ") and err.count("\n") == 1, err
+    prog = f"aps-teach {command}".strip()
+    assert err.startswith(f"{prog}: error: ") and err.count("\n") == 1, err
     assert message in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
 
