@@ -18,6 +18,7 @@ from aps_teach.plots import plot_figure4, save_figure
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
+    check_workers,
     config_hash,
     default_sweep_dir,
     grid,
@@ -224,13 +225,14 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
         raise ValueError(f"num_seeds must be >= 1, got {num_seeds}")
     if executor is not None and workers is not None:
         raise ValueError("give workers (local processes) or an executor, not both")
+    check_workers(workers)
     config = figure4_config(budget)
     for method in methods:
         for level in levels:
             check_run(level, budget, config["train"], method=method)
     out_dir = default_sweep_dir("figure4", config) if out_dir is None else Path(out_dir)
     results = out_dir / "figure4.csv"
-    own = local_executor(workers) if workers else None
+    own = local_executor(workers) if workers is not None else None
     try:
         report = run_sweep(grid(methods, levels, range(num_seeds)),
                            partial(run_gridworld_rows, budget=budget), results, config=config,

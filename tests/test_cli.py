@@ -65,6 +65,7 @@ BAD_VALUES = [
     (["demo", "--seed", "-2", "--out", "OUT.png"], "demo", "seed must be an integer >= 0, got -2"),
     (["atari", "sweep", "--out", ""], "atari", "--out is empty"),
     (["atari", "run", "--out", "OUT", "--atari.gamma", "2"], "atari", "gamma must be in (0, 1], got 2.0"),
+    (["atari", "run", "--out", "OUT", "--seed", "-1"], "atari", "seed must be an integer >= 0, got -1"),
 ]
 
 

@@ -47,6 +47,7 @@ from aps_teach.atari.devices import to_device
 from aps_teach.atari.envs import check_game, make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
+from aps_teach.checks import check_seed
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic, write_text_atomic
 from aps_teach.memory import check_fits
 from aps_teach.tasks import infer_task, sample_tasks
@@ -418,6 +419,7 @@ def pretrain(game: str, method: Method, seed: int, config: AtariTrainConfig | No
     config = config or AtariTrainConfig()
     game = check_game(game)
     check_method(method)
+    check_seed(seed)
     if method == "dqn":
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
     learner = new_learner(game, method, seed, config)
@@ -475,6 +477,7 @@ def finetune(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
     task (apt, dqn). Same metrics, checkpoints and resume as `pretrain`."""
     config = config or AtariTrainConfig()
     game = check_game(game)
+    check_seed(seed)
     w = learner.default_task(1)[0] if w is None else w
     if tuple(w.shape) != (learner.config.feature_dim,):
         raise ValueError(f"w must have shape ({learner.config.feature_dim},), got {tuple(w.shape)}")
@@ -495,6 +498,7 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
     config = config or AtariTrainConfig()
     atari, n, device = config.atari, config.num_envs, learner.device
     game = check_game(game)
+    check_seed(seed)
     if gpi is None:
         gpi = learner.config.gpi and learner.config.task_conditioned and learner.phase == "pretrain"
     w = (learner.default_task(1)[0] if w is None else w).to(device).float().expand(n, -1)
@@ -541,6 +545,7 @@ def start_run_dir(out: Path, game: str, method: str, seed: int, config: AtariTra
     envs) and changes nothing. Device, threads, logging and the like may differ between the two. Refuses a
     device this machine does not have before writing anything."""
     resolve_device(config.device)
+    check_seed(seed)
     path = out / "config.json"
     if resume and path.exists():
         saved_game, saved_method, saved_seed, saved = read_run_config(out)
@@ -593,6 +598,7 @@ def run(game: str, method: Method, seed: int, config: AtariTrainConfig | None = 
     config = config or AtariTrainConfig()
     game = check_game(game)
     check_method(method)
+    check_seed(seed)
     out = Path(out) if out is not None else None
     if out is not None:
         start_run_dir(out, game, method, seed, config, resume)
