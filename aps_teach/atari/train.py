@@ -31,7 +31,7 @@ import math
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Literal
 
@@ -48,6 +48,7 @@ from aps_teach.atari.envs import check_game, make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic, write_text_atomic
+from aps_teach.run_dir import CONFIG, RunDir, describe_differences, differences
 from aps_teach.tasks import infer_task, sample_tasks
 
 PHASES = {"pretrain": 0, "finetune": 1, "identify": 2, "evaluate": 3}
@@ -411,8 +412,9 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
                 bar.set_postfix(env_steps_per_s=f"{rates[0]:.0f}", updates_per_s=f"{rates[1]:.1f}")
             if ckpt is not None and (done or env_steps // config.checkpoint_every
                                      != (env_steps - n) // config.checkpoint_every):
-                save_checkpoint(ckpt, {**identity, "env_steps": env_steps, "updates": updates,
-                                       "credit": credit, "generator": gen.get_state(), "w": w.cpu(),
+                save_checkpoint(ckpt, {**identity, "env_steps": env_steps, "total_env_steps": steps,
+                                       "updates": updates, "credit": credit, "generator": gen.get_state(),
+                                       "w": w.cpu(),
                                        "metrics": metrics.rows, "learner": learner.state_dict(),
                                        "replay": replay.state_dict() if config.save_replay else None})
     return PhaseLog(metrics.rows, env_steps, updates)
@@ -547,39 +549,55 @@ def score_row(result: EvalResult, method: str, seed: int, phase: str, config: At
             "task_w": "" if task_w is None else " ".join(f"{x:.6f}" for x in task_w.tolist())}
 
 
-def start_run_dir(out: Path, game: str, method: str, seed: int, config: AtariTrainConfig,
-                  resume: bool) -> None:
-    """Prepare a run directory: a new run writes config.json and drops a task.json left by an earlier
-    pretraining; a resumed one checks that config.json describes the same run (game, method, seed, protocol,
-    envs) and changes nothing. Device, threads, logging and the like may differ between the two. Refuses a
-    device this machine does not have before writing anything."""
+RUN_FIELDS = ("atari", "num_envs", "backend")
+"""The `AtariTrainConfig` fields a run's numbers depend on; the others (device, threads, logging, compile,
+checkpoints) may differ between the sessions of a resumed run."""
+
+
+def run_record(game: str, method: str, seed: int, config: AtariTrainConfig) -> dict:
+    """An Atari run's config.json: game, method, seed and the whole training config."""
+    return _jsonable({"game": game, "method": method, "seed": seed, "train": asdict(config)})
+
+
+def start_run_dir(out: str | os.PathLike, game: str, method: str, seed: int, config: AtariTrainConfig,
+                  resume: bool, force: bool = False) -> RunDir:
+    """Claim a run directory for this run (`RunDir.claim`): another run there is refused (naming the
+    differing fields) unless `force`; `resume` continues the same run (game, method, seed, protocol, envs;
+    device, threads, logging and the like may differ); otherwise the run starts over (an earlier run's
+    checkpoints, task.json and scores.csv removed). Refuses a device this machine does not have before
+    writing anything."""
     resolve_device(config.device)
-    path = out / "config.json"
-    if resume and path.exists():
-        saved_game, saved_method, saved_seed, saved = read_run_config(out)
-        ours = {"game": game, "method": method, "seed": seed, "atari": config.atari,
-                "num_envs": config.num_envs, "backend": config.backend}
-        theirs = {"game": saved_game, "method": saved_method, "seed": saved_seed, "atari": saved.atari,
-                  "num_envs": saved.num_envs, "backend": saved.backend}
-        for key, value in ours.items():
-            if theirs[key] != value:
-                raise ValueError(f"{path} has {key}={theirs[key]!r}, this run has {value!r}")
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    saved = {"game": game, "method": method, "seed": seed, "train": asdict(config)}
-    write_text_atomic(path, json.dumps(saved, indent=2))
-    (out / "task.json").unlink(missing_ok=True)
+    run = RunDir(out)
+    run.claim(run_record(game, method, seed, config), resume=resume, force=force,
+              ignore=[f"train.{f.name}" for f in fields(AtariTrainConfig) if f.name not in RUN_FIELDS])
+    return run
 
 
-def read_run_config(out: Path) -> tuple[str, str, int, AtariTrainConfig]:
-    """(game, method, seed, config) of a run directory's config.json."""
-    path = out / "config.json"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} not found: run `aps-teach atari pretrain --out {out}` first")
-    saved = json.loads(path.read_text())
-    train = dict(saved["train"])
-    return saved["game"], saved["method"], int(saved["seed"]), AtariTrainConfig(
-        **{**train, "atari": atari_from_dict(train["atari"])})
+def read_run_config(out: str | os.PathLike) -> tuple[str, str, int, AtariTrainConfig]:
+    """(game, method, seed, config) of a run directory's config.json (FileNotFoundError if there is none,
+    ValueError naming the file if it is corrupt)."""
+    run = RunDir(out)
+    saved = run.read_config(("game", "method", "seed", "train"),
+                            hint=f"run `aps-teach atari pretrain --out {out}` first")
+    try:
+        train = dict(saved["train"])
+        config = AtariTrainConfig(**{**train, "atari": atari_from_dict(train["atari"])})
+        return saved["game"], saved["method"], int(saved["seed"]), config
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"corrupt run config {run.config_path}: not an Atari run config of this version "
+                         f"({error})") from None
+
+
+def check_run_checkpoint(path: Path, meta: dict, game: str, method: str, seed: int,
+                         config: AtariTrainConfig) -> None:
+    """Refuse a checkpoint (its `load_learner` metadata) that is not of the run its config.json describes,
+    naming the fields that differ."""
+    expected = _jsonable({"game": game, "method": method, "seed": seed, "atari": asdict(config.atari),
+                          "num_envs": config.num_envs, "backend": config.backend})
+    diff = differences({key: meta.get(key) for key in expected}, expected)
+    if diff:
+        raise ValueError(f"checkpoint {path} is not of the run its {CONFIG} describes: "
+                         f"{describe_differences(diff, 'checkpoint', CONFIG)}")
 
 
 def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariTrainConfig,
@@ -598,22 +616,23 @@ def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariT
 
 
 def run(game: str, method: Method, seed: int, config: AtariTrainConfig | None = None, *,
-        out: str | os.PathLike | None = None, resume: bool = False) -> tuple[AtariLearner, EvalResult]:
+        out: str | os.PathLike | None = None, resume: bool = False,
+        force: bool = False) -> tuple[AtariLearner, EvalResult]:
     """The whole pipeline: pretrain (not dqn), identify the task (visr, aps), fine-tune, evaluate.
 
-    With `out`: config.json, pretrain/ and finetune/ (metrics.csv, checkpoint.pt), task.json and a row in
-    scores.csv; `resume=True` continues each phase from its checkpoint (a finished phase is loaded)."""
+    With `out` (claimed by `start_run_dir`; `force` replaces another run there): config.json, pretrain/ and
+    finetune/ (metrics.csv, checkpoint.pt), task.json and a row in scores.csv; `resume=True` continues each
+    phase from its checkpoint if it has one (a finished phase is loaded)."""
     config = config or AtariTrainConfig()
     game = check_game(game)
     check_method(method)
     out = Path(out) if out is not None else None
-    if out is not None:
-        start_run_dir(out, game, method, seed, config, resume)
+    claimed = start_run_dir(out, game, method, seed, config, resume, force) if out is not None else None
 
     def phase_dir(name: str) -> tuple[Path | None, bool]:
-        if out is None:
+        if claimed is None:
             return None, False
-        return out / name, resume and (out / name / "checkpoint.pt").exists()
+        return claimed.path / name, claimed.resumes(name)
 
     if method == "dqn":
         learner = new_learner(game, method, seed, config)
