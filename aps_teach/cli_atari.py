@@ -37,6 +37,7 @@ from aps_teach.atari.train import (
     score_row,
     start_run_dir,
 )
+from aps_teach.cli_errors import pop_debug, run_cli
 from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
 from aps_teach.run_dir import RunDir, resume_command, resume_hint_on_interrupt
 
@@ -225,23 +226,24 @@ COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (
             "evaluate": (Evaluate, _evaluate), "sweep": (Sweep, _sweep)}
 
 
-def atari_main(argv: list[str]) -> int:
-    """Parse `argv` (without the leading `atari`), run the subcommand, print its summary; 0 on success, 2
-    with one error line on bad input (unknown game, missing CUDA, checkpoint mismatch or corruption)."""
-    try:
+def atari_main(argv: list[str], *, debug: bool = False) -> int:
+    """Parse `argv` (without the leading `atari`), run the subcommand, print its summary; 0 on success, 1 if
+    a run of a sweep failed, 2 with one error line on bad input (unknown game, missing CUDA, checkpoint
+    mismatch or corruption; `aps_teach.cli_errors`)."""
+    argv, debug = pop_debug(argv, debug)
+
+    def job() -> int:
         cmd = tyro.extras.subcommand_cli_from_dict(
             {name: cls for name, (cls, _) in COMMANDS.items()}, prog="aps-teach atari", args=argv,
             description="Atari (ale-py): APS, VISR, APT pretraining without reward, task identification, "
-                        "fine-tuning, scores.")
+                        "fine-tuning, scores. Errors are one line (exit status 2); --debug shows the "
+                        "traceback.")
         handler = next(fn for cls, fn in COMMANDS.values() if isinstance(cmd, cls))
-        if isinstance(cmd, (Run, Pretrain, Finetune)):
-            with resume_hint_on_interrupt(cmd.out, resume_command(["aps-teach", "atari"], argv)):
-                summary = handler(cmd)
-        else:
+        out = cmd.out if isinstance(cmd, (Run, Pretrain, Finetune)) else None  # a run directory to continue
+        with resume_hint_on_interrupt(out, resume_command(["aps-teach", "atari"], argv)):
             summary = handler(cmd)
-    except (ValueError, FileNotFoundError) as error:
-        print(f"aps-teach atari: error: {error}", file=sys.stderr)
-        return 2
-    for key, value in summary.items():
-        print(f"{key:>18}: {value}")
-    return 0
+        for key, value in summary.items():
+            print(f"{key:>18}: {value}")
+        return 1 if summary.get("failed") else 0
+
+    return run_cli("aps-teach atari", job, debug=debug)

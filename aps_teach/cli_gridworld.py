@@ -19,6 +19,7 @@ import torch
 import tyro
 
 from aps_teach.agents import Method
+from aps_teach.cli_errors import pop_debug, run_cli
 from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
@@ -220,8 +221,8 @@ def _sweep(cmd: Sweep) -> dict:
     try:
         executor = make_executor(cmd.executor, workers=cmd.workers, address=cmd.ray_address,
                                  max_retries=cmd.max_retries)
-    except (ImportError, ValueError) as error:  # no Ray, or options of the other executor
-        raise SystemExit(f"aps-teach gridworld sweep: error: {error}") from None
+    except ImportError as error:  # no Ray
+        raise ValueError(str(error)) from None
     with executor:
         report = run_figure4_sweep(cmd.methods, cmd.levels, cmd.seeds, cmd.out, budget, executor=executor)
     for key, trace in report.failures.items():
@@ -317,17 +318,21 @@ COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (
             "study": (Study, _study)}
 
 
-def gridworld_main(argv: list[str]) -> int:
-    """Parse `argv` (without the leading `gridworld`), run the subcommand, print its summary; 0 on success."""
-    cmd = tyro.extras.subcommand_cli_from_dict({name: cls for name, (cls, _) in COMMANDS.items()},
-                                               prog="aps-teach gridworld", args=argv,
-                                               description="Key-passageway gridworlds: VISR, APT, APS, DQN; "
-                                                           "zero-shot transfer to reward-map tasks.")
-    handler = next(fn for cls, fn in COMMANDS.values() if isinstance(cmd, cls))
-    if isinstance(cmd, (Run, Pretrain, Finetune)):
-        with resume_hint_on_interrupt(cmd.out, resume_command(["aps-teach", "gridworld"], argv)):
+def gridworld_main(argv: list[str], *, debug: bool = False) -> int:
+    """Parse `argv` (without the leading `gridworld`), run the subcommand, print its summary; 0 on success,
+    1 if a run of a sweep failed, 2 with one error line on bad input (`aps_teach.cli_errors`)."""
+    argv, debug = pop_debug(argv, debug)
+
+    def job() -> int:
+        cmd = tyro.extras.subcommand_cli_from_dict(
+            {name: cls for name, (cls, _) in COMMANDS.items()}, prog="aps-teach gridworld", args=argv,
+            description="Key-passageway gridworlds: VISR, APT, APS, DQN; zero-shot transfer to reward-map "
+                        "tasks. Errors are one line (exit status 2); --debug shows the traceback.")
+        handler = next(fn for cls, fn in COMMANDS.values() if isinstance(cmd, cls))
+        out = cmd.out if isinstance(cmd, (Run, Pretrain, Finetune)) else None  # a run directory to continue
+        with resume_hint_on_interrupt(out, resume_command(["aps-teach", "gridworld"], argv)):
             summary = handler(cmd)
-    else:
-        summary = handler(cmd)
-    _print(summary)
-    return 1 if summary.get("failed") else 0
+        _print(summary)
+        return 1 if summary.get("failed") else 0
+
+    return run_cli("aps-teach gridworld", job, debug=debug)

@@ -22,6 +22,7 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from aps_teach.cli_errors import Interrupted
 from aps_teach.files import load_checkpoint, write_text_atomic
 
 CONFIG = "config.json"
@@ -215,11 +216,12 @@ def resume_command(prog: Sequence[str], argv: Sequence[str]) -> str:
 
 
 @contextmanager
-def resume_hint_on_interrupt(out: str | Path, command: str) -> Iterator[None]:
-    """On Ctrl-C inside: say where the run in `out` stands and the command that continues it, then exit with
-    status 130 (the shell's code for SIGINT) instead of a traceback."""
+def resume_hint_on_interrupt(out: str | Path | None, command: str) -> Iterator[None]:
+    """On Ctrl-C inside, with a run directory `out`: raise `Interrupted` saying where that run stands and the
+    command that continues it (the CLI prints it as one line, exit status 130)."""
     try:
         yield
-    except KeyboardInterrupt:
-        say(f"\ninterrupted: {RunDir(out).standing()}\ncontinue with: {command}")
-        raise SystemExit(130) from None
+    except KeyboardInterrupt as stop:
+        if out is None or isinstance(stop, Interrupted):
+            raise
+        raise Interrupted(f"{RunDir(out).standing()}; continue with: {command}") from None

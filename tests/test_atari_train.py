@@ -227,7 +227,7 @@ def test_run_directory_refuses_a_different_run_and_drops_a_stale_task(tmp_path):
     start_run_dir(tmp_path, "pong", "aps", 0, tiny(), resume=False)
     (tmp_path / "task.json").write_text('{"w": [1, 0, 0, 0, 0]}')
     before = (tmp_path / "config.json").read_text()
-    with pytest.raises(ValueError, match=r"holds another run \(cannot resume it\): seed \(saved 0, this run 1\)"):
+    with pytest.raises(ValueError, match=r"another run \(cannot resume it\): seed \(saved 0, this run 1\)"):
         run("pong", "aps", seed=1, config=tiny(), out=tmp_path, resume=True)
     with pytest.raises(ValueError, match=r"train.atari.gamma \(saved 0.99, this run 0.9\)"):
         start_run_dir(tmp_path, "pong", "aps", 0, tiny(atari=replace(TINY, gamma=0.9)), resume=True)
