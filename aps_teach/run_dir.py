@@ -120,9 +120,10 @@ class RunDir:
 
         Call it after every input is checked: it is the first write. Against a config.json already there
         (fields in both compared, `ignore` excepted): another run is refused, naming the differing fields,
-        unless `force` (its `restart` files are removed and our config replaces its fields); the same run
-        is continued with `resume` (fields it lacks are added) or else started over (its `restart` files
-        removed). Without config.json, a directory holding run files is refused unless `force`.
+        unless `force`; the same run is continued with `resume` (fields it lacks are added) or else started
+        over. Forced or started over, the `restart` files go first; a claim restarting every run file then
+        writes `config` alone, one restarting a phase (finetune) updates the saved config with it. Without
+        config.json, a directory holding run files is refused unless `force`.
         """
         if resume and force:
             raise ValueError("--resume continues the run in --out, --force replaces it: give one of them")
@@ -144,19 +145,21 @@ class RunDir:
             raise ValueError(f"{self.config_path} holds another run ({action}): "
                              f"{describe_differences(diff, 'saved', 'this run')}; give another --out, or "
                              "--force to replace that run")
+        whole = set(RUN_FILES) <= set(restart)  # a new run: config.json is ours alone
         if diff:
             say(f"replacing the run in {self.path} (--force): "
                 f"{describe_differences(diff, 'was', 'now')}")
             self._remove(restart)
-            return self._write({**saved, **config})
-        merged = {**config, **saved}
+            return self._write(config if whole else {**saved, **config})
         if resume:
             say(f"resuming {self.path}: {self.standing()}")
+            merged = {**config, **saved}
         else:
             removed = self._remove(restart)
             if removed:
                 say(f"starting the run in {self.path} over (removed {', '.join(removed)}); --resume would "
                     "have continued it")
+            merged = config if whole else {**config, **saved}
         return self._write(merged) if merged != saved else saved
 
     def _present(self, names: Sequence[str]) -> list[str]:
