@@ -115,9 +115,11 @@ class Evaluate:
     run's level; a checkpoint not of the run OUT/config.json describes is refused."""
 
     out: Path
-    episodes: int = DEFAULT_EVAL_EPISODES
-    identify_steps: int = DEFAULT_IDENTIFY_STEPS
-    """Used when the checkpoint has no task vector yet (a pretrained visr or aps)."""
+    episodes: int | None = None
+    """Evaluation episodes (default: the run's eval_episodes, else 64)."""
+    identify_steps: int | None = None
+    """Used when the checkpoint has no task vector yet (a pretrained visr or aps); default: the run's, else
+    16,000."""
     seed: int | None = None
     """Seed of the evaluation episodes (default: the run's seed)."""
 
@@ -305,10 +307,14 @@ def _evaluate(cmd: Evaluate) -> dict:
     phase = "finetune" if run.checkpoint("finetune").exists() else "pretrain"
     learner, meta = load_run_learner(run, phase, saved)
     seed = saved["seed"] if cmd.seed is None else cmd.seed
+    episodes = saved.get("eval_episodes", DEFAULT_EVAL_EPISODES) if cmd.episodes is None else cmd.episodes
+    identify_steps = saved.get("identify_steps", DEFAULT_IDENTIFY_STEPS) if cmd.identify_steps is None \
+        else cmd.identify_steps
+    check_run(saved["level"], {"eval_episodes": episodes, "identify_steps": identify_steps})
     w = None if meta["task_w"] is None else torch.tensor(meta["task_w"])
     if w is None and learner.config.task_conditioned:
-        w = identify_task(learner, saved["level"], cmd.identify_steps, seed, train)
-    result = evaluate(learner, saved["level"], w, cmd.episodes, seed, train)
+        w = identify_task(learner, saved["level"], identify_steps, seed, train)
+    result = evaluate(learner, saved["level"], w, episodes, seed, train)
     return {"checkpoint": phase, "method": saved["method"], "level": saved["level"], "seed": seed,
             **asdict(result)}
 

@@ -59,6 +59,7 @@ def differences(saved: dict, ours: dict, prefix: str = "", *, ignore: Collection
 
 
 def describe_differences(diff: Sequence[tuple[str, object, object]], theirs: str, ours: str) -> str:
+    """`differences` as text: 'name (theirs a, ours b), ...'."""
     return ", ".join(f"{name} ({theirs} {a!r}, {ours} {b!r})" for name, a, b in diff)
 
 

@@ -25,7 +25,8 @@ from aps_teach.files import save_checkpoint
 from aps_teach.run_dir import RunDir
 
 TINY = ["--train.num-envs", "2", "--train.learning-starts", "100", "--train.no-progress",
-        "--train.agent.hidden", "16", "--train.agent.batch-size", "8", "--train.checkpoint-every", "1"]
+        "--train.agent.hidden", "16", "--train.agent.batch-size", "8", "--train.checkpoint-every", "1",
+        "--train.updates-per-step", "1", "--train.finetune-updates-per-step", "1"]
 BUDGET = ["--pretrain-steps", "400", "--finetune-steps", "400", "--identify-steps", "200",
           "--eval-episodes", "4"]
 """2 rounds (2 envs x 100 steps) per phase; a checkpoint after every round."""
@@ -217,13 +218,14 @@ def test_evaluate_scores_the_run_on_its_level_and_seed_and_refuses_another_runs_
 
     monkeypatch.setattr(cli_gridworld, "evaluate", spy)
     capsys.readouterr()
-    assert main(["gridworld", "evaluate", "--out", str(out), "--episodes", "8"]) == 0
+    assert main(["gridworld", "evaluate", "--out", str(out)]) == 0
     assert seeds == [1]  # the run's seed (it was 0 whatever the run's)
     printed = dict(line.strip().split(": ", 1) for line in capsys.readouterr().out.splitlines())
     learner, meta = train.load_learner(out / "finetune" / "checkpoint.pt")
     config = cli_gridworld.train_config(RunDir(out), json.loads((out / "config.json").read_text()))
-    expected = train.evaluate(learner, "easy", torch.tensor(meta["task_w"]), 8, 1, config)
-    assert (printed["seed"], printed["level"], printed["checkpoint"]) == ("1", "easy", "finetune")
+    expected = train.evaluate(learner, "easy", torch.tensor(meta["task_w"]), 4, 1, config)  # the run's 4
+    assert (printed["seed"], printed["level"], printed["checkpoint"], printed["episodes"]) == \
+        ("1", "easy", "finetune", "4")
     assert float(printed["mean_return"]) == expected.mean_return
     assert float(printed["success_rate"]) == expected.success_rate
 
