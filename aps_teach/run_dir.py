@@ -158,8 +158,8 @@ class RunDir:
         else:
             removed = self._remove(restart)
             if removed:
-                say(f"starting the run in {self.path} over (removed {', '.join(removed)}); --resume would "
-                    "have continued it")
+                say(f"starting over in {self.path}: removed {', '.join(removed)} (--resume would have "
+                    "continued from them)")
             merged = config if whole else {**config, **saved}
         return self._write(merged) if merged != saved else saved
 
