@@ -30,6 +30,7 @@ from typing import Literal
 import torch
 from torch.nn import functional as F
 
+from aps_teach.checks import check_int, check_range
 from aps_teach.features import FeatureNet, SuccessorFeatureNet
 from aps_teach.inputs import InputColumns, ObservationNormaliser, StateTable, narrow_input
 from aps_teach.rewards import RunningMean, particle_entropy_reward, vmf_loss, vmf_reward
@@ -119,13 +120,20 @@ class AgentConfig:
             raise ValueError(f"unknown nstep_reward {self.nstep_reward!r}; valid: {', '.join(NSTEP_REWARDS)}")
         if self.sf_loss not in SF_LOSSES:
             raise ValueError(f"unknown sf_loss {self.sf_loss!r}; valid: {', '.join(SF_LOSSES)}")
-        if self.feature_dim < 2:
-            raise ValueError(f"feature_dim must be >= 2, got {self.feature_dim}")
-        if self.k < 1:
-            raise ValueError(f"k must be >= 1, got {self.k}")
-        for name in ("hidden", "n_step", "batch_size", "target_update_period"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        check_int("feature_dim", self.feature_dim, 2)
+        for name in ("hidden", "k", "n_step", "batch_size", "target_update_period"):
+            check_int(name, getattr(self, name))
+        check_int("gpi_samples", self.gpi_samples, 0)
+        check_range("gamma", self.gamma, 0, 1, low_open=True)
+        for name in ("lr", "finetune_lr", "adam_eps", "max_grad_norm", "contrastive_temperature",
+                     "knn_exponent"):
+            check_range(name, getattr(self, name), 0, low_open=True)
+
+    @property
+    def particles(self) -> int:
+        """States in the kNN particle set of a minibatch: the last state of each window ('last'), or every
+        state of each window ('sum'; windows cut short at an episode end or a change of w give fewer)."""
+        return self.batch_size * (self.n_step if self.nstep_reward == "sum" else 1)
 
     @property
     def task_conditioned(self) -> bool:
@@ -135,6 +143,17 @@ class AgentConfig:
     @property
     def uses_knn(self) -> bool:
         return self.method in ("apt", "aps")
+
+    def check_particles(self) -> None:
+        """ValueError if the method uses the kNN reward and k is not less than a minibatch's particle set.
+        Checked once the method is final (by `Learner` and the pipelines' input checks), not at construction:
+        a config's method is aps until a command line's --method replaces it, and visr and dqn never use k."""
+        if self.uses_knn and self.k >= self.particles:
+            size = f"batch_size {self.batch_size}" + (f" x n_step {self.n_step}" if self.nstep_reward == "sum"
+                                                      else "")
+            raise ValueError(f"k must be less than the kNN particle set of a minibatch, {self.particles} "
+                             f"states ({size}), each excluding itself; got k={self.k} for {self.method}: "
+                             "lower k or raise batch_size")
 
 
 def info_nce(anchor: torch.Tensor, positive: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -184,6 +203,7 @@ class Learner:
 
     def __init__(self, config: AgentConfig, obs_shape: tuple[int, ...], num_actions: int, seed: int,
                  device: str | torch.device = "cpu", input_columns: InputColumns | None = None):
+        config.check_particles()
         self.config, self.obs_shape, self.num_actions = config, tuple(obs_shape), num_actions
         self.device = torch.device(device)
         self.input_columns = input_columns if config.normalise_observations else None

@@ -248,8 +248,8 @@ def _run(cmd: Run) -> dict:
 
 
 def _pretrain(cmd: Pretrain) -> dict:
-    check_run(cmd.level, {"pretrain_steps": cmd.steps})
     train = with_method(cmd.train, cmd.method)
+    check_run(cmd.level, {"pretrain_steps": cmd.steps}, train, method=cmd.method, seed=cmd.seed)
     run = RunDir(cmd.out)
     claim_run(run, run_record(cmd.method, cmd.level, cmd.seed, {"pretrain_steps": cmd.steps}, train),
               resume=cmd.resume, force=cmd.force)
@@ -267,8 +267,8 @@ def _finetune(cmd: Finetune) -> dict:
     if cmd.method == "dqn":  # a run of its own: dqn has no pretraining
         level, seed = cmd.level or "easy", 0 if cmd.seed is None else cmd.seed
         budget = {name: defaults[name] if value is None else value for name, value in given.items()}
-        check_run(level, budget)
         train = with_method(TrainConfig(), "dqn")
+        check_run(level, budget, train, method="dqn", seed=seed)
         claim_run(run, run_record("dqn", level, seed, budget, train), resume=cmd.resume, force=cmd.force)
         run_pipeline("dqn", level, seed, budget, train, run)
         return json.loads((run.path / "summary.json").read_text())
@@ -281,7 +281,7 @@ def _finetune(cmd: Finetune) -> dict:
     method, level, seed, train = saved["method"], saved["level"], saved["seed"], train_config(run, saved)
     budget = {name: saved.get(name, defaults[name]) if value is None else value
               for name, value in given.items()}
-    check_run(level, budget)
+    check_run(level, budget, train, method=method, seed=seed)
     if method != "dqn":
         progress = run.phase_progress("pretrain")
         if progress is None:
@@ -310,7 +310,7 @@ def _evaluate(cmd: Evaluate) -> dict:
     episodes = saved.get("eval_episodes", DEFAULT_EVAL_EPISODES) if cmd.episodes is None else cmd.episodes
     identify_steps = saved.get("identify_steps", DEFAULT_IDENTIFY_STEPS) if cmd.identify_steps is None \
         else cmd.identify_steps
-    check_run(saved["level"], {"eval_episodes": episodes, "identify_steps": identify_steps})
+    check_run(saved["level"], {"eval_episodes": episodes, "identify_steps": identify_steps}, seed=seed)
     w = None if meta["task_w"] is None else torch.tensor(meta["task_w"])
     if w is None and learner.config.task_conditioned:
         w = identify_task(learner, saved["level"], identify_steps, seed, train)

@@ -8,6 +8,7 @@ from pathlib import Path
 import matplotlib
 
 import gridworld
+from aps_teach.checks import check_seed
 from aps_teach.random_policy import RandomPolicyStats, random_policy_stats
 
 
@@ -23,6 +24,12 @@ class DemoConfig:
     """Where to write the picture (PNG)."""
     progress: bool = True
     """Show progress bars."""
+
+    def __post_init__(self) -> None:
+        from aps_teach.plots import check_figure_path
+
+        check_figure_path(self.out, "--out")
+        check_seed(self.seed)
 
 
 def run_demo(config: DemoConfig) -> list[RandomPolicyStats]:

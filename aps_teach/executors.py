@@ -20,10 +20,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future
 from typing import Any, Literal
 
-from aps_teach.sweeps import local_executor
+from aps_teach.sweeps import LocalPool, check_workers, local_executor
 
 ExecutorName = Literal["local", "ray"]
 EXECUTORS: tuple[str, ...] = ("local", "ray")
@@ -41,6 +41,7 @@ def make_executor(name: str = "local", *, workers: int | None = None, address: s
     if num_cpus <= 0 or num_gpus < 0 or max_retries < 0:
         raise ValueError(f"need num_cpus > 0, num_gpus >= 0, max_retries >= 0; got {num_cpus}, {num_gpus}, "
                          f"{max_retries}")
+    check_workers(workers)
     if name == "local":
         if address is not None:
             raise ValueError("a Ray address is for the ray executor (--executor ray)")
@@ -81,12 +82,10 @@ def gpu_executor(gpus: Sequence[int]) -> Executor:
     if max(gpus) >= len(names):
         raise ValueError(f"GPU {max(gpus)} is not among the {len(names)} visible "
                          f"(CUDA_VISIBLE_DEVICES={parent})")
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
+    queue = multiprocessing.get_context("spawn").Queue()
     for gpu in gpus:
         queue.put(names[gpu])
-    return ProcessPoolExecutor(max_workers=len(gpus), mp_context=context, initializer=_pin_gpu,
-                               initargs=(queue,))
+    return LocalPool(len(gpus), initializer=_pin_gpu, initargs=(queue,))
 
 
 def _pin_gpu(queue) -> None:
@@ -127,6 +126,12 @@ class RayExecutor(Executor):
         ref = self._remote[fn].remote(*args, **kwargs)
         self._refs.append(ref)
         return ref.future()
+
+    def stop(self) -> None:
+        """Cancel every task of this executor at once, killing the workers of those that run (Ctrl-C)."""
+        for ref in self._refs:
+            self._ray.cancel(ref, force=True)
+        self.shutdown()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         if cancel_futures:

@@ -6,12 +6,13 @@ import json
 import math
 import time
 from concurrent.futures import Executor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
 import gridworld
 from aps_teach.agents import METHODS, AgentConfig, Learner
+from aps_teach.checks import check_seed
 from aps_teach.files import write_text_atomic
 from aps_teach.plots import plot_figure4, save_figure
 from aps_teach.run_dir import RUN_FILES, RunDir
@@ -19,6 +20,7 @@ from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
     config_hash,
+    default_sweep_dir,
     grid,
     local_executor,
     read_rows,
@@ -31,6 +33,7 @@ from aps_teach.train import (
     RoundEnd,
     TrainConfig,
     check_identity,
+    check_memory,
     check_steps,
     evaluate,
     finetune,
@@ -86,12 +89,23 @@ class GridworldResult:
     """Per-round metrics of each phase: {"pretrain": [...], "finetune": [...]}."""
 
 
-def check_run(level: str, budget: dict[str, int]) -> None:
-    """Raise ValueError for an unknown level or a step budget that is not a positive integer."""
+def check_run(level: str, budget: dict[str, int], config: TrainConfig | None = None, *,
+              method: str | None = None, seed: int | None = None) -> None:
+    """Raise ValueError for an unknown level or method, a step budget that is not a positive integer, a
+    negative seed, or (with `config`) a kNN k the minibatch cannot serve or phases whose replays would not
+    fit in free memory: everything a run can be refused for, before it writes anything."""
     if level not in gridworld.ENV_IDS:
         raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(gridworld.ENV_IDS)}")
+    if method is not None and method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
     for name, steps in budget.items():
         check_steps(name, steps)
+    if seed is not None:
+        check_seed(seed)
+    if config is not None:
+        config = config if method is None else replace(config, agent=replace(config.agent, method=method))
+        config.agent.check_particles()
+        check_memory(level, budget if method != "dqn" else {**budget, "pretrain_steps": 0}, config)
 
 
 def adaptation_rounds(rounds: int, points: int) -> set[int]:
@@ -150,11 +164,10 @@ def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = D
     skips identification (zero-shot = its pretrained policy). With `run_dir`, claims it (`claim_run`:
     `resume` continues the run it holds from whatever its phases checkpointed, `force` replaces another
     run) and writes config.json, pretrain/ and finetune/ (metrics.csv, checkpoint.pt) and summary.json."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
     budget = {"pretrain_steps": pretrain_steps, "finetune_steps": finetune_steps,
               "identify_steps": identify_steps, "eval_episodes": eval_episodes}
-    check_run(level, budget)
+    config = config or TrainConfig()
+    check_run(level, budget, config, method=method, seed=seed)
     config = with_method(config, method)
     if run_dir is None:
         if resume:
@@ -254,11 +267,18 @@ def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
     return result_rows(spec, budget, config, result)
 
 
-def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path, budget: dict[str, int], *,
+def figure4_config(budget: dict[str, int]) -> dict:
+    """Everything a Figure 4 sweep's runs depend on besides their spec: the budget and the training config
+    (`run_gridworld_rows`'s). Recorded beside figure4.csv; its hash names the default results directory."""
+    return {"budget": dict(budget), "train": TrainConfig(progress=False)}
+
+
+def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | None, budget: dict[str, int], *,
                       workers: int | None = None, executor: Executor | None = None,
                       progress: bool = True) -> SweepReport:
-    """Every method x level x seed 0..num_seeds-1, in parallel, into out_dir/figure4.csv (resumable),
-    then the Figure 4 plot of everything in it, out_dir/figure4.png.
+    """Every method x level x seed 0..num_seeds-1, in parallel, into out_dir/figure4.csv (resumable; a file
+    of another budget or config is refused), then the Figure 4 plot of everything in it,
+    out_dir/figure4.png. `out_dir=None`: `default_sweep_dir("figure4", figure4_config(budget))`.
 
     Runs on `executor` (e.g. `aps_teach.executors.make_executor("ray")`; left open) if given, else on
     `workers` local processes (default: one per core)."""
@@ -268,15 +288,22 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path, budg
                          f"levels: {', '.join(gridworld.LEVELS)}")
     if num_seeds < 1:
         raise ValueError(f"num_seeds must be >= 1, got {num_seeds}")
-    out_dir = Path(out_dir)
-    results = out_dir / "figure4.csv"
     if executor is not None and workers is not None:
         raise ValueError("give workers (local processes) or an executor, not both")
+    config = figure4_config(budget)
+    for method in methods:
+        for level in levels:
+            check_run(level, budget, config["train"], method=method)
+    out_dir = default_sweep_dir("figure4", config) if out_dir is None else Path(out_dir)
+    results = out_dir / "figure4.csv"
     own = local_executor(workers) if workers else None
-    report = run_sweep(grid(methods, levels, range(num_seeds)), partial(run_gridworld_rows, budget=budget),
-                       results, executor=executor or own, progress=progress)
-    if own is not None:
-        own.shutdown()
+    try:
+        report = run_sweep(grid(methods, levels, range(num_seeds)),
+                           partial(run_gridworld_rows, budget=budget), results, config=config,
+                           executor=executor or own, progress=progress)
+    finally:
+        if own is not None:
+            own.shutdown()
     rows = read_rows(results)
     if rows:
         save_figure(plot_figure4(rows, methods, levels), out_dir / "figure4.png")

@@ -501,8 +501,21 @@ def plot_ablation(rows, by: str, metrics: dict[str, str], order: Sequence[str] |
     return fig
 
 
+def check_figure_path(path: str | os.PathLike, name: str = "out") -> None:
+    """ValueError naming `name` unless `path` ends in a file name with a format matplotlib writes."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = sorted(FigureCanvasBase.get_supported_filetypes())
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in formats:
+        got = f"{str(path)!r}" + (" (no extension)" if not suffix else "")
+        raise ValueError(f"{name} must be a file name ending in a figure format ({', '.join(formats)}), "
+                         f"got {got}")
+
+
 def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> None:
-    """Write `fig` to `path` atomically (the format comes from the suffix)."""
+    """Write `fig` to `path` atomically (the format comes from the suffix; `check_figure_path`)."""
+    check_figure_path(path)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=dpi, bbox_inches="tight")
 

@@ -70,7 +70,7 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
     """The whole run into `config.out`, then overview.png; prints a summary."""
     budget = {"pretrain_steps": config.pretrain_steps, "finetune_steps": config.finetune_steps,
               "identify_steps": config.identify_steps, "eval_episodes": config.eval_episodes}
-    check_run(config.level, budget)
+    check_run(config.level, budget, config.train, method=config.method, seed=config.seed)
     if matplotlib.get_backend().lower() not in {"agg", "module://matplotlib_inline.backend_inline"}:
         matplotlib.use("Agg")  # a command line draws to a file, never to a window
     from aps_teach.plots import plot_run_overview, save_figure

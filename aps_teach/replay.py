@@ -11,6 +11,8 @@ never changes.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -40,6 +42,14 @@ class NStepReplay:
             self.data["next_phi"] = torch.zeros((capacity, num_envs, task_dim), dtype=torch.float32)
         self._flat = {key: value.flatten(0, 1) for key, value in self.data.items()}
         """The same storage viewed as (capacity * num_envs, ...): cell row * num_envs + env."""
+
+    @staticmethod
+    def bytes_per_cell(obs_shape: tuple[int, ...], task_dim: int, store_rewards: bool,
+                       store_features: bool = False, obs_dtype: torch.dtype = torch.uint8) -> int:
+        """Bytes of one (row, env) cell: s and s', the action (int64), w, the two flags, and r and phi(s')
+        when stored."""
+        obs = math.prod(obs_shape) * torch.empty((), dtype=obs_dtype).element_size()
+        return 2 * obs + 8 + 4 * task_dim + 2 + 4 * store_rewards + 4 * task_dim * store_features
 
     def add(self, **row: np.ndarray | torch.Tensor) -> None:
         """Append one row (one step of every env); keys must be exactly the stored columns."""

@@ -1,10 +1,18 @@
 """Sweeps: many independent runs in parallel, resumable, and one failure never loses the others.
 
-`run_sweep(specs, run, results_csv)` hands each spec to `run` on an executor (by default a pool of
-processes, one per local core), appends each finished run's rows to `results_csv` (rewritten
+`run_sweep(specs, run, results_csv, config=...)` hands each spec to `run` on an executor (by default a pool
+of processes, one per local core), appends each finished run's rows to `results_csv` (rewritten
 atomically, so the file is always whole), and on a second call skips every spec whose rows are
 already there. A run that raises is reported with its traceback; its spec stays pending, so the
 next call retries it.
+
+One results file holds runs of one configuration: `config` (everything the runs depend on besides their
+spec: budgets, the training config; by default `run`'s name and bound arguments) is recorded beside it in
+`<name>.sweep.json` before the first run, and a sweep of another configuration is refused, naming the fields
+that differ. A finished run is thus known by its key and the file's full configuration. A torn last row
+(the file cut short outside this module's atomic writes) is dropped with its run's other rows, and the run
+is done again. Ctrl-C or an error of the driver cancels the pending runs and kills the running ones at
+once; local workers also exit by themselves when their driver dies (even by SIGKILL).
 """
 
 from __future__ import annotations
@@ -14,13 +22,17 @@ import csv
 import functools
 import hashlib
 import inspect
+import io
 import json
 import multiprocessing
 import os
+import signal
 import textwrap
+import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
@@ -29,7 +41,10 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from aps_teach import __version__
-from aps_teach.files import write_csv_atomic
+from aps_teach.files import write_csv_atomic, write_text_atomic
+
+PARENT_CHECK_SECONDS = 0.5
+"""How often a local worker checks that its driver is alive (it exits when the driver has died)."""
 
 
 @dataclass(frozen=True)
@@ -69,12 +84,88 @@ class SweepReport:
 
 
 def read_rows(path: str | os.PathLike) -> list[dict[str, str]]:
-    """The rows of a results CSV (empty if the file does not exist yet)."""
+    """The whole rows of a results CSV (empty if the file does not exist yet); a torn last row is left out
+    with a warning."""
+    rows, torn = read_results(path)
+    if torn is not None:
+        warnings.warn(f"{path}: its last row is cut short; left out", stacklevel=2)
+    return rows
+
+
+def read_results(path: str | os.PathLike) -> tuple[list[dict[str, str]], dict | None]:
+    """(whole rows, the torn last row or None) of a results CSV. Every row `write_csv_atomic` writes ends
+    in a line break and has every column; a last row without them was cut short."""
     path = Path(path)
     if not path.exists():
-        return []
+        return [], None
     with path.open(newline="") as file:
-        return list(csv.DictReader(file))
+        text = file.read()
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    if rows and (not text.endswith("\n") or None in rows[-1] or None in rows[-1].values()):
+        return rows[:-1], rows[-1]
+    return rows, None
+
+
+def sweep_config_path(results_csv: str | os.PathLike) -> Path:
+    """Where the configuration of a results file's runs is recorded: beside it, <name>.sweep.json."""
+    return Path(results_csv).with_suffix(".sweep.json")
+
+
+def default_sweep_config(run: Callable) -> dict:
+    """What a sweep's runs depend on, read off `run`: its name and, for a `functools.partial`, the
+    arguments it binds (e.g. the budget)."""
+    func = run.func if isinstance(run, functools.partial) else run
+    bound = dict(run.keywords) if isinstance(run, functools.partial) else {}
+    if isinstance(run, functools.partial) and run.args:
+        bound["args"] = list(run.args)
+    return {"run": f"{func.__module__}.{func.__qualname__}", **bound}
+
+
+def plain_config(config: Any) -> Any:
+    """`config` as plain JSON data (dataclasses as dicts, tuples as lists, paths as strings)."""
+    def encode(value: Any) -> Any:
+        if is_dataclass(value) and not isinstance(value, type):
+            return asdict(value)
+        return str(value)
+
+    return json.loads(json.dumps(config, sort_keys=True, default=encode))
+
+
+def config_differences(a: Mapping, b: Mapping, prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """(dotted field name, value in a, value in b) of every field where two nested dicts differ."""
+    out = []
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if isinstance(x, Mapping) and isinstance(y, Mapping):
+            out += config_differences(x, y, f"{prefix}{key}.")
+        elif x != y:
+            out.append((f"{prefix}{key}", x, y))
+    return out
+
+
+def claim_results(results_csv: str | os.PathLike, config: Mapping, has_rows: bool) -> None:
+    """Record `config` beside `results_csv`, refusing (ValueError, naming the fields that differ) when the
+    file already holds runs of another configuration or runs of an unrecorded one. Writes the record before
+    any run, so an --out that cannot be written fails at once (OSError)."""
+    path = sweep_config_path(results_csv)
+    ours = plain_config(config)
+    if has_rows:
+        if not path.exists():
+            raise ValueError(f"{results_csv} holds runs but no record of their configuration ({path.name}), "
+                             "so they cannot be checked against this sweep's: give another --out, or remove "
+                             "the file to start over")
+        try:
+            theirs = json.loads(path.read_text())
+        except ValueError as error:
+            raise ValueError(f"{path} is not valid JSON ({error}); remove it and {results_csv} to start "
+                             "over") from None
+        if theirs != ours:
+            diff = config_differences(theirs, ours)
+            shown = ", ".join(f"{name} (file {a!r}, this sweep {b!r})" for name, a, b in diff[:8])
+            more = f" and {len(diff) - 8} more" if len(diff) > 8 else ""
+            raise ValueError(f"{results_csv} holds runs of another configuration; differing fields: {shown}"
+                             f"{more}. Give another --out, or the same settings to continue it")
+    write_text_atomic(path, json.dumps(ours, indent=2, sort_keys=True) + "\n")
 
 
 def _timed_run(run: Callable[[RunSpec], list[dict]], spec: RunSpec) -> tuple[list[dict], float]:
@@ -87,10 +178,64 @@ def _timed_run(run: Callable[[RunSpec], list[dict]], spec: RunSpec) -> tuple[lis
     return rows, time.perf_counter() - start
 
 
+def check_workers(workers: int | None) -> None:
+    """ValueError unless `workers` is None (the default) or an integer >= 1."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be an integer >= 1 (or not given: one per core), got {workers!r}")
+
+
+def _start_worker(parent: int, initializer: Callable | None, initargs: tuple) -> None:
+    """Worker initialiser: leave Ctrl-C to the driver (it stops the pool), exit when the driver has died
+    (polled every PARENT_CHECK_SECONDS, so even a SIGKILLed driver leaves no worker), then `initializer`."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="driver-watch", daemon=True).start()
+    if initializer is not None:
+        initializer(*initargs)
+
+
+class LocalPool(ProcessPoolExecutor):
+    """A pool of fresh (spawned) processes on this machine that die with their driver and can be stopped
+    at once (`stop`)."""
+
+    def __init__(self, workers: int, initializer: Callable | None = None, initargs: tuple = ()):
+        check_workers(workers)
+        super().__init__(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                         initializer=_start_worker, initargs=(os.getpid(), initializer, initargs))
+
+    def stop(self) -> None:
+        """Cancel the pending runs and kill the running ones (SIGTERM, then SIGKILL after 5 s)."""
+        processes = list((self._processes or {}).values())  # the pool's own (3.14 has kill_workers)
+        self.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        self.shutdown(wait=True)
+
+
 def local_executor(workers: int | None = None) -> Executor:
-    """A pool of `workers` fresh (spawned) processes; default: one per local core."""
-    return ProcessPoolExecutor(max_workers=workers or os.cpu_count(),
-                               mp_context=multiprocessing.get_context("spawn"))
+    """A `LocalPool` of `workers` processes; default: one per local core."""
+    check_workers(workers)
+    return LocalPool(workers or os.cpu_count() or 1)
+
+
+def stop_executor(executor: Executor) -> None:
+    """Cancel what has not started and stop what runs: the executor's own `stop` if it has one (local
+    pools kill their workers, Ray cancels its tasks), else a shutdown that cancels pending work."""
+    stop = getattr(executor, "stop", None)
+    if callable(stop):
+        stop()
+    else:
+        executor.shutdown(wait=False, cancel_futures=True)
 
 
 def run_sweep(
@@ -98,18 +243,35 @@ def run_sweep(
     run: Callable[[RunSpec], list[dict]],
     results_csv: str | os.PathLike,
     *,
+    config: Mapping | None = None,
     executor: Executor | None = None,
     progress: bool = True,
 ) -> SweepReport:
     """Run every spec not yet in `results_csv` and append its rows (with run_key, run_seconds, version).
 
     `run` must be a module-level function (it is pickled to the workers) returning the run's rows.
+    `config` is what the runs depend on besides their spec (default: `default_sweep_config(run)`); a
+    results file of another configuration is refused (see the module docstring). Ctrl-C or an error here
+    stops `executor` (`stop_executor`) before it propagates.
     """
     keys = [spec.key for spec in specs]
     if len(set(keys)) != len(keys):
         raise ValueError("run_sweep got the same run twice; each (method, level, seed, overrides) once")
     results_csv = Path(results_csv)
-    rows = read_rows(results_csv)
+    if results_csv.exists() and not results_csv.is_file():
+        raise ValueError(f"results file {results_csv} is not a file")
+    rows, torn = read_results(results_csv)
+    claim_results(results_csv, default_sweep_config(run) if config is None else config,
+                  has_rows=bool(rows) or torn is not None)
+    if torn is not None:  # the torn run's other rows are not all of its rows: do it again
+        key = torn.get("run_key")
+        rows = [row for row in rows if row.get("run_key") != key]
+        warnings.warn(f"{results_csv}: the last row (run {key}) is cut short; that run is done again",
+                      stacklevel=2)
+        if rows:
+            write_csv_atomic(results_csv, rows)
+        else:
+            results_csv.unlink()
     done = {row["run_key"] for row in rows}
     report = SweepReport(skipped=[spec.key for spec in specs if spec.key in done])
     pending = [spec for spec in specs if spec.key not in done]
@@ -133,6 +295,9 @@ def run_sweep(
                           "package_version": __version__} for row in new_rows]
                 write_csv_atomic(results_csv, rows)
                 report.completed.append(spec.key)
+    except BaseException:  # Ctrl-C or a driver error: nothing pending may go on running
+        stop_executor(executor)
+        raise
     finally:
         if own_executor:
             executor.shutdown(cancel_futures=True)
@@ -188,6 +353,12 @@ def _field_docs(cls: type) -> dict[str, str]:
                     and isinstance(following.value.value, str)):
                 docs[statement.target.id] = inspect.cleandoc(following.value.value)
     return docs
+
+
+def default_sweep_dir(kind: str, config: Any) -> Path:
+    """runs/<kind>/<hash of config>: a fresh directory for each configuration, outside the committed
+    results/, that the same command finds again (and resumes)."""
+    return Path("runs") / kind / config_hash(plain_config(config))
 
 
 def config_hash(*parts: Any) -> str:

@@ -30,9 +30,11 @@ from tqdm.auto import tqdm
 
 import gridworld
 from aps_teach.agents import AgentConfig, Learner
-from aps_teach.env_batch import EnvBatch, EnvSource, check_engine, make_env_batch
+from aps_teach.checks import check_int, check_range, check_seed
+from aps_teach.env_batch import EnvBatch, EnvSource, as_spec, check_engine, make_env, make_env_batch
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.inputs import InputColumns
+from aps_teach.memory import check_fits
 from aps_teach.replay import NStepReplay
 from aps_teach.run_dir import PHASE_NAMES, describe_differences, differences, say
 from aps_teach.tasks import infer_task, sample_tasks
@@ -88,13 +90,11 @@ class TrainConfig:
         check_engine(self.engine)
         for name in ("num_envs", "updates_per_step", "finetune_updates_per_step", "task_resample_every",
                      "checkpoint_every"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if not 0 < self.epsilon_decay_fraction <= 1:
-            raise ValueError(f"epsilon_decay_fraction must be in (0, 1], got {self.epsilon_decay_fraction}")
+            check_int(name, getattr(self, name))
+        check_int("learning_starts", self.learning_starts, 0)
+        check_range("epsilon_decay_fraction", self.epsilon_decay_fraction, 0, 1, low_open=True)
         for name in ("epsilon_start", "epsilon_end", "finetune_epsilon_start"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+            check_range(name, getattr(self, name), 0, 1)
 
 
 @dataclass
@@ -137,6 +137,38 @@ class RoundEnd:
 def check_steps(name: str, steps: int) -> None:
     if not isinstance(steps, int) or steps < 1:
         raise ValueError(f"{name} must be a positive integer, got {steps!r}")
+
+
+def update_bytes(agent: AgentConfig) -> int:
+    """A rough lower bound of one update's working memory: the kNN distances between the minibatch's
+    particles (P x P floats, a few copies) and the networks' activations over its B x (n + 1) states."""
+    particles = agent.particles if agent.uses_knn else 0
+    states = agent.batch_size * (agent.n_step + 1)
+    return 4 * (3 * particles ** 2 + 8 * states * max(agent.hidden, 8 * agent.feature_dim))
+
+
+def check_phase_memory(phase: str, steps: int, config: TrainConfig, horizon: int,
+                       obs: tuple[tuple[int, ...], torch.dtype]) -> None:
+    """ValueError, before anything is allocated, if a phase's replay (every step of the phase, whole rounds)
+    and one update would not fit in free memory. `obs` is the replay's (observation shape, dtype)."""
+    cells = math.ceil(steps / (config.num_envs * horizon)) * horizon * config.num_envs
+    per_cell = NStepReplay.bytes_per_cell(obs[0], config.agent.feature_dim, store_rewards=phase != "pretrain",
+                                          store_features=phase != "pretrain", obs_dtype=obs[1])
+    check_fits(cells * per_cell + update_bytes(config.agent),
+               f"{phase}: the replay of {cells:,} transitions and an update of a batch of "
+               f"{config.agent.batch_size}", f"lower --{phase}-steps (the replay keeps every step of the "
+               "phase) or --train.agent.batch-size")
+
+
+def check_memory(source: EnvSource, budget: dict[str, int], config: TrainConfig) -> None:
+    """`check_phase_memory` of the pretraining and fine-tuning budgets in `budget` (pretrain_steps,
+    finetune_steps) on `source`, without building an env batch."""
+    env = None if config.engine == "compiled" and not callable(source) else make_env(source)
+    obs = ((), torch.int64) if env is None else (env.observation_space.shape, torch.uint8)
+    horizon = env.spec.max_episode_steps if env is not None else as_spec(source).max_episode_steps
+    for phase in ("pretrain", "finetune"):
+        if budget.get(f"{phase}_steps"):
+            check_phase_memory(phase, budget[f"{phase}_steps"], config, horizon, obs)
 
 
 def round_seeds(seed: int, phase: str, index: int, n: int) -> tuple[list[int], torch.Generator]:
@@ -190,6 +222,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
     # phi is frozen while fine-tuning: store phi(s') once per transition instead of in every minibatch
     store_phi = phase == "finetune" and learner.phi is not None
     obs_shape, obs_dtype = envs.replay_obs
+    check_phase_memory(phase, steps, cfg, horizon, envs.replay_obs)
     replay = NStepReplay(rounds * horizon, n, obs_shape, agent_cfg.feature_dim,
                          store_rewards=not envs.reward_free, store_features=store_phi, obs_dtype=obs_dtype)
     # an untrained learner (dqn's fine-tuning) explores from scratch; a pretrained one keeps its policy
@@ -354,6 +387,7 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
     if method == "dqn":
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
     check_steps("pretrain steps", steps)
+    check_seed(seed)
     envs = env_batch(env, config, reward_free=True, pretraining=True)
     learner = learner_for(envs, config.agent, seed)
     with single_thread():
@@ -370,6 +404,7 @@ def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
     if not learner.config.task_conditioned:
         raise ValueError(f"method {learner.config.method!r} has no task vector to identify")
     check_steps("identify steps", steps)
+    check_seed(seed)
     envs = env_batch(env, config, reward_free=False, learner=learner)
     features, rewards = [], []
     with single_thread():
@@ -405,6 +440,7 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
     """
     config = config or TrainConfig(agent=learner.config)
     check_steps("episodes", episodes)
+    check_seed(seed)
     if gpi is None:
         gpi = learner.config.gpi and learner.config.task_conditioned and learner.phase == "pretrain"
     envs = env_batch(env, config, reward_free=False, learner=learner)
@@ -441,6 +477,7 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
     does. Same logging, checkpoints and `on_round` hook as `pretrain`."""
     config = config or TrainConfig(agent=learner.config)
     check_steps("finetune steps", steps)
+    check_seed(seed)
     w = learner.default_task(1)[0] if w is None else w
     if w.shape != (learner.config.feature_dim,):
         raise ValueError(f"w must have shape ({learner.config.feature_dim},), got {tuple(w.shape)}")

@@ -26,7 +26,7 @@ from gridworld.reward_maps import (  # noqa: E402
     random_box_reward_map,
     random_return,
 )
-from gridworld.vector import PassagewayVectorEnv  # noqa: E402
+from gridworld.vector import PassagewayVectorEnv, _positive_int  # noqa: E402
 
 ENV_IDS = {
     "easy": "gridworld/Passageway-Easy-v0",
@@ -61,9 +61,12 @@ def make(level: str | Sequence[str] = "easy", **kwargs) -> gymnasium.Env:
     ASCII art (see `LEGEND`).
 
     Keyword arguments go to `gymnasium.make` (e.g. `render_mode`, `max_episode_steps`,
-    `absorbing_target`, and `reward_map` for a reward-map task).
+    `absorbing_target`, and `reward_map` for a reward-map task). `max_episode_steps` must be >= 1 (None keeps
+    the registered limit): gymnasium would take 0 or less as no limit at all.
     """
     env_id, kwargs = _id_and_kwargs(level, kwargs)
+    if kwargs.get("max_episode_steps") is not None:
+        _positive_int("max_episode_steps", kwargs["max_episode_steps"])
     return gymnasium.make(env_id, **kwargs)
 
 

@@ -206,8 +206,8 @@ def test_same_seed_same_weights_and_phi_unit_norm():
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"method": "diayn"}, "valid methods: visr, apt, aps, dqn"),
-    ({"feature_dim": 1}, "feature_dim must be >= 2"),
-    ({"k": 0}, "k must be >= 1"),
+    ({"feature_dim": 1}, "feature_dim must be an integer >= 2"),
+    ({"k": 0}, "k must be an integer >= 1"),
     ({"sf_loss": "huber"}, "valid: vector, scalar"),
 ])
 def test_bad_agent_config(kwargs, message):

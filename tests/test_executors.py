@@ -112,7 +112,7 @@ def test_a_killed_worker_is_retried_a_raising_run_is_not_and_the_others_finish(l
     specs = grid(["aps"], ["easy"], range(4))
     results = tmp_path / "r.csv"
     with make_executor("ray", max_retries=1) as ray:
-        report = run_sweep(specs, partial(logged_run, attempts_dir=str(tmp_path)), results,
+        report = run_sweep(specs, partial(logged_run, attempts_dir=str(tmp_path)), results, config={},
                            executor=ray, progress=False)
         attempts = {spec.seed: len((tmp_path / spec.key).read_text()) for spec in specs}
         assert attempts == {0: 1, 1: 2, 2: 1, 3: 2}  # killed: 1 + max_retries attempts at most; raised: 1
@@ -123,7 +123,7 @@ def test_a_killed_worker_is_retried_a_raising_run_is_not_and_the_others_finish(l
         assert "simulated bug in seed 2" in report.failures["aps-easy-seed2"]
         assert "WorkerCrashedError" in report.failures["aps-easy-seed3"]
         # the failed runs stay pending: the next call runs only them
-        again = run_sweep(specs, fixed_run, results, executor=ray, progress=False)
+        again = run_sweep(specs, fixed_run, results, config={}, executor=ray, progress=False)
     assert sorted(again.completed) == ["aps-easy-seed2", "aps-easy-seed3"] and not again.failures
     assert sorted(again.skipped) == ["aps-easy-seed0", "aps-easy-seed1"]
     assert len(read_rows(results)) == 4

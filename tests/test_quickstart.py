@@ -13,13 +13,13 @@ from aps_teach.train import TrainConfig
 TINY = ["--pretrain-steps", "400", "--finetune-steps", "400", "--identify-steps", "200",
         "--eval-episodes", "4", "--train.num-envs", "2", "--train.learning-starts", "100",
         "--train.no-progress",
-        "--train.agent.hidden", "16", "--train.agent.batch-size", "8"]
+        "--train.agent.hidden", "16", "--train.agent.batch-size", "8", "--train.agent.k", "3"]
 
 
 def test_the_main_job_is_the_run_of_the_library_and_draws_it(tmp_path, capsys):
     assert main(["--out", str(tmp_path), "--seed", "3", *TINY]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
-    config = TrainConfig(agent=AgentConfig(method="aps", hidden=16, batch_size=8), num_envs=2,
+    config = TrainConfig(agent=AgentConfig(method="aps", hidden=16, batch_size=8, k=3), num_envs=2,
                          learning_starts=100, progress=False)
     result = run_gridworld("aps", "easy", seed=3, pretrain_steps=400, finetune_steps=400, identify_steps=200,
                            eval_episodes=4, config=config)
@@ -39,7 +39,7 @@ def test_the_overview_draws_the_reward_terms_of_the_pretrained_learner(tmp_path)
     from aps_teach import plots
     from aps_teach.quickstart import QuickstartConfig, run_quickstart
 
-    train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8), num_envs=2, learning_starts=100,
+    train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8, k=3), num_envs=2, learning_starts=100,
                         progress=False)
     config = QuickstartConfig(out=tmp_path, pretrain_steps=400, finetune_steps=400, identify_steps=200,
                               eval_episodes=4, train=train)

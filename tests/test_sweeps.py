@@ -62,12 +62,13 @@ def test_sweep_writes_two_rows_per_run_then_resumes_without_redoing_them(tmp_pat
 def test_one_failing_run_is_reported_and_retried_later(tmp_path, threads):
     specs = grid(["visr", "apt"], ["easy"], range(3))
     results = tmp_path / "r.csv"
-    report = run_sweep(specs, flaky_run, results, executor=threads, progress=False)
+    same = {"budget": 1}  # the same configuration, its bug fixed below: stated, not read off the function
+    report = run_sweep(specs, flaky_run, results, config=same, executor=threads, progress=False)
     assert list(report.failures) == ["apt-easy-seed1"]
     assert "simulated crash in apt seed 1" in report.failures["apt-easy-seed1"]
     assert len(report.completed) == 5 and len(read_rows(results)) == 10
     CALLS.clear()
-    retry = run_sweep(specs, fake_run, results, executor=threads, progress=False)
+    retry = run_sweep(specs, fake_run, results, config=same, executor=threads, progress=False)
     assert CALLS == ["apt-easy-seed1"] and not retry.failures and len(read_rows(results)) == 12
 
 

@@ -48,6 +48,7 @@ from aps_teach.atari.envs import check_game, make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic, write_text_atomic
+from aps_teach.memory import check_fits
 from aps_teach.run_dir import CONFIG, RunDir, describe_differences, differences
 from aps_teach.tasks import infer_task, sample_tasks
 
@@ -297,28 +298,14 @@ class _Metrics:
             self.writer.close()
 
 
-def _free_bytes(device: torch.device) -> int | None:
-    """Memory free for a new tensor on `device` (CUDA: the driver's count; CPU: Linux's MemAvailable)."""
-    if device.type == "cuda":
-        return torch.cuda.mem_get_info(device)[0]
-    with contextlib.suppress(OSError, StopIteration, ValueError):
-        with open("/proc/meminfo") as file:
-            line = next(line for line in file if line.startswith("MemAvailable:"))
-        return int(line.split()[1]) * 1024
-    return None
-
-
 def _new_replay(atari: AtariConfig, n: int, steps: int, store_rewards: bool,
                 device: torch.device) -> FrameReplay:
     """A frame replay for a phase of `steps` env steps: `replay_capacity` transitions, or all of them."""
     transitions = atari.replay_capacity or steps
     rows = math.ceil(transitions / n) + atari.frame_stack + 1
     per_cell = FrameReplay.bytes_per_transition((atari.frame_size,) * 2, atari.feature_dim, store_rewards)
-    need = rows * n * per_cell
-    free = _free_bytes(device)
-    if free is not None and need > free:
-        raise ValueError(f"the replay of {rows * n:,} transitions needs {need / 1e9:.1f} GB, more than the "
-                         f"{free / 1e9:.1f} GB free on {device}; set a smaller --atari.replay-capacity")
+    check_fits(rows * n * per_cell, f"the replay of {rows * n:,} transitions",
+               "set a smaller --atari.replay-capacity", device)
     return FrameReplay(rows, n, (atari.frame_size, atari.frame_size), atari.frame_stack, atari.feature_dim,
                        store_rewards, device)
 

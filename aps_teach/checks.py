@@ -1,0 +1,30 @@
+"""Value checks of configs and entry points: each raises ValueError naming the field and the valid range."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def check_int(name: str, value: Any, minimum: int = 1) -> None:
+    """`value` is an integer (not a bool) >= `minimum`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def check_seed(seed: Any, name: str = "seed") -> None:
+    """A seed is an integer >= 0 (numpy's SeedSequence takes no negative numbers)."""
+    check_int(name, seed, 0)
+
+
+def check_range(name: str, value: Any, low: float, high: float = math.inf, *, low_open: bool = False,
+                high_open: bool = False) -> None:
+    """`value` is a number in the interval from `low` to `high` (open at an end when asked; NaN never is)."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(value)
+    ok = ok and (value > low if low_open else value >= low) and (value < high if high_open else value <= high)
+    if not ok:
+        if high == math.inf:
+            valid = f"{'>' if low_open else '>='} {low:g}"
+        else:
+            valid = f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise ValueError(f"{name} must be {valid}, got {value!r}")
