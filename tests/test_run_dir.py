@@ -26,7 +26,7 @@ from aps_teach.run_dir import RunDir
 
 TINY = ["--train.num-envs", "2", "--train.learning-starts", "100", "--train.no-progress",
         "--train.agent.hidden", "16", "--train.agent.batch-size", "8", "--train.checkpoint-every", "1",
-        "--train.updates-per-step", "1", "--train.finetune-updates-per-step", "1"]
+        "--train.updates-per-step", "1", "--train.finetune-updates-per-step", "1", "--train.agent.k", "3"]
 BUDGET = ["--pretrain-steps", "400", "--finetune-steps", "400", "--identify-steps", "200",
           "--eval-episodes", "4"]
 """2 rounds (2 envs x 100 steps) per phase; a checkpoint after every round."""
@@ -181,7 +181,7 @@ def test_a_directory_of_another_run_is_refused_with_nothing_changed(reference, t
     cases = [(run_argv(out, "--level", "hard"), "level (saved 'easy', this run 'hard')"),
              (run_argv(out, "--level", "hard", "--resume"), "cannot resume it): level (saved 'easy'"),
              (run_argv(out, "--method", "visr"), "method (saved 'aps', this run 'visr')"),
-             (run_argv(out, "--train.agent.k", "5"), "train.agent.k (saved 10, this run 5)"),
+             (run_argv(out, "--train.agent.k", "5"), "train.agent.k (saved 3, this run 5)"),
              (run_argv(out, "--finetune-steps", "600", "--resume"),
               "finetune_steps (saved 400, this run 600)"),
              (["gridworld", "pretrain", "--out", str(out), "--method", "apt", "--seed", "1", "--steps", "400",
@@ -239,7 +239,7 @@ def test_evaluate_scores_the_run_on_its_level_and_seed_and_refuses_another_runs_
         assert f"checkpoint {out}/finetune/checkpoint.pt" in err and message in err
     train_k = {**saved["train"], "agent": {**saved["train"]["agent"], "k": 5}}
     (out / "config.json").write_text(json.dumps({**saved, "train": train_k}))
-    assert "differing fields: agent.k (checkpoint 10, this run 5)" in error_line(
+    assert "differing fields: agent.k (checkpoint 3, this run 5)" in error_line(
         ["gridworld", "evaluate", "--out", str(out)], capsys)
 
 
