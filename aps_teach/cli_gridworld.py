@@ -292,7 +292,7 @@ def _finetune(cmd: Finetune) -> dict:
             raise ValueError(f"the pretraining in {cmd.out} is unfinished (env step {done:,} of {total:,}): "
                              f"continue it with `aps-teach gridworld pretrain --out {cmd.out} --resume` and "
                              "its options")
-        budget["pretrain_steps"] = saved["pretrain_steps"]
+        budget["pretrain_steps"] = run.read_config(("pretrain_steps",))["pretrain_steps"]
         load_run_learner(run, "pretrain", saved)  # a checkpoint of another run: refused before any write
     claim_run(run, budget, resume=cmd.resume, force=cmd.force, restart=("finetune", "summary.json"))
     run_pipeline(method, level, seed, budget, train, run)
