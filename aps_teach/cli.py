@@ -17,7 +17,7 @@ import sys
 
 import tyro
 
-from aps_teach.cli_errors import pop_debug, run_cli
+from aps_teach.cli_errors import config_errors, pop_debug, run_cli
 
 COMMANDS = {
     "demo": "a random policy on both gridworlds: statistics and a picture",
@@ -58,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
         from aps_teach.demo import DemoConfig, run_demo
 
         def demo() -> int:
-            run_demo(tyro.cli(DemoConfig, args=argv[1:], prog="aps-teach demo"))
+            with config_errors():
+                config = tyro.cli(DemoConfig, args=argv[1:], prog="aps-teach demo")
+            run_demo(config)
             return 0
 
         return run_cli("aps-teach demo", demo, debug=debug)
@@ -68,8 +70,9 @@ def main(argv: list[str] | None = None) -> int:
 
         if argv and not argv[0].startswith("-"):
             raise unknown_command(argv[0])
-        config = tyro.cli(QuickstartConfig, args=argv, prog="aps-teach",
-                          description=f"{commands_help()}\n\n{QuickstartConfig.__doc__}")
+        with config_errors():
+            config = tyro.cli(QuickstartConfig, args=argv, prog="aps-teach",
+                              description=f"{commands_help()}\n\n{QuickstartConfig.__doc__}")
         run_quickstart(config)
         return 0
 

@@ -37,7 +37,7 @@ from aps_teach.atari.train import (
     score_row,
     start_run_dir,
 )
-from aps_teach.cli_errors import pop_debug, run_cli
+from aps_teach.cli_errors import Interrupted, check_out, config_errors, pop_debug, run_cli
 from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
 from aps_teach.run_dir import RunDir, resume_command, resume_hint_on_interrupt
 
@@ -132,8 +132,19 @@ class Sweep:
     """ray: re-runs of a run whose worker was lost before it is reported as failed."""
     train: Train = field(default_factory=AtariTrainConfig)
 
+    def __post_init__(self) -> None:
+        check_out(self.out)
+
 
 def _sweep(cmd: Sweep) -> dict:
+    try:
+        return _run_sweep(cmd)
+    except KeyboardInterrupt:
+        raise Interrupted(f"sweep stopped; its finished runs are kept in {cmd.out}: the same command "
+                          "continues it (unfinished runs resume from their checkpoints)") from None
+
+
+def _run_sweep(cmd: Sweep) -> dict:
     if cmd.executor == "ray":
         if cmd.gpus is not None:
             raise ValueError("--gpus is for the local executor; Ray gives each run a GPU of the cluster")
@@ -233,11 +244,12 @@ def atari_main(argv: list[str], *, debug: bool = False) -> int:
     argv, debug = pop_debug(argv, debug)
 
     def job() -> int:
-        cmd = tyro.extras.subcommand_cli_from_dict(
-            {name: cls for name, (cls, _) in COMMANDS.items()}, prog="aps-teach atari", args=argv,
-            description="Atari (ale-py): APS, VISR, APT pretraining without reward, task identification, "
-                        "fine-tuning, scores. Errors are one line (exit status 2); --debug shows the "
-                        "traceback.")
+        with config_errors():
+            cmd = tyro.extras.subcommand_cli_from_dict(
+                {name: cls for name, (cls, _) in COMMANDS.items()}, prog="aps-teach atari", args=argv,
+                description="Atari (ale-py): APS, VISR, APT pretraining without reward, task identification, "
+                            "fine-tuning, scores. Errors are one line (exit status 2); --debug shows the "
+                            "traceback.")
         handler = next(fn for cls, fn in COMMANDS.values() if isinstance(cmd, cls))
         out = cmd.out if isinstance(cmd, (Run, Pretrain, Finetune)) else None  # a run directory to continue
         with resume_hint_on_interrupt(out, resume_command(["aps-teach", "atari"], argv)):

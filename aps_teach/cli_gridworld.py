@@ -19,7 +19,7 @@ import torch
 import tyro
 
 from aps_teach.agents import Method
-from aps_teach.cli_errors import pop_debug, run_cli
+from aps_teach.cli_errors import Interrupted, check_out, config_errors, pop_debug, run_cli
 from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
@@ -28,6 +28,7 @@ from aps_teach.experiments import (
     DEFAULT_PRETRAIN_STEPS,
     check_run,
     claim_run,
+    figure4_config,
     load_run_learner,
     run_figure4_sweep,
     run_gridworld,
@@ -37,6 +38,7 @@ from aps_teach.experiments import (
 )
 from aps_teach.run_dir import RunDir, resume_command, resume_hint_on_interrupt
 from aps_teach.study import StudyGrid, run_study
+from aps_teach.sweeps import default_sweep_dir
 from aps_teach.train import TrainConfig, evaluate, identify_task, pretrain, with_method
 from aps_teach.transfer import DEFAULT_BOX_SIZE, DEFAULT_NUM_BOXES, DEFAULT_TRANSFER_EPISODES, run_transfer
 
@@ -127,13 +129,16 @@ class Evaluate:
 @dataclass
 class Sweep:
     """Figure 4: every method x level x seed through the full pipeline, in parallel over local cores or a
-    Ray cluster, into OUT/figure4.csv (finished runs are skipped on re-run) and OUT/figure4.png."""
+    Ray cluster, into OUT/figure4.csv (finished runs are skipped on re-run; a file of another budget or
+    config is refused) and OUT/figure4.png."""
 
     methods: tuple[Method, ...] = ("visr", "apt", "aps", "dqn")
     levels: tuple[Level, ...] = ("easy", "hard")
     seeds: int = 10
     """Number of seeds: 0 .. seeds-1."""
-    out: Path = Path("results/gridworld")
+    out: Path | None = None
+    """Results directory; default runs/figure4/<hash of the budget and config>, a fresh one per
+    configuration that the same command finds again. The committed results/gridworld only when given."""
     executor: ExecutorName = "local"
     """local (processes on this machine) | ray (Ray tasks; needs pip install "aps-teach[cluster]")."""
     ray_address: str | None = None
@@ -148,6 +153,9 @@ class Sweep:
     finetune_steps: int = DEFAULT_FINETUNE_STEPS
     identify_steps: int = DEFAULT_IDENTIFY_STEPS
     eval_episodes: int = DEFAULT_EVAL_EPISODES
+
+    def __post_init__(self) -> None:
+        check_out(self.out)
 
 
 @dataclass
@@ -164,8 +172,9 @@ class Transfer:
     """Random box-reward tasks per seed."""
     seeds: int = 5
     """Number of seeds: 0 .. seeds-1, one pretraining each."""
-    out: Path = Path("results/transfer")
-    """Results directory (OUT/<method>-<maze>.csv is rewritten)."""
+    out: Path | None = None
+    """Results directory (OUT/<method>-<maze>.csv is rewritten); default runs/transfer/<hash of the budget
+    and config>. The committed results/transfer only when given."""
     pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
     """Reward-free env steps per seed (rounded up to whole rounds of num_envs x 100)."""
     identify_steps: int = DEFAULT_IDENTIFY_STEPS
@@ -177,6 +186,16 @@ class Transfer:
     box_size: int = DEFAULT_BOX_SIZE
     """Side of each square box, in cells."""
     train: TrainConfig = field(default_factory=TrainConfig)
+
+    def __post_init__(self) -> None:
+        check_out(self.out)
+
+    def results_dir(self) -> Path:
+        """OUT, or the default: runs/transfer/<hash of the budget, boxes and config>."""
+        return self.out if self.out is not None else default_sweep_dir("transfer", {
+            "pretrain_steps": self.pretrain_steps, "identify_steps": self.identify_steps,
+            "eval_episodes": self.eval_episodes, "tasks": self.tasks, "boxes": self.boxes,
+            "box_size": self.box_size, "train": self.train})
 
 
 @dataclass
@@ -192,9 +211,16 @@ class Study:
     workers: int | None = None
     """Parallel runs (default: one per core)."""
 
+    def __post_init__(self) -> None:
+        check_out(self.out)
+
 
 def _study(cmd: Study) -> dict:
-    report = run_study(cmd.grid, cmd.out, workers=cmd.workers)
+    try:
+        report = run_study(cmd.grid, cmd.out, workers=cmd.workers)
+    except KeyboardInterrupt:
+        raise Interrupted(f"study stopped; its finished runs are kept in {cmd.out}: the same command "
+                          "continues it") from None
     failures = {**report.levels.failures, **report.transfer.failures}
     for key, trace in failures.items():
         print(f"run {key} failed:\n{trace}", file=sys.stderr)
@@ -207,7 +233,7 @@ def _transfer(cmd: Transfer) -> dict:
     report = run_transfer(cmd.method, cmd.maze, seeds=range(cmd.seeds), num_tasks=cmd.tasks,
                           pretrain_steps=cmd.pretrain_steps, identify_steps=cmd.identify_steps,
                           eval_episodes=cmd.eval_episodes, num_boxes=cmd.boxes, box_size=cmd.box_size,
-                          config=cmd.train, out_dir=cmd.out)
+                          config=cmd.train, out_dir=cmd.results_dir())
     s = report.summary
     return {"method": s["method"], "maze": s["maze"], "tasks x seeds": f"{cmd.tasks} x {s['seeds']}",
             "normalised score": f"{s['normalised_score']:.3f} [{s['score_low']:.3f}, {s['score_high']:.3f}] "
@@ -220,18 +246,22 @@ def _transfer(cmd: Transfer) -> dict:
 def _sweep(cmd: Sweep) -> dict:
     budget = {"pretrain_steps": cmd.pretrain_steps, "finetune_steps": cmd.finetune_steps,
               "identify_steps": cmd.identify_steps, "eval_episodes": cmd.eval_episodes}
+    out = cmd.out if cmd.out is not None else default_sweep_dir("figure4", figure4_config(budget))
     try:
         executor = make_executor(cmd.executor, workers=cmd.workers, address=cmd.ray_address,
                                  max_retries=cmd.max_retries)
     except ImportError as error:  # no Ray
         raise ValueError(str(error)) from None
-    with executor:
-        report = run_figure4_sweep(cmd.methods, cmd.levels, cmd.seeds, cmd.out, budget, executor=executor)
+    try:
+        with executor:
+            report = run_figure4_sweep(cmd.methods, cmd.levels, cmd.seeds, out, budget, executor=executor)
+    except KeyboardInterrupt:
+        raise Interrupted(f"sweep stopped; its finished runs are kept in {out / 'figure4.csv'}: the same "
+                          f"command with --out {out} continues it") from None
     for key, trace in report.failures.items():
         print(f"run {key} failed:\n{trace}", file=sys.stderr)
     return {"completed": len(report.completed), "skipped": len(report.skipped),
-            "failed": len(report.failures), "results": cmd.out / "figure4.csv",
-            "figure": cmd.out / "figure4.png"}
+            "failed": len(report.failures), "results": out / "figure4.csv", "figure": out / "figure4.png"}
 
 
 def _print(summary: dict) -> None:
@@ -330,10 +360,12 @@ def gridworld_main(argv: list[str], *, debug: bool = False) -> int:
     argv, debug = pop_debug(argv, debug)
 
     def job() -> int:
-        cmd = tyro.extras.subcommand_cli_from_dict(
-            {name: cls for name, (cls, _) in COMMANDS.items()}, prog="aps-teach gridworld", args=argv,
-            description="Key-passageway gridworlds: VISR, APT, APS, DQN; zero-shot transfer to reward-map "
-                        "tasks. Errors are one line (exit status 2); --debug shows the traceback.")
+        with config_errors():
+            cmd = tyro.extras.subcommand_cli_from_dict(
+                {name: cls for name, (cls, _) in COMMANDS.items()}, prog="aps-teach gridworld", args=argv,
+                description="Key-passageway gridworlds: VISR, APT, APS, DQN; zero-shot transfer to "
+                            "reward-map tasks. Errors are one line (exit status 2); --debug shows the "
+                            "traceback.")
         handler = next(fn for cls, fn in COMMANDS.values() if isinstance(cmd, cls))
         out = cmd.out if isinstance(cmd, (Run, Pretrain, Finetune)) else None  # a run directory to continue
         with resume_hint_on_interrupt(out, resume_command(["aps-teach", "gridworld"], argv)):

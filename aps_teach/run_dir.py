@@ -18,9 +18,10 @@ import json
 import shlex
 import shutil
 import sys
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from aps_teach.cli_errors import Interrupted
 from aps_teach.files import load_checkpoint, write_text_atomic
@@ -37,9 +38,10 @@ def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def differences(saved: dict, ours: dict, prefix: str = "", *, ignore: Collection[str] = (),
-                shared_only: bool = False) -> list[tuple[str, object, object]]:
-    """(dotted field, saved value, our value) for every field where two nested config dicts differ.
+def config_differences(saved: Mapping, ours: Mapping, prefix: str = "", *, ignore: Collection[str] = (),
+                       shared_only: bool = False) -> list[tuple[str, Any, Any]]:
+    """(dotted field, saved value, our value) for every field where two nested config dicts differ (run
+    directories, checkpoints and sweep records all compare configs with it).
 
     `ignore`: dotted fields never compared; `shared_only`: top-level keys absent from either side are
     not differences (a later command adds what an earlier one did not decide, e.g. the fine-tuning budget).
@@ -51,8 +53,8 @@ def differences(saved: dict, ours: dict, prefix: str = "", *, ignore: Collection
         if name in ignore:
             continue
         a, b = saved.get(key), ours.get(key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            out += differences(a, b, f"{name}.", ignore=ignore)
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            out += config_differences(a, b, f"{name}.", ignore=ignore)
         elif a != b:
             out.append((name, a, b))
     return out
@@ -140,7 +142,7 @@ class RunDir:
                 say(f"nothing to resume in {self.path} (no {CONFIG}): starting the run")
             self._remove(RUN_FILES if force else ())
             return self._write(config)
-        diff = differences(saved, config, ignore=ignore, shared_only=True)
+        diff = config_differences(saved, config, ignore=ignore, shared_only=True)
         if diff and not force:
             action = "cannot resume it" if resume else "refusing to mix two runs in one directory"
             raise ValueError(f"{self.config_path} holds another run ({action}): "

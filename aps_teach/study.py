@@ -34,7 +34,18 @@ from aps_teach.experiments import (
     DEFAULT_PRETRAIN_STEPS,
     adapt_and_score,
 )
-from aps_teach.sweeps import RunSpec, SweepReport, config_hash, run_sweep, with_overrides
+from aps_teach.files import write_text_atomic
+from aps_teach.sweeps import (
+    RunSpec,
+    SweepReport,
+    check_results,
+    check_workers,
+    config_hash,
+    default_sweep_config,
+    local_executor,
+    run_sweep,
+    with_overrides,
+)
 from aps_teach.train import TrainConfig, evaluate, identify_task, new_learner, pretrain
 from aps_teach.transfer import DEFAULT_TRANSFER_EPISODES, dead_units, feature_spread, run_transfer
 
@@ -162,17 +173,17 @@ class StudyReport:
 def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = None,
               progress: bool = True) -> StudyReport:
     """Both sweeps of `grid` into OUT (resumable), then the study's figures from everything in OUT."""
-    from aps_teach.sweeps import local_executor
-
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "study_grid.json").write_text(json.dumps(asdict(grid), indent=2, default=str))
+    sweeps = [(grid.level_specs(), partial(level_rows, grid=grid), out / "study_levels.csv"),
+              (grid.transfer_specs(), partial(transfer_rows, grid=grid), out / "study_transfer.csv")]
+    for _, run, results in sweeps:  # both refused or both run: study_grid.json describes both files
+        check_results(results, default_sweep_config(run))
+    check_workers(workers)
+    write_text_atomic(out / "study_grid.json", json.dumps(asdict(grid), indent=2, default=str))
     executor = local_executor(workers)
     try:
-        levels = run_sweep(grid.level_specs(), partial(level_rows, grid=grid), out / "study_levels.csv",
-                           executor=executor, progress=progress)
-        transfer = run_sweep(grid.transfer_specs(), partial(transfer_rows, grid=grid),
-                             out / "study_transfer.csv", executor=executor, progress=progress)
+        levels, transfer = (run_sweep(specs, run, results, executor=executor, progress=progress)
+                            for specs, run, results in sweeps)
     finally:
         executor.shutdown(cancel_futures=True)
     return StudyReport(levels, transfer, write_study_outputs(out))

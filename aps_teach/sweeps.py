@@ -42,6 +42,7 @@ from tqdm.auto import tqdm
 
 from aps_teach import __version__
 from aps_teach.files import write_csv_atomic, write_text_atomic
+from aps_teach.run_dir import config_differences
 
 PARENT_CHECK_SECONDS = 0.5
 """How often a local worker checks that its driver is alive (it exits when the driver has died)."""
@@ -131,41 +132,42 @@ def plain_config(config: Any) -> Any:
     return json.loads(json.dumps(config, sort_keys=True, default=encode))
 
 
-def config_differences(a: Mapping, b: Mapping, prefix: str = "") -> list[tuple[str, Any, Any]]:
-    """(dotted field name, value in a, value in b) of every field where two nested dicts differ."""
-    out = []
-    for key in sorted(set(a) | set(b)):
-        x, y = a.get(key), b.get(key)
-        if isinstance(x, Mapping) and isinstance(y, Mapping):
-            out += config_differences(x, y, f"{prefix}{key}.")
-        elif x != y:
-            out.append((f"{prefix}{key}", x, y))
-    return out
-
-
-def claim_results(results_csv: str | os.PathLike, config: Mapping, has_rows: bool) -> None:
-    """Record `config` beside `results_csv`, refusing (ValueError, naming the fields that differ) when the
-    file already holds runs of another configuration or runs of an unrecorded one. Writes the record before
-    any run, so an --out that cannot be written fails at once (OSError)."""
+def check_results(results_csv: str | os.PathLike, config: Mapping) -> None:
+    """ValueError, naming the fields that differ, if `results_csv` holds runs of a configuration other than
+    `config` (or runs whose configuration was never recorded)."""
+    rows, torn = read_results(results_csv)
+    if not rows and torn is None:
+        return
     path = sweep_config_path(results_csv)
-    ours = plain_config(config)
-    if has_rows:
-        if not path.exists():
-            raise ValueError(f"{results_csv} holds runs but no record of their configuration ({path.name}), "
-                             "so they cannot be checked against this sweep's: give another --out, or remove "
-                             "the file to start over")
-        try:
-            theirs = json.loads(path.read_text())
-        except ValueError as error:
-            raise ValueError(f"{path} is not valid JSON ({error}); remove it and {results_csv} to start "
-                             "over") from None
-        if theirs != ours:
-            diff = config_differences(theirs, ours)
-            shown = ", ".join(f"{name} (file {a!r}, this sweep {b!r})" for name, a, b in diff[:8])
-            more = f" and {len(diff) - 8} more" if len(diff) > 8 else ""
-            raise ValueError(f"{results_csv} holds runs of another configuration; differing fields: {shown}"
-                             f"{more}. Give another --out, or the same settings to continue it")
-    write_text_atomic(path, json.dumps(ours, indent=2, sort_keys=True) + "\n")
+    if not path.exists():
+        raise ValueError(f"{results_csv} holds runs but no record of their configuration ({path.name}), "
+                         "so they cannot be checked against this sweep's: give another --out, or remove "
+                         "the file to start over")
+    try:
+        theirs = json.loads(path.read_text())
+    except ValueError as error:
+        raise ValueError(f"{path} is not valid JSON ({error}); remove it and {results_csv} to start "
+                         "over") from None
+    diff = config_differences(theirs, plain_config(config))
+    if diff:
+        shown = ", ".join(f"{name} (file {a!r}, this sweep {b!r})" for name, a, b in diff[:8])
+        more = f" and {len(diff) - 8} more" if len(diff) > 8 else ""
+        raise ValueError(f"{results_csv} holds runs of another configuration; differing fields: {shown}"
+                         f"{more}. Give another --out, or the same settings to continue it")
+
+
+def claim_results(results_csv: str | os.PathLike, config: Mapping) -> None:
+    """`check_results`, then record `config` beside `results_csv` (<name>.sweep.json). Done before any run,
+    so an --out that cannot be written fails at once (OSError)."""
+    check_results(results_csv, config)
+    record_config(results_csv, config)
+
+
+def record_config(results_csv: str | os.PathLike, config: Mapping) -> Path:
+    """Write `config` as the record of `results_csv`'s configuration (<name>.sweep.json), atomically."""
+    path = sweep_config_path(results_csv)
+    write_text_atomic(path, json.dumps(plain_config(config), indent=2, sort_keys=True) + "\n")
+    return path
 
 
 def _timed_run(run: Callable[[RunSpec], list[dict]], spec: RunSpec) -> tuple[list[dict], float]:
@@ -260,9 +262,8 @@ def run_sweep(
     results_csv = Path(results_csv)
     if results_csv.exists() and not results_csv.is_file():
         raise ValueError(f"results file {results_csv} is not a file")
+    claim_results(results_csv, default_sweep_config(run) if config is None else config)
     rows, torn = read_results(results_csv)
-    claim_results(results_csv, default_sweep_config(run) if config is None else config,
-                  has_rows=bool(rows) or torn is not None)
     if torn is not None:  # the torn run's other rows are not all of its rows: do it again
         key = torn.get("run_key")
         rows = [row for row in rows if row.get("run_key") != key]

@@ -36,7 +36,7 @@ from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.inputs import InputColumns
 from aps_teach.memory import check_fits
 from aps_teach.replay import NStepReplay
-from aps_teach.run_dir import PHASE_NAMES, describe_differences, differences, say
+from aps_teach.run_dir import PHASE_NAMES, config_differences, describe_differences, say
 from aps_teach.tasks import infer_task, sample_tasks
 
 RoundHook = Callable[["RoundEnd"], None]
@@ -319,7 +319,7 @@ def check_identity(ckpt: Path, state: dict, identity: dict) -> None:
             raise ValueError(f"checkpoint {ckpt} was trained on {_level_name(saved)}, this run is on "
                              f"{_level_name(value)}")
         if key == "config" and isinstance(saved, dict):
-            diff = differences(saved, value, ignore=RUN_SETTINGS)
+            diff = config_differences(saved, value, ignore=RUN_SETTINGS)
             if diff:
                 raise ValueError(f"checkpoint {ckpt} was made with another config; differing fields: "
                                  + describe_differences(diff, "checkpoint", "this run"))

@@ -4,6 +4,7 @@ one error line (exit status 2, no traceback) that names what was wrong, unless -
 import pytest
 
 from aps_teach.cli import COMMANDS, main
+from aps_teach.cli_errors import Interrupted, run_cli
 
 
 def test_help_lists_every_command_on_a_line_of_its_own(capsys):
@@ -31,3 +32,58 @@ def test_gridworld_bad_value_is_one_line_and_debug_shows_the_traceback(tmp_path,
     assert err == "aps-teach gridworld: error: pretrain_steps must be a positive integer, got 0\n"
     with pytest.raises(ValueError, match="pretrain_steps"):
         main([*argv, "--debug"])
+
+
+BAD_VALUES = [
+    (["gridworld", "run", "--out", "OUT", "--seed", "-1"], "gridworld",
+     "seed must be an integer >= 0, got -1"),
+    (["gridworld", "run", "--out", "OUT", "--train.agent.gamma", "2"], "gridworld",
+     "gamma must be in (0, 1], got 2.0"),
+    (["gridworld", "run", "--out", "OUT", "--train.epsilon-start", "5"], "gridworld",
+     "epsilon_start must be in [0, 1], got 5.0"),
+    (["gridworld", "run", "--out", "OUT", "--train.epsilon-decay-fraction", "0"], "gridworld",
+     "epsilon_decay_fraction must be in (0, 1], got 0.0"),
+    (["gridworld", "run", "--out", "OUT", "--train.agent.lr", "0"], "gridworld", "lr must be > 0, got 0.0"),
+    (["gridworld", "run", "--out", "OUT", "--train.agent.k", "300"], "gridworld",
+     "k must be less than the kNN particle set of a minibatch, 256 states (batch_size 256)"),
+    (["gridworld", "run", "--out", "OUT", "--pretrain-steps", "1000000000000"], "gridworld",
+     "pretrain: the replay of 1,000,000,000,000 transitions and an update of a batch of 256 needs"),
+    (["gridworld", "run", "--out", "OUT", "--train.agent.batch-size", "10000000"], "gridworld",
+     "an update of a batch of 10000000 needs"),
+    (["gridworld", "sweep", "--out", "OUT", "--workers", "0"], "gridworld",
+     "workers must be an integer >= 1 (or not given: one per core), got 0"),
+    (["gridworld", "sweep", "--out", ""], "gridworld", "--out is empty"),
+    (["gridworld", "sweep", "--out", "OUT", "--seeds", "1", "--pretrain-steps", "0"], "gridworld",
+     "pretrain_steps must be a positive integer, got 0"),
+    (["gridworld", "study", "--out", "OUT", "--workers", "0"], "gridworld",
+     "workers must be an integer >= 1"),
+    (["gridworld", "transfer", "--out", ""], "gridworld", "--out is empty"),
+    (["demo", "--out", "OUT"], "demo", "--out must be a file name ending in a figure format ("),
+    (["demo", "--seed", "-2", "--out", "OUT.png"], "demo", "seed must be an integer >= 0, got -2"),
+    (["atari", "sweep", "--out", ""], "atari", "--out is empty"),
+    (["atari", "run", "--out", "OUT", "--atari.gamma", "2"], "atari", "gamma must be in (0, 1], got 2.0"),
+]
+
+
+@pytest.mark.parametrize("argv, command, message", BAD_VALUES,
+                         ids=[" ".join(argv[:2] + argv[3:]) for argv, *_ in BAD_VALUES])
+def test_each_bad_value_is_one_error_line_naming_it_and_nothing_is_written(argv, command, message, tmp_path,
+                                                                           monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # an empty --out would write here
+    argv = [arg.replace("OUT", str(tmp_path / "out")) for arg in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"aps-teach {command}: error: ") and err.count("\n") == 1, err
+    assert message in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_interrupted_is_one_line_with_where_the_work_stands(capsys):
+    def stopped() -> int:
+        raise Interrupted("sweep stopped; its finished runs are kept in X")
+
+    assert run_cli("aps-teach gridworld", stopped) == 130
+    expected = "aps-teach gridworld: interrupted: sweep stopped; its finished runs are kept in X\n"
+    assert capsys.readouterr().err == expected
+    with pytest.raises(KeyboardInterrupt):
+        run_cli("aps-teach gridworld", stopped, debug=True)

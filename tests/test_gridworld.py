@@ -268,3 +268,13 @@ def test_absorbing_target_pays_once_and_keeps_the_agent_there():
         np.testing.assert_array_equal(obs, first[0])
     _, info = env.reset(seed=0)
     assert not info["success"] and info["position"] in env.layout.start_cells
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_a_time_limit_below_one_step_is_refused_not_taken_as_none(limit):
+    with pytest.raises(ValueError, match=f"max_episode_steps must be a positive integer, got {limit}"):
+        gridworld.make("easy", max_episode_steps=limit)
+    with pytest.raises(ValueError, match=f"max_episode_steps must be a positive integer, got {limit}"):
+        gridworld.make_vector("easy", 2, max_episode_steps=limit)
+    registered = gridworld.make("easy", max_episode_steps=None).spec.max_episode_steps
+    assert registered == gridworld.MAX_EPISODE_STEPS

@@ -1,7 +1,12 @@
 """The sweep runner: results well-formed, resumable, robust to a failing run; Figure 4's bars equal
 the CSV means, and so are an ablation plot's points; bootstrap intervals against a plain numpy bootstrap."""
 
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -180,6 +185,14 @@ def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path):
     assert again.completed == [] and len(again.skipped) == 2
     with pytest.raises(ValueError, match="unknown methods or levels"):
         run_figure4_sweep(["ppo"], ["easy"], 1, tmp_path, budget)
+    # another budget into the same directory: refused before any run, every file as it was
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    refusal = (r"figure4.csv holds runs of another configuration; differing fields: "
+               r"budget.pretrain_steps \(file 800, this sweep 1600\)\. Give another")
+    with pytest.raises(ValueError, match=refusal):
+        run_figure4_sweep(["aps", "dqn"], ["easy"], 1, tmp_path, {**budget, "pretrain_steps": 1600},
+                          workers=2, progress=False)
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
 
 
 def test_summarise_can_leave_out_nan_values():
@@ -214,3 +227,136 @@ def test_other_names_never_take_a_methods_colour():
 def test_a_run_spec_refuses_to_override_its_own_method():
     with pytest.raises(ValueError, match="RunSpec.method"):
         RunSpec("aps", "easy", 0, (("agent.method", "visr"),))
+
+
+def test_another_configuration_is_refused_naming_each_field_and_nothing_changes(tmp_path, threads):
+    specs = grid(["visr"], ["easy"], range(2))
+    results = tmp_path / "r.csv"
+    first = {"budget": {"steps": 800, "episodes": 4}, "train": TrainConfig(progress=False)}
+    run_sweep(specs, fake_run, results, config=first, executor=threads, progress=False)
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    assert sorted(before) == ["r.csv", "r.sweep.json"]
+    other = {"budget": {"steps": 1600, "episodes": 4},
+             "train": TrainConfig(agent=AgentConfig(gamma=0.9), progress=False)}
+    CALLS.clear()
+    with pytest.raises(ValueError, match=r"differing fields: budget.steps \(file 800, this sweep 1600\), "
+                                         r"train.agent.gamma \(file 0.99, this sweep 0.9\)"):
+        run_sweep(specs + [RunSpec("apt", "easy", 0)], fake_run, results, config=other, executor=threads,
+                  progress=False)
+    assert CALLS == [] and {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+    # rows of an older version, without a record of their configuration, are not taken for this sweep's
+    (tmp_path / "r.sweep.json").unlink()
+    with pytest.raises(ValueError, match="no record of their configuration"):
+        run_sweep(specs, fake_run, results, config=first, executor=threads, progress=False)
+
+
+def test_by_default_the_run_function_and_its_bound_arguments_are_the_configuration(tmp_path, threads):
+    from functools import partial
+
+    results = tmp_path / "r.csv"
+    run_sweep(grid(["visr"], ["easy"], [0]), partial(budget_run, budget={"steps": 1}), results,
+              executor=threads, progress=False)
+    with pytest.raises(ValueError, match=r"budget.steps \(file 1, this sweep 2\)"):
+        run_sweep(grid(["visr"], ["easy"], [1]), partial(budget_run, budget={"steps": 2}), results,
+                  executor=threads, progress=False)
+    with pytest.raises(ValueError, match=r"run \(file 'test_sweeps.budget_run', this sweep 'test_sweeps.fa"):
+        run_sweep(grid(["visr"], ["easy"], [1]), fake_run, results, executor=threads, progress=False)
+
+
+def budget_run(spec: RunSpec, budget: dict) -> list[dict]:
+    return [{**row, "steps": budget["steps"]} for row in fake_run(spec)]
+
+
+def test_a_torn_last_row_is_dropped_with_its_run_and_the_run_done_again(tmp_path, threads):
+    specs = grid(["visr", "apt"], ["easy"], range(2))
+    results = tmp_path / "r.csv"
+    run_sweep(specs, fake_run, results, config={}, executor=threads, progress=False)
+    whole = results.read_bytes()
+    last_run = read_rows(results)[-1]["run_key"]
+    results.write_bytes(whole[:-7])  # the file cut short inside its last row, as by a copy that died
+    with pytest.warns(UserWarning, match="last row is cut short"):
+        assert len(read_rows(results)) == 2 * len(specs) - 1  # readers never see the torn row
+    CALLS.clear()
+    with pytest.warns(UserWarning, match=f"the last row \\(run {last_run}\\) is cut short"):
+        report = run_sweep(specs, fake_run, results, config={}, executor=threads, progress=False)
+    assert CALLS == [last_run] and report.completed == [last_run] and len(report.skipped) == len(specs) - 1
+    rows = read_rows(results)
+    assert len(rows) == 2 * len(specs) and sum(row["run_key"] == last_run for row in rows) == 2
+    assert not any(None in row.values() for row in rows)
+
+
+def test_an_out_that_cannot_be_written_fails_before_the_first_run(tmp_path, threads):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    CALLS.clear()
+    with pytest.raises(OSError):
+        run_sweep(grid(["visr"], ["easy"], range(2)), fake_run, blocker / "out" / "r.csv", config={},
+                  executor=threads, progress=False)
+    assert CALLS == []
+    if os.geteuid() != 0:  # root writes into read-only directories
+        read_only = tmp_path / "read-only"
+        read_only.mkdir(mode=0o500)
+        with pytest.raises(PermissionError):
+            run_sweep(grid(["visr"], ["easy"], range(2)), fake_run, read_only / "r.csv", config={},
+                      executor=threads, progress=False)
+        assert CALLS == []
+
+
+SLOW_SWEEP = """
+import os, sys, time
+from pathlib import Path
+from aps_teach.sweeps import grid, local_executor, run_sweep
+
+OUT = Path(sys.argv[1])
+
+
+def slow(spec):
+    (OUT / f"started-{os.getpid()}").write_text("")
+    time.sleep(120)
+    return [{"x": 1}]
+
+
+if __name__ == "__main__":
+    with local_executor(2) as pool:
+        run_sweep(grid(["aps"], ["easy"], range(6)), slow, OUT / "r.csv", config={}, executor=pool,
+                  progress=False)
+"""
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL])
+def test_a_stopped_sweep_leaves_no_process_behind(tmp_path, stop):
+    """Ctrl-C (SIGINT) stops the sweep within seconds, its running runs killed and the pending ones
+    cancelled; a SIGKILLed driver's workers exit by themselves. Either way no child process is left."""
+    psutil = pytest.importorskip("psutil")
+    script = tmp_path / "sweep.py"
+    script.write_text(SLOW_SWEEP)
+    driver = subprocess.Popen([sys.executable, str(script), str(tmp_path)], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.glob("started-*"))) < 2:  # both workers inside a run
+        assert time.monotonic() < deadline and driver.poll() is None, driver.stderr.read().decode()
+        time.sleep(0.1)
+    children = psutil.Process(driver.pid).children(recursive=True)
+    assert len(children) >= 2
+    start = time.monotonic()
+    driver.send_signal(stop)
+    driver.wait(timeout=15)
+    _, alive = psutil.wait_procs(children, timeout=10)
+    assert alive == [] and time.monotonic() - start < 10
+    assert len(list(tmp_path.glob("started-*"))) == 2  # no pending run started after the stop
+    assert not (tmp_path / "r.csv").exists()
+    if stop == signal.SIGINT:
+        assert b"KeyboardInterrupt" in driver.stderr.read()
+
+
+def test_the_committed_figure4_record_is_the_configuration_of_its_rows():
+    """results/gridworld/figure4.sweep.json (written after the sweep, from the defaults that reproduce its
+    rows) holds the budget and training config whose hash every committed row carries."""
+    import json
+    from pathlib import Path
+
+    from aps_teach.sweeps import config_hash
+
+    results = Path(__file__).parents[1] / "results" / "gridworld" / "figure4.csv"
+    record = json.loads(results.with_suffix(".sweep.json").read_text())
+    hashes = {row["config_hash"] for row in read_rows(results)}
+    assert hashes == {config_hash(record["budget"], record["train"])}

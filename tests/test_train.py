@@ -257,3 +257,30 @@ def test_cli_unknown_method_lists_the_valid_ones(tmp_path, capsys):
     with pytest.raises(SystemExit):
         gridworld_main(["run", "--out", str(tmp_path), "--method", "diayn"])
     assert "visr" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("obs_shape, obs_dtype, rewards, features", [
+    ((), torch.int64, False, False), ((8, 10, 10), torch.uint8, True, True),
+    ((3,), torch.uint8, True, False)])
+def test_the_memory_estimate_of_a_replay_cell_is_what_the_replay_allocates(obs_shape, obs_dtype, rewards,
+                                                                            features):
+    from aps_teach.replay import NStepReplay
+
+    replay = NStepReplay(7, 3, obs_shape, 5, store_rewards=rewards, store_features=features,
+                         obs_dtype=obs_dtype)
+    allocated = sum(t.numel() * t.element_size() for t in replay.data.values())
+    assert NStepReplay.bytes_per_cell(obs_shape, 5, rewards, features, obs_dtype) * 7 * 3 == allocated
+
+
+def test_a_phase_that_cannot_fit_in_memory_is_refused_before_it_writes(tmp_path):
+    from aps_teach.memory import free_bytes
+
+    free = free_bytes()
+    if free is None:
+        pytest.skip("free memory unknown on this system")
+    # twice the free memory in compiled-engine pretraining cells: s and s' (int64 indices), action, w (16
+    # floats), two flags
+    steps = 2 * free // (8 + 8 + 8 + 4 * 16 + 2)
+    with pytest.raises(ValueError, match=r"pretrain: the replay of [\d,]+ transitions .* GB free on cpu"):
+        pretrain("aps", "easy", steps, 0, TrainConfig(progress=False), run_dir=tmp_path / "run")
+    assert list(tmp_path.iterdir()) == []

@@ -12,7 +12,8 @@ directory, through `aps_teach.sweeps.run_sweep` on any executor (`aps_teach.exec
 
 A second call skips the runs already in OUT/scores.csv; a run whose directory exists resumes from its
 checkpoints, and one that finished but whose row never reached OUT/scores.csv (the driver was stopped)
-gives the row it wrote into its own scores.csv without training again.
+gives the row it wrote into its own scores.csv without training again. OUT/scores.sweep.json records
+`sweep_config` (`sweeps.run_sweep`): a sweep of another protocol into the same OUT is refused.
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ def run_one(spec: RunSpec, config: AtariTrainConfig, out: str) -> list[dict]:
     return [next(row for row in read_rows(directory / "scores.csv") if row["checkpoint"] == "finetune")]
 
 
+def sweep_config(config: AtariTrainConfig) -> dict:
+    """What a sweep's scores depend on besides game, method and seed: the protocol and schedule, the envs
+    (as `train.start_run_dir` compares them); not the device, threads or logging."""
+    return {"atari": config.atari, "num_envs": config.num_envs, "backend": config.backend}
+
+
 def default_executor(config: AtariTrainConfig, gpus: Sequence[int] | None = None) -> tuple[Executor, int]:
     """The local executor for `config.device` and how many runs it runs at once: on a CPU one run after
     another (each using every core); on CUDA one run per local GPU (`gpus`, default all visible)."""
@@ -102,8 +109,8 @@ def run_atari_sweep(games: Iterable[str], methods: Iterable[str], seeds: int, co
     config = replace(config, threads=threads, progress=config.progress and parallel == 1)
     runner = partial(run_one, config=config, out=str(Path(out).absolute()))  # Ray workers run elsewhere
     try:
-        report = run_sweep(specs, runner, Path(out) / "scores.csv", executor=executor or own,
-                           progress=progress)
+        report = run_sweep(specs, runner, Path(out) / "scores.csv", config=sweep_config(config),
+                           executor=executor or own, progress=progress)
     finally:
         if own is not None:
             own.shutdown(cancel_futures=True)

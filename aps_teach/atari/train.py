@@ -49,7 +49,7 @@ from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic, write_text_atomic
 from aps_teach.memory import check_fits
-from aps_teach.run_dir import CONFIG, RunDir, describe_differences, differences
+from aps_teach.run_dir import CONFIG, RunDir, config_differences, describe_differences
 from aps_teach.tasks import infer_task, sample_tasks
 
 PHASES = {"pretrain": 0, "finetune": 1, "identify": 2, "evaluate": 3}
@@ -581,7 +581,7 @@ def check_run_checkpoint(path: Path, meta: dict, game: str, method: str, seed: i
     naming the fields that differ."""
     expected = _jsonable({"game": game, "method": method, "seed": seed, "atari": asdict(config.atari),
                           "num_envs": config.num_envs, "backend": config.backend})
-    diff = differences({key: meta.get(key) for key in expected}, expected)
+    diff = config_differences({key: meta.get(key) for key in expected}, expected)
     if diff:
         raise ValueError(f"checkpoint {path} is not of the run its {CONFIG} describes: "
                          f"{describe_differences(diff, 'checkpoint', CONFIG)}")
