@@ -189,7 +189,7 @@ class RunDir:
         path = self.checkpoint(phase)
         if not path.exists():
             return None
-        state = load_checkpoint(path, mmap=True)
+        state = load_checkpoint(path, "cpu", mmap=True)  # "cpu": a GPU run's checkpoint reads anywhere
         return state.get("env_steps"), state.get("total_env_steps")
 
     def phase_standing(self, phase: str) -> str:
