@@ -41,12 +41,17 @@ from tqdm.auto import tqdm
 
 from aps_teach.agents import METHODS, Method
 from aps_teach.atari.agent import AtariLearner
-from aps_teach.atari.augment import augment
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.devices import to_device
 from aps_teach.atari.envs import check_game, make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
+from aps_teach.atari.update_step import (
+    UpdateStep,
+    apply_augmentation,
+    augmentation_draws,
+    check_compile_backend,
+)
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic, write_text_atomic
 from aps_teach.tasks import infer_task, sample_tasks
 
@@ -94,9 +99,10 @@ class AtariTrainConfig:
     backend: Literal["ale", "gymnasium"] = "ale"
     """ale (ale-py's C++ vector env) | gymnasium (AtariPreprocessing wrappers; needs OpenCV)."""
     compile: bool = False
-    """torch.compile the networks (first updates are slow while it compiles)."""
+    """torch.compile the update step (augment, targets, losses, optimiser step: `atari.update_step`); the
+    first updates are slow while it compiles. Needs a working backend (on a CPU, a C++ compiler)."""
     compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = "default"
-    """torch.compile mode; reduce-overhead replays CUDA graphs of the network calls on CUDA."""
+    """torch.compile mode; reduce-overhead replays the compiled update step as CUDA graphs on CUDA."""
     threads: int | None = None
     """torch CPU threads while a phase runs (None: torch's default)."""
     log_every: int = 10_000
@@ -192,22 +198,22 @@ def augment_batch(batch: dict[str, torch.Tensor], atari: AtariConfig, generator:
     shifted by up to `shift_pad` pixels and scaled in intensity, each stack its own draw (float pixels in
     [0, 1] times the intensity factor: `augment`).
 
-    `windows=False` leaves the window's s' as they are, for a learner that never reads them (no phi, not
-    pretraining: dqn, and apt while fine-tuning): 320 of the 384 stacks of a batch at B = 32, n = 10."""
-    out = dict(batch)
-    pad, scale = atari.shift_pad, atari.intensity_scale
-    out["obs"] = augment(batch["obs"], pad, scale, generator)
-    if windows:
-        seq = batch["seq_next_obs"]
-        out["seq_next_obs"] = augment(seq.flatten(0, 1), pad, scale, generator).unflatten(0, seq.shape[:2])
-    out["boot_obs"] = augment(batch["boot_obs"], pad, scale, generator)
-    return out
+    `windows=False` leaves the window's s' as they are, for a learner that never reads them (see
+    `_window_use`): 320 of the 384 stacks of a batch at B = 32, n = 10. The draws and the arithmetic are
+    `UpdateStep`'s (`aps_teach.atari.update_step`)."""
+    return apply_augmentation(batch, atari, augmentation_draws(batch, atari, generator, windows))
 
 
-def _compile(learner: AtariLearner, config: AtariTrainConfig) -> AtariLearner:
-    if config.compile:
-        learner.compile(config.compile_mode)
-    return learner
+def _window_use(learner: AtariLearner, phase: str) -> tuple[bool, bool]:
+    """What an update of `learner` in `phase` reads of a window's next states: (all n of them, i.e. gather
+    and augment every stack; at least the first, i.e. augment what is gathered). All: the exact n-step sum
+    while pretraining ('sum'), phi(s'_i) of every step while fine-tuning visr/aps. The first alone: the
+    InfoNCE pair (s, s'_1) of apt (and aps without a shared encoder) while pretraining with 'last'."""
+    if phase == "pretrain":
+        every = learner.config.nstep_reward == "sum"
+        return every, every or learner.rep is not None
+    every = learner.phi is not None
+    return every, every
 
 
 def new_learner(game: str, method: Method, seed: int, config: AtariTrainConfig) -> AtariLearner:
@@ -216,8 +222,7 @@ def new_learner(game: str, method: Method, seed: int, config: AtariTrainConfig) 
     probe = make_vector_env(game, 1, config.atari, seed, training=False, backend=config.backend)
     num_actions = probe.num_actions
     probe.close()
-    learner = AtariLearner(config.atari, method, num_actions, seed, resolve_device(config.device))
-    return _compile(learner, config)
+    return AtariLearner(config.atari, method, num_actions, seed, resolve_device(config.device))
 
 
 def load_learner(checkpoint: str | os.PathLike,
@@ -237,7 +242,7 @@ def load_learner(checkpoint: str | os.PathLike,
     except (KeyError, TypeError, RuntimeError) as error:
         raise ValueError(f"corrupt checkpoint file {path}: {error!r}") from error
     meta = {k: v for k, v in state.items() if k not in ("learner", "replay", "metrics", "generator", "w")}
-    return _compile(learner, config), meta
+    return learner, meta
 
 
 class _Metrics:
@@ -381,7 +386,8 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
                desc=f"{phase} {learner.config.method} {game}")
     envs.reset(seed=_env_seed(seed, phase, env_steps))
     returns_seen = 0
-    windows = learner.phi is not None or phase == "pretrain"  # whether the update reads the window's s'
+    every_state, windows = _window_use(learner, phase)
+    update = UpdateStep(learner, atari, windows, config.compile_mode if config.compile else None)
     metrics.rates(env_steps, updates)
     with (_threads(config.threads), contextlib.closing(envs), contextlib.closing(bar),
           contextlib.closing(metrics)):
@@ -398,8 +404,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
             if (replay.count - atari.frame_stack + 1) * n >= max(atari.min_replay_size, 2 * n):
                 credit += n
                 while credit >= atari.update_period:
-                    batch = replay.sample(atari.batch_size, atari.n_step, gen)
-                    metrics.add(learner.update(augment_batch(batch, atari, gen, windows)))
+                    metrics.add(update(replay.sample(atari.batch_size, atari.n_step, gen, every_state), gen))
                     credit -= atari.update_period
                     updates += 1
             bar.update(n)
@@ -552,8 +557,10 @@ def start_run_dir(out: Path, game: str, method: str, seed: int, config: AtariTra
     """Prepare a run directory: a new run writes config.json and drops a task.json left by an earlier
     pretraining; a resumed one checks that config.json describes the same run (game, method, seed, protocol,
     envs) and changes nothing. Device, threads, logging and the like may differ between the two. Refuses a
-    device this machine does not have before writing anything."""
+    device this machine does not have, or --compile without a working backend, before writing anything."""
     resolve_device(config.device)
+    if config.compile:
+        check_compile_backend(config.device)
     path = out / "config.json"
     if resume and path.exists():
         saved_game, saved_method, saved_seed, saved = read_run_config(out)
