@@ -1,6 +1,6 @@
 """FrameReplay against a naive reference that stores every transition's full stacks: stacks and n-step
-windows at episode boundaries (resets, life losses, truncations) and changes of w, ring wraparound, a replay started
-mid-episode, autoreset steps never sampled, real Breakout frames, memory, and bad input."""
+windows at episode boundaries (resets, life losses, truncations) and changes of w, ring wraparound, a
+replay started mid-episode, autoreset steps never sampled, real Breakout frames, memory, and bad input."""
 
 import numpy as np
 import pytest
@@ -107,9 +107,9 @@ def check_against_naive(replay, steps, n, store_rewards=True):
                 np.testing.assert_allclose(got["seq_reward"][b, i], steps[j]["reward"][env], rtol=1e-6)
         np.testing.assert_array_equal(got["boot_obs"][b], steps[taken[-1]]["next_obs"][env])
         assert got["boot_alive"][b] == (not steps[taken[-1]]["terminated"][env])
-        after = taken[-1] + 1
-        cut += bool(steps[taken[-1]]["terminated"][env] or steps[taken[-1]]["truncated"][env]
-                    or (m < n and after < len(steps) and (steps[after]["w"][env] != steps[k]["w"][env]).any()))
+        end, after = steps[taken[-1]], taken[-1] + 1
+        new_w = m < n and after < len(steps) and (steps[after]["w"][env] != steps[k]["w"][env]).any()
+        cut += bool(end["terminated"][env] or end["truncated"][env] or new_w)
         padded += bool((got["obs"][b] == 0).all(axis=(1, 2)).any())
     assert "seq_reward" in got if store_rewards else "seq_reward" not in got
     return len(cells), cut, padded

@@ -28,11 +28,12 @@ from aps_teach.rewards import RunningMean
 
 class MaskedRunningMean(RunningMean):
     """`RunningMean` with its mean and count tensors on the learner's device, updated in place (no host
-    sync, fixed addresses for a CUDA graph), also folding in only the values where a mask is True."""
+    sync, fixed addresses for a CUDA graph), also folding in only the values where a mask is True. The mean
+    has shape (1,), not (): torch.compile (2.13) loses in-place updates of a 0-d float64 CPU tensor."""
 
     def __init__(self, device: str | torch.device = "cpu") -> None:
         super().__init__()
-        self.mean = torch.zeros((), dtype=torch.float64, device=device)
+        self.mean = torch.zeros(1, dtype=torch.float64, device=device)
         self.count = torch.zeros((), dtype=torch.int64, device=device)
 
     def update(self, values: torch.Tensor) -> torch.Tensor:
@@ -54,10 +55,10 @@ class MaskedRunningMean(RunningMean):
         return self.mean
 
     def state_dict(self) -> dict:
-        return {"mean": self.mean.clone(), "count": int(self.count)}
+        return {"mean": self.mean.reshape(()).clone(), "count": int(self.count)}
 
     def load_state_dict(self, state: dict) -> None:
-        self.mean.copy_(state["mean"])
+        self.mean.copy_(state["mean"].reshape(1))
         self.count.fill_(int(state["count"]))
 
 

@@ -151,6 +151,8 @@ class EvalResult:
     episodes: int
     returns: list[float]
     env_steps: int
+    gpi: bool = False
+    """Whether the actions were GPI's: max over {w} + `gpi_policies` fresh tasks, each scored under w."""
 
 
 def check_method(method: str) -> None:
@@ -159,8 +161,19 @@ def check_method(method: str) -> None:
 
 
 def atari_from_dict(values: dict) -> AtariConfig:
-    """An `AtariConfig` from its `asdict` (JSON turns its tuples into lists)."""
-    return AtariConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+    """An `AtariConfig` from its `asdict` (JSON turns its tuples into lists). A dict saved before the n-step
+    reward mode was a field is the exact sum, the only mode Atari runs had then."""
+    return AtariConfig(**{"nstep_reward": "sum",
+                          **{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}})
+
+
+def _atari_difference(theirs: AtariConfig, ours: AtariConfig) -> tuple[str, object, object]:
+    """('atari.<field>', their value, our value) of the first field where two configs differ (equal
+    values if none does), for a one-line error."""
+    for name in asdict(ours):
+        if getattr(theirs, name) != getattr(ours, name):
+            return f"atari.{name}", getattr(theirs, name), getattr(ours, name)
+    return "atari", None, None
 
 
 def _jsonable(value):
@@ -343,8 +356,12 @@ def _restore(ckpt: Path | None, identity: dict, learner: AtariLearner, gen: torc
         raise FileNotFoundError(f"resume: no checkpoint at {ckpt}")
     state = load_checkpoint(ckpt, map_location=learner.device)
     for key, value in identity.items():
-        if state.get(key) != value:
-            raise ValueError(f"checkpoint {ckpt} has {key}={state.get(key)!r}, this run has {value!r}")
+        if key == "atari" and isinstance(state.get(key), dict):
+            key, theirs, value = _atari_difference(atari_from_dict(state[key]), atari_from_dict(value))
+        else:
+            theirs = state.get(key)
+        if theirs != value:
+            raise ValueError(f"checkpoint {ckpt} has {key}={theirs!r}, this run has {value!r}")
     try:
         learner.load_state_dict(state["learner"])
         gen.set_state(state["generator"])
@@ -531,23 +548,36 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
     score = float(np.mean(returns))
     normalised = human_normalised(score, game) if game in REFERENCE_SCORES else None
     return EvalResult(game, score, normalised, len(returns), returns,
-                      math.ceil(atari.eval_steps / n) * n)
+                      math.ceil(atari.eval_steps / n) * n, gpi)
 
 
-def append_score_row(path: str | os.PathLike, row: dict) -> None:
-    """Add `row` to the scores CSV at `path` (rewritten atomically with the rows already there)."""
+def evaluate_zero_shot(learner: AtariLearner, game: str, w: torch.Tensor, seed: int,
+                       config: AtariTrainConfig | None = None) -> EvalResult:
+    """The paper's zero-shot score: the pretrained learner, not fine-tuned, acting on `game` under the
+    identified w with GPI over {w} + `gpi_policies` fresh tasks (`evaluate(gpi=True)`); visr and aps."""
+    if not learner.config.task_conditioned:
+        raise ValueError(f"method {learner.config.method!r} has no task vector: no zero-shot score")
+    if learner.phase != "pretrain":
+        raise ValueError("a zero-shot score is of a pretrained learner, this one has been fine-tuned")
+    return evaluate(learner, game, w, seed, config, gpi=True)
+
+
+def append_score_row(path: str | os.PathLike, *rows: dict) -> None:
+    """Add `rows` to the scores CSV at `path` (rewritten atomically with the rows already there)."""
     path = Path(path)
-    rows = list(csv.DictReader(path.open())) if path.exists() else []
-    write_csv_atomic(path, [*rows, row])
+    before = list(csv.DictReader(path.open())) if path.exists() else []
+    write_csv_atomic(path, [*before, *rows])
 
 
 def score_row(result: EvalResult, method: str, seed: int, phase: str, config: AtariTrainConfig,
               task_w: torch.Tensor | None) -> dict:
-    """One line of scores.csv: game, method, seed, which checkpoint, budgets, raw and normalised score."""
+    """One line of scores.csv: game, method, seed, which checkpoint (pretrain: the zero-shot score), budgets,
+    the n-step reward mode it was pretrained with, whether it acted by GPI, raw and normalised score."""
     atari = config.atari
     return {"game": result.game, "method": method, "seed": seed, "checkpoint": phase,
             "pretrain_steps": 0 if method == "dqn" else atari.pretrain_steps,
             "finetune_steps": atari.finetune_steps if phase == "finetune" else 0,
+            "nstep_reward": atari.nstep_reward, "gpi": result.gpi,
             "games": result.episodes, "score": result.score, "human_normalised": result.human_normalised,
             "task_w": "" if task_w is None else " ".join(f"{x:.6f}" for x in task_w.tolist())}
 
@@ -568,9 +598,11 @@ def start_run_dir(out: Path, game: str, method: str, seed: int, config: AtariTra
                 "num_envs": config.num_envs, "backend": config.backend}
         theirs = {"game": saved_game, "method": saved_method, "seed": saved_seed, "atari": saved.atari,
                   "num_envs": saved.num_envs, "backend": saved.backend}
+        field_name, theirs["atari"], ours["atari"] = _atari_difference(saved.atari, config.atari)
         for key, value in ours.items():
             if theirs[key] != value:
-                raise ValueError(f"{path} has {key}={theirs[key]!r}, this run has {value!r}")
+                name = field_name if key == "atari" else key
+                raise ValueError(f"{path} has {name}={theirs[key]!r}, this run has {value!r}")
         return
     out.mkdir(parents=True, exist_ok=True)
     saved = {"game": game, "method": method, "seed": seed, "train": asdict(config)}
@@ -606,10 +638,13 @@ def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariT
 
 def run(game: str, method: Method, seed: int, config: AtariTrainConfig | None = None, *,
         out: str | os.PathLike | None = None, resume: bool = False) -> tuple[AtariLearner, EvalResult]:
-    """The whole pipeline: pretrain (not dqn), identify the task (visr, aps), fine-tune, evaluate.
+    """The whole pipeline: pretrain (not dqn), identify the task and score it zero-shot (visr, aps:
+    `evaluate_zero_shot`), fine-tune, evaluate; returns the fine-tuned score.
 
-    With `out`: config.json, pretrain/ and finetune/ (metrics.csv, checkpoint.pt), task.json and a row in
-    scores.csv; `resume=True` continues each phase from its checkpoint (a finished phase is loaded)."""
+    With `out`: config.json, pretrain/ and finetune/ (metrics.csv, checkpoint.pt), task.json and in
+    scores.csv the zero-shot row (checkpoint pretrain; visr, aps) and the fine-tuned row, both written at
+    the end; `resume=True` continues each phase from its checkpoint (a finished phase is loaded) and
+    scores the pretrained learner again (the same numbers: same checkpoint, same seed)."""
     config = config or AtariTrainConfig()
     game = check_game(game)
     check_method(method)
@@ -628,9 +663,13 @@ def run(game: str, method: Method, seed: int, config: AtariTrainConfig | None = 
         run_dir, again = phase_dir("pretrain")
         learner, _ = pretrain(game, method, seed, config, run_dir=run_dir, resume=again)
     w = identify_or_load(learner, game, seed, config, out)
+    zero_shot = None
+    if learner.config.task_conditioned:
+        zero_shot = evaluate_zero_shot(learner, game, w, seed, config)
     run_dir, again = phase_dir("finetune")
     finetune(learner, game, w, seed, config, run_dir=run_dir, resume=again)
     result = evaluate(learner, game, w, seed, config)
-    if out is not None:
-        append_score_row(out / "scores.csv", score_row(result, method, seed, "finetune", config, w))
+    if out is not None:  # both rows in one write: a run's scores.csv holds both or neither
+        rows = [] if zero_shot is None else [score_row(zero_shot, method, seed, "pretrain", config, w)]
+        append_score_row(out / "scores.csv", *rows, score_row(result, method, seed, "finetune", config, w))
     return learner, result

@@ -77,15 +77,17 @@ def check_compile_backend(device: str | torch.device) -> None:
 
 
 class UpdateStep:
-    """One update of `learner` on a sampled batch: draws on the host, then `step` (compiled if
-    `compile_mode`), then the counter and target copy. `windows`: augment the window's s' (see
-    `aps_teach.atari.train.augment_batch`)."""
+    """One update of `learner` on a sampled batch: draws on the host, then `step` (compiled by torch.compile
+    with `compile_mode` and `backend` if `compile_mode` is given), then the counter and target copy.
+    `windows`: augment the window's s' (see `aps_teach.atari.train.augment_batch`)."""
 
-    def __init__(self, learner, atari: AtariConfig, windows: bool, compile_mode: str | None = None):
+    def __init__(self, learner, atari: AtariConfig, windows: bool, compile_mode: str | None = None,
+                 backend: str = "inductor"):
         self.learner, self.atari, self.windows = learner, atari, windows
-        if compile_mode is not None:
+        if compile_mode is not None and backend == "inductor":
             check_compile_backend(learner.device)
-        self._step = self.step if compile_mode is None else torch.compile(self.step, mode=compile_mode)
+        self._step = self.step if compile_mode is None else torch.compile(self.step, mode=compile_mode,
+                                                                          backend=backend)
 
     def step(self, batch: dict[str, torch.Tensor], draws: Draws) -> dict[str, torch.Tensor]:
         """Augment, targets, losses, backward, clip, Adam: no host sync, fixed shapes."""
