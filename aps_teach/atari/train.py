@@ -212,12 +212,12 @@ def augment_batch(batch: dict[str, torch.Tensor], atari: AtariConfig, generator:
     [0, 1] times the intensity factor: `augment`).
 
     `windows=False` leaves the window's s' as they are, for a learner that never reads them (see
-    `_window_use`): 320 of the 384 stacks of a batch at B = 32, n = 10. The draws and the arithmetic are
+    `window_use`): 320 of the 384 stacks of a batch at B = 32, n = 10. The draws and the arithmetic are
     `UpdateStep`'s (`aps_teach.atari.update_step`)."""
     return apply_augmentation(batch, atari, augmentation_draws(batch, atari, generator, windows))
 
 
-def _window_use(learner: AtariLearner, phase: str) -> tuple[bool, bool]:
+def window_use(learner: AtariLearner, phase: str) -> tuple[bool, bool]:
     """What an update of `learner` in `phase` reads of a window's next states: (all n of them, i.e. gather
     and augment every stack; at least the first, i.e. augment what is gathered). All: the exact n-step sum
     while pretraining ('sum'), phi(s'_i) of every step while fine-tuning visr/aps. The first alone: the
@@ -403,7 +403,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
                desc=f"{phase} {learner.config.method} {game}")
     envs.reset(seed=_env_seed(seed, phase, env_steps))
     returns_seen = 0
-    every_state, windows = _window_use(learner, phase)
+    every_state, windows = window_use(learner, phase)
     update = UpdateStep(learner, atari, windows, config.compile_mode if config.compile else None)
     metrics.rates(env_steps, updates)
     with (_threads(config.threads), contextlib.closing(envs), contextlib.closing(bar),
