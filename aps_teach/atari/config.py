@@ -74,11 +74,11 @@ class AtariConfig:
     """Neighbours in the kNN particle entropy. Paper: "Value of k" (l. 696), searched in {3, 5, 10}
     without reporting the choice; 10 is also the gridworld learner's default."""
     knn_phi_normalised: bool = True
-    """kNN distances between phi(s') on the unit sphere (True) or between phi's output before its L2
-    normalisation (False). Not in the paper as code: its Eq. 10 takes h = phi, normalised; the authors' code
-    (rll-research/url_benchmark agent/aps.py) measures unnormalised phi. True: on a short Breakout
-    pretraining the norms of the unnormalised outputs grew and spread (benchmarks/README.md), so the
-    unnormalised kNN mostly measures norms that no loss trains."""
+    """kNN distances between phi(s') on the unit sphere (True) or between g(s'), phi's output before its L2
+    normalisation (False). Not in the paper as code: its Eq. 10 takes h = phi, on the sphere; the authors'
+    code (rll-research/url_benchmark agent/aps.py) measures g. True: no loss trains the norm of g, which
+    grew 2.7x in 800 updates of a Breakout pretraining, so distances in g drift against their running
+    mean, while within a batch both spaces rank states alike (benchmarks/atari_knn_space.py)."""
     shift_pad: int = 4
     """Random shift: frames padded by this many replicated border pixels, then randomly cropped back.
     Paper: "padded each side by 4 pixels" (l. 630)."""
