@@ -156,10 +156,10 @@ def plain_dqn(game: str, atari: AtariConfig, num_envs: int, device: torch.device
 
 
 def interleaved(game: str, atari: AtariConfig, device: torch.device, rounds: int, fill: int, seed: int,
-                compile_mode: str | None) -> dict[str, float]:
-    """Median seconds of one update of APS ('last'), APS ('sum') and plain DQN, timed in turn over `rounds`
-    rounds (after one warm-up round) on a replay of `fill` random-play steps of 8 envs, and of one act +
-    step of the 8 envs ("act + step")."""
+                compile_mode: str | None) -> dict[str, dict[str, float]]:
+    """Median seconds, by wall clock and by this process's CPU time ({"wall": ..., "cpu": ...}), of one
+    update of APS ('last'), APS ('sum') and plain DQN, timed in turn over `rounds` rounds (after one warm-up
+    round) on a replay of `fill` random-play steps of 8 envs, and of one act + step of the 8 envs."""
     num_envs, gen = 8, torch.Generator().manual_seed(seed)
     envs = make_vector_env(game, num_envs, atari, seed, training=True)
     envs.reset(seed=seed)
@@ -199,30 +199,34 @@ def interleaved(game: str, atari: AtariConfig, device: torch.device, rounds: int
         envs.step(learner.act(obs, w, atari.epsilon_end, gen, gpi=False).cpu().numpy())
 
     contestants["act + step"] = act_and_step
-    times: dict[str, list[float]] = {name: [] for name in contestants}
+    times: dict[str, dict[str, list[float]]] = {"wall": {n: [] for n in contestants},
+                                                "cpu": {n: [] for n in contestants}}
     for r in range(rounds + 1):
         for name, run in contestants.items():
             if device.type == "cuda":
                 torch.cuda.synchronize()
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             run()
             if device.type == "cuda":
                 torch.cuda.synchronize()
             if r:  # round 0 warms up (and compiles)
-                times[name].append(time.perf_counter() - start)
+                times["wall"][name].append(time.perf_counter() - start)
+                times["cpu"][name].append(time.process_time() - cpu_start)
     envs.close()
-    return {name: float(np.median(t)) for name, t in times.items()}
+    return {clock: {name: float(np.median(t)) for name, t in per.items()} for clock, per in times.items()}
 
 
-def print_interleaved(medians: dict[str, float], num_envs: int = 8) -> None:
-    """ms per update and per env step, and APS / plain DQN env-steps/s = (plain + act) / (aps + act)."""
-    act = medians["act + step"] / num_envs
-    for name, seconds in medians.items():
-        print(f"{name:>12}: {1e3 * seconds:8.1f} ms" + ("" if name == "act + step" else
-                                                         f"   {1e3 * (seconds + act):8.1f} ms per env step"))
-    for mode in ("last", "sum"):
-        ratio = (medians["plain dqn"] + act) / (medians[f"aps ({mode})"] + act)
-        print(f"APS ({mode}) / plain DQN env-steps/s, interleaved: {ratio:.2f}")
+def print_interleaved(medians: dict[str, dict[str, float]], num_envs: int = 8) -> None:
+    """Per clock: ms per update and per env step, and APS / plain DQN env-steps/s = (plain + act) / (aps +
+    act), act = 1/8 of an 8-env act and step."""
+    for clock, per in medians.items():
+        act = per["act + step"] / num_envs
+        for name, seconds in per.items():
+            print(f"{clock:>4} {name:>12}: {1e3 * seconds:8.1f} ms" + (
+                "" if name == "act + step" else f"   {1e3 * (seconds + act):8.1f} ms per env step"))
+        for mode in ("last", "sum"):
+            ratio = (per["plain dqn"] + act) / (per[f"aps ({mode})"] + act)
+            print(f"{clock:>4} APS ({mode}) / plain DQN env-steps/s, interleaved: {ratio:.2f}")
 
 
 def main() -> None:
