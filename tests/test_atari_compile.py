@@ -79,11 +79,16 @@ def test_eager_update_step_is_the_learners_update_bit_for_bit():
     assert all(torch.equal(p, q) for p, q in zip(a.psi.parameters(), b.psi.parameters(), strict=True))
 
 
-def test_compile_without_a_working_backend_is_a_clear_error(tmp_path, monkeypatch, capsys):
+def test_compile_without_a_working_backend_is_a_clear_error(tmp_path, monkeypatch, capsys, request):
+    import torch._inductor.config as inductor
+
     from aps_teach.cli import main
 
-    monkeypatch.setattr(update_step, "compile_backend_error",
-                        lambda device_type: "CalledProcessError: C++ compile error")
+    monkeypatch.setattr(inductor.cpp, "cxx", ("/nonexistent/g++",))  # a machine without a C++ compiler
+    monkeypatch.setattr(inductor, "force_disable_caches", True)  # no kernel compiled earlier may stand in
+    update_step.compile_backend_error.cache_clear()
+    request.addfinalizer(update_step.compile_backend_error.cache_clear)  # later tests: the compiler is back
+    assert "No working C++ compiler" in update_step.compile_backend_error("cpu")
     with pytest.raises(ValueError, match=r"--compile: torch.compile does not work on cpu here .*C\+\+"):
         UpdateStep(AtariLearner(SMALL, "aps", 4, seed=0), SMALL, windows=False, compile_mode="default")
     assert main(["atari", "run", "--out", str(tmp_path / "run"), "--compile"]) == 2

@@ -12,6 +12,10 @@ gymnasium's `FrameStackObservation(padding_type="zero")` show the agent, life-lo
 (the game, and its stack, go on). The first `add` also writes the S-1 older frames of its observations
 as rows, so a replay can start at any step, not only after a reset.
 
+Window rule: an n-step window from row t runs while its steps are valid and under row t's w, and stops after
+the first step that ended the episode (terminated: game over or, while training, a lost life; or
+truncated). Pretraining redraws w every few steps: a window never mixes two tasks' returns.
+
 Memory: frames + action + w + flags (+ reward). For 84x84 frames, d = 5 and rewards, one transition
 takes 7,056 + 8 + 20 + 4 + 4 = 7,092 bytes: 1M transitions fit in 7.09 GB (6.6 GiB), against 28 GB
 for one 4-frame stack per transition and 56 GB for obs and next obs. `FrameReplay.bytes_per_transition`
