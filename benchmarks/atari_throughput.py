@@ -317,7 +317,7 @@ def print_sweep_cost(pretrain_rate: float, finetune_rate: float, device: str) ->
     runs = len(ATARI_26) * 5
     print(f"at these rates one APS run at the paper's budgets ({PAPER.pretrain_steps:,} + "
           f"{PAPER.finetune_steps:,} env steps) takes {hours:,.1f} h on {device}; Atari-26 x 5 seeds "
-          f"= {runs} runs: {runs * hours:,.0f} {device}-hours")
+          f"= {runs} runs: {runs * hours:,.0f} {'GPU' if device.startswith('cuda') else device}-hours")
 
 
 if __name__ == "__main__":
