@@ -84,16 +84,27 @@ class UpdateStep:
     def __init__(self, learner, atari: AtariConfig, windows: bool, compile_mode: str | None = None,
                  backend: str = "inductor"):
         self.learner, self.atari, self.windows = learner, atari, windows
-        if compile_mode is not None and backend == "inductor":
+        self.compiled, self.graphs = compile_mode is not None, compile_mode == "reduce-overhead"
+        if self.compiled and backend == "inductor":
             check_compile_backend(learner.device)
-        self._step = self.step if compile_mode is None else torch.compile(self.step, mode=compile_mode,
-                                                                          backend=backend)
+        if self.compiled and learner.normaliser is not None:  # state updated in place, at fixed addresses
+            for state in (learner.normaliser.mean, learner.normaliser.count):
+                torch._dynamo.mark_static_address(state)
+        self._step = self.step if not self.compiled else torch.compile(self.step, mode=compile_mode,
+                                                                       backend=backend)
 
     def step(self, batch: dict[str, torch.Tensor], draws: Draws) -> dict[str, torch.Tensor]:
         """Augment, targets, losses, backward, clip, Adam: no host sync, fixed shapes."""
         return self.learner.gradient_step(apply_augmentation(batch, self.atari, draws))
 
     def __call__(self, batch: dict[str, torch.Tensor], generator: torch.Generator) -> dict[str, torch.Tensor]:
-        stats = self._step(batch, augmentation_draws(batch, self.atari, generator, self.windows))
+        """One update; its statistics as device tensors of its own (a CUDA graph's outputs are overwritten
+        by its next replay, so compiled statistics are copied)."""
+        draws = augmentation_draws(batch, self.atari, generator, self.windows)
+        if self.graphs:
+            torch.compiler.cudagraph_mark_step_begin()  # each call is a new training step
+        stats = self._step(batch, draws)
+        if self.compiled:
+            stats = {key: value.clone() for key, value in stats.items()}
         self.learner.count_update()
         return stats
