@@ -60,10 +60,6 @@ class AgentConfig:
     term O(1) (mean 0.5 vs 0.03 unnormalised on the easy level, where most neighbours are duplicates)."""
     shared_encoder: bool = True
     """APS: compute the kNN reward on phi(s') (Eq. 10); False uses the `representation` of APT instead."""
-    knn_phi_normalised: bool = True
-    """APS with a shared encoder: kNN distances between phi(s') on the unit sphere (True, the paper: Eq. 10
-    with h = phi) or between g(s'), phi's output before its L2 normalisation (False, the authors' code:
-    rll-research/url_benchmark agent/aps.py). The vMF reward and loss use the unit phi either way."""
     representation: Literal["contrastive", "observation"] = "contrastive"
     """The kNN space when it is not phi (apt; aps without shared encoder): 'contrastive' = an encoder f
     trained by InfoNCE between f(s) and f(s') (APT, with time steps for augmentations); 'observation' =
@@ -339,13 +335,11 @@ class Learner:
         return self.boards(obs)
 
     def _phi_and_knn(self, x) -> tuple[torch.Tensor, torch.Tensor]:
-        """phi(s) of network inputs x, and phi's kNN space h(s) (`knn_phi_normalised`: phi itself, or g(s)
-        before the normalisation, phi = g / ||g||, from the same forward pass)."""
-        if self.config.knn_phi_normalised:
-            phi = self.phi(x)
-            return phi, phi
-        g = self.phi.unnormalised(x)
-        return F.normalize(g, dim=-1), g
+        """phi(s) of network inputs x, and the space h(s) where APS with a shared encoder measures kNN
+        distances: phi itself, on the unit sphere (Eq. 10). `AtariLearner` can measure them before phi's
+        normalisation instead (`AtariConfig.knn_phi_normalised`)."""
+        phi = self.phi(x)
+        return phi, phi
 
     def _intrinsic(self, seq_next: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, phi_seq,
                    h_seq: torch.Tensor | None = None):

@@ -29,12 +29,8 @@ class FeatureNet(nn.Module):
         """The hidden layer's ReLU activations."""
         return F.relu(first_layer(self.input, x))
 
-    def unnormalised(self, x: Inputs) -> torch.Tensor:
-        """g(s), phi before the L2 normalisation (a kNN space of the authors' code: `knn_phi_normalised`)."""
-        return self.output(self.hidden(x))
-
     def forward(self, x: Inputs) -> torch.Tensor:
-        return F.normalize(self.unnormalised(x), dim=-1)
+        return F.normalize(self.output(self.hidden(x)), dim=-1)
 
 
 class SuccessorFeatureNet(nn.Module):

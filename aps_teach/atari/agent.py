@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import torch
+from torch.nn import functional as F
 
 from aps_teach.agents import AgentConfig, Learner, Method
 from aps_teach.atari.config import AtariConfig
@@ -79,11 +80,10 @@ def masked_particle_entropy(h: torch.Tensor, valid: torch.Tensor, k: int, expone
 
 
 def agent_config(atari: AtariConfig, method: Method) -> AgentConfig:
-    """The learner's settings from the Atari config: d, k, the kNN space, gamma, n, the n-step reward, batch,
-    learning rates, Adam epsilon, gradient clip, target period and GPI samples."""
+    """The learner's settings from the Atari config: d, k, gamma, n, the n-step reward, batch, learning
+    rates, Adam epsilon, gradient clip, target period and GPI samples (the kNN space is `AtariLearner`'s)."""
     return replace(AgentConfig(), method=method, nstep_reward=atari.nstep_reward,
                    normalise_observations=False, feature_dim=atari.feature_dim, k=atari.knn_k,
-                   knn_phi_normalised=atari.knn_phi_normalised,
                    gamma=atari.gamma, n_step=atari.n_step, batch_size=atari.batch_size,
                    lr=atari.lr_pretrain, finetune_lr=atari.lr_finetune, adam_eps=atari.adam_eps,
                    max_grad_norm=atari.max_grad_norm, target_update_period=atari.target_update_period,
@@ -111,6 +111,14 @@ class AtariLearner(Learner):
     def inputs(self, obs: torch.Tensor) -> torch.Tensor:
         """The conv networks read the frame stacks themselves (uint8, or augmented floats)."""
         return obs
+
+    def _phi_and_knn(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """phi(s) and APS's kNN space: phi on the unit sphere, or with `knn_phi_normalised=False` (the
+        authors' code) g(s), phi's output before its normalisation (phi = g / ||g||, one forward pass)."""
+        if self.atari.knn_phi_normalised:
+            return super()._phi_and_knn(x)
+        g = self.phi.unnormalised(x)
+        return F.normalize(g, dim=-1), g
 
     def _statistic(self, value: torch.Tensor) -> torch.Tensor:
         return value.detach()
