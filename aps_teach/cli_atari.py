@@ -40,13 +40,15 @@ from aps_teach.atari.train import (
 from aps_teach.cli_errors import Interrupted, check_out, config_errors, pop_debug, run_cli
 from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
 from aps_teach.run_dir import RunDir, resume_command, resume_hint_on_interrupt
+from aps_teach.sweeps import read_rows
 
 Train = Annotated[AtariTrainConfig, tyro.conf.arg(name="")]
 
 
 @dataclass
 class Run:
-    """Pretrain (not dqn), identify the task (visr, aps), fine-tune, evaluate: one game x method x seed."""
+    """Pretrain (not dqn), identify the task and score it zero-shot with GPI (visr, aps), fine-tune, evaluate:
+    one game x method x seed."""
 
     out: Path
     """Run directory (created; with --resume, continued)."""
@@ -181,7 +183,13 @@ def _saved(out: Path, device: str | None) -> tuple[str, str, int, AtariTrainConf
 def _run(cmd: Run) -> dict:
     _, result = run(cmd.game, cmd.method, cmd.seed, cmd.train, out=cmd.out, resume=cmd.resume,
                     force=cmd.force)
-    return _summary(result, cmd.method, cmd.seed, cmd.out, "finetune")
+    summary = _summary(result, cmd.method, cmd.seed, cmd.out, "finetune")
+    zero_shot = [row for row in read_rows(cmd.out / "scores.csv") if row["checkpoint"] == "pretrain"]
+    if zero_shot:  # visr, aps: the pretrained learner's score under the identified w, with GPI
+        normalised = zero_shot[-1]["human_normalised"]
+        summary = {**summary, "zero-shot score": f"{float(zero_shot[-1]['score']):.2f}",
+                   "zero-shot h-norm": f"{float(normalised):.3f}" if normalised else "no reference scores"}
+    return summary
 
 
 def _pretrain(cmd: Pretrain) -> dict:
