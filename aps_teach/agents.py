@@ -349,13 +349,22 @@ class Learner:
         if not self.config.uses_knn:
             raise ValueError(f"method {self.config.method!r} has no kNN exploration reward")
         if space is None:
-            return self.phi(self.inputs(obs))
+            return self._phi_and_knn(self.inputs(obs))[1]
         if space == "contrastive":
             return self.rep(self.inputs(obs))
         return self.boards(obs)
 
-    def _intrinsic(self, seq_next: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, phi_seq):
-        """Intrinsic reward of every step of the windows, (B, n), and the mean of each term ('sum' mode)."""
+    def _phi_and_knn(self, x) -> tuple[torch.Tensor, torch.Tensor]:
+        """phi(s) of network inputs x, and the space h(s) where APS with a shared encoder measures kNN
+        distances: phi itself, on the unit sphere (Eq. 10). `AtariLearner` can measure them before phi's
+        normalisation instead (`AtariConfig.knn_phi_normalised`)."""
+        phi = self.phi(x)
+        return phi, phi
+
+    def _intrinsic(self, seq_next: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, phi_seq,
+                   h_seq: torch.Tensor | None = None):
+        """Intrinsic reward of every step of the windows, (B, n), and the mean of each term ('sum' mode);
+        `h_seq` is the kNN space of phi when it is not phi itself (`_phi_and_knn`)."""
         cfg, stats = self.config, {}
         reward = torch.zeros(mask.shape, device=mask.device)
         if cfg.task_conditioned:
@@ -364,7 +373,7 @@ class Learner:
             stats["reward_exploit"] = self._masked_mean(exploit, mask)
         if cfg.uses_knn:
             if self._separate_knn_space is None:
-                h = phi_seq
+                h = phi_seq if h_seq is None else h_seq
             else:
                 h = self.knn_features(seq_next.flatten(0, 1)).unflatten(0, mask.shape)
             explore = self._knn_reward(h, mask)
@@ -385,9 +394,11 @@ class Learner:
         """The mean of `values` over the valid steps, as `update` reports it (see `_statistic`)."""
         return self._statistic(values[mask].mean())
 
-    def _intrinsic_last(self, last_obs: torch.Tensor, w: torch.Tensor, phi_last: torch.Tensor | None):
+    def _intrinsic_last(self, last_obs: torch.Tensor, w: torch.Tensor, phi_last: torch.Tensor | None,
+                        h_last: torch.Tensor | None = None):
         """Intrinsic reward (B,) of each window's last state s'_m and the mean of each term ('last' mode):
-        the kNN particles are the B states s'_m, each excluding itself."""
+        the kNN particles are the B states s'_m, each excluding itself (in phi's kNN space `h_last` if
+        given, see `_phi_and_knn`)."""
         cfg, stats = self.config, {}
         reward = torch.zeros(len(w), device=w.device)
         if cfg.task_conditioned:
@@ -395,7 +406,10 @@ class Learner:
             reward += cfg.exploit_weight * exploit
             stats["reward_exploit"] = self._statistic(exploit.mean())
         if cfg.uses_knn:
-            h = phi_last if self._separate_knn_space is None else self.knn_features(last_obs)
+            if self._separate_knn_space is None:
+                h = phi_last if h_last is None else h_last
+            else:
+                h = self.knn_features(last_obs)
             explore = particle_entropy_reward(h, h, cfg.k, exclude_self=True, exponent=cfg.knn_exponent,
                                               normaliser=self.normaliser)
             reward += cfg.explore_weight * explore
@@ -407,8 +421,8 @@ class Learner:
         return self.phase == "pretrain" and self.config.nstep_reward == "last"
 
     @torch.no_grad()
-    def targets(self, batch: dict[str, torch.Tensor], phi_last: torch.Tensor | None = None
-                ) -> tuple[torch.Tensor, dict[str, float]]:
+    def targets(self, batch: dict[str, torch.Tensor], phi_last: torch.Tensor | None = None,
+                knn_last: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, float]]:
         """TD targets y (B, d) for psi(s, a, w), and the mean of each reward term.
 
         Per step i of the window the reward r_i is the method's intrinsic reward while pretraining (the
@@ -417,7 +431,8 @@ class Learner:
         y = sum_{i<m} gamma^i c_i + gamma^m alive psi_target(s'_m, a*, w), a* = argmax_a psi(s'_m, a, w)^T w
         (double Q), m the valid steps of the window; the arithmetic is `sf_td_target`. With
         `nstep_reward='last'` a pretraining window has one cumulant, that of s'_m:
-        y = c_m + gamma^m alive psi_target(s'_m, a*, w); `phi_last` is phi(s'_m) if the caller has it.
+        y = c_m + gamma^m alive psi_target(s'_m, a*, w); `phi_last` is phi(s'_m) if the caller has it
+        (and `knn_last` its kNN space, `_phi_and_knn`).
         phi(s'_i) comes from the batch (`seq_next_phi`) when fine-tuning's replay stored it: phi is frozen
         then.
         """
@@ -428,20 +443,21 @@ class Learner:
             raise ValueError("stored phi(s') (seq_next_phi) is only valid while phi is frozen (fine-tuning)")
         if self._last_state_reward:
             if phi_last is None and self.phi is not None:
-                phi_last = self.phi(self.inputs(boot_obs))
-            reward, stats = self._intrinsic_last(boot_obs, w, phi_last)
+                phi_last, knn_last = self._phi_and_knn(self.inputs(boot_obs))
+            reward, stats = self._intrinsic_last(boot_obs, w, phi_last, knn_last)
             base = phi_last if phi_last is not None else torch.zeros(bsz, cfg.feature_dim, device=w.device)
             base, reward, mask = base[:, None], reward[:, None], torch.ones(bsz, 1, device=w.device)
         else:
-            seq_next = batch["seq_next_obs"]
+            seq_next, h_seq = batch["seq_next_obs"], None
             if "seq_next_phi" in batch:
                 phi_seq = batch["seq_next_phi"]
             elif self.phi is not None:
-                phi_seq = self.phi(self.inputs(seq_next.flatten(0, 1))).unflatten(0, (bsz, n))
+                phi_seq, h_seq = (v.unflatten(0, (bsz, n))
+                                  for v in self._phi_and_knn(self.inputs(seq_next.flatten(0, 1))))
             else:
                 phi_seq = None
             if self.phase == "pretrain":
-                reward, stats = self._intrinsic(seq_next, mask, w, phi_seq)
+                reward, stats = self._intrinsic(seq_next, mask, w, phi_seq, h_seq)
             else:
                 reward, stats = batch["seq_reward"], {}
             base = phi_seq if phi_seq is not None else torch.zeros(bsz, n, cfg.feature_dim, device=w.device)
@@ -454,7 +470,16 @@ class Learner:
         return sf_td_target(base, reward, w, mask, cfg.gamma, boot, batch["boot_steps"], alive), stats
 
     def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
-        """One gradient step on a replay batch (see `targets`); returns the losses and reward terms.
+        """One gradient step on a replay batch (`gradient_step`), then `count_update`; returns the losses
+        and reward terms."""
+        stats = self.gradient_step(batch)
+        self.count_update()
+        return stats
+
+    def gradient_step(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+        """Targets, losses and one optimiser step on a replay batch (see `targets`); returns the losses and
+        reward terms. Counts nothing and never copies the target network (`count_update` does), so a
+        compiled copy of it needs no recompilation as the counter moves.
 
         vector: ||psi(s, a, w) - y||^2; scalar: (psi(s, a, w)^T w - y^T w)^2; plus, while pretraining, the
         vMF loss -phi(s')^T w (visr, aps; s' = s'_m with `nstep_reward='last'`, whose phi the reward reuses,
@@ -463,10 +488,10 @@ class Learner:
         cfg = self.config
         w, rows = batch["w"], torch.arange(len(batch["w"]), device=batch["w"].device)
         first_next = batch["seq_next_obs"][:, 0]
-        phi_last = None
+        phi_last = knn_last = None
         if self._last_state_reward and self.phi is not None:
-            phi_last = self.phi(self.inputs(batch["boot_obs"]))
-        y, stats = self.targets(batch, None if phi_last is None else phi_last.detach())
+            phi_last, knn_last = self._phi_and_knn(self.inputs(batch["boot_obs"]))
+        y, stats = self.targets(batch, *(None if v is None else v.detach() for v in (phi_last, knn_last)))
         psi_sa = self.psi(self.inputs(batch["obs"]), w)[rows, batch["action"]]
         if cfg.sf_loss == "vector":
             sf = ((psi_sa - y) ** 2).sum(-1).mean()
@@ -485,10 +510,13 @@ class Learner:
         params = [p for group in self.optimizer.param_groups for p in group["params"]]
         torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
         self.optimizer.step()
-        self.updates += 1
-        if self.updates % cfg.target_update_period == 0:
-            self.psi_target.load_state_dict(self.psi.state_dict())
         return stats
+
+    def count_update(self) -> None:
+        """Count a gradient step; every `target_update_period` of them copy psi into its target."""
+        self.updates += 1
+        if self.updates % self.config.target_update_period == 0:
+            self.psi_target.load_state_dict(self.psi.state_dict())
 
     def _statistic(self, value: torch.Tensor) -> float:
         """A loss as `update` reports it: a float (a host sync on a GPU; `AtariLearner` keeps the tensor)."""

@@ -4,7 +4,8 @@ at the top level (`--device cuda`, `--num-envs 8`), the protocol and schedule un
 (`--atari.pretrain-steps 100000`).
 
 A run directory holds config.json, pretrain/ and finetune/ (metrics.csv, checkpoint.pt), task.json (the
-identified w) and scores.csv (one row per evaluation). A sweep's layout is in `aps_teach.atari.sweep`.
+identified w) and scores.csv (one row per evaluation), `aps_teach.run_dir`: --resume continues it, --force
+replaces a run of another config; Ctrl-C says how to continue. A sweep's layout is in `aps_teach.atari.sweep`.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import torch
 import tyro
 
 from aps_teach.agents import Method
+from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.envs import check_game
 from aps_teach.atari.sweep import run_atari_sweep
 from aps_teach.atari.train import (
     AtariTrainConfig,
     EvalResult,
     append_score_row,
+    check_run_checkpoint,
     evaluate,
     finetune,
     identify_or_load,
@@ -36,13 +39,16 @@ from aps_teach.atari.train import (
 )
 from aps_teach.cli_errors import Interrupted, check_command, check_out, config_errors, pop_debug, run_cli
 from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
+from aps_teach.run_dir import RunDir, resume_command, resume_hint_on_interrupt
+from aps_teach.sweeps import read_rows
 
 Train = Annotated[AtariTrainConfig, tyro.conf.arg(name="")]
 
 
 @dataclass
 class Run:
-    """Pretrain (not dqn), identify the task (visr, aps), fine-tune, evaluate: one game x method x seed."""
+    """Pretrain (not dqn), identify the task and score it zero-shot with GPI (visr, aps), fine-tune, evaluate:
+    one game x method x seed."""
 
     out: Path
     """Run directory (created; with --resume, continued)."""
@@ -52,7 +58,10 @@ class Run:
     """visr | apt | aps | dqn (dqn: no pretraining, the task reward from scratch)."""
     seed: int = 0
     resume: bool = False
-    """Continue an interrupted run from its last checkpoints."""
+    """Continue the run in OUT (same options) from whatever its phases checkpointed: nothing, part or all
+    of pretraining, part of fine-tuning; starts it if OUT holds none."""
+    force: bool = False
+    """Replace a run of another config in OUT (its checkpoints and scores are deleted)."""
     train: Train = field(default_factory=AtariTrainConfig)
 
 
@@ -65,6 +74,9 @@ class Pretrain:
     method: Literal["visr", "apt", "aps"] = "aps"
     seed: int = 0
     resume: bool = False
+    """Continue the pretraining in OUT (same options) from its checkpoint."""
+    force: bool = False
+    """Replace a run of another config in OUT (its checkpoints and scores are deleted)."""
     train: Train = field(default_factory=AtariTrainConfig)
 
 
@@ -76,6 +88,7 @@ class Finetune:
 
     out: Path
     resume: bool = False
+    """Continue the fine-tuning in OUT from its checkpoint (else it starts over)."""
     device: str | None = None
     """Override the device of OUT/config.json (e.g. pretrain on one machine, fine-tune on another)."""
 
@@ -86,8 +99,8 @@ class Evaluate:
     after task identification) and add a row to OUT/scores.csv."""
 
     out: Path
-    seed: int = 0
-    """Seed of the evaluation games."""
+    seed: int | None = None
+    """Seed of the evaluation games (default: the run's seed)."""
     eval_steps: int | None = None
     """Override --atari.eval-steps of OUT/config.json."""
     device: str | None = None
@@ -168,39 +181,64 @@ def _saved(out: Path, device: str | None) -> tuple[str, str, int, AtariTrainConf
 
 
 def _run(cmd: Run) -> dict:
-    _, result = run(cmd.game, cmd.method, cmd.seed, cmd.train, out=cmd.out, resume=cmd.resume)
-    return _summary(result, cmd.method, cmd.seed, cmd.out, "finetune")
+    _, result = run(cmd.game, cmd.method, cmd.seed, cmd.train, out=cmd.out, resume=cmd.resume,
+                    force=cmd.force)
+    summary = _summary(result, cmd.method, cmd.seed, cmd.out, "finetune")
+    zero_shot = [row for row in read_rows(cmd.out / "scores.csv") if row["checkpoint"] == "pretrain"]
+    if zero_shot:  # visr, aps: the pretrained learner's score under the identified w, with GPI
+        normalised = zero_shot[-1]["human_normalised"]
+        summary = {**summary, "zero-shot score": f"{float(zero_shot[-1]['score']):.2f}",
+                   "zero-shot h-norm": f"{float(normalised):.3f}" if normalised else "no reference scores"}
+    return summary
 
 
 def _pretrain(cmd: Pretrain) -> dict:
     game = check_game(cmd.game)
-    start_run_dir(cmd.out, game, cmd.method, cmd.seed, cmd.train, cmd.resume)
-    _, log = pretrain(game, cmd.method, cmd.seed, cmd.train, run_dir=cmd.out / "pretrain", resume=cmd.resume)
+    run_dir = start_run_dir(cmd.out, game, cmd.method, cmd.seed, cmd.train, cmd.resume, cmd.force)
+    _, log = pretrain(game, cmd.method, cmd.seed, cmd.train, run_dir=run_dir.path / "pretrain",
+                      resume=run_dir.resumes("pretrain"))
     return {"game": game, "method": cmd.method, "seed": cmd.seed, "env_steps": log.env_steps,
-            "updates": log.updates, "checkpoint": cmd.out / "pretrain" / "checkpoint.pt"}
+            "updates": log.updates, "checkpoint": run_dir.checkpoint("pretrain")}
+
+
+def _load_checked(out: Path, phase: str, game: str, method: str, seed: int,
+                  config: AtariTrainConfig) -> tuple[AtariLearner, dict]:
+    path = RunDir(out).checkpoint(phase)
+    learner, meta = load_learner(path, config)
+    check_run_checkpoint(path, meta, game, method, seed, config)
+    return learner, meta
 
 
 def _finetune(cmd: Finetune) -> dict:
     game, method, seed, config = _saved(cmd.out, cmd.device)
-    learner, _ = load_learner(cmd.out / "pretrain" / "checkpoint.pt", config)
+    run_dir = RunDir(cmd.out)
+    progress = run_dir.phase_progress("pretrain")
+    if progress is not None and progress[0] is not None and progress[0] < config.atari.pretrain_steps:
+        raise ValueError(f"the pretraining in {cmd.out} is unfinished (env step {progress[0]:,} of "
+                         f"{config.atari.pretrain_steps:,}): continue it with `aps-teach atari pretrain "
+                         f"--out {cmd.out} --resume` and its options")
+    learner, _ = _load_checked(cmd.out, "pretrain", game, method, seed, config)
+    run_dir.claim({}, resume=cmd.resume, restart=("finetune",))
     w = identify_or_load(learner, game, seed, config, cmd.out)
-    finetune(learner, game, w, seed, config, run_dir=cmd.out / "finetune", resume=cmd.resume)
+    finetune(learner, game, w, seed, config, run_dir=run_dir.path / "finetune",
+             resume=run_dir.resumes("finetune"))
     result = evaluate(learner, game, w, seed, config)
     append_score_row(cmd.out / "scores.csv", score_row(result, method, seed, "finetune", config, w))
     return _summary(result, method, seed, cmd.out, "finetune")
 
 
 def _evaluate(cmd: Evaluate) -> dict:
-    game, method, _, config = _saved(cmd.out, cmd.device)
+    game, method, run_seed, config = _saved(cmd.out, cmd.device)
+    seed = run_seed if cmd.seed is None else cmd.seed
+    phase = "finetune" if RunDir(cmd.out).checkpoint("finetune").exists() else "pretrain"
+    learner, meta = _load_checked(cmd.out, phase, game, method, run_seed, config)
     if cmd.eval_steps is not None:
         config = replace(config, atari=replace(config.atari, eval_steps=cmd.eval_steps))
-    tuned = cmd.out / "finetune" / "checkpoint.pt"
-    learner, meta = load_learner(tuned if tuned.exists() else cmd.out / "pretrain" / "checkpoint.pt", config)
     w = torch.tensor(meta["task_w"]) if meta["task_w"] is not None else \
-        identify_or_load(learner, game, int(meta["seed"]), config, cmd.out)
-    result = evaluate(learner, game, w, cmd.seed, config)
-    append_score_row(cmd.out / "scores.csv", score_row(result, method, cmd.seed, meta["phase"], config, w))
-    return _summary(result, method, cmd.seed, cmd.out, meta["phase"])
+        identify_or_load(learner, game, run_seed, config, cmd.out)
+    result = evaluate(learner, game, w, seed, config)
+    append_score_row(cmd.out / "scores.csv", score_row(result, method, seed, meta["phase"], config, w))
+    return _summary(result, method, seed, cmd.out, meta["phase"])
 
 
 COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (Finetune, _finetune),
@@ -222,7 +260,9 @@ def atari_main(argv: list[str], *, debug: bool = False) -> int:
                             "fine-tuning, scores. Errors are one line (exit status 2); --debug shows the "
                             "traceback.")
         handler = next(fn for cls, fn in COMMANDS.values() if isinstance(cmd, cls))
-        summary = handler(cmd)
+        out = cmd.out if isinstance(cmd, (Run, Pretrain, Finetune)) else None  # a run directory to continue
+        with resume_hint_on_interrupt(out, resume_command(["aps-teach", "atari"], argv)):
+            summary = handler(cmd)
         for key, value in summary.items():
             print(f"{key:>18}: {value}")
         return 1 if summary.get("failed") else 0

@@ -11,10 +11,11 @@ from functools import partial
 from pathlib import Path
 
 import gridworld
-from aps_teach.agents import METHODS, Learner
+from aps_teach.agents import METHODS, AgentConfig, Learner
 from aps_teach.checks import check_seed
 from aps_teach.files import write_text_atomic
 from aps_teach.plots import plot_figure4, save_figure
+from aps_teach.run_dir import RUN_FILES, RunDir
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
@@ -28,16 +29,20 @@ from aps_teach.sweeps import (
     with_overrides,
 )
 from aps_teach.train import (
+    RUN_SETTINGS,
     PhaseLog,
     RoundEnd,
     TrainConfig,
+    check_identity,
     check_memory,
     check_steps,
     evaluate,
     finetune,
     identify_task,
+    load_learner,
     new_learner,
     pretrain,
+    with_method,
 )
 
 DEFAULT_PRETRAIN_STEPS = 64_000
@@ -76,8 +81,11 @@ class GridworldResult:
     task_w: list[float] | None
     """The identified task vector (visr, aps); None for apt and dqn."""
     pretrain_seconds: float
+    """Wall seconds of pretraining (a resumed run: summed over sessions, see `PhaseLog.earlier_seconds`)."""
     finetune_seconds: float
+    """Wall seconds of fine-tuning and its evaluations on the way (summed over sessions)."""
     wall_seconds: float
+    """Wall seconds of the whole run (summed over sessions)."""
     metrics: dict = field(default_factory=dict, repr=False)
     """Per-round metrics of each phase: {"pretrain": [...], "finetune": [...]}."""
 
@@ -114,7 +122,8 @@ def adapt_and_score(learner: Learner, method: str, level: str, *, seed: int, pre
     identify the task (visr, aps), evaluate zero-shot, fine-tune with `adaptation_points` evaluations on
     the way (the last is the fine-tuned score). Coverage is the pretraining's (`pretrain_log`), or
     fine-tuning's when there was none (dqn)."""
-    pretrain_seconds = time.perf_counter() - start
+    earlier = pretrain_log.earlier_seconds if pretrain_log is not None else 0.0
+    pretrain_seconds = time.perf_counter() - start + earlier
     w = None
     if learner.config.task_conditioned:
         w = identify_task(learner, level, identify_steps, seed, config)
@@ -128,7 +137,7 @@ def adapt_and_score(learner: Learner, method: str, level: str, *, seed: int, pre
 
     log = finetune(learner, level, w, finetune_steps, seed, config,
                    run_dir=run_dir / "finetune" if run_dir else None, resume=resume, on_round=score)
-    finetune_seconds = time.perf_counter() - tick
+    finetune_seconds = time.perf_counter() - tick + log.earlier_seconds
     curve = [{"finetune_steps": 0, "success_rate": zero.success_rate, "return": zero.mean_return}]
     curve += [{"finetune_steps": row["env_steps"], "success_rate": row["eval_success"],
                "return": row["eval_return"]} for row in log.metrics if "eval_success" in row]
@@ -142,40 +151,97 @@ def adapt_and_score(learner: Learner, method: str, level: str, *, seed: int, pre
         keys_picked=coverage["keys_picked"], target_reached=coverage["target_reached"], adaptation=curve,
         task_w=None if w is None else [round(x, 6) for x in w.tolist()],
         pretrain_seconds=pretrain_seconds, finetune_seconds=finetune_seconds,
-        wall_seconds=time.perf_counter() - start, metrics={**metrics, "finetune": log.metrics},
+        wall_seconds=time.perf_counter() - start + earlier + log.earlier_seconds,
+        metrics={**metrics, "finetune": log.metrics},
     )
 
 
 def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = DEFAULT_PRETRAIN_STEPS,
                   finetune_steps: int = DEFAULT_FINETUNE_STEPS, identify_steps: int = DEFAULT_IDENTIFY_STEPS,
                   eval_episodes: int = DEFAULT_EVAL_EPISODES, config: TrainConfig | None = None,
-                  run_dir: str | Path | None = None, resume: bool = False) -> GridworldResult:
+                  run_dir: str | Path | None = None, resume: bool = False,
+                  force: bool = False) -> GridworldResult:
     """One full run. dqn skips pretraining and identification (zero-shot = its untrained policy); apt
-    skips identification (zero-shot = its pretrained policy). With `run_dir`, writes config.json,
-    pretrain/ and finetune/ (metrics.csv, checkpoint.pt) and summary.json; `resume` continues both phases
-    from their checkpoints."""
+    skips identification (zero-shot = its pretrained policy). With `run_dir`, claims it (`claim_run`:
+    `resume` continues the run it holds from whatever its phases checkpointed, `force` replaces another
+    run) and writes config.json, pretrain/ and finetune/ (metrics.csv, checkpoint.pt) and summary.json."""
     budget = {"pretrain_steps": pretrain_steps, "finetune_steps": finetune_steps,
               "identify_steps": identify_steps, "eval_episodes": eval_episodes}
     config = config or TrainConfig()
     check_run(level, budget, config, method=method, seed=seed)
-    out = Path(run_dir) if run_dir is not None else None
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(out / "config.json", json.dumps(
-            {"method": method, "level": level, "seed": seed, **budget, "train": asdict(config)}, indent=2))
+    config = with_method(config, method)
+    if run_dir is None:
+        if resume:
+            raise ValueError("resume continues a run directory: give run_dir")
+        return run_pipeline(method, level, seed, budget, config)
+    run = RunDir(run_dir)
+    claim_run(run, run_record(method, level, seed, budget, config), resume=resume, force=force)
+    return run_pipeline(method, level, seed, budget, config, run)
+
+
+def run_record(method: str, level: str, seed: int, budget: dict[str, int], config: TrainConfig) -> dict:
+    """A gridworld run's config.json: what it is and every setting its numbers depend on."""
+    return {"method": method, "level": level, "seed": seed, **budget,
+            "train": asdict(with_method(config, method))}
+
+
+def claim_run(run: RunDir, record: dict, *, resume: bool, force: bool,
+              restart: tuple[str, ...] = RUN_FILES) -> dict:
+    """`RunDir.claim` for a gridworld run (the `RUN_SETTINGS` of its training config may change on resume);
+    the config the directory then holds."""
+    return run.claim(record, resume=resume, force=force, restart=restart,
+                     ignore=[f"train.{name}" for name in RUN_SETTINGS])
+
+
+def run_pipeline(method: str, level: str, seed: int, budget: dict[str, int], config: TrainConfig,
+                 run: RunDir | None = None) -> GridworldResult:
+    """`run_gridworld` after its checks (and claim of `run`): each phase continues from its checkpoint in
+    `run` if it has one (a finished phase is loaded); summary.json written at the end."""
     start = time.perf_counter()
     if method == "dqn":
         learner, log = new_learner(method, level, seed, config), None
     else:
-        learner, log = pretrain(method, level, pretrain_steps, seed, config,
-                                run_dir=out / "pretrain" if out else None, resume=resume)
+        learner, log = pretrain(method, level, budget["pretrain_steps"], seed, config,
+                                run_dir=run.path / "pretrain" if run else None,
+                                resume=run is not None and run.resumes("pretrain"))
     result = adapt_and_score(learner, method, level, seed=seed, pretrain_log=log, start=start,
-                             finetune_steps=finetune_steps, identify_steps=identify_steps,
-                             eval_episodes=eval_episodes, config=config, run_dir=out, resume=resume)
-    if out is not None:
+                             finetune_steps=budget["finetune_steps"], identify_steps=budget["identify_steps"],
+                             eval_episodes=budget["eval_episodes"], config=config,
+                             run_dir=run.path if run else None,
+                             resume=run is not None and run.resumes("finetune"))
+    if run is not None:
         summary = {k: v for k, v in asdict(result).items() if k != "metrics"}
-        write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
+        write_text_atomic(run.path / "summary.json", json.dumps(summary, indent=2))
     return result
+
+
+def train_config(run: RunDir, saved: dict) -> TrainConfig:
+    """The `TrainConfig` of a run directory's config.json (ValueError naming the file if it is not one)."""
+    try:
+        train = dict(saved["train"])
+        return TrainConfig(**{**train, "agent": AgentConfig(**train["agent"])})
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"corrupt run config {run.config_path}: its train config is not one of this version "
+                         f"({error})") from None
+
+
+def load_run_learner(run: RunDir, phase: str, saved: dict) -> tuple[Learner, dict]:
+    """The learner of `phase`'s checkpoint in `run` and its metadata, refused (ValueError naming what
+    differs) if the checkpoint is not of the run config.json describes (`saved`): method, level, seed,
+    budget, training config."""
+    path = run.checkpoint(phase)
+    learner, meta = load_learner(path)
+    identity = {"phase": phase, "method": saved["method"], "art": level_art(saved["level"]),
+                "seed": saved["seed"], "config": saved["train"]}
+    if f"{phase}_steps" in saved:
+        identity["steps"] = saved[f"{phase}_steps"]
+    check_identity(path, meta, identity)
+    return learner, meta
+
+
+def level_art(level: str) -> list[str]:
+    """The ASCII art of a built-in level, as checkpoints record it."""
+    return list(gridworld.resolve_level(level).art)
 
 
 def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,

@@ -55,12 +55,30 @@ def save_checkpoint(path: str | os.PathLike, state: dict) -> None:
         torch.save(state, tmp)
 
 
-def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device | None = None) -> dict:
-    """`torch.load` a checkpoint (tensors and plain data only); FileNotFoundError if it is missing,
-    ValueError naming the file if it cannot be read."""
+def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device | None = None, *,
+                    mmap: bool = False) -> dict:
+    """`torch.load` a checkpoint (tensors and plain data only; `mmap`: tensors read from disk when used).
+
+    FileNotFoundError if it is missing; ValueError naming the file and why it cannot be read (never torch's
+    advice to load it with weights_only=False, which would run whatever code the file holds)."""
     try:
-        return torch.load(path, map_location=map_location, weights_only=True)
+        return torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except FileNotFoundError:
         raise
     except Exception as error:
-        raise ValueError(f"corrupt checkpoint file {path}: {error}") from error
+        if mmap:  # an old-format file cannot be mapped, and a corrupt one is best described by a plain load
+            return load_checkpoint(path, map_location)
+        raise ValueError(f"corrupt checkpoint file {path}: {_unreadable(path, error)}; delete it to redo "
+                         "its phase") from None
+
+
+def _unreadable(path: str | os.PathLike, error: Exception) -> str:
+    """Why `torch.load` failed, in a few words."""
+    if os.path.isfile(path) and os.path.getsize(path) == 0:
+        return "the file is empty (0 bytes)"
+    text = str(error)
+    if "WeightsUnpickler error:" in text:  # torch's message around it advises weights_only=False: drop it
+        detail = text.split("WeightsUnpickler error:", 1)[1].strip().splitlines()[0].strip()
+        return f"not a checkpoint of tensors and plain data ({detail or 'unpickling failed'})"
+    first = text.strip().splitlines()[0].split(". ")[0].strip() if text.strip() else ""
+    return f"{type(error).__name__}: {first}" if first else f"{type(error).__name__} while reading it"

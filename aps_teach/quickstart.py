@@ -27,11 +27,14 @@ from aps_teach.experiments import (
     GridworldResult,
     adapt_and_score,
     check_run,
+    claim_run,
+    run_record,
 )
 from aps_teach.files import write_text_atomic
 from aps_teach.rollouts import greedy_rollout
+from aps_teach.run_dir import RunDir
 from aps_teach.snapshots import Snapshot, take_snapshot
-from aps_teach.train import RoundEnd, TrainConfig, pretrain
+from aps_teach.train import RoundEnd, TrainConfig, pretrain, with_method
 
 
 @dataclass
@@ -49,6 +52,9 @@ class QuickstartConfig:
     finetune_steps: int = DEFAULT_FINETUNE_STEPS
     identify_steps: int = DEFAULT_IDENTIFY_STEPS
     eval_episodes: int = DEFAULT_EVAL_EPISODES
+    force: bool = False
+    """Replace a run of another config in OUT (its checkpoints and results are deleted); a run of this
+    config there is started over without it."""
     train: TrainConfig = field(default_factory=TrainConfig)
 
 
@@ -69,11 +75,10 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
         matplotlib.use("Agg")  # a command line draws to a file, never to a window
     from aps_teach.plots import plot_run_overview, save_figure
 
+    train = with_method(config.train, config.method)
     out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out / "config.json", json.dumps(
-        {"method": config.method, "level": config.level, "seed": config.seed, **budget,
-         "train": asdict(config.train)}, indent=2))
+    claim_run(RunDir(out), run_record(config.method, config.level, config.seed, budget, train), resume=False,
+              force=config.force)
     kept: list[Snapshot] = []
 
     def keep_last(end: RoundEnd) -> None:
@@ -81,12 +86,12 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
             kept.append(take_snapshot(end, config.level, max_particles=2000, seed=config.seed))
 
     start = time.perf_counter()
-    learner, log = pretrain(config.method, config.level, config.pretrain_steps, config.seed, config.train,
+    learner, log = pretrain(config.method, config.level, config.pretrain_steps, config.seed, train,
                             run_dir=out / "pretrain", on_round=keep_last)
     result = adapt_and_score(learner, config.method, config.level, seed=config.seed, pretrain_log=log,
                              start=start, finetune_steps=config.finetune_steps,
                              identify_steps=config.identify_steps, eval_episodes=config.eval_episodes,
-                             config=config.train, run_dir=out)
+                             config=train, run_dir=out)
     write_text_atomic(out / "summary.json", json.dumps(
         {k: v for k, v in asdict(result).items() if k != "metrics"}, indent=2))
     snapshot, w = kept[0], torch.tensor(result.task_w)

@@ -42,6 +42,7 @@ from tqdm.auto import tqdm
 
 from aps_teach import __version__
 from aps_teach.files import write_csv_atomic, write_text_atomic
+from aps_teach.run_dir import config_differences
 
 PARENT_CHECK_SECONDS = 0.5
 """How often a local worker checks that its driver is alive (it exits when the driver has died)."""
@@ -129,18 +130,6 @@ def plain_config(config: Any) -> Any:
         return str(value)
 
     return json.loads(json.dumps(config, sort_keys=True, default=encode))
-
-
-def config_differences(a: Mapping, b: Mapping, prefix: str = "") -> list[tuple[str, Any, Any]]:
-    """(dotted field name, value in a, value in b) of every field where two nested dicts differ."""
-    out = []
-    for key in sorted(set(a) | set(b)):
-        x, y = a.get(key), b.get(key)
-        if isinstance(x, Mapping) and isinstance(y, Mapping):
-            out += config_differences(x, y, f"{prefix}{key}.")
-        elif x != y:
-            out.append((f"{prefix}{key}", x, y))
-    return out
 
 
 def check_results(results_csv: str | os.PathLike, config: Mapping) -> None:

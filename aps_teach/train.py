@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+import gridworld
 from aps_teach.agents import AgentConfig, Learner
 from aps_teach.checks import check_int, check_range, check_seed
 from aps_teach.env_batch import EnvBatch, EnvSource, as_spec, check_engine, make_env, make_env_batch
@@ -35,12 +36,14 @@ from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.inputs import InputColumns
 from aps_teach.memory import check_fits
 from aps_teach.replay import NStepReplay
-from aps_teach.sweeps import config_differences
+from aps_teach.run_dir import PHASE_NAMES, config_differences, describe_differences, say
 from aps_teach.tasks import infer_task, sample_tasks
 
 RoundHook = Callable[["RoundEnd"], None]
 """Called after every round of `pretrain` / `finetune` (e.g. to keep snapshots for the heatmap widgets)."""
 PHASES = {"pretrain": 0, "finetune": 1, "identify": 2, "evaluate": 3}
+RUN_SETTINGS = ("progress", "checkpoint_every")
+"""`TrainConfig` fields that change how a run is shown or saved, not its numbers: a resume may change them."""
 
 
 @dataclass
@@ -100,6 +103,9 @@ class PhaseLog:
 
     metrics: list[dict] = field(default_factory=list)
     coverage: dict = field(default_factory=dict)
+    earlier_seconds: float = 0.0
+    """A resumed phase: wall seconds its rounds took in earlier sessions, up to the checkpoint it resumed
+    from (0 when it ran in one go); what it adds to this session's time makes timings survive a resume."""
 
 
 @dataclass
@@ -233,12 +239,16 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
         if ckpt is None or not ckpt.exists():
             raise FileNotFoundError(f"--resume: no checkpoint at {ckpt}")
         state = load_checkpoint(ckpt)
-        _check_identity(ckpt, state, identity)
+        check_identity(ckpt, state, identity)
         learner.load_state_dict(state["learner"])
         replay.load_state_dict(state["replay"])
         envs.load_coverage_state(state["coverage"])
         log.metrics, first_round = state["metrics"], int(state["round"])
         start_eps = state.get("epsilon_start", start_eps)
+        log.earlier_seconds = float(state.get("seconds", 0.0))
+        where = "finished, loaded" if first_round >= rounds else \
+            f"resuming at env step {first_round * n * horizon:,} of {total:,}"
+        say(f"{PHASE_NAMES[phase]}: {where} ({ckpt})")
     updates_per_step = cfg.updates_per_step if phase == "pretrain" else cfg.finetune_updates_per_step
     bar = tqdm(total=total, initial=first_round * n * horizon, disable=not cfg.progress,
                desc=f"{phase} {agent_cfg.method}", unit="step", unit_scale=True)
@@ -286,14 +296,17 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
             if index == rounds - 1 or (index + 1) % cfg.checkpoint_every == 0:
                 save_checkpoint(ckpt, {**identity, "round": index + 1, "learner": learner.state_dict(),
                                         "replay": replay.state_dict(), "coverage": envs.coverage_state(),
-                                        "metrics": log.metrics, "epsilon_start": start_eps})
+                                        "metrics": log.metrics, "epsilon_start": start_eps,
+                                        "env_steps": done, "total_env_steps": total,
+                                        "seconds": log.earlier_seconds + time.perf_counter() - start})
     bar.close()
     log.coverage = envs.coverage()
     return log
 
 
-def _check_identity(ckpt: Path, state: dict, identity: dict) -> None:
-    """Refuse a checkpoint of another run, naming what differs (for the config: which fields)."""
+def check_identity(ckpt: Path, state: dict, identity: dict) -> None:
+    """Refuse a checkpoint of another run, naming what differs (for the config: which fields; the
+    `RUN_SETTINGS` may differ)."""
     for key, value in identity.items():
         saved = state.get(key)
         if saved == value:
@@ -302,11 +315,23 @@ def _check_identity(ckpt: Path, state: dict, identity: dict) -> None:
             raise ValueError(f"checkpoint {ckpt} was written on the {saved!r} engine, this run uses "
                              f"{value!r}: resume with --train.engine {saved} (a replay of one engine cannot "
                              "continue on the other)")
+        if key == "art":
+            raise ValueError(f"checkpoint {ckpt} was trained on {_level_name(saved)}, this run is on "
+                             f"{_level_name(value)}")
         if key == "config" and isinstance(saved, dict):
-            diff = config_differences(saved, value)
-            raise ValueError(f"checkpoint {ckpt} was made with another config; differing fields: "
-                             + ", ".join(f"{name} (checkpoint {a!r}, this run {b!r})" for name, a, b in diff))
+            diff = config_differences(saved, value, ignore=RUN_SETTINGS)
+            if diff:
+                raise ValueError(f"checkpoint {ckpt} was made with another config; differing fields: "
+                                 + describe_differences(diff, "checkpoint", "this run"))
+            continue
         raise ValueError(f"checkpoint {ckpt} has {key}={saved!r}, this run has {value!r}")
+
+
+def _level_name(art) -> str:
+    """'level easy' for the art of a built-in level, else 'a level of other ASCII art'."""
+    built_in = {**gridworld.LEVELS, **gridworld.MAZES}
+    names = [name for name, layout in built_in.items() if list(layout) == list(art or ())]
+    return f"level {names[0]!r}" if names else f"a level drawn as {art!r}"
 
 
 def load_learner(checkpoint: str | Path) -> tuple[Learner, dict]:
@@ -328,7 +353,8 @@ def load_learner(checkpoint: str | Path) -> tuple[Learner, dict]:
     return learner, {k: v for k, v in state.items() if k not in ("learner", "replay", "coverage", "metrics")}
 
 
-def _with_method(config: TrainConfig | None, method: str) -> TrainConfig:
+def with_method(config: TrainConfig | None, method: str) -> TrainConfig:
+    """`config` (default: `TrainConfig()`) with its agent's method set to `method`."""
     config = config or TrainConfig()
     return replace(config, agent=replace(config.agent, method=method))
 
@@ -344,7 +370,7 @@ def learner_for(envs: EnvBatch, agent: AgentConfig, seed: int) -> Learner:
 
 def new_learner(method: str, env: EnvSource, seed: int, config: TrainConfig | None = None) -> Learner:
     """An untrained learner for `method` on `env` (see `learner_for`)."""
-    config = _with_method(config, method)
+    config = with_method(config, method)
     return learner_for(make_env_batch(env, 1, engine=config.engine, reward_free=True), config.agent, seed)
 
 
@@ -357,7 +383,7 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
     `run_dir`, writes metrics.csv and checkpoint.pt there, and `resume=True` continues from it.
     `on_round` is called with a `RoundEnd` after every round.
     """
-    config = _with_method(config, method)
+    config = with_method(config, method)
     if method == "dqn":
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
     check_steps("pretrain steps", steps)

@@ -1,7 +1,13 @@
 """Atari pretraining throughput: env-steps/s and updates/s of APS against a plain DQN loop, same network.
 
-    python benchmarks/atari_throughput.py [--game pong] [--device cuda] [--steps 2000] [--warmup 1600]
-                                          [--threads N] [--malloc-reuse]
+    python benchmarks/atari_throughput.py [--game pong] [--device cuda] [--compile] [--steps 2000]
+                                          [--warmup 1600] [--threads N] [--malloc-reuse]
+    python benchmarks/atari_throughput.py --interleaved [--rounds 15] [--threads 2]
+
+The default mode runs three whole loops one after the other and ends with the Atari-26 cost in
+device-hours: on a GPU (`--device cuda`, with `--compile` for the compiled update step replayed as CUDA
+graphs) it is the one command to run. `--interleaved` is the CPU ratio: APS updates under each n-step
+reward mode and plain DQN updates alternating in one process (below).
 
 Three loops, each on `--num-envs` games of one ale-py vector env, one update of batch 32 per
 `--update-period` env steps once `--warmup` transitions are stored, the paper's networks (or
@@ -12,8 +18,9 @@ Three loops, each on `--num-envs` games of one ale-py vector env, one update of 
   1-step double-Q TD on Q(s, a) = psi(s, a, e_1)^T e_1 of the same `AtariSuccessorFeatureNet`, no
   augmentation.
 Rates count only the steps after the warm-up. The ratios pipeline / plain show what the pipeline's
-generality costs (dqn pipeline / plain) and what APS costs on top (aps / plain): APS computes phi on all
-B x n = 320 next observations of its windows for its rewards, work a 1-step DQN does not have.
+generality costs (dqn pipeline / plain) and what APS costs on top (aps / plain): phi and the kNN on the
+B = 32 last states of its windows (`nstep_reward='last'`, the default; 'sum' computes them on all
+B x n = 320 window states) and phi's vMF update, work a 1-step DQN does not have.
 The last line is what those rates make of the paper's budgets: hours of one APS run, and device-hours of
 the Atari-26 x 5 seeds sweep (one run per device).
 
@@ -23,6 +30,13 @@ other jobs the wall-clock ratio moves with their load (the loops run one after t
 ratio much less. `--malloc-reuse` (Linux, glibc) keeps freed memory in the process for reuse instead of
 returning large blocks to the system, which on CPU saves the page faults of the update's fresh
 multi-megabyte tensors (APS allocates 36 MB of float stacks per update); it applies to all three loops.
+
+`--interleaved`: one replay of `--fill` env steps of the game (random play, 8 envs), then `--rounds`
+rounds, each timing one update of every contestant in turn: APS under 'last' and under 'sum' (sample,
+augment, update: the pipeline's `UpdateStep`) and the plain DQN update (sample, update). A job starting
+elsewhere on the machine slows all of them alike, so the ratio of medians is steady where the loops' rates
+are not. Each env step of a loop costs one update plus 1/8 of an 8-env act and step (measured too), so
+APS / plain env-steps/s = (plain + act) / (aps + act).
 """
 
 from __future__ import annotations
@@ -37,11 +51,15 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.envs import make_vector_env
+from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.networks import AtariSuccessorFeatureNet
 from aps_teach.atari.scores import ATARI_26
-from aps_teach.atari.train import AtariTrainConfig, finetune, new_learner, pretrain
+from aps_teach.atari.train import AtariTrainConfig, finetune, new_learner, pretrain, window_use
+from aps_teach.atari.update_step import UpdateStep
+from aps_teach.tasks import sample_tasks
 
 
 def malloc_reuse() -> None:
@@ -67,6 +85,23 @@ def steady_rates(metrics: list[dict], warmup: int) -> tuple[float, float]:
                   for p, r in zip([before, *rows], rows, strict=False))
     steps, updates = rows[-1]["env_steps"] - before["env_steps"], rows[-1]["updates"] - before["updates"]
     return steps / seconds, updates / seconds
+
+
+def plain_dqn_update(q, target, optimizer, store: dict, size: int, atari: AtariConfig,
+                     e1: torch.Tensor) -> None:
+    """One plain DQN update: a uniform batch of stored (s, a, r, s', terminal), 1-step double-Q TD on
+    Q(s, a) = psi(s, a, e_1)^T e_1, Adam with the gradient clip."""
+    i = torch.randint(size, (atari.batch_size,), device=e1.device)
+    obs, nxt = store["obs"][i], store["next_obs"][i]
+    with torch.no_grad():
+        best = q(nxt, e1)[..., 0].argmax(1)
+        boot = target(nxt, e1)[..., 0].gather(1, best[:, None])[:, 0]
+        y = store["reward"][i] + atari.gamma * (1 - store["terminated"][i]) * boot
+    loss = F.mse_loss(q(obs, e1)[..., 0].gather(1, store["action"][i][:, None])[:, 0], y)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(q.parameters(), atari.max_grad_norm)
+    optimizer.step()
 
 
 def plain_dqn(game: str, atari: AtariConfig, num_envs: int, device: torch.device,
@@ -104,17 +139,7 @@ def plain_dqn(game: str, atari: AtariConfig, num_envs: int, device: torch.device
             continue
         credit += num_envs
         while credit >= atari.update_period:
-            i = torch.randint(size, (atari.batch_size,), device=device)
-            obs, nxt = store["obs"][i], store["next_obs"][i]
-            with torch.no_grad():
-                best = q(nxt, e1)[..., 0].argmax(1)
-                boot = target(nxt, e1)[..., 0].gather(1, best[:, None])[:, 0]
-                y = store["reward"][i] + atari.gamma * (1 - store["terminated"][i]) * boot
-            loss = F.mse_loss(q(obs, e1)[..., 0].gather(1, store["action"][i][:, None])[:, 0], y)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(q.parameters(), atari.max_grad_norm)
-            optimizer.step()
+            plain_dqn_update(q, target, optimizer, store, size, atari, e1)
             updates += 1
             credit -= atari.update_period
             if updates % atari.target_update_period == 0:
@@ -130,6 +155,80 @@ def plain_dqn(game: str, atari: AtariConfig, num_envs: int, device: torch.device
     return (env_steps - start_steps) / seconds, (updates - start_updates) / seconds
 
 
+def interleaved(game: str, atari: AtariConfig, device: torch.device, rounds: int, fill: int, seed: int,
+                compile_mode: str | None) -> dict[str, dict[str, float]]:
+    """Median seconds, by wall clock and by this process's CPU time ({"wall": ..., "cpu": ...}), of one
+    update of APS ('last'), APS ('sum') and plain DQN, timed in turn over `rounds` rounds (after one warm-up
+    round) on a replay of `fill` random-play steps of 8 envs, and of one act + step of the 8 envs."""
+    num_envs, gen = 8, torch.Generator().manual_seed(seed)
+    envs = make_vector_env(game, num_envs, atari, seed, training=True)
+    envs.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    replay = FrameReplay(fill // num_envs + atari.frame_stack + 1, num_envs, (atari.frame_size,) * 2,
+                         atari.frame_stack, atari.feature_dim, store_rewards=False, device=device)
+    kept: dict[str, list] = {"obs": [], "next_obs": [], "action": [], "reward": [], "terminated": []}
+    for k in range(fill // num_envs):
+        if k % atari.task_resample_period == 0:
+            w = sample_tasks(num_envs, atari.feature_dim, gen)
+        tr = envs.step(rng.integers(envs.num_actions, size=num_envs))
+        replay.add(tr.obs, tr.action, w, tr.terminated, tr.truncated, tr.valid)
+        real = tr.valid_only()
+        for key in kept:
+            kept[key].append(np.asarray(getattr(real, key)))
+    store = {key: torch.as_tensor(np.concatenate(v)).to(device) for key, v in kept.items()}
+    store["terminated"] = store["terminated"].float()
+    store["reward"] = store["reward"].float()
+    contestants = {}
+    for mode in ("last", "sum"):
+        learner = AtariLearner(replace(atari, nstep_reward=mode), "aps", envs.num_actions, seed, device)
+        every, windows = window_use(learner, "pretrain")
+        step = UpdateStep(learner, learner.atari, windows, compile_mode)
+        contestants[f"aps ({mode})"] = lambda step=step, every=every: step(
+            replay.sample(atari.batch_size, atari.n_step, gen, every), gen)
+    torch.manual_seed(seed)
+    q = AtariSuccessorFeatureNet(atari, envs.num_actions).to(device)
+    target = copy.deepcopy(q).requires_grad_(False)
+    optimizer = torch.optim.Adam(q.parameters(), lr=atari.lr_finetune, eps=atari.adam_eps)
+    e1 = torch.zeros(atari.batch_size, atari.feature_dim, device=device)
+    e1[:, 0] = 1.0
+    size = len(store["action"])
+    contestants["plain dqn"] = lambda: plain_dqn_update(q, target, optimizer, store, size, atari, e1)
+    w = w.to(device)
+    def act_and_step():
+        obs = torch.from_numpy(envs.obs).to(device)
+        envs.step(learner.act(obs, w, atari.epsilon_end, gen, gpi=False).cpu().numpy())
+
+    contestants["act + step"] = act_and_step
+    times: dict[str, dict[str, list[float]]] = {"wall": {n: [] for n in contestants},
+                                                "cpu": {n: [] for n in contestants}}
+    for r in range(rounds + 1):
+        for name, run in contestants.items():
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            start, cpu_start = time.perf_counter(), time.process_time()
+            run()
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            if r:  # round 0 warms up (and compiles)
+                times["wall"][name].append(time.perf_counter() - start)
+                times["cpu"][name].append(time.process_time() - cpu_start)
+    envs.close()
+    return {clock: {name: float(np.median(t)) for name, t in per.items()} for clock, per in times.items()}
+
+
+def print_interleaved(medians: dict[str, dict[str, float]], num_envs: int = 8) -> None:
+    """Per clock: ms per update and per env step, and APS / plain DQN env-steps/s = (plain + act) / (aps +
+    act), act = 1/8 of an 8-env act and step."""
+    for clock, per in medians.items():
+        act = per["act + step"] / num_envs
+        for name, seconds in per.items():
+            print(f"{clock:>4} {name:>12}: {1e3 * seconds:8.1f} ms" + (
+                "" if name == "act + step" else f"   {1e3 * (seconds + act):8.1f} ms per env step"))
+        for mode in ("last", "sum"):
+            ratio = (per["plain dqn"] + act) / (per[f"aps ({mode})"] + act)
+            print(f"{clock:>4} APS ({mode}) / plain DQN env-steps/s, interleaved: {ratio:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="pong")
@@ -143,7 +242,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--malloc-reuse", action="store_true",
                         help="glibc: keep freed memory for reuse (no mmap, no trim); all loops")
+    parser.add_argument("--compile", action="store_true",
+                        help="torch.compile the update step (on CUDA: mode reduce-overhead, CUDA graphs)")
+    parser.add_argument("--interleaved", action="store_true",
+                        help="the CPU ratio: APS and plain DQN updates alternating in one process")
+    parser.add_argument("--rounds", type=int, default=15, help="--interleaved: timed rounds (medians)")
+    parser.add_argument("--fill", type=int, default=1200, help="--interleaved: env steps in the replay")
     args = parser.parse_args()
+    compile_mode = None
+    if args.compile:
+        compile_mode = "reduce-overhead" if args.device.startswith("cuda") else "default"
     if args.malloc_reuse:
         malloc_reuse()
     if args.threads is not None:
@@ -154,12 +262,21 @@ def main() -> None:
         atari = replace(atari, conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32)
     warm = replace(atari, pretrain_steps=args.warmup, finetune_steps=args.warmup)
     config = AtariTrainConfig(atari=atari, device=args.device, num_envs=args.num_envs, progress=False,
-                              log_every=args.warmup, threads=args.threads)
+                              log_every=args.warmup, threads=args.threads, compile=args.compile,
+                              compile_mode=compile_mode or "default")
     device = torch.device(args.device)
+    if args.interleaved:
+        print(f"{args.game} on {device} ({torch.get_num_threads()} CPU threads), batch {atari.batch_size}, "
+              f"n {atari.n_step}, {'small' if args.small else 'paper'} networks, replay of {args.fill} "
+              f"steps, medians of {args.rounds} interleaved rounds{', compiled' if args.compile else ''}")
+        medians = interleaved(args.game, atari, device, args.rounds, args.fill, args.seed, compile_mode)
+        print_interleaved(medians)
+        return
     print(f"{args.game} on {device} ({torch.get_num_threads()} CPU threads), {args.num_envs} envs, "
           f"batch {atari.batch_size}, 1 update / {args.update_period} env steps, {args.steps} env steps "
           f"measured after {args.warmup}, {'small' if args.small else 'paper'} networks"
-          f"{', malloc reuse' if args.malloc_reuse else ''}")
+          f"{', malloc reuse' if args.malloc_reuse else ''}"
+          f"{', compiled update step' if args.compile else ''}")
 
     def loops(atari: AtariConfig) -> dict:
         """name -> a run of that loop on `atari`'s budget, returning its metrics rows (plain: its rates)."""
@@ -200,7 +317,7 @@ def print_sweep_cost(pretrain_rate: float, finetune_rate: float, device: str) ->
     runs = len(ATARI_26) * 5
     print(f"at these rates one APS run at the paper's budgets ({PAPER.pretrain_steps:,} + "
           f"{PAPER.finetune_steps:,} env steps) takes {hours:,.1f} h on {device}; Atari-26 x 5 seeds "
-          f"= {runs} runs: {runs * hours:,.0f} {device}-hours")
+          f"= {runs} runs: {runs * hours:,.0f} {'GPU' if device.startswith('cuda') else device}-hours")
 
 
 if __name__ == "__main__":

@@ -28,12 +28,15 @@
 #   action repeat with max-pooling, no-op starts, a lost life as a terminal in training only;
 # * explain the **autoreset step** after a game ends and show, with the environment's `valid` flag, that
 #   the replay never hands it out as a transition;
-# * read an **n-step window** of the frame replay, masked at the end of a game, on a hand-made case;
+# * read an **n-step window** of the frame replay, cut at the end of a game and where w changes, on a
+#   hand-made case, and say how the **authors' n-step intrinsic reward** (the window's last state) differs
+#   from the exact sum, and what each costs;
 # * compare the **conv encoder**'s size with the gridworld MLPs, and write the **random shift**
 #   augmentation yourself (checked against the library);
 # * work out what a replay of **1M transitions** costs in memory, and why single frames beat stacks;
 # * run pretraining, task identification, fine-tuning and evaluation on a game through
-#   `run_atari_sweep`, and read its **learning curves** and **score table** from the files it writes;
+#   `run_atari_sweep`, and read its **learning curves** and its **zero-shot** (identified w, GPI, no
+#   fine-tuning) and **fine-tuned scores** from the files it writes;
 # * **launch a GPU run** (your machine, a cluster or Colab) and point this notebook at its results.
 
 # %%
@@ -84,7 +87,7 @@ from aps_teach.atari.envs import make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.scores import reference_scores
 from aps_teach.atari.sweep import run_atari_sweep
-from aps_teach.atari.train import AtariTrainConfig, read_run_config
+from aps_teach.atari.train import AtariTrainConfig, augment_batch, read_run_config
 from aps_teach.sweeps import read_rows
 
 paper = AtariConfig()  # every number of the protocol and of training, the paper's defaults
@@ -214,20 +217,21 @@ print(f"a replay that stored every step would give about {len(next_stacks) / len
 # ## 3. n-step windows, by hand
 #
 # The learner's targets use n-step returns (n = 10 in the paper): r_t + γ r_{t+1} + … + γ^{m−1} r_{t+m−1}
-# + γ^m ψ(s_{t+m}). A window must stop at the end of a game. The replay rebuilds each window from its
-# rows and returns `seq_mask` (which steps count), `boot_steps` (m) and `boot_alive` (0 when the last
+# + γ^m ψ(s_{t+m}). A window must stop at the end of a game, and, while pretraining, where the env's task
+# w was redrawn (every 10 steps): a window's return is for one task. The replay rebuilds each window from
+# its rows and returns `seq_mask` (which steps count), `boot_steps` (m) and `boot_alive` (0 when the last
 # step was terminal, so nothing is bootstrapped).
 #
 # A hand case with 1×1 "frames" whose value is the step number + 1 (0 is padding), a stack of 2,
 # rewards equal to the step number: game A is steps 0–3 and ends at step 3; step 4 is the autoreset
-# step; game B starts at step 5 (its first stack is [0, 6]).
+# step; game B starts at step 5 (its first stack is [0, 6]); w is redrawn at step 8.
 
 # %%
 hand = FrameReplay(capacity=16, num_envs=1, frame_shape=(1, 1), stack=2, task_dim=1, store_rewards=True)
-game_starts, game_ends, autoreset_steps, num_hand_steps = {0, 5}, {3}, {4}, 10
+game_starts, game_ends, autoreset_steps, num_hand_steps, new_w = {0, 5}, {3}, {4}, 10, 8
 for k in range(num_hand_steps):
     stack = [0 if k in game_starts else k, k + 1]  # frame of step k is k + 1
-    hand.add(np.array(stack, dtype=np.uint8).reshape(1, 2, 1, 1), np.array([0]), np.zeros((1, 1)),
+    hand.add(np.array(stack, dtype=np.uint8).reshape(1, 2, 1, 1), np.array([0]), np.full((1, 1), k >= new_w),
              terminated=np.array([k in game_ends]), truncated=np.array([False]),
              valid=np.array([k not in autoreset_steps]), reward=np.array([float(k)], dtype=np.float32))
 offset = hand.stack - 1  # the first add also writes the older frames of its stack: step k is row k + 1
@@ -243,9 +247,44 @@ for i, k in enumerate(starts):
 # Read the rows. From step 0 all four steps are in game A and the last is terminal: m = 4, nothing
 # bootstrapped. From step 1 the window stops after step 3 (`seq_mask` [1, 1, 1, 0]): the step after is
 # the autoreset step, and the stack [0, 6] of game B never enters a target of game A. Game B's windows
-# bootstrap from the newest stack in the replay ([9, 10]); near the newest rows a window is short
-# because its later next observations are not written yet. In the real replay each row holds one 84×84
-# frame and the stacks are rebuilt the same way, zeros included.
+# from steps 5–7 stop before step 8, where w changed, and bootstrap from [8, 9]; the window from step 8
+# is short because the next observation of step 9 is not written yet. In the real replay each row holds
+# one 84×84 frame and the stacks are rebuilt the same way, zeros included.
+#
+# **Which reward does a window earn while pretraining?** The paper does not say. Its authors' code
+# (rll-research/url_benchmark, `replay_buffer.py` and `agent/aps.py`) samples, with each transition, the
+# state n steps ahead, computes the intrinsic reward of that one state and bootstraps with γ^n: the
+# target is y = c(s_{t+m}) + γ^m ψ(s_{t+m}), and the kNN particles are those B last states, one per
+# sampled transition. That is `AtariConfig.nstep_reward = "last"`, the default here. `"sum"` is the
+# exact Σ_{i<m} γ^i c(s_{t+i+1}): φ and the kNN over all B × n window states. Task rewards in fine-tuning
+# are always summed. The cell below times one update of each on the frames of section 2 (paper networks,
+# B = 32, n = 10; the CPU time of this process, the best of 3) and prints the mean of each reward term.
+
+# %%
+mode_replay = FrameReplay(capacity=len(train_steps) + 8, num_envs=1, frame_shape=(84, 84), stack=4,
+                          task_dim=5, store_rewards=False)
+mode_w = torch.nn.functional.normalize(torch.ones(1, 5), dim=1)  # one task: windows cut at episode ends
+for tr in train_steps:
+    mode_replay.add(tr.obs, tr.action, mode_w, tr.terminated, tr.truncated, tr.valid)
+for mode in ("last", "sum"):
+    mode_learner = AtariLearner(replace(paper, nstep_reward=mode), "aps", num_actions, seed)
+    mode_generator = torch.Generator().manual_seed(seed)
+    seconds = []
+    for _ in range(3):
+        batch = mode_replay.sample(paper.batch_size, paper.n_step, mode_generator, window_obs=mode == "sum")
+        started = time.process_time()  # CPU time: steadier than the wall clock on a shared machine
+        mode_stats = mode_learner.update(augment_batch(batch, paper, mode_generator, windows=mode == "sum"))
+        seconds.append(time.process_time() - started)
+    states = paper.batch_size * (paper.n_step if mode == "sum" else 1)
+    print(f"{mode:>4}: phi and kNN on {states:3d} states per update, {1e3 * min(seconds):5.0f} CPU ms per "
+          f"update; mean reward terms: exploit {float(mode_stats['reward_exploit']):+.3f}, "
+          f"explore {float(mode_stats['reward_explore']):.3f}")
+
+# %% [markdown]
+# The authors' mode does a tenth of the φ and kNN work per update, and its reward is that of one state
+# per window rather than a discounted sum of up to n of them: the same ψ learns from a smaller, noisier
+# cumulant. `benchmarks/README.md` records what it does to the speed of pretraining against a plain DQN
+# loop on the CPU.
 #
 # ## 4. The conv encoder
 #
@@ -274,9 +313,9 @@ print(atari_learner.phi)
 
 # %% [markdown]
 # Most of φ's weights are in its first fully connected layer (3136 × 1024): the conv layers are small,
-# the picture they produce is not. Pixels make the networks tens of times bigger, and each update
-# costs more still because φ also runs on every next observation of every window (the kNN and vMF
-# rewards need φ(s')).
+# the picture they produce is not. Pixels make the networks tens of times bigger, and each update runs
+# φ on the sampled next states too (the kNN and vMF rewards need φ(s'): one per window with
+# `nstep_reward="last"`, every window state with `"sum"`).
 #
 # ## 5. Augmentation: a random shift, then intensity
 #
@@ -337,10 +376,12 @@ for name, shape in layouts.items():
 # ## 7. A tiny live run on the CPU
 #
 # The whole pipeline, for each method: pretrain without rewards (not DQN), identify the task w by least
-# squares on rollouts with the game's reward (VISR, APS), fine-tune ψ on the clipped reward, then play
-# evaluation games and score them. `run_atari_sweep` runs games × methods × seeds into a directory, one
-# run directory each, and writes the score files. The networks are shrunk (8 channels per conv layer, 64
-# hidden units) and n = 3 instead of 10, so that the run takes a few minutes on a CPU.
+# squares on rollouts with the game's reward (VISR, APS) and score the pretrained agent **zero-shot** under
+# that w, acting by GPI over w and 10 fresh tasks as the paper does, then fine-tune ψ on the clipped
+# reward and score it again (GPI off: ψ has learnt the task's own w). `run_atari_sweep` runs games ×
+# methods × seeds into a directory, one run directory each, and writes the score files. The networks are
+# shrunk (8 channels per conv layer, 64 hidden units) and n = 3 instead of 10, so that the run takes a few
+# minutes on a CPU.
 #
 # **These budgets are far too small for the scores to mean anything**: thousands of steps where the
 # paper uses millions, and evaluation scores near random play. This section is here to show the loop
@@ -445,29 +486,33 @@ for rom in curve_games or run_games:
     plt.show()
 
 # %% [markdown]
-# The score table: one row per run, the evaluation score (mean over the finished games) and its
-# human-normalised value (score − random) / (human − random), 0 for random play and 1 for the human
-# reference. Then the per-method aggregates over games (each game the mean of its seeds): mean,
-# median, interquartile mean (IQM, the mean of the middle half) and how many games are above human.
+# The score table: per run, its zero-shot row (`checkpoint` pretrain: the identified w, GPI, no
+# fine-tuning; APS and VISR) and its fine-tuned row, each with the evaluation score (mean over the
+# finished games) and its human-normalised value (score − random) / (human − random), 0 for random play
+# and 1 for the human reference. Then the aggregates over games per method and checkpoint (each game the
+# mean of its seeds): mean, median, interquartile mean (IQM, the mean of the middle half) and how many
+# games are above human.
 
 # %%
 scores = read_rows(sweep_dir / "scores.csv")
-print_table(scores, ["method", "game", "seed", "pretrain_steps", "finetune_steps", "games", "score",
+print_table(scores, ["method", "game", "seed", "checkpoint", "gpi", "finetune_steps", "games", "score",
                      "human_normalised"])
 for rom in sorted({row["game"] for row in scores}):
     random_score, human_score = reference_scores(rom)
     print(f"{rom}: random play {random_score}, human {human_score}")
 print()
-print_table(read_rows(sweep_dir / "summary.csv"), ["method", "games", "mean", "median", "iqm", "superhuman"])
-plots.plot_atari_scores(scores)
+print_table(read_rows(sweep_dir / "summary.csv"), ["method", "checkpoint", "games", "mean", "median", "iqm",
+                                                   "superhuman"])
+plots.plot_atari_scores([{**row, "method": f"{row['method']} zero-shot"} if row["checkpoint"] == "pretrain"
+                         else row for row in scores])
 plt.show()
 
 # %% [markdown]
 # At the live run's budget both methods score about like random play (normalised scores near 0), as
-# said above; what the paper compares is 5M reward-free steps followed by 100K steps with rewards, over
-# 26 games and several seeds. With a real sweep, the IQM is the aggregate to read first: the mean is
-# pulled by one or two games where normalised scores run far above 1, the median ignores all but the
-# middle game.
+# said above, zero-shot and fine-tuned alike; what the paper compares is 5M reward-free steps followed by
+# 100K steps with rewards, over 26 games and several seeds. With a real sweep, the IQM is the aggregate
+# to read first: the mean is pulled by one or two games where normalised scores run far above 1, the
+# median ignores all but the middle game.
 #
 # ## Summary
 #
@@ -476,7 +521,9 @@ plt.show()
 #   (single uint8 frames: 7.1 GB per 1M transitions instead of 28 or 56).
 # - The protocol decides what a transition is: a lost life is terminal while training only, and the
 #   autoreset step after a game is never a transition (`valid=False`); n-step windows stop at the end of
-#   a game.
+#   a game and where w changes. A pretraining window earns the intrinsic reward of its last state, as in
+#   the authors' code (`nstep_reward="last"`; `"sum"` is the exact sum, ten times the φ and kNN work).
+# - Every run reports a zero-shot score (identified w, GPI over 10 policies) and a fine-tuned one.
 # - `run_atari_sweep` / `aps-teach atari sweep` write everything to files; the plots in section 9
 #   read any sweep directory, your GPU runs included.
 #

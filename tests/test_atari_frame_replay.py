@@ -1,6 +1,6 @@
 """FrameReplay against a naive reference that stores every transition's full stacks: stacks and n-step
-windows at episode boundaries (resets, life losses, truncations), ring wraparound, a replay started
-mid-episode, autoreset steps never sampled, real Breakout frames, memory, and bad input."""
+windows at episode boundaries (resets, life losses, truncations) and changes of w, ring wraparound, a
+replay started mid-episode, autoreset steps never sampled, real Breakout frames, memory, and bad input."""
 
 import numpy as np
 import pytest
@@ -18,7 +18,8 @@ KEYS = ("obs", "action", "w", "reward", "next_obs", "terminated", "truncated", "
 def synthetic_steps(num_envs, steps, stack, seed, mid_episode):
     """What `AtariEnvs.step` yields, from a toy game: every step shows a new random frame; stacks are
     FIFO with zeros before an episode's first frame; the step after a game over or a truncation is an
-    autoreset step; a life loss is terminal but the game (and its stack) goes on."""
+    autoreset step; a life loss is terminal but the game (and its stack) goes on; each env's w is redrawn
+    at random steps (pretraining's resampling)."""
     rng = np.random.default_rng(seed)
 
     def frame():
@@ -30,6 +31,7 @@ def synthetic_steps(num_envs, steps, stack, seed, mid_episode):
     current = [np.stack([frame() for _ in range(stack)]) if mid_episode else fresh()
                for _ in range(num_envs)]
     resetting = [False] * num_envs
+    tasks = [rng.normal(size=D) for _ in range(num_envs)]
     out = []
     for _ in range(steps):
         row = {k: [] for k in KEYS}
@@ -42,7 +44,9 @@ def synthetic_steps(num_envs, steps, stack, seed, mid_episode):
                 terminated, truncated = event in ("life", "over"), event == "cap"
                 resetting[e] = event in ("over", "cap")
                 nxt, valid, reward = np.concatenate([current[e][1:], frame()[None]]), True, rng.normal()
-            for key, value in (("obs", current[e]), ("action", rng.integers(6)), ("w", rng.normal(size=D)),
+            if rng.random() < 0.15:
+                tasks[e] = rng.normal(size=D)
+            for key, value in (("obs", current[e]), ("action", rng.integers(6)), ("w", tasks[e]),
                                ("reward", reward), ("next_obs", nxt), ("terminated", terminated),
                                ("truncated", truncated), ("valid", valid)):
                 row[key].append(value)
@@ -61,10 +65,11 @@ def fill(steps, capacity, stack, store_rewards=True, device="cpu"):
 
 def naive_window(steps, e, k, n):
     """Steps of the n-step window starting at step k of env e: valid steps, stopping after the first
-    that ended the episode, and before the newest step (whose next observation the replay lacks)."""
+    that ended the episode, before the first under another w than step k's, and before the newest step
+    (whose next observation the replay lacks)."""
     taken = []
     for j in range(k, k + n):
-        if j + 1 >= len(steps) or not steps[j]["valid"][e]:
+        if j + 1 >= len(steps) or not steps[j]["valid"][e] or (steps[j]["w"][e] != steps[k]["w"][e]).any():
             break
         taken.append(j)
         if steps[j]["terminated"][e] or steps[j]["truncated"][e]:
@@ -81,7 +86,7 @@ def valid_cells(replay, steps):
 
 def check_against_naive(replay, steps, n, store_rewards=True):
     """Every valid cell's window equals the naive one; returns the number of cells, of windows cut by an
-    episode end and of stacks holding zero padding (so the boundaries were exercised)."""
+    episode end or a change of w, and of stacks holding zero padding (so the boundaries were exercised)."""
     cells = valid_cells(replay, steps)
     t = torch.tensor([c[0] for c in cells])
     e = torch.tensor([c[1] for c in cells])
@@ -102,7 +107,9 @@ def check_against_naive(replay, steps, n, store_rewards=True):
                 np.testing.assert_allclose(got["seq_reward"][b, i], steps[j]["reward"][env], rtol=1e-6)
         np.testing.assert_array_equal(got["boot_obs"][b], steps[taken[-1]]["next_obs"][env])
         assert got["boot_alive"][b] == (not steps[taken[-1]]["terminated"][env])
-        cut += bool(steps[taken[-1]]["terminated"][env] or steps[taken[-1]]["truncated"][env])
+        end, after = steps[taken[-1]], taken[-1] + 1
+        new_w = m < n and after < len(steps) and (steps[after]["w"][env] != steps[k]["w"][env]).any()
+        cut += bool(end["terminated"][env] or end["truncated"][env] or new_w)
         padded += bool((got["obs"][b] == 0).all(axis=(1, 2)).any())
     assert "seq_reward" in got if store_rewards else "seq_reward" not in got
     return len(cells), cut, padded

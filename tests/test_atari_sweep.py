@@ -34,27 +34,32 @@ def swept(tmp_path_factory):
 def test_a_sweep_row_is_the_row_of_the_same_run_made_alone(swept, tmp_path):
     out, report = swept
     assert sorted(report.completed) == ["aps-pong-seed0", "dqn-pong-seed0"] and not report.failures
-    rows = {row["run_key"]: row for row in read_rows(out / "scores.csv")}
     _, alone = run("pong", "aps", seed=0, config=tiny(), out=tmp_path)
-    (row_alone,) = _rows(tmp_path / "scores.csv")
+    rows_alone = _rows(tmp_path / "scores.csv")  # zero-shot, then fine-tuned
     dropped = ("run_key", "package_version", *TIMING)
-    swept_row = {k: v for k, v in rows["aps-pong-seed0"].items() if k not in dropped}
-    assert swept_row == row_alone and float(swept_row["score"]) == pytest.approx(alone.score)
+    swept = [{k: v for k, v in row.items() if k not in dropped} for row in read_rows(out / "scores.csv")
+             if row["run_key"] == "aps-pong-seed0"]
+    assert swept == rows_alone and [row["checkpoint"] for row in swept] == ["pretrain", "finetune"]
+    assert float(swept[1]["score"]) == pytest.approx(alone.score)
+    assert [row["checkpoint"] for row in read_rows(out / "scores.csv")
+            if row["run_key"] == "dqn-pong-seed0"] == ["finetune"]  # dqn: no zero-shot score
     assert (run_dir(out, RunSpec("dqn", "pong", 0)) / "finetune" / "metrics.csv").exists()
     assert not (run_dir(out, RunSpec("dqn", "pong", 0)) / "pretrain").exists()  # dqn: no pretraining
 
 
 def test_the_summary_is_the_aggregate_of_each_games_seed_mean(swept):
     out, _ = swept
-    summary = {row["method"]: row for row in _rows(out / "summary.csv")}
+    summary = {(row["method"], row["checkpoint"]): row for row in _rows(out / "summary.csv")}
+    assert sorted(summary) == [("aps", "finetune"), ("aps", "pretrain"), ("dqn", "finetune")]
     assert (out / "scores.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # the figure of the scores
-    for method in ("aps", "dqn"):
-        (row,) = [r for r in read_rows(out / "scores.csv") if r["method"] == method]
+    for method, checkpoint in summary:
+        (row,) = [r for r in read_rows(out / "scores.csv") if (r["method"], r["checkpoint"]) ==
+                  (method, checkpoint)]
         normalised = (float(row["score"]) + 20.7) / (14.6 + 20.7)  # Pong: random -20.7, human 14.6
-        assert int(summary[method]["games"]) == 1
+        assert int(summary[method, checkpoint]["games"]) == 1
         for key in ("mean", "median", "iqm"):
-            assert float(summary[method][key]) == pytest.approx(normalised)
-        assert int(summary[method]["superhuman"]) == int(normalised > 1)
+            assert float(summary[method, checkpoint][key]) == pytest.approx(normalised)
+        assert int(summary[method, checkpoint]["superhuman"]) == int(normalised > 1)
 
     def row(method, game, seed, score, normalised):
         return {"method": method, "game": game, "seed": seed, "score": score, "human_normalised": normalised}
@@ -65,9 +70,22 @@ def test_the_summary_is_the_aggregate_of_each_games_seed_mean(swept):
             row("aps", "adventure", 0, "0", ""), row("dqn", "pong", 0, "0", "0.25")]  # no reference
     aps, dqn = summary_rows(rows)
     # games -1.0, 1.0, 2.5: mean 2.5 / 3, median 1.0, IQM trims 25% of 3 games = 0 whole games -> the mean
-    assert aps == {"method": "aps", "games": 3, "mean": pytest.approx(2.5 / 3), "median": 1.0,
-                   "iqm": pytest.approx(2.5 / 3), "superhuman": 1}
+    assert aps == {"method": "aps", "checkpoint": "finetune", "games": 3, "mean": pytest.approx(2.5 / 3),
+                   "median": 1.0, "iqm": pytest.approx(2.5 / 3), "superhuman": 1}
     assert dqn["games"] == 1 and dqn["mean"] == 0.25
+    with pytest.raises(ValueError, match="different nstep_reward \\(last, sum\\)"):
+        summary_rows([{**rows[0], "nstep_reward": "last"}, {**rows[1], "nstep_reward": "sum"}])
+
+
+def test_a_sweep_directory_keeps_one_nstep_reward_mode(swept, capsys):
+    from aps_teach.cli import main
+
+    out, _ = swept
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    assert main(["atari", "sweep", "--out", str(out), "--atari.nstep-reward", "sum"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "atari.nstep_reward (file 'last', this sweep 'sum')" in err
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()} == before  # nothing written
 
 
 def test_finished_runs_are_skipped_and_an_interrupted_one_resumes_to_the_same_row(swept, monkeypatch):

@@ -69,8 +69,13 @@ def test_whole_pipeline_on_pong(pipeline):
         assert trained and all(math.isfinite(float(r[k])) for r in trained for k in losses)
     assert "reward_explore" not in fine[-1]  # fine-tuning trains on the task reward alone
 
-    # the score row: raw mean of the finished games and its normalisation by Pong's random -20.7, human 14.6
-    (row,) = _rows(tmp_path / "scores.csv")
+    # the score rows: zero-shot (the pretrained learner, GPI) and fine-tuned (no GPI), both in the pretraining
+    # mode; the raw mean of the finished games and its normalisation by Pong's random -20.7, human 14.6
+    zero_shot, row = _rows(tmp_path / "scores.csv")
+    assert (zero_shot["checkpoint"], zero_shot["gpi"], zero_shot["finetune_steps"]) == \
+        ("pretrain", "True", "0")
+    assert (row["checkpoint"], row["gpi"], row["nstep_reward"]) == ("finetune", "False", "last")
+    assert zero_shot["task_w"] == row["task_w"] and zero_shot["nstep_reward"] == "last"
     assert row["game"] == "pong" and row["method"] == "aps" and int(row["games"]) == result.episodes >= 2
     assert float(row["score"]) == pytest.approx(np.mean(result.returns))
     assert float(row["human_normalised"]) == pytest.approx((np.mean(result.returns) + 20.7) / (14.6 + 20.7))
@@ -211,9 +216,12 @@ def test_bad_input_is_a_clear_error(tmp_path):
         pretrain("pong", "visr", seed=0, config=short, run_dir=tmp_path, resume=True)
     with pytest.raises(ValueError, match="has game='pong'"):
         pretrain("breakout", "aps", seed=0, config=short, run_dir=tmp_path, resume=True)
-    with pytest.raises(ValueError, match="has atari="):
+    with pytest.raises(ValueError, match="has atari.n_step=3, this run has 4"):
         pretrain("pong", "aps", seed=0, config=tiny(atari=replace(short.atari, n_step=4)), run_dir=tmp_path,
                  resume=True)
+    with pytest.raises(ValueError, match="has atari.nstep_reward='last', this run has 'sum'"):
+        pretrain("pong", "aps", seed=0, config=tiny(atari=replace(short.atari, nstep_reward="sum")),
+                 run_dir=tmp_path, resume=True)
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
         pretrain("pong", "aps", seed=0, config=short, run_dir=tmp_path / "empty", resume=True)
     (tmp_path / "checkpoint.pt").write_bytes(b"not a checkpoint")
@@ -227,9 +235,9 @@ def test_run_directory_refuses_a_different_run_and_drops_a_stale_task(tmp_path):
     start_run_dir(tmp_path, "pong", "aps", 0, tiny(), resume=False)
     (tmp_path / "task.json").write_text('{"w": [1, 0, 0, 0, 0]}')
     before = (tmp_path / "config.json").read_text()
-    with pytest.raises(ValueError, match="has seed=0, this run has 1"):
+    with pytest.raises(ValueError, match=r"another run \(cannot resume it\): seed \(saved 0, this run 1\)"):
         run("pong", "aps", seed=1, config=tiny(), out=tmp_path, resume=True)
-    with pytest.raises(ValueError, match="has atari="):
+    with pytest.raises(ValueError, match=r"train.atari.gamma \(saved 0.99, this run 0.9\)"):
         start_run_dir(tmp_path, "pong", "aps", 0, tiny(atari=replace(TINY, gamma=0.9)), resume=True)
     start_run_dir(tmp_path, "pong", "aps", 0, tiny(device="cpu", threads=None, progress=True), resume=True)
     assert (tmp_path / "config.json").read_text() == before and (tmp_path / "task.json").exists()
@@ -240,7 +248,7 @@ def test_run_directory_refuses_a_different_run_and_drops_a_stale_task(tmp_path):
 def test_cli_pretrain_finetune_evaluate_give_the_library_numbers(pipeline, tmp_path, capsys):
     from aps_teach.cli import main
 
-    library = _rows(pipeline[0] / "scores.csv")[0]
+    library_zero_shot, library = _rows(pipeline[0] / "scores.csv")
     options = ["--out", str(tmp_path), "--game", "PONG", "--seed", "0", "--num-envs", "2",
                "--log-every", "50", "--checkpoint-every", "100", "--no-progress", "--threads", "1",
                "--atari.conv-channels", "8", "8", "8", "--atari.psi-hidden", "32", "--atari.phi-hidden", "32",
@@ -255,6 +263,8 @@ def test_cli_pretrain_finetune_evaluate_give_the_library_numbers(pipeline, tmp_p
     zero_shot, tuned, again = _rows(tmp_path / "scores.csv")
     assert zero_shot["checkpoint"] == "pretrain" and zero_shot["finetune_steps"] == "0"
     assert zero_shot["task_w"] == library["task_w"]  # identified once, reused by finetune
+    for key in ("checkpoint", "gpi", "games", "score", "human_normalised"):  # run's zero-shot = evaluate's
+        assert zero_shot[key] == library_zero_shot[key]
     assert float(zero_shot["human_normalised"]) == pytest.approx((float(zero_shot["score"]) + 20.7) / 35.3)
     for key in ("game", "method", "seed", "checkpoint", "games", "score", "human_normalised", "task_w"):
         assert tuned[key] == library[key] == again[key]

@@ -148,8 +148,16 @@ def test_notebook_runs_top_to_bottom_in_fast_mode(source):
         assert "autoreset steps: [184]; its reward 0.0, valid False, zero frames in its next observation: " \
             "[0, 1, 2]" in printed
         assert "sampled transitions that jump into a new game: 0 of 2048" in printed  # never sampled
-        # the hand-made n-step windows: stop at the game's end, no bootstrap after a terminal
+        # the hand-made n-step windows: stop at the game's end, no bootstrap after a terminal, and before the
+        # change of w at step 8
         assert "step 1 | [1, 2]    | [1, 1, 1, 0] | [1, 2, 3, 0] | 3 | False | [4, 5]" in printed
-        assert "step 5 | [0, 6]    | [1, 1, 1, 1] | [5, 6, 7, 8] | 4 | True  | [9, 10]" in printed
+        assert "step 5 | [0, 6]    | [1, 1, 1, 0] | [5, 6, 7, 0] | 3 | True  | [8, 9]" in printed
+        # the two n-step reward modes: phi and the kNN on one state per window, or on all of them
+        assert "last: phi and kNN on  32 states per update" in printed
+        assert " sum: phi and kNN on 320 states per update" in printed
         assert "Atari APS (breakout, 4 actions): phi 3,295,397 parameters, psi 3,020,468" in printed
-        assert "method  games" in printed  # the summary table was read from summary.csv
+        assert "method  checkpoint  games" in printed  # the summary table was read from summary.csv
+        # the score table: aps scored zero-shot (GPI) and fine-tuned, dqn fine-tuned only
+        assert re.search(r"aps\s+breakout\s+0\s+pretrain\s+True\s+0\s", printed)
+        assert re.search(r"aps\s+breakout\s+0\s+finetune\s+False\s+200\s", printed)
+        assert not re.search(r"dqn\s+breakout\s+0\s+pretrain", printed)

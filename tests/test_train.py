@@ -124,7 +124,7 @@ def test_checkpoint_mismatch_and_corruption_are_clear_errors(tmp_path):
     pretrain("aps", "easy", ROUND, seed=0, config=tiny("aps"), run_dir=tmp_path)
     with pytest.raises(ValueError, match="method='aps'"):
         pretrain("visr", "easy", ROUND, seed=0, config=tiny("visr"), run_dir=tmp_path, resume=True)
-    with pytest.raises(ValueError, match="has art="):
+    with pytest.raises(ValueError, match="trained on level 'easy', this run is on level 'hard'"):
         pretrain("aps", "hard", ROUND, seed=0, config=tiny("aps"), run_dir=tmp_path, resume=True)
     with pytest.raises(ValueError, match="written on the 'compiled' engine.*--train.engine compiled"):
         pretrain("aps", "easy", ROUND, seed=0, config=tiny("aps", "pycolab"), run_dir=tmp_path, resume=True)

@@ -3,13 +3,13 @@
 Nothing of the update changes: TD targets, the vMF and kNN rewards, GPI and the fine-tuning switch are
 `aps_teach.agents.Learner`'s. `agent_config` maps `AtariConfig` onto `AgentConfig`; the fields the
 Atari config does not name keep the learner's defaults (vector SF loss, kNN distances divided by their
-running mean, bootstrapping through terminals while pretraining, equal reward weights), except two that
-stay as they were: the exact n-step sum of intrinsic rewards (`nstep_reward="sum"`), and no observation
-mean (the conv networks read the frames, scaled to [0, 1]).
+running mean, bootstrapping through terminals while pretraining, equal reward weights), except the
+observation mean, which the conv networks do without (they read the frames, scaled to [0, 1]).
 
 What does change is how: an update here never waits on the device. Its statistics stay tensors (the
-training loop reads them when it writes a metrics row), and the kNN reward runs over all B x n next
-states with the invalid ones masked (`masked_particle_entropy`) instead of selecting the valid ones,
+training loop reads them when it writes a metrics row), and with `nstep_reward="sum"` the kNN reward runs
+over all B x n next states with the invalid ones masked (`masked_particle_entropy`) instead of selecting
+the valid ones,
 whose number the host would have to read (`_knn_reward`, `_masked_mean`). The rewards are `Learner`'s
 up to float rounding (tests/test_atari_agent.py compares the two).
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import torch
+from torch.nn import functional as F
 
 from aps_teach.agents import AgentConfig, Learner, Method
 from aps_teach.atari.config import AtariConfig
@@ -27,26 +28,39 @@ from aps_teach.rewards import RunningMean
 
 
 class MaskedRunningMean(RunningMean):
-    """`RunningMean` folding in only the values where a mask is True, its count a tensor: no host sync."""
+    """`RunningMean` with its mean and count tensors on the learner's device, updated in place (no host
+    sync, fixed addresses for a CUDA graph), also folding in only the values where a mask is True. The mean
+    has shape (1,), not (): torch.compile (2.13) loses in-place updates of a 0-d float64 CPU tensor."""
 
-    def __init__(self) -> None:
+    def __init__(self, device: str | torch.device = "cpu") -> None:
         super().__init__()
-        self.count = torch.zeros((), dtype=torch.int64)
+        self.mean = torch.zeros(1, dtype=torch.float64, device=device)
+        self.count = torch.zeros((), dtype=torch.int64, device=device)
+
+    def update(self, values: torch.Tensor) -> torch.Tensor:
+        """Fold all of `values` in (`RunningMean.update`'s arithmetic, in place); return the new mean."""
+        n = values.numel()
+        if n:
+            batch_mean = values.detach().double().mean()
+            self.mean.add_((batch_mean - self.mean) * n / (self.count + n))
+            self.count.add_(n)
+        return self.mean
 
     def update_masked(self, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Fold `values[mask]` in (mean += (batch mean - mean) n / (count + n), n = mask.sum()) and return
         the new mean (a float64 scalar tensor)."""
         n = mask.sum()
         batch_mean = (values.detach().double() * mask).sum() / n.clamp_min(1)
-        self.mean = self.mean + (batch_mean - self.mean) * n / (self.count + n).clamp_min(1)
-        self.count = self.count + n
+        self.mean.add_((batch_mean - self.mean) * n / (self.count + n).clamp_min(1))
+        self.count.add_(n)
         return self.mean
 
     def state_dict(self) -> dict:
-        return {"mean": self.mean.clone(), "count": int(self.count)}
+        return {"mean": self.mean.reshape(()).clone(), "count": int(self.count)}
 
     def load_state_dict(self, state: dict) -> None:
-        self.mean, self.count = state["mean"].clone(), torch.tensor(int(state["count"]))
+        self.mean.copy_(state["mean"].reshape(1))
+        self.count.fill_(int(state["count"]))
 
 
 def masked_particle_entropy(h: torch.Tensor, valid: torch.Tensor, k: int, exponent: float,
@@ -66,10 +80,10 @@ def masked_particle_entropy(h: torch.Tensor, valid: torch.Tensor, k: int, expone
 
 
 def agent_config(atari: AtariConfig, method: Method) -> AgentConfig:
-    """The learner's settings from the Atari config: d, k, gamma, n, batch, learning rates, Adam epsilon,
-    gradient clip, target period and GPI samples."""
-    return replace(AgentConfig(), method=method, nstep_reward="sum", normalise_observations=False,
-                   feature_dim=atari.feature_dim, k=atari.knn_k,
+    """The learner's settings from the Atari config: d, k, gamma, n, the n-step reward, batch, learning
+    rates, Adam epsilon, gradient clip, target period and GPI samples (the kNN space is `AtariLearner`'s)."""
+    return replace(AgentConfig(), method=method, nstep_reward=atari.nstep_reward,
+                   normalise_observations=False, feature_dim=atari.feature_dim, k=atari.knn_k,
                    gamma=atari.gamma, n_step=atari.n_step, batch_size=atari.batch_size,
                    lr=atari.lr_pretrain, finetune_lr=atari.lr_finetune, adam_eps=atari.adam_eps,
                    max_grad_norm=atari.max_grad_norm, target_update_period=atari.target_update_period,
@@ -86,7 +100,7 @@ class AtariLearner(Learner):
         super().__init__(agent_config(atari, method), (atari.frame_stack, atari.frame_size, atari.frame_size),
                          num_actions, seed, device)
         if self.normaliser is not None:
-            self.normaliser = MaskedRunningMean()
+            self.normaliser = MaskedRunningMean(self.device)
 
     def build_networks(self) -> tuple[torch.nn.Module, torch.nn.Module | None, torch.nn.Module | None]:
         psi = AtariSuccessorFeatureNet(self.atari, self.num_actions)
@@ -97,6 +111,14 @@ class AtariLearner(Learner):
     def inputs(self, obs: torch.Tensor) -> torch.Tensor:
         """The conv networks read the frame stacks themselves (uint8, or augmented floats)."""
         return obs
+
+    def _phi_and_knn(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """phi(s) and APS's kNN space: phi on the unit sphere, or with `knn_phi_normalised=False` (the
+        authors' code) g(s), phi's output before its normalisation (phi = g / ||g||, one forward pass)."""
+        if self.atari.knn_phi_normalised:
+            return super()._phi_and_knn(x)
+        g = self.phi.unnormalised(x)
+        return F.normalize(g, dim=-1), g
 
     def _statistic(self, value: torch.Tensor) -> torch.Tensor:
         return value.detach()
@@ -111,13 +133,11 @@ class AtariLearner(Learner):
         """The mean over the valid steps without selecting them (a tensor: no host sync)."""
         return (values * mask).sum() / mask.sum()
 
-    def compile(self, mode: str = "default") -> None:
-        """torch.compile every network in place (their state dicts, hence checkpoints, are unchanged)."""
-        for module in (*self._modules().values(), self.psi_target):
-            module.compile(mode=mode)
-
     def _adam(self, lr: float) -> torch.optim.Adam:
+        """Adam with the config's betas; on CUDA `capturable` (its step count on the GPU), so that an
+        update step with it can be captured in a CUDA graph."""
         optimizer = super()._adam(lr)
         for group in optimizer.param_groups:
             group["betas"] = (self.atari.adam_beta1, self.atari.adam_beta2)
+            group["capturable"] = self.device.type == "cuda"
         return optimizer

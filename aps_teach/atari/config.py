@@ -18,6 +18,9 @@ import inspect
 import math
 import textwrap
 from dataclasses import dataclass, fields
+from typing import Literal
+
+from aps_teach.agents import NSTEP_REWARDS
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,12 @@ class AtariConfig:
     knn_k: int = 10
     """Neighbours in the kNN particle entropy. Paper: "Value of k" (l. 696), searched in {3, 5, 10}
     without reporting the choice; 10 is also the gridworld learner's default."""
+    knn_phi_normalised: bool = True
+    """kNN distances between phi(s') on the unit sphere (True) or between g(s'), phi's output before its L2
+    normalisation (False). Not in the paper as code: its Eq. 10 takes h = phi, on the sphere; the authors'
+    code (rll-research/url_benchmark agent/aps.py) measures g. True: no loss trains the norm of g, which
+    grew 2.7x in 800 updates of a Breakout pretraining, so distances in g drift against their running
+    mean, while within a batch both spaces rank states alike (benchmarks/atari_knn_space.py)."""
     shift_pad: int = 4
     """Random shift: frames padded by this many replicated border pixels, then randomly cropped back.
     Paper: "padded each side by 4 pixels" (l. 630)."""
@@ -83,6 +92,12 @@ class AtariConfig:
     says "(250M steps)" (l. 532)."""
     n_step: int = 10
     """Multi-step return length. Paper: "Multi-step return length" (l. 675)."""
+    nstep_reward: Literal["last", "sum"] = "last"
+    """How an n-step window earns its intrinsic reward while pretraining: 'last', the reward of the
+    window's last state s_{t+m} stands for the window, bootstrapped with gamma^m, and the kNN particles
+    are those states, one per sampled transition; 'sum', the exact discounted sum over the window's
+    states. Not in the paper: 'last' is the authors' code (rll-research/url_benchmark replay_buffer.py
+    and agent/aps.py). Task rewards are always summed."""
     gamma: float = 0.99
     """Discount factor. Paper: "Discount factor" (l. 659)."""
     batch_size: int = 32
@@ -160,6 +175,8 @@ class AtariConfig:
                 raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)!r}")
         if not 0.0 < self.gamma <= 1.0:
             raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
+        if self.nstep_reward not in NSTEP_REWARDS:
+            raise ValueError(f"unknown nstep_reward {self.nstep_reward!r}; valid: {', '.join(NSTEP_REWARDS)}")
         if self.epsilon_end > self.epsilon_start:
             raise ValueError(f"epsilon_end ({self.epsilon_end}) must not exceed epsilon_start "
                              f"({self.epsilon_start})")

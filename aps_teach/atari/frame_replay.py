@@ -12,6 +12,10 @@ gymnasium's `FrameStackObservation(padding_type="zero")` show the agent, life-lo
 (the game, and its stack, go on). The first `add` also writes the S-1 older frames of its observations
 as rows, so a replay can start at any step, not only after a reset.
 
+Window rule: an n-step window from row t runs while its steps are valid and under row t's w, and stops after
+the first step that ended the episode (terminated: game over or, while training, a lost life; or
+truncated). Pretraining redraws w every few steps: a window never mixes two tasks' returns.
+
 Memory: frames + action + w + flags (+ reward). For 84x84 frames, d = 5 and rewards, one transition
 takes 7,056 + 8 + 20 + 4 + 4 = 7,092 bytes: 1M transitions fit in 7.09 GB (6.6 GiB), against 28 GB
 for one 4-frame stack per transition and 56 GB for obs and next obs. `FrameReplay.bytes_per_transition`
@@ -147,7 +151,8 @@ class FrameReplay:
         lo = max(0, self.count - self.capacity) + self.stack - 1
         return lo, self.count - 2
 
-    def sample(self, batch_size: int, n_step: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
+    def sample(self, batch_size: int, n_step: int, generator: torch.Generator,
+               window_obs: bool = True) -> dict[str, torch.Tensor]:
         """`batch_size` n-step windows from uniform valid (row, env) cells; the keys of
         `aps_teach.replay.NStepReplay.sample` (see `gather`)."""
         lo, hi = self.sampleable_range()
@@ -167,7 +172,7 @@ class FrameReplay:
             t[todo] = torch.randint(lo, hi + 1, (k,), generator=generator, device=generator.device).cpu()
             e[todo] = torch.randint(self.num_envs, (k,), generator=generator, device=generator.device).cpu()
             todo = ~valid[t % self.capacity, e]
-        return self.gather(t, e, n_step)
+        return self.gather(t, e, n_step, window_obs)
 
     def _stacks(self, rows: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
         """Stacks (..., S, H, W) of logical `rows` (any shape) in env columns `e` (broadcast to rows)."""
@@ -180,14 +185,18 @@ class FrameReplay:
         keep = (idx >= start[..., None]).to(torch.uint8)
         return frames.mul_(keep[..., None, None])
 
-    def gather(self, t: torch.Tensor, e: torch.Tensor, n_step: int) -> dict[str, torch.Tensor]:
+    def gather(self, t: torch.Tensor, e: torch.Tensor, n_step: int,
+               window_obs: bool = True) -> dict[str, torch.Tensor]:
         """The n-step windows starting at logical rows `t` (B,) of env columns `e` (B,), valid cells in
         `sampleable_range()`.
 
         Returns obs (B, S, H, W) uint8, action, w; `seq_next_obs` (B, n, S, H, W) and `seq_mask` (B, n),
-        1 on the steps up to and including the first that ended the episode (or the newest complete one);
+        1 on the steps up to and including the first that ended the episode (terminal, life loss or
+        truncation; or the newest complete one), while the step ran under the window's first w;
         `seq_reward` if stored; `boot_obs` (the last valid s'), `boot_steps` (valid steps m) and
-        `boot_alive` (0 if the last valid step terminated).
+        `boot_alive` (0 if the last valid step terminated). `window_obs=False` gathers only the first
+        step's s' (`seq_next_obs` (B, 1, S, H, W)): a learner whose targets read s'_m alone
+        (`nstep_reward='last'`) skips rebuilding the other n - 1 stacks.
         """
         lo, hi = self.sampleable_range()
         t, e = t.cpu(), e.cpu()  # checked on the host (no copy for `sample`'s CPU draws)
@@ -204,7 +213,8 @@ class FrameReplay:
         in_buffer = rows + 1 <= self.count - 1  # its next observation is written
         rows_c = torch.minimum(rows, torch.full_like(rows, self.count - 2))
         ended = d["ended"][rows_c % cap, e[:, None]]
-        ok = in_buffer & d["valid"][rows_c % cap, e[:, None]]
+        same_w = (d["w"][rows_c % cap, e[:, None]] == d["w"][t % cap, e][:, None]).all(-1)
+        ok = in_buffer & d["valid"][rows_c % cap, e[:, None]] & same_w
         ended_before = torch.cat([torch.zeros(b, 1, dtype=torch.bool, device=self.device), ended[:, :-1]], 1)
         mask = (ok & ~ended_before).long().cumprod(1).bool()
         steps = mask.sum(1)
@@ -213,7 +223,8 @@ class FrameReplay:
             "obs": self._stacks(t, e),
             "action": d["action"][t % cap, e],
             "w": d["w"][t % cap, e],
-            "seq_next_obs": self._stacks(rows_c + 1, e[:, None].expand_as(rows_c)),
+            "seq_next_obs": self._stacks(rows_c + 1, e[:, None].expand_as(rows_c)) if window_obs
+            else self._stacks(rows_c[:, :1] + 1, e[:, None]),
             "seq_mask": mask,
             "boot_obs": self._stacks(last + 1, e),
             "boot_steps": steps,

@@ -52,8 +52,12 @@ class AtariFeatureNet(nn.Module):
             nn.Linear(_torso_out(config), config.phi_hidden), nn.ELU(),
             nn.Linear(config.phi_hidden, config.feature_dim))
 
+    def unnormalised(self, obs: torch.Tensor) -> torch.Tensor:
+        """g(s), phi before the L2 normalisation (the authors' kNN space: `knn_phi_normalised=False`)."""
+        return self.net(pixels(obs))
+
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return F.normalize(self.net(pixels(obs)), dim=-1)
+        return F.normalize(self.unnormalised(obs), dim=-1)
 
 
 class PerDimensionMLP(nn.Module):

@@ -1,19 +1,23 @@
 """Atari sweeps: games x methods x seeds, each run the whole pipeline (`aps_teach.atari.train.run`) in its own
 directory, through `aps_teach.sweeps.run_sweep` on any executor (`aps_teach.executors.make_executor`).
 
-    OUT/scores.csv                       one row per finished run: `score_row` + run_key, run_seconds,
-                                         package_version (the same whichever executor ran it)
+    OUT/scores.csv                       per finished run its rows (`score_row` + run_key, run_seconds,
+                                         package_version; the same whichever executor ran it): visr and aps
+                                         a zero-shot row (checkpoint pretrain: identified w, GPI, no
+                                         fine-tuning) and a fine-tuned row, apt and dqn a fine-tuned row
     OUT/runs/<method>-<game>-seed<k>/    the run's directory: config.json, pretrain/, finetune/ (metrics.csv,
                                          checkpoint.pt), task.json, scores.csv
-    OUT/summary.csv                      per method: human-normalised mean, median, IQM over games (each game
-                                         the mean of its seeds) and the number of super-human games
+    OUT/summary.csv                      per method and checkpoint (pretrain = zero-shot, finetune):
+                                         human-normalised mean, median, IQM over games (each game the mean
+                                         of its seeds) and the number of super-human games
     OUT/scores.png                       `plots.plot_atari_scores` of OUT/scores.csv: per game and method the
                                          seeds' mean and each seed, with lines at random (0) and human (1)
 
 A second call skips the runs already in OUT/scores.csv; a run whose directory exists resumes from its
 checkpoints, and one that finished but whose row never reached OUT/scores.csv (the driver was stopped)
 gives the row it wrote into its own scores.csv without training again. OUT/scores.sweep.json records
-`sweep_config` (`sweeps.run_sweep`): a sweep of another protocol into the same OUT is refused.
+`sweep_config` (`sweeps.run_sweep`): a sweep of another protocol into the same OUT (another n-step reward
+mode, `AtariConfig.nstep_reward`, included) is refused before anything is written.
 """
 
 from __future__ import annotations
@@ -64,12 +68,20 @@ def run_dir(out: str | os.PathLike, spec: RunSpec) -> Path:
 
 
 def run_one(spec: RunSpec, config: AtariTrainConfig, out: str) -> list[dict]:
-    """Worker side: the whole pipeline for `spec` in its run directory (resumed if it exists); its row."""
+    """Worker side: the whole pipeline for `spec` in its run directory (resumed if it exists); its rows
+    (zero-shot, if the method has one, then fine-tuned)."""
     directory = run_dir(out, spec)
     if not (directory / "scores.csv").exists():
         run(spec.level, spec.method, spec.seed, config, out=directory,
             resume=(directory / "config.json").exists())
-    return [next(row for row in read_rows(directory / "scores.csv") if row["checkpoint"] == "finetune")]
+    rows = read_rows(directory / "scores.csv")
+    return [row for phase in ("pretrain", "finetune")
+            for row in [next((r for r in rows if r["checkpoint"] == phase), None)] if row is not None]
+
+
+def _nstep_reward(row: dict) -> str:
+    """The n-step reward mode of a scores.csv row; rows from before the column existed were 'sum'."""
+    return row.get("nstep_reward") or "sum"
 
 
 def sweep_config(config: AtariTrainConfig) -> dict:
@@ -119,17 +131,25 @@ def run_atari_sweep(games: Iterable[str], methods: Iterable[str], seeds: int, co
 
 
 def summary_rows(rows: Iterable[dict]) -> list[dict]:
-    """Per method: the games with reference scores, and `aggregates` (mean, median, IQM, super-human count)
-    of their human-normalised scores, each game's score the mean over its seeds (as in the paper's table)."""
-    seeds: dict[tuple[str, str], list[float]] = defaultdict(list)
+    """Per method and checkpoint (pretrain: the zero-shot score; finetune): the games with reference scores,
+    and `aggregates` (mean, median, IQM, super-human count) of their human-normalised scores, each game's
+    score the mean over its seeds (as in the paper's table). Rows of two n-step reward modes: ValueError."""
+    rows = list(rows)
+    modes = sorted({_nstep_reward(row) for row in rows})
+    if len(modes) > 1:
+        raise ValueError(f"scores of runs with different nstep_reward ({', '.join(modes)}) do not make one "
+                         "summary; keep each mode in its own sweep directory")
+    seeds: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for row in rows:
-        seeds[row["method"], row["game"]].append(float(row["human_normalised"] or "nan"))
-    per_method: dict[str, list[float]] = defaultdict(list)
-    for (method, _), values in sorted(seeds.items()):
+        seeds[row["method"], row.get("checkpoint") or "finetune", row["game"]].append(
+            float(row["human_normalised"] or "nan"))
+    groups: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for (method, checkpoint, _), values in sorted(seeds.items(), key=lambda item: (item[0][0], item[0][1] !=
+                                                                                    "pretrain", item[0][2])):
         if np.isfinite(mean := float(np.mean(values))):  # NaN: a game without reference scores
-            per_method[method].append(mean)
-    return [{"method": method, "games": len(scores), **aggregates(scores)}
-            for method, scores in per_method.items()]
+            groups[method, checkpoint].append(mean)
+    return [{"method": method, "checkpoint": checkpoint, "games": len(scores), **aggregates(scores)}
+            for (method, checkpoint), scores in groups.items()]
 
 
 def write_summary(out: str | os.PathLike) -> Path | None:
@@ -144,7 +164,8 @@ def write_summary(out: str | os.PathLike) -> Path | None:
         return None
     path = Path(out) / "summary.csv"
     write_csv_atomic(path, summary)
-    fig = plot_atari_scores(rows)
+    fig = plot_atari_scores([{**row, "method": f"{row['method']} zero-shot"}
+                             if row.get("checkpoint") == "pretrain" else row for row in rows])
     save_figure(fig, Path(out) / "scores.png")
     plt.close(fig)  # written, not shown (a notebook would otherwise display it)
     return path

@@ -31,7 +31,7 @@ import math
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Literal
 
@@ -41,15 +41,21 @@ from tqdm.auto import tqdm
 
 from aps_teach.agents import METHODS, Method
 from aps_teach.atari.agent import AtariLearner
-from aps_teach.atari.augment import augment
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.devices import to_device
 from aps_teach.atari.envs import check_game, make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
+from aps_teach.atari.update_step import (
+    UpdateStep,
+    apply_augmentation,
+    augmentation_draws,
+    check_compile_backend,
+)
 from aps_teach.checks import check_seed
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic, write_text_atomic
 from aps_teach.memory import check_fits
+from aps_teach.run_dir import CONFIG, RunDir, config_differences, describe_differences
 from aps_teach.tasks import infer_task, sample_tasks
 
 PHASES = {"pretrain": 0, "finetune": 1, "identify": 2, "evaluate": 3}
@@ -96,9 +102,10 @@ class AtariTrainConfig:
     backend: Literal["ale", "gymnasium"] = "ale"
     """ale (ale-py's C++ vector env) | gymnasium (AtariPreprocessing wrappers; needs OpenCV)."""
     compile: bool = False
-    """torch.compile the networks (first updates are slow while it compiles)."""
+    """torch.compile the update step (augment, targets, losses, optimiser step: `atari.update_step`); the
+    first updates are slow while it compiles. Needs a working backend (on a CPU, a C++ compiler)."""
     compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = "default"
-    """torch.compile mode; reduce-overhead replays CUDA graphs of the network calls on CUDA."""
+    """torch.compile mode; reduce-overhead replays the compiled update step as CUDA graphs on CUDA."""
     threads: int | None = None
     """torch CPU threads while a phase runs (None: torch's default)."""
     log_every: int = 10_000
@@ -147,6 +154,8 @@ class EvalResult:
     episodes: int
     returns: list[float]
     env_steps: int
+    gpi: bool = False
+    """Whether the actions were GPI's: max over {w} + `gpi_policies` fresh tasks, each scored under w."""
 
 
 def check_method(method: str) -> None:
@@ -155,8 +164,19 @@ def check_method(method: str) -> None:
 
 
 def atari_from_dict(values: dict) -> AtariConfig:
-    """An `AtariConfig` from its `asdict` (JSON turns its tuples into lists)."""
-    return AtariConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+    """An `AtariConfig` from its `asdict` (JSON turns its tuples into lists). A dict saved before the n-step
+    reward mode was a field is the exact sum, the only mode Atari runs had then."""
+    return AtariConfig(**{"nstep_reward": "sum",
+                          **{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}})
+
+
+def _atari_difference(theirs: AtariConfig, ours: AtariConfig) -> tuple[str, object, object]:
+    """('atari.<field>', their value, our value) of the first field where two configs differ (equal
+    values if none does), for a one-line error."""
+    for name in asdict(ours):
+        if getattr(theirs, name) != getattr(ours, name):
+            return f"atari.{name}", getattr(theirs, name), getattr(ours, name)
+    return "atari", None, None
 
 
 def _jsonable(value):
@@ -194,22 +214,22 @@ def augment_batch(batch: dict[str, torch.Tensor], atari: AtariConfig, generator:
     shifted by up to `shift_pad` pixels and scaled in intensity, each stack its own draw (float pixels in
     [0, 1] times the intensity factor: `augment`).
 
-    `windows=False` leaves the window's s' as they are, for a learner that never reads them (no phi, not
-    pretraining: dqn, and apt while fine-tuning): 320 of the 384 stacks of a batch at B = 32, n = 10."""
-    out = dict(batch)
-    pad, scale = atari.shift_pad, atari.intensity_scale
-    out["obs"] = augment(batch["obs"], pad, scale, generator)
-    if windows:
-        seq = batch["seq_next_obs"]
-        out["seq_next_obs"] = augment(seq.flatten(0, 1), pad, scale, generator).unflatten(0, seq.shape[:2])
-    out["boot_obs"] = augment(batch["boot_obs"], pad, scale, generator)
-    return out
+    `windows=False` leaves the window's s' as they are, for a learner that never reads them (see
+    `window_use`): 320 of the 384 stacks of a batch at B = 32, n = 10. The draws and the arithmetic are
+    `UpdateStep`'s (`aps_teach.atari.update_step`)."""
+    return apply_augmentation(batch, atari, augmentation_draws(batch, atari, generator, windows))
 
 
-def _compile(learner: AtariLearner, config: AtariTrainConfig) -> AtariLearner:
-    if config.compile:
-        learner.compile(config.compile_mode)
-    return learner
+def window_use(learner: AtariLearner, phase: str) -> tuple[bool, bool]:
+    """What an update of `learner` in `phase` reads of a window's next states: (all n of them, i.e. gather
+    and augment every stack; at least the first, i.e. augment what is gathered). All: the exact n-step sum
+    while pretraining ('sum'), phi(s'_i) of every step while fine-tuning visr/aps. The first alone: the
+    InfoNCE pair (s, s'_1) of apt (and aps without a shared encoder) while pretraining with 'last'."""
+    if phase == "pretrain":
+        every = learner.config.nstep_reward == "sum"
+        return every, every or learner.rep is not None
+    every = learner.phi is not None
+    return every, every
 
 
 def new_learner(game: str, method: Method, seed: int, config: AtariTrainConfig) -> AtariLearner:
@@ -218,8 +238,7 @@ def new_learner(game: str, method: Method, seed: int, config: AtariTrainConfig) 
     probe = make_vector_env(game, 1, config.atari, seed, training=False, backend=config.backend)
     num_actions = probe.num_actions
     probe.close()
-    learner = AtariLearner(config.atari, method, num_actions, seed, resolve_device(config.device))
-    return _compile(learner, config)
+    return AtariLearner(config.atari, method, num_actions, seed, resolve_device(config.device))
 
 
 def load_learner(checkpoint: str | os.PathLike,
@@ -239,7 +258,7 @@ def load_learner(checkpoint: str | os.PathLike,
     except (KeyError, TypeError, RuntimeError) as error:
         raise ValueError(f"corrupt checkpoint file {path}: {error!r}") from error
     meta = {k: v for k, v in state.items() if k not in ("learner", "replay", "metrics", "generator", "w")}
-    return _compile(learner, config), meta
+    return learner, meta
 
 
 class _Metrics:
@@ -326,8 +345,12 @@ def _restore(ckpt: Path | None, identity: dict, learner: AtariLearner, gen: torc
         raise FileNotFoundError(f"resume: no checkpoint at {ckpt}")
     state = load_checkpoint(ckpt, map_location=learner.device)
     for key, value in identity.items():
-        if state.get(key) != value:
-            raise ValueError(f"checkpoint {ckpt} has {key}={state.get(key)!r}, this run has {value!r}")
+        if key == "atari" and isinstance(state.get(key), dict):
+            key, theirs, value = _atari_difference(atari_from_dict(state[key]), atari_from_dict(value))
+        else:
+            theirs = state.get(key)
+        if theirs != value:
+            raise ValueError(f"checkpoint {ckpt} has {key}={theirs!r}, this run has {value!r}")
     try:
         learner.load_state_dict(state["learner"])
         gen.set_state(state["generator"])
@@ -369,7 +392,8 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
                desc=f"{phase} {learner.config.method} {game}")
     envs.reset(seed=_env_seed(seed, phase, env_steps))
     returns_seen = 0
-    windows = learner.phi is not None or phase == "pretrain"  # whether the update reads the window's s'
+    every_state, windows = window_use(learner, phase)
+    update = UpdateStep(learner, atari, windows, config.compile_mode if config.compile else None)
     metrics.rates(env_steps, updates)
     with (_threads(config.threads), contextlib.closing(envs), contextlib.closing(bar),
           contextlib.closing(metrics)):
@@ -386,8 +410,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
             if (replay.count - atari.frame_stack + 1) * n >= max(atari.min_replay_size, 2 * n):
                 credit += n
                 while credit >= atari.update_period:
-                    batch = replay.sample(atari.batch_size, atari.n_step, gen)
-                    metrics.add(learner.update(augment_batch(batch, atari, gen, windows)))
+                    metrics.add(update(replay.sample(atari.batch_size, atari.n_step, gen, every_state), gen))
                     credit -= atari.update_period
                     updates += 1
             bar.update(n)
@@ -399,8 +422,9 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
                 bar.set_postfix(env_steps_per_s=f"{rates[0]:.0f}", updates_per_s=f"{rates[1]:.1f}")
             if ckpt is not None and (done or env_steps // config.checkpoint_every
                                      != (env_steps - n) // config.checkpoint_every):
-                save_checkpoint(ckpt, {**identity, "env_steps": env_steps, "updates": updates,
-                                       "credit": credit, "generator": gen.get_state(), "w": w.cpu(),
+                save_checkpoint(ckpt, {**identity, "env_steps": env_steps, "total_env_steps": steps,
+                                       "updates": updates, "credit": credit, "generator": gen.get_state(),
+                                       "w": w.cpu(),
                                        "metrics": metrics.rows, "learner": learner.state_dict(),
                                        "replay": replay.state_dict() if config.save_replay else None})
     return PhaseLog(metrics.rows, env_steps, updates)
@@ -517,61 +541,92 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
     score = float(np.mean(returns))
     normalised = human_normalised(score, game) if game in REFERENCE_SCORES else None
     return EvalResult(game, score, normalised, len(returns), returns,
-                      math.ceil(atari.eval_steps / n) * n)
+                      math.ceil(atari.eval_steps / n) * n, gpi)
 
 
-def append_score_row(path: str | os.PathLike, row: dict) -> None:
-    """Add `row` to the scores CSV at `path` (rewritten atomically with the rows already there)."""
+def evaluate_zero_shot(learner: AtariLearner, game: str, w: torch.Tensor, seed: int,
+                       config: AtariTrainConfig | None = None) -> EvalResult:
+    """The paper's zero-shot score: the pretrained learner, not fine-tuned, acting on `game` under the
+    identified w with GPI over {w} + `gpi_policies` fresh tasks (`evaluate(gpi=True)`); visr and aps."""
+    if not learner.config.task_conditioned:
+        raise ValueError(f"method {learner.config.method!r} has no task vector: no zero-shot score")
+    if learner.phase != "pretrain":
+        raise ValueError("a zero-shot score is of a pretrained learner, this one has been fine-tuned")
+    return evaluate(learner, game, w, seed, config, gpi=True)
+
+
+def append_score_row(path: str | os.PathLike, *rows: dict) -> None:
+    """Add `rows` to the scores CSV at `path` (rewritten atomically with the rows already there)."""
     path = Path(path)
-    rows = list(csv.DictReader(path.open())) if path.exists() else []
-    write_csv_atomic(path, [*rows, row])
+    before = list(csv.DictReader(path.open())) if path.exists() else []
+    write_csv_atomic(path, [*before, *rows])
 
 
 def score_row(result: EvalResult, method: str, seed: int, phase: str, config: AtariTrainConfig,
               task_w: torch.Tensor | None) -> dict:
-    """One line of scores.csv: game, method, seed, which checkpoint, budgets, raw and normalised score."""
+    """One line of scores.csv: game, method, seed, which checkpoint (pretrain: the zero-shot score), budgets,
+    the n-step reward mode it was pretrained with, whether it acted by GPI, raw and normalised score."""
     atari = config.atari
     return {"game": result.game, "method": method, "seed": seed, "checkpoint": phase,
             "pretrain_steps": 0 if method == "dqn" else atari.pretrain_steps,
             "finetune_steps": atari.finetune_steps if phase == "finetune" else 0,
+            "nstep_reward": atari.nstep_reward, "gpi": result.gpi,
             "games": result.episodes, "score": result.score, "human_normalised": result.human_normalised,
             "task_w": "" if task_w is None else " ".join(f"{x:.6f}" for x in task_w.tolist())}
 
 
-def start_run_dir(out: Path, game: str, method: str, seed: int, config: AtariTrainConfig,
-                  resume: bool) -> None:
-    """Prepare a run directory: a new run writes config.json and drops a task.json left by an earlier
-    pretraining; a resumed one checks that config.json describes the same run (game, method, seed, protocol,
-    envs) and changes nothing. Device, threads, logging and the like may differ between the two. Refuses a
-    device this machine does not have before writing anything."""
+RUN_FIELDS = ("atari", "num_envs", "backend")
+"""The `AtariTrainConfig` fields a run's numbers depend on; the others (device, threads, logging, compile,
+checkpoints) may differ between the sessions of a resumed run."""
+
+
+def run_record(game: str, method: str, seed: int, config: AtariTrainConfig) -> dict:
+    """An Atari run's config.json: game, method, seed and the whole training config."""
+    return _jsonable({"game": game, "method": method, "seed": seed, "train": asdict(config)})
+
+
+def start_run_dir(out: str | os.PathLike, game: str, method: str, seed: int, config: AtariTrainConfig,
+                  resume: bool, force: bool = False) -> RunDir:
+    """Claim a run directory for this run (`RunDir.claim`): another run there is refused (naming the
+    differing fields) unless `force`; `resume` continues the same run (game, method, seed, protocol, envs;
+    device, threads, logging and the like may differ); otherwise the run starts over (an earlier run's
+    checkpoints, task.json and scores.csv removed). Refuses a device this machine does not have, or
+    --compile without a working backend, before writing anything."""
     resolve_device(config.device)
     check_seed(seed)
-    path = out / "config.json"
-    if resume and path.exists():
-        saved_game, saved_method, saved_seed, saved = read_run_config(out)
-        ours = {"game": game, "method": method, "seed": seed, "atari": config.atari,
-                "num_envs": config.num_envs, "backend": config.backend}
-        theirs = {"game": saved_game, "method": saved_method, "seed": saved_seed, "atari": saved.atari,
-                  "num_envs": saved.num_envs, "backend": saved.backend}
-        for key, value in ours.items():
-            if theirs[key] != value:
-                raise ValueError(f"{path} has {key}={theirs[key]!r}, this run has {value!r}")
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    saved = {"game": game, "method": method, "seed": seed, "train": asdict(config)}
-    write_text_atomic(path, json.dumps(saved, indent=2))
-    (out / "task.json").unlink(missing_ok=True)
+    if config.compile:
+        check_compile_backend(config.device)
+    run = RunDir(out)
+    run.claim(run_record(game, method, seed, config), resume=resume, force=force,
+              ignore=[f"train.{f.name}" for f in fields(AtariTrainConfig) if f.name not in RUN_FIELDS])
+    return run
 
 
-def read_run_config(out: Path) -> tuple[str, str, int, AtariTrainConfig]:
-    """(game, method, seed, config) of a run directory's config.json."""
-    path = out / "config.json"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} not found: run `aps-teach atari pretrain --out {out}` first")
-    saved = json.loads(path.read_text())
-    train = dict(saved["train"])
-    return saved["game"], saved["method"], int(saved["seed"]), AtariTrainConfig(
-        **{**train, "atari": atari_from_dict(train["atari"])})
+def read_run_config(out: str | os.PathLike) -> tuple[str, str, int, AtariTrainConfig]:
+    """(game, method, seed, config) of a run directory's config.json (FileNotFoundError if there is none,
+    ValueError naming the file if it is corrupt)."""
+    run = RunDir(out)
+    saved = run.read_config(("game", "method", "seed", "train"),
+                            hint=f"run `aps-teach atari pretrain --out {out}` first")
+    try:
+        train = dict(saved["train"])
+        config = AtariTrainConfig(**{**train, "atari": atari_from_dict(train["atari"])})
+        return saved["game"], saved["method"], int(saved["seed"]), config
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"corrupt run config {run.config_path}: not an Atari run config of this version "
+                         f"({error})") from None
+
+
+def check_run_checkpoint(path: Path, meta: dict, game: str, method: str, seed: int,
+                         config: AtariTrainConfig) -> None:
+    """Refuse a checkpoint (its `load_learner` metadata) that is not of the run its config.json describes,
+    naming the fields that differ."""
+    expected = _jsonable({"game": game, "method": method, "seed": seed, "atari": asdict(config.atari),
+                          "num_envs": config.num_envs, "backend": config.backend})
+    diff = config_differences({key: meta.get(key) for key in expected}, expected)
+    if diff:
+        raise ValueError(f"checkpoint {path} is not of the run its {CONFIG} describes: "
+                         f"{describe_differences(diff, 'checkpoint', CONFIG)}")
 
 
 def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariTrainConfig,
@@ -590,23 +645,27 @@ def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariT
 
 
 def run(game: str, method: Method, seed: int, config: AtariTrainConfig | None = None, *,
-        out: str | os.PathLike | None = None, resume: bool = False) -> tuple[AtariLearner, EvalResult]:
-    """The whole pipeline: pretrain (not dqn), identify the task (visr, aps), fine-tune, evaluate.
+        out: str | os.PathLike | None = None, resume: bool = False,
+        force: bool = False) -> tuple[AtariLearner, EvalResult]:
+    """The whole pipeline: pretrain (not dqn), identify the task and score it zero-shot (visr, aps:
+    `evaluate_zero_shot`), fine-tune, evaluate; returns the fine-tuned score.
 
-    With `out`: config.json, pretrain/ and finetune/ (metrics.csv, checkpoint.pt), task.json and a row in
-    scores.csv; `resume=True` continues each phase from its checkpoint (a finished phase is loaded)."""
+    With `out` (claimed by `start_run_dir`; `force` replaces another run there): config.json, pretrain/
+    and finetune/ (metrics.csv, checkpoint.pt), task.json and in scores.csv the zero-shot row (checkpoint
+    pretrain; visr, aps) and the fine-tuned row, both written at the end; `resume=True` continues each
+    phase from its checkpoint (a finished phase is loaded) and scores the pretrained learner again (the
+    same numbers: same checkpoint, same seed)."""
     config = config or AtariTrainConfig()
     game = check_game(game)
     check_method(method)
     check_seed(seed)
     out = Path(out) if out is not None else None
-    if out is not None:
-        start_run_dir(out, game, method, seed, config, resume)
+    claimed = start_run_dir(out, game, method, seed, config, resume, force) if out is not None else None
 
     def phase_dir(name: str) -> tuple[Path | None, bool]:
-        if out is None:
+        if claimed is None:
             return None, False
-        return out / name, resume and (out / name / "checkpoint.pt").exists()
+        return claimed.path / name, claimed.resumes(name)
 
     if method == "dqn":
         learner = new_learner(game, method, seed, config)
@@ -614,9 +673,13 @@ def run(game: str, method: Method, seed: int, config: AtariTrainConfig | None = 
         run_dir, again = phase_dir("pretrain")
         learner, _ = pretrain(game, method, seed, config, run_dir=run_dir, resume=again)
     w = identify_or_load(learner, game, seed, config, out)
+    zero_shot = None
+    if learner.config.task_conditioned:
+        zero_shot = evaluate_zero_shot(learner, game, w, seed, config)
     run_dir, again = phase_dir("finetune")
     finetune(learner, game, w, seed, config, run_dir=run_dir, resume=again)
     result = evaluate(learner, game, w, seed, config)
-    if out is not None:
-        append_score_row(out / "scores.csv", score_row(result, method, seed, "finetune", config, w))
+    if out is not None:  # both rows in one write: a run's scores.csv holds both or neither
+        rows = [] if zero_shot is None else [score_row(zero_shot, method, seed, "pretrain", config, w)]
+        append_score_row(out / "scores.csv", *rows, score_row(result, method, seed, "finetune", config, w))
     return learner, result

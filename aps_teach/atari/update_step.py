@@ -1,0 +1,110 @@
+"""The Atari update as one function: sampled batch -> augment -> targets -> losses -> optimiser step.
+
+`UpdateStep(learner, atari, windows, compile_mode)` is what the training loop calls per update. It draws
+the augmentation's random numbers on the host from the caller's generator (`augmentation_draws`, a few
+hundred numbers, sent to the device without a sync), then runs `step(batch, draws)`: the augmentation's
+arithmetic (`augment.augment_with`) and `Learner.gradient_step` (targets, losses, backward, gradient clip,
+Adam). That function reads nothing back from the device and keeps every piece of state it changes on the
+device at a fixed address (the kNN distance normaliser updated in place, Adam `capturable` on CUDA), so
+`compile_mode` can hand the whole of it to `torch.compile` (`reduce-overhead` replays it as CUDA graphs).
+What changes shape or needs the host stays outside: the random draws, the update counter and the
+target network's copy (`Learner.count_update`).
+
+The draws are made in `augment_batch`'s order from the same generator, so an eager `UpdateStep` gives
+the weights of `learner.update(augment_batch(...))` bit for bit; a compiled one gives them within float
+tolerance (tests/test_atari_compile.py).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+
+from aps_teach.atari.augment import augment_with, draw
+from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.devices import to_device
+
+Draws = dict[str, tuple[torch.Tensor, torch.Tensor]]
+
+
+def augmentation_draws(batch: dict[str, torch.Tensor], atari: AtariConfig, generator: torch.Generator,
+                       windows: bool = True) -> Draws:
+    """Shift offsets and intensity eps (`augment.draw`) for obs, the window's s' (if `windows`) and the
+    bootstrap s', in that order, one per stack, on the batch's device."""
+    keys = ("obs", "seq_next_obs", "boot_obs") if windows else ("obs", "boot_obs")
+    device = batch["obs"].device
+    draws = {}
+    for key in keys:
+        x = batch[key]
+        count = x.shape[0] * x.shape[1] if key == "seq_next_obs" else x.shape[0]
+        draws[key] = tuple(to_device(v, device) for v in draw(count, atari.shift_pad, generator))
+    return draws
+
+
+def apply_augmentation(batch: dict[str, torch.Tensor], atari: AtariConfig, draws: Draws
+                       ) -> dict[str, torch.Tensor]:
+    """The batch with the stacks named in `draws` augmented by them (`augment.augment_with`); the rest as
+    it is."""
+    out = dict(batch)
+    for key, (offsets, eps) in draws.items():
+        x = batch[key]
+        flat = x.flatten(0, 1) if key == "seq_next_obs" else x
+        y = augment_with(flat, atari.shift_pad, atari.intensity_scale, offsets, eps)
+        out[key] = y.unflatten(0, x.shape[:2]) if key == "seq_next_obs" else y
+    return out
+
+
+@functools.cache
+def compile_backend_error(device_type: str) -> str | None:
+    """Why torch.compile cannot run on this machine's `device_type` (cpu, cuda), or None if it can: a tiny
+    function compiled and run once (the CPU backend needs a working C++ compiler)."""
+    try:
+        probe = torch.compile(lambda x: torch.sin(x) * 2.0 + 1.0, dynamic=False)
+        probe(torch.arange(4.0, device=device_type))
+    except Exception as error:  # whatever the backend raises: the message is what the user needs
+        return f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+    return None
+
+
+def check_compile_backend(device: str | torch.device) -> None:
+    """ValueError in one line if torch.compile has no working backend for `device`."""
+    device_type = torch.device(device).type
+    error = compile_backend_error(device_type)
+    if error is not None:
+        raise ValueError(f"--compile: torch.compile does not work on {device_type} here ({error}); on a CPU "
+                         "it needs a C++ compiler (g++ or clang): install one, or drop --compile")
+
+
+class UpdateStep:
+    """One update of `learner` on a sampled batch: draws on the host, then `step` (compiled by torch.compile
+    with `compile_mode` and `backend` if `compile_mode` is given), then the counter and target copy.
+    `windows`: augment the window's s' (see `aps_teach.atari.train.augment_batch`)."""
+
+    def __init__(self, learner, atari: AtariConfig, windows: bool, compile_mode: str | None = None,
+                 backend: str = "inductor"):
+        self.learner, self.atari, self.windows = learner, atari, windows
+        self.compiled, self.graphs = compile_mode is not None, compile_mode == "reduce-overhead"
+        if self.compiled and backend == "inductor":
+            check_compile_backend(learner.device)
+        if self.compiled and learner.normaliser is not None:  # state updated in place, at fixed addresses
+            for state in (learner.normaliser.mean, learner.normaliser.count):
+                torch._dynamo.mark_static_address(state)
+        self._step = self.step if not self.compiled else torch.compile(self.step, mode=compile_mode,
+                                                                       backend=backend)
+
+    def step(self, batch: dict[str, torch.Tensor], draws: Draws) -> dict[str, torch.Tensor]:
+        """Augment, targets, losses, backward, clip, Adam: no host sync, fixed shapes."""
+        return self.learner.gradient_step(apply_augmentation(batch, self.atari, draws))
+
+    def __call__(self, batch: dict[str, torch.Tensor], generator: torch.Generator) -> dict[str, torch.Tensor]:
+        """One update; its statistics as device tensors of its own (a CUDA graph's outputs are overwritten
+        by its next replay, so compiled statistics are copied)."""
+        draws = augmentation_draws(batch, self.atari, generator, self.windows)
+        if self.graphs:
+            torch.compiler.cudagraph_mark_step_begin()  # each call is a new training step
+        stats = self._step(batch, draws)
+        if self.compiled:
+            stats = {key: value.clone() for key, value in stats.items()}
+        self.learner.count_update()
+        return stats

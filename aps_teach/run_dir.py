@@ -1,0 +1,233 @@
+"""A run directory, one object with one owner, for the gridworld and Atari pipelines alike.
+
+    OUT/config.json        what the run is (method, level or game, seed, budgets, the training config);
+                           written first, atomically, once every input has been checked
+    OUT/pretrain/          metrics.csv, checkpoint.pt (and TensorBoard files)
+    OUT/finetune/          the same for fine-tuning
+    OUT/summary.json ...   the results (gridworld: summary.json; Atari: task.json, scores.csv)
+
+`RunDir.claim` is the only way in: a directory holding another run's config is refused (nothing changed)
+unless `force`, which replaces that run; `resume` continues the run whose config matches, from whatever
+phase checkpoints exist; a new run in a directory of the same run starts it over. Stale results never mix
+with a new config: a claim that starts over removes the run files it restarts *before* writing config.json.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from aps_teach.cli_errors import Interrupted
+from aps_teach.files import load_checkpoint, write_text_atomic
+
+CONFIG = "config.json"
+PHASES = ("pretrain", "finetune")
+RUN_FILES = ("pretrain", "finetune", "summary.json", "task.json", "scores.csv", "overview.png")
+"""What a run writes besides config.json; a claim that starts a run over removes these and nothing else."""
+PHASE_NAMES = {"pretrain": "pretraining", "finetune": "fine-tuning"}
+
+
+def say(message: str) -> None:
+    """A status line for the person at the terminal (stderr, beside the progress bars)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def config_differences(saved: Mapping, ours: Mapping, prefix: str = "", *, ignore: Collection[str] = (),
+                       shared_only: bool = False) -> list[tuple[str, Any, Any]]:
+    """(dotted field, saved value, our value) for every field where two nested config dicts differ (run
+    directories, checkpoints and sweep records all compare configs with it).
+
+    `ignore`: dotted fields never compared; `shared_only`: top-level keys absent from either side are
+    not differences (a later command adds what an earlier one did not decide, e.g. the fine-tuning budget).
+    """
+    keys = set(saved) & set(ours) if shared_only else set(saved) | set(ours)
+    out = []
+    for key in sorted(keys):
+        name = f"{prefix}{key}"
+        if name in ignore:
+            continue
+        a, b = saved.get(key), ours.get(key)
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            out += config_differences(a, b, f"{name}.", ignore=ignore)
+        elif a != b:
+            out.append((name, a, b))
+    return out
+
+
+def describe_differences(diff: Sequence[tuple[str, object, object]], theirs: str, ours: str) -> str:
+    """`differences` as text: 'name (theirs a, ours b), ...'."""
+    return ", ".join(f"{name} ({theirs} {a!r}, {ours} {b!r})" for name, a, b in diff)
+
+
+class RunDir:
+    """A run's directory: its config.json, its phases' checkpoints, its results (see the module docstring)."""
+
+    def __init__(self, path: str | Path, resume: bool = False):
+        self.path = Path(path)
+        self.resume = resume
+        """Whether the claim was a --resume: `resumes(phase)` continues a phase from its checkpoint."""
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / CONFIG
+
+    def checkpoint(self, phase: str) -> Path:
+        return self.path / phase / "checkpoint.pt"
+
+    def resumes(self, phase: str) -> bool:
+        """Whether `phase` continues from a checkpoint: a resumed run whose phase has one."""
+        return self.resume and self.checkpoint(phase).exists()
+
+    def saved_config(self) -> dict | None:
+        """config.json, or None if there is none; ValueError naming the file and the reason if it is not a
+        config this package wrote."""
+        path = self.config_path
+        if self.path.exists() and not self.path.is_dir():
+            raise ValueError(f"{self.path} is a file, not a run directory; give another --out")
+        if not path.exists():
+            return None
+        text = path.read_text(errors="replace")
+        if not text.strip():
+            raise ValueError(f"corrupt run config {path}: the file is empty; delete it (or give --force) to "
+                             "start the run over")
+        try:
+            saved = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"corrupt run config {path}: not valid JSON ({error}); delete it (or give "
+                             "--force) to start the run over") from None
+        if not isinstance(saved, dict):
+            raise ValueError(f"corrupt run config {path}: a JSON {type(saved).__name__}, not an object of "
+                             "config fields")
+        return saved
+
+    def read_config(self, required: Sequence[str] = (), hint: str = "") -> dict:
+        """config.json with at least the `required` fields: FileNotFoundError if there is none (with `hint`,
+        e.g. the command that writes it), ValueError naming the file and what is wrong if it is corrupt."""
+        saved = self.saved_config()
+        if saved is None:
+            raise FileNotFoundError(f"{self.config_path} not found" + (f": {hint}" if hint else ""))
+        missing = [key for key in required if key not in saved]
+        if missing:
+            raise ValueError(f"corrupt run config {self.config_path}: no {', '.join(missing)} field")
+        return saved
+
+    def claim(self, config: dict, *, resume: bool = False, force: bool = False, ignore: Collection[str] = (),
+              restart: Sequence[str] = RUN_FILES) -> dict:
+        """Make this directory hold the run `config` (a JSON-able dict) and return the config it holds.
+
+        Call it after every input is checked: it is the first write. Against a config.json already there
+        (fields in both compared, `ignore` excepted): another run is refused, naming the differing fields,
+        unless `force`; the same run is continued with `resume` (fields it lacks are added) or else started
+        over. Forced or started over, the `restart` files go first; a claim restarting every run file then
+        writes `config` alone, one restarting a phase (finetune) updates the saved config with it. Without
+        config.json, a directory holding run files is refused unless `force`.
+        """
+        if resume and force:
+            raise ValueError("--resume continues the run in --out, --force replaces it: give one of them")
+        self.resume = resume
+        saved = self.saved_config()
+        if saved is None:
+            stray = self._present(RUN_FILES)
+            if stray and not force:
+                raise ValueError(f"{self.path} holds run files ({', '.join(stray)}) but no {CONFIG}: not a "
+                                 "run this command can continue; give another --out, or --force to replace "
+                                 "them")
+            if resume:
+                say(f"nothing to resume in {self.path} (no {CONFIG}): starting the run")
+            self._remove(RUN_FILES if force else ())
+            return self._write(config)
+        diff = config_differences(saved, config, ignore=ignore, shared_only=True)
+        if diff and not force:
+            action = "cannot resume it" if resume else "refusing to mix two runs in one directory"
+            raise ValueError(f"{self.config_path} holds another run ({action}): "
+                             f"{describe_differences(diff, 'saved', 'this run')}; give another --out, or "
+                             "--force to replace that run")
+        whole = set(RUN_FILES) <= set(restart)  # a new run: config.json is ours alone
+        if diff:
+            say(f"replacing the run in {self.path} (--force): "
+                f"{describe_differences(diff, 'was', 'now')}")
+            self._remove(restart)
+            return self._write(config if whole else {**saved, **config})
+        if resume:
+            say(f"resuming {self.path}: {self.standing()}")
+            merged = {**config, **saved}
+        else:
+            removed = self._remove(restart)
+            if removed:
+                say(f"starting over in {self.path}: removed {', '.join(removed)} (--resume would have "
+                    "continued from them)")
+            merged = config if whole else {**config, **saved}
+        return self._write(merged) if merged != saved else saved
+
+    def _present(self, names: Sequence[str]) -> list[str]:
+        return [name for name in names if (self.path / name).exists()]
+
+    def _remove(self, names: Sequence[str]) -> list[str]:
+        removed = self._present(names)
+        for name in removed:
+            path = self.path / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        return removed
+
+    def _write(self, config: dict) -> dict:
+        self.path.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(self.config_path, json.dumps(config, indent=2))
+        return config
+
+    def phase_progress(self, phase: str) -> tuple[int | None, int | None] | None:
+        """(env steps done, env steps of the whole phase) of `phase`'s checkpoint (None where it does not
+        say), or None without a checkpoint. Reads the counters only: the tensors stay on disk."""
+        path = self.checkpoint(phase)
+        if not path.exists():
+            return None
+        state = load_checkpoint(path, "cpu", mmap=True)  # "cpu": a GPU run's checkpoint reads anywhere
+        return state.get("env_steps"), state.get("total_env_steps")
+
+    def phase_standing(self, phase: str) -> str:
+        """Where a phase stands on disk: not started, checkpointed at env step N of M, or finished."""
+        name = PHASE_NAMES.get(phase, phase)
+        try:
+            progress = self.phase_progress(phase)
+        except ValueError as error:
+            return f"{name}: {error}"
+        if progress is None:
+            return f"{name} not started"
+        done, total = progress
+        if done is None:
+            return f"{name} checkpointed"
+        if total is not None and done >= total:
+            return f"{name} finished ({done:,} env steps)"
+        return f"{name} checkpointed at env step {done:,}" + (f" of {total:,}" if total else "")
+
+    def standing(self) -> str:
+        """Where the run stands: each phase's checkpoint, and whether its results are written."""
+        done = [name for name in ("summary.json", "scores.csv") if (self.path / name).exists()]
+        phases = "; ".join(self.phase_standing(phase) for phase in PHASES)
+        return phases + (f"; results in {', '.join(done)}" if done else "")
+
+
+def resume_command(prog: Sequence[str], argv: Sequence[str]) -> str:
+    """The shell command that continues a run started by `prog argv`: --force dropped, --resume added."""
+    args = [arg for arg in argv if arg not in ("--force", "--resume")]
+    return shlex.join([*prog, *args, "--resume"])
+
+
+@contextmanager
+def resume_hint_on_interrupt(out: str | Path | None, command: str) -> Iterator[None]:
+    """On Ctrl-C inside, with a run directory `out`: raise `Interrupted` saying where that run stands and the
+    command that continues it (the CLI prints it as one line, exit status 130)."""
+    try:
+        yield
+    except KeyboardInterrupt as stop:
+        if out is None or isinstance(stop, Interrupted):
+            raise
+        raise Interrupted(f"{RunDir(out).standing()}; continue with: {command}") from None
