@@ -66,6 +66,9 @@ BAD_VALUES = [
     (["atari", "sweep", "--out", ""], "atari", "--out is empty"),
     (["atari", "run", "--out", "OUT", "--atari.gamma", "2"], "atari", "gamma must be in (0, 1], got 2.0"),
     (["atari", "run", "--out", "OUT", "--seed", "-1"], "atari", "seed must be an integer >= 0, got -1"),
+    (["atari", "pretrain", "--out", "OUT", "--atari.batch-size", "8"], "atari",
+     "k must be less than the kNN particle set of a minibatch, 8 states (batch_size 8), each excluding "
+     "itself; got k=10 for aps"),
 ]
 
 

@@ -40,7 +40,7 @@ import torch
 from tqdm.auto import tqdm
 
 from aps_teach.agents import METHODS, Method
-from aps_teach.atari.agent import AtariLearner
+from aps_teach.atari.agent import AtariLearner, agent_config
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.devices import to_device
 from aps_teach.atari.envs import check_game, make_vector_env
@@ -594,6 +594,7 @@ def start_run_dir(out: str | os.PathLike, game: str, method: str, seed: int, con
     --compile without a working backend, before writing anything."""
     resolve_device(config.device)
     check_seed(seed)
+    agent_config(config.atari, method).check_particles()  # k against the minibatch, once the method is known
     if config.compile:
         check_compile_backend(config.device)
     run = RunDir(out)
