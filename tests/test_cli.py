@@ -95,3 +95,14 @@ def test_interrupted_is_one_line_with_where_the_work_stands(capsys):
     assert capsys.readouterr().err == expected
     with pytest.raises(KeyboardInterrupt):
         run_cli("aps-teach gridworld", stopped, debug=True)
+
+
+def test_transfer_writes_under_runs_by_default_one_directory_per_configuration():
+    from pathlib import Path
+
+    from aps_teach.cli_gridworld import Transfer
+
+    default, other = Transfer().results_dir(), Transfer(pretrain_steps=1600).results_dir()
+    assert default.parent == other.parent == Path("runs/transfer") and default != other
+    assert Transfer(tasks=3).results_dir() != default and Transfer(method="visr").results_dir() == default
+    assert Transfer(out=Path("results/transfer")).results_dir() == Path("results/transfer")

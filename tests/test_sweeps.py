@@ -171,28 +171,38 @@ def test_bootstrap_interval_does_not_depend_on_the_order_of_the_values():
     assert mean_with_ci(shuffled) == mean_with_ci(values)
 
 
-def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path):
+def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path, monkeypatch):
+    import hashlib
+    import json
+
     from aps_teach.experiments import run_figure4_sweep
 
+    monkeypatch.chdir(tmp_path)
     budget = {"pretrain_steps": 800, "finetune_steps": 800, "identify_steps": 800, "eval_episodes": 4}
-    report = run_figure4_sweep(["aps", "dqn"], ["easy"], 1, tmp_path, budget, workers=2, progress=False)
+    report = run_figure4_sweep(["aps", "dqn"], ["easy"], 1, None, budget, workers=2, progress=False)
+    # no --out: a directory of its own under runs/figure4, named after the recorded configuration's hash
+    (out,) = (tmp_path / "runs" / "figure4").iterdir()
+    record = json.loads((out / "figure4.sweep.json").read_text())
+    assert record["budget"] == budget and record["train"]["agent"]["method"] == "aps"
+    expected = hashlib.sha256(json.dumps([record], sort_keys=True).encode()).hexdigest()[:12]
+    assert out.name == expected
     assert sorted(report.completed) == ["aps-easy-seed0", "dqn-easy-seed0"] and not report.failures
-    rows = read_rows(tmp_path / "figure4.csv")
+    rows = read_rows(out / "figure4.csv")
     assert len(rows) == 4 and {r["phase"] for r in rows} == {"zero_shot", "finetuned"}
     assert all(0.0 <= float(r["success_rate"]) <= 1.0 and len(r["config_hash"]) == 12 for r in rows)
-    assert (tmp_path / "figure4.png").read_bytes()[:4] == b"\x89PNG"
-    again = run_figure4_sweep(["aps", "dqn"], ["easy"], 1, tmp_path, budget, workers=2, progress=False)
-    assert again.completed == [] and len(again.skipped) == 2
+    assert (out / "figure4.png").read_bytes()[:4] == b"\x89PNG"
+    again = run_figure4_sweep(["aps", "dqn"], ["easy"], 1, None, budget, workers=2, progress=False)
+    assert again.completed == [] and len(again.skipped) == 2  # the same command found its directory
     with pytest.raises(ValueError, match="unknown methods or levels"):
-        run_figure4_sweep(["ppo"], ["easy"], 1, tmp_path, budget)
+        run_figure4_sweep(["ppo"], ["easy"], 1, out, budget)
     # another budget into the same directory: refused before any run, every file as it was
-    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
     refusal = (r"figure4.csv holds runs of another configuration; differing fields: "
                r"budget.pretrain_steps \(file 800, this sweep 1600\)\. Give another")
     with pytest.raises(ValueError, match=refusal):
-        run_figure4_sweep(["aps", "dqn"], ["easy"], 1, tmp_path, {**budget, "pretrain_steps": 1600},
+        run_figure4_sweep(["aps", "dqn"], ["easy"], 1, out, {**budget, "pretrain_steps": 1600},
                           workers=2, progress=False)
-    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
 
 
 def test_summarise_can_leave_out_nan_values():
