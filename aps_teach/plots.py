@@ -14,6 +14,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.collections import LineCollection
 from matplotlib.colors import LogNorm
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -42,10 +43,13 @@ def level_image(layout: gridworld.Layout) -> np.ndarray:
 
 
 def _grid_lines(ax, shape: tuple[int, int]) -> None:
-    ax.set_xticks(np.arange(-0.5, shape[1], 1), minor=True)
-    ax.set_yticks(np.arange(-0.5, shape[0], 1), minor=True)
-    ax.grid(which="minor", color="white", linewidth=0.5)
-    ax.tick_params(which="both", length=0, labelbottom=False, labelleft=False)
+    """White lines between the cells, as one collection (a grid of minor ticks draws 10x slower)."""
+    height, width = shape
+    rows = [[(-0.5, y), (width - 0.5, y)] for y in np.arange(-0.5, height, 1)]
+    cols = [[(x, -0.5), (x, height - 0.5)] for x in np.arange(-0.5, width, 1)]
+    ax.add_collection(LineCollection(rows + cols, colors="white", linewidths=0.5, zorder=1.5), autolim=False)
+    ax.set_xticks([])
+    ax.set_yticks([])
 
 
 def plot_level(ax, layout: gridworld.Layout, title: str | None = None):
@@ -216,12 +220,18 @@ def plot_cell_map(ax, layout: gridworld.Layout, grid: np.ndarray, title: str | N
     return image
 
 
-def set_cell_map(image, grid: np.ndarray) -> None:
-    """Show a new (H, W) array in an image from `plot_cell_map`, rescaling its colours to the array."""
+def colour_limits(*grids: np.ndarray) -> tuple[float, float]:
+    """(low, high) over the finite values of all `grids`, high > low; (0, 1) when there are none."""
+    finite = np.concatenate([np.ravel(grid)[np.isfinite(np.ravel(grid))] for grid in grids])
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    return low, high if high > low else low + 1e-9
+
+
+def set_cell_map(image, grid: np.ndarray, limits: tuple[float, float] | None = None) -> None:
+    """Show a new (H, W) array in an image from `plot_cell_map`, its colours scaled to `limits` (low,
+    high), by default to the array's own range."""
     image.set_data(grid)
-    finite = grid[np.isfinite(grid)]
-    low, high = (finite.min(), finite.max()) if finite.size else (0.0, 1.0)
-    image.set_clim(low, high if high > low else low + 1e-9)
+    image.set_clim(*(limits if limits is not None else colour_limits(grid)))
 
 
 def action_arrows(actions: np.ndarray) -> tuple[np.ma.MaskedArray, np.ma.MaskedArray]:
