@@ -339,10 +339,10 @@ def plot_transfer(rows: Sequence[dict]):
     bars.set_title("zero-shot transfer, mean and 95% CI over tasks x seeds")
     bars.legend(title="method", frameon=False)
     unidentified = sum(1 for row in rows if not int(row["identified"]))
-    scatter.set_xlabel("R^2 of r ~ phi(s')^T c on the identification data")
+    scatter.set_xlabel(r"$R^2$ of $r \approx \phi(s')^\top c$ on the identification data")
     scatter.set_ylabel("normalised score")
-    note = f"\n({unidentified} tasks saw no reward: no R^2, not shown)" if unidentified else ""
-    scatter.set_title(f"score against how linear the task is in phi{note}")
+    note = f"\n({unidentified} tasks saw no reward: no $R^2$, not shown)" if unidentified else ""
+    scatter.set_title(f"score against how linear the task is in $\\phi${note}")
     scatter.legend(frameon=False, fontsize="small")
     fig.tight_layout()
     return fig
@@ -555,13 +555,13 @@ def plot_zero_shot(axes, layout: gridworld.Layout, shot) -> dict:
     drawn = {"task": plot_cell_map(axes[0], layout, task, title, cmap="viridis", **scale)}
     drawn["path"] = draw_path(axes[0], shot.rollout.positions, PATH_COLOURS[0], "greedy GPI path")
     axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), frameon=False, fontsize="small")
-    fit = f"R^2 = {shot.fit.r2:.3f}" if shot.fit.identified else "no reward seen: w drawn at random"
+    fit = f"$R^2$ = {shot.fit.r2:.3f}" if shot.fit.identified else "no reward seen: $w$ drawn at random"
     drawn["fitted"] = plot_cell_map(axes[1], layout, shot.fitted_reward,
-                                    f"what the linear fit believes: phi(s')^T c\n({fit})", cmap="viridis",
-                                    **scale)
+                                    f"what the linear fit believes: $\\phi(s')^\\top c$\n({fit})",
+                                    cmap="viridis", **scale)
     drawn["value"] = plot_cell_map(axes[2], layout, shot.value,
-                                   "value max_a psi(s, a, w)^T w\nand greedy action (policy w alone)",
-                                   cmap="cividis")
+                                   "value $\\max_a \\psi(s, a, w)^\\top w$\n"
+                                   "and greedy action (policy $w$ alone)", cmap="cividis")
     drawn["arrows"] = plot_greedy_arrows(axes[2], shot.action)
     for ax, name, label in zip(axes, ("task", "fitted", "value"), ("reward", "reward", "value"), strict=True):
         fig.colorbar(drawn[name], ax=ax, fraction=0.046, label=label)
@@ -583,7 +583,7 @@ def plot_run_overview(layout: gridworld.Layout, learner: Learner, particles: tor
         maps = reward_maps(learner, cells, particles if learner.config.uses_knn else None, w)
         values = value_map(learner, cells, w)
         keys = ", ".join(held) or "none"
-        panels = [("explore", f"exploration term (kNN)\nkeys held: {keys}", "magma"),
+        panels = [("explore", f"exploration term (kNN particle reward)\nkeys held: {keys}", "magma"),
                   ("exploit", f"exploitation term $\\phi(s)^\\top w$\nkeys held: {keys}", "viridis")]
         for c, (name, label, cmap) in enumerate(panels):
             ax = fig.add_subplot(grid[r, c])
