@@ -248,8 +248,9 @@ print(f"{'optimal':>10}: {best:.3f}  (value iteration on w_new, for reference)")
 # <details><summary>Answer</summary>
 #
 # It ranks them by how well each does *its own* job, here by which key is nearer, not by what it
-# earns on your task. Near the purple key it follows $\pi_{\text{purple}}$ even though the green key
-# pays three times as much, so it fetches the wrong key first.
+# earns on your task. On the cells nearer the purple key it follows $\pi_{\text{purple}}$, although the
+# green key pays three times as much, so from there it fetches the key worth less first: its start
+# value is below GPI's.
 #
 # </details>
 
