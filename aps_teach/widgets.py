@@ -10,8 +10,9 @@ Colab): the figure is shown as a PNG image in a normal display output that each 
 replaces (its `display_id`), so without a widget frontend (CI, GitHub's viewer) the default view is
 still there. A redraw updates the image artists in place, recomputes every panel (a few ms: small
 networks on one thread) and renders the PNG at 80 dpi (~0.2 s of one core:
-benchmarks/explorer_redraw.py); the controls are disabled meanwhile. "Same colour scale at every checkpoint" fixes each panel's colour limits
-to its range over all of the run's checkpoints, so that a change of size between checkpoints shows.
+benchmarks/explorer_redraw.py); the controls are disabled meanwhile. "Same colour scale at every
+checkpoint" fixes each panel's colour limits to its range over all of the run's checkpoints, so that a
+change of size between checkpoints shows.
 """
 
 from __future__ import annotations
