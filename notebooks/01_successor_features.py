@@ -111,9 +111,8 @@ print("environment reward == phi^T w for every move:", np.allclose(easy.events @
 # so TD learning works on it feature by feature. `tabular.successor_features_td` sweeps over every
 # $(s, a)$ in a random order and moves $\psi(s, a)$ a step $\alpha$ towards its one-step target:
 #
-# $$\psi(s, a) \leftarrow \psi(s, a)
-#   + \alpha \big[\phi(s, a, s') + \gamma \textstyle\sum_{a'} \pi(a' \mid s')\, \psi(s', a')
-#   - \psi(s, a)\big],$$
+# $$\psi(s, a) \leftarrow \psi(s, a) + \alpha \big[\phi(s, a, s') +
+#   \gamma \textstyle\sum_{a'} \pi(a' \mid s')\, \psi(s', a') - \psi(s, a)\big],$$
 #
 # with the bootstrap term dropped when $s'$ ends the episode. Take the uniformly random policy, learn
 # $\psi$ by TD, and compare $\psi^\top w$ with $Q^\pi$ computed the direct way: Bellman backups on the

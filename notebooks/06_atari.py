@@ -25,8 +25,8 @@
 # The reward APS pretrains on is the paper's equation (6), unchanged (notation as in notebook 01; the
 # paper writes $\phi(s)$ in the first term, the state the transition reaches):
 #
-# $$r_{\text{APS}}(s, a, s') = \underbrace{\phi(s')^\top w}_{\text{exploitation (4)}}
-#   + \underbrace{\log\Big(1 + \frac{1}{k} \sum_{h^{(j)} \in N_k(h)} \lVert h - h^{(j)} \rVert\Big)}_{
+# $$r_{\text{APS}}(s, a, s') = \underbrace{\phi(s')^\top w}_{\text{exploitation (4)}} +
+#   \underbrace{\log\Big(1 + \frac{1}{k} \sum_{h^{(j)} \in N_k(h)} \lVert h - h^{(j)} \rVert\Big)}_{
 #   \text{exploration (2)}}, \qquad h = \phi(s'). \tag{6}$$
 #
 # After this notebook you will be able to:
