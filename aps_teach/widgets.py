@@ -8,7 +8,7 @@ each cell; where the kNN particles are, where the agent has been, and the value 
 greedy action. Works with plain ipywidgets and the inline matplotlib backend (no ipympl, broken on
 Colab): the figure is shown as a PNG image in a normal display output that each control change
 replaces (its `display_id`), so without a widget frontend (CI, GitHub's viewer) the default view is
-still there. A redraw updates the image artists in place, recomputes every panel (a few ms: small
+still there. A redraw updates the image artists in place, recomputes every panel (under 30 ms: small
 networks on one thread) and renders the PNG at 80 dpi (0.2-0.3 s of one core:
 benchmarks/explorer_redraw.py); the controls are disabled meanwhile. "Same colour scale at every
 checkpoint" fixes each panel's colour limits to its range over all of the run's checkpoints, so that a
