@@ -2,7 +2,7 @@
 
 `committed_result("gridworld/figure4.csv")` finds a file of the repository's `results/` folder both in a
 checkout and from an installed wheel (Colab, no repository): the wheel ships `results/` as package data
-`aps_teach/results/` (see setup.py), read with importlib.resources.
+`aps_teach/results/` (pyproject.toml maps the folder to that package), read with importlib.resources.
 """
 
 from __future__ import annotations

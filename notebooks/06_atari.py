@@ -242,10 +242,10 @@ print(f"a replay that stored every step would give about {len(next_stacks) / len
 # $$y_t = \sum_{i=0}^{m-1} \gamma^i r_{t+i} + \gamma^m\, \text{alive}\; \psi(s_{t+m}, a', w),
 #   \qquad a' = \arg\max_a \psi(s_{t+m}, a, w)^\top w.$$
 #
-# A window must stop at the end of a game, and, while pretraining, where the env's task $w$ was redrawn
-# (every 10 steps): a window's return is for one task. The replay rebuilds each window from its rows and returns
-# `seq_mask` (which steps count: the first $m$), `boot_steps` ($m$) and `boot_alive` (0 when the last
-# step was terminal, so nothing is bootstrapped).
+# A window must stop at the end of a game, and, while pretraining, where the env's task $w$ was
+# redrawn (every 10 steps): a window's return is for one task. The replay rebuilds each window from its
+# rows and returns `seq_mask` (which steps count: the first $m$), `boot_steps` ($m$) and `boot_alive`
+# (0 when the last step was terminal, so nothing is bootstrapped).
 #
 # A hand case with 1×1 "frames" whose value is the step number + 1 (0 is padding), a stack of 2,
 # rewards equal to the step number: game A is steps 0–3 and ends at step 3; step 4 is the autoreset

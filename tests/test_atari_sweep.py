@@ -82,7 +82,8 @@ def test_a_sweep_directory_keeps_one_nstep_reward_mode(swept):
     out, _ = swept
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     other = tiny(atari=replace(tiny().atari, nstep_reward="sum"))
-    with pytest.raises(ValueError, match=r"differing fields: atari.nstep_reward \(file 'last', this sweep 'sum'\)\. "):
+    refusal = r"differing fields: atari.nstep_reward \(file 'last', this sweep 'sum'\)\. "
+    with pytest.raises(ValueError, match=refusal):
         run_atari_sweep(["pong"], ["aps", "dqn"], 1, other, out, progress=False)
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before  # nothing written
 

@@ -13,7 +13,7 @@ from test_notebooks import SOURCES, check_printed_output
 from aps_teach.notebooks import execute
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILD_INPUTS = ["aps_teach", "gridworld", "results", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md"]
+BUILD_INPUTS = ["aps_teach", "gridworld", "results", "pyproject.toml", "README.md"]
 WHERE = "import aps_teach, gridworld; print('imported from', aps_teach.__file__, gridworld.__file__)"
 
 
