@@ -6,6 +6,7 @@ import csv
 import multiprocessing
 import os
 import sys
+from dataclasses import replace
 
 import pytest
 from test_atari_train import tiny
@@ -77,15 +78,14 @@ def test_the_summary_is_the_aggregate_of_each_games_seed_mean(swept):
         summary_rows([{**rows[0], "nstep_reward": "last"}, {**rows[1], "nstep_reward": "sum"}])
 
 
-def test_a_sweep_directory_keeps_one_nstep_reward_mode(swept, capsys):
-    from aps_teach.cli import main
-
+def test_a_sweep_directory_keeps_one_nstep_reward_mode(swept):
     out, _ = swept
-    before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
-    assert main(["atari", "sweep", "--out", str(out), "--atari.nstep-reward", "sum"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "atari.nstep_reward (file 'last', this sweep 'sum')" in err
-    assert {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()} == before  # nothing written
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    other = tiny(atari=replace(tiny().atari, nstep_reward="sum"))
+    refusal = r"differing fields: atari.nstep_reward \(file 'last', this sweep 'sum'\)\. "
+    with pytest.raises(ValueError, match=refusal):
+        run_atari_sweep(["pong"], ["aps", "dqn"], 1, other, out, progress=False)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before  # nothing written
 
 
 def test_finished_runs_are_skipped_and_an_interrupted_one_resumes_to_the_same_row(swept, monkeypatch):

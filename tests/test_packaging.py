@@ -61,3 +61,11 @@ def test_gridworld_never_imports_aps_teach():
         imported = {alias.name for node in nodes if isinstance(node, ast.Import) for alias in node.names}
         imported |= {node.module or "" for node in nodes if isinstance(node, ast.ImportFrom)}
         assert not any(name.split(".")[0] == "aps_teach" for name in imported), path
+
+
+def test_pyproject_lists_every_package():
+    """pyproject.toml lists the packages (to map results/ into aps_teach.results): none may be missing."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    on_disk = {".".join(path.parent.relative_to(ROOT).parts) for top in ("aps_teach", "gridworld")
+               for path in (ROOT / top).rglob("__init__.py")}
+    assert on_disk <= listed and listed - on_disk == {"aps_teach.results"}
