@@ -321,7 +321,7 @@ def test_transfer_acts_with_gpi_only_when_the_learner_config_says_so():
 
     found = ((seed, r) for seed in range(8) if (r := scored(seed))[True] != r[False])
     seed, returns = next(found, (None, None))
-    assert seed is not None, "GPI and greedy acting tie for every learner seed: this test cannot tell them apart"
+    assert seed is not None, "GPI and greedy acting tie for every seed: this test cannot tell them apart"
     for gpi in (True, False):
         learner, _, config = learner_and_w(seed, gpi)
         row = transfer.transfer_task(learner, "open10", reward_map, 7, references=exact(OPEN, reward_map),
