@@ -35,14 +35,26 @@
 # * **paint a reward map** on a maze and watch a reward-free APS agent infer and chase it.
 
 # %%
-# On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
+# On Colab, this installs the course's library at the release these notebooks were run with.
+# Elsewhere it does nothing: install once from the repository instead (pip install -e .).
 import sys
 
 if "google.colab" in sys.modules:
-    import subprocess
+    from importlib.metadata import distributions
 
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "aps-teach @ git+https://github.com/aps-teach/aps-teach"], check=True)
+    from IPython import get_ipython
+
+    def versions():
+        return {d.metadata["Name"].lower(): d.version for d in distributions()}
+
+    before = versions()
+    requirement = "aps-teach @ git+https://github.com/aps-teach/aps-teach@v0.1.0"
+    get_ipython().run_line_magic("pip", f'install "{requirement}"')  # %pip install, errors shown
+    upgraded = [f"{name} {before[name]} -> {new}" for name, new in versions().items()
+                if before.get(name, new) != new]
+    if upgraded:
+        print("Upgraded preinstalled packages:", ", ".join(upgraded))
+        print("Restart the runtime now (Runtime > Restart session), then run the notebook from the top.")
 
 # %% tags=["parameters"]
 import os
@@ -77,6 +89,7 @@ from scipy.stats import spearmanr
 import gridworld
 from aps_teach import agents, exercises, plots, rewards, train
 from aps_teach.agents import Learner, sf_td_target
+from aps_teach.course import committed_result
 from aps_teach.experiments import adapt_and_score, result_rows
 from aps_teach.rollouts import greedy_rollout, oracle_task, transitions
 from aps_teach.snapshots import pretrain_with_snapshots
@@ -306,12 +319,10 @@ explorer.show()
 
 # %%
 def my_gpi_action(psi, w, z):
-    raise NotImplementedError("your answer here")
+    raise NotImplementedError  # your code
 
 
-if exercises.SOLUTIONS:  # APS_TEACH_SOLUTIONS=1 fills in the library's answer
-    my_gpi_action = exercises.solution("gpi_action")
-exercises.check_gpi_action(my_gpi_action)
+my_gpi_action = exercises.check_gpi_action(my_gpi_action)
 
 # %% [markdown]
 # **2. The n-step SF TD target.** For a batch of windows of n steps: `base` (B, n, d) is φ(s'_i),
@@ -323,12 +334,10 @@ exercises.check_gpi_action(my_gpi_action)
 
 # %%
 def my_sf_td_target(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
-    raise NotImplementedError("your answer here")
+    raise NotImplementedError  # your code
 
 
-if exercises.SOLUTIONS:
-    my_sf_td_target = exercises.solution("sf_td_target")
-exercises.check_sf_td_target(my_sf_td_target)
+my_sf_td_target = exercises.check_sf_td_target(my_sf_td_target)
 
 # %% [markdown]
 # ## Zero-shot and fine-tuned success, beside VISR and APT
@@ -342,7 +351,7 @@ exercises.check_sf_td_target(my_sf_td_target)
 # baseline without pretraining: its "zero-shot" is its untrained policy.
 
 # %%
-results_file = os.path.join("..", "results", "gridworld", "figure4.csv")
+results_file = committed_result("gridworld/figure4.csv")
 file_rows = read_rows(results_file)
 summary = summarise(file_rows, by=("method", "level", "phase"), value="success_rate")
 file_hashes = sorted({row["config_hash"] for row in file_rows})
