@@ -17,7 +17,8 @@
 # Notebook 01 computed successor features ψ exactly, for features φ we chose. VISR (Hansen et al.,
 # 2020) *learns* φ(s) without any reward, together with a family of policies, one per task vector w
 # on the unit sphere. A new task then costs three moves: collect some rewards, fit r ≈ φ(s')ᵀw by
-# least squares, act greedily on ψ(s, a, w)ᵀw.
+# least squares, act greedily on ψ(s, a, w)ᵀw. (The symbols are those of notebook 01's notation
+# table.)
 #
 # **After this notebook you can**
 #
@@ -28,7 +29,7 @@
 #   wrong w;
 # * say why VISR solves the easy level zero-shot and why it cannot solve the hard one.
 #
-# **Time.** About 3 minutes of computing in teaching mode on a 2-core CPU, and about 30 minutes to
+# **Time.** 2 to 4 minutes of computing in teaching mode on a 2-core CPU, and about 30 minutes to
 # read and do the exercise. Notebook 02b continues with any task on any maze.
 #
 # **What reproduces from the paper.** The paper's Figure 4 has VISR well ahead of APT on the easy
@@ -141,8 +142,8 @@ print(f"VISR ahead of APT zero-shot on easy, intervals apart: {visr_easy[1] > ap
 #
 # $$r_{\text{VISR}}(s, a, s') = \log q(w \mid s') = \phi(s')^\top w + \text{const}.$$
 #
-# The same dot product, averaged over replayed (s', w) pairs, is the discriminator's loss, Eq. (5)
-# of the paper:
+# The same dot product, averaged over replayed (s', w) pairs, is the discriminator's loss; the paper
+# writes it for APS, whose φ is trained the same way, as Eq. (5):
 #
 # $$L = -\,\mathbb{E}_{s', w}\big[\phi(s')^\top w\big]. \tag{5}$$
 #
@@ -290,8 +291,8 @@ for column, label, w in zip(axes.T, labels, skills, strict=True):
                                     **scale)
         fig.colorbar(image, ax=ax, fraction=0.046, label=r"$\phi(s')^\top w$")
     plots.draw_path(column[0], rollout.positions, plots.PATH_COLOURS[labels.index(label)], label)
-fig.suptitle(r"the reward $\phi(s')^\top w$ of four skills on the easy level (white: walls and states "
-             "that do not exist), and each skill's path (circle: start, cross: end)")
+fig.suptitle(r"the reward $\phi(s')^\top w$ of four skills on the easy level, and each skill's path "
+             "(circle: start, cross: end); grey: walls, white: cells no state with these keys can be on")
 fig.tight_layout()
 print(f"skills that earn more along their path than over all states: {earns_more} of {num_skills}")
 for level in levels:
@@ -495,12 +496,18 @@ for other in more_seeds:
     finetuned.append(result.finetuned_success)
 print(f"easy level, success >= 0.5 zero-shot on {sum(x >= 0.5 for x in zero_shot)} of {len(zero_shot)} "
       f"seeds, after fine-tuning on {sum(x >= 0.5 for x in finetuned)} of {len(finetuned)}")
+along = summarise([row for row in read_rows(course.committed_result("gridworld/figure4.csv"))
+                   if row["method"] == "visr" and row["level"] == "easy"], by=("finetune_steps",),
+                  value="success_rate")  # one row per run and evaluation: 0 steps is zero-shot
+points = sorted((int(steps), mean, n) for (steps,), (mean, _, _, n) in along.items())
+print(f"committed sweep, visr on easy, mean success over {points[0][2]} seeds along fine-tuning: "
+      + ", ".join(f"{mean:.2f} at {steps:,}" for steps, mean, _ in points) + " steps")
 
 # %% [markdown]
 # A success curve along fine-tuning can dip before it recovers: ψ was pretrained on intrinsic
 # rewards paid at every step, and under the sparse task reward those values deflate only slowly,
-# while the greedy policy follows their stale ordering. The committed sweep shows the dip in its
-# mean over 10 seeds (README, "Reproducing Figure 4").
+# while the greedy policy follows their stale ordering. The committed sweep's mean over 10 seeds
+# (the last line) shows such a dip.
 #
 # ## Where VISR never went on the hard level
 #
@@ -523,8 +530,8 @@ for ax, held in zip(axes, held_sets, strict=True):
     missed[held] = len(in_set) - int(sum(in_set))
 bar = fig.colorbar(image, ax=axes, ticks=[0, 1], fraction=0.02)
 bar.ax.set_yticklabels(["never visited", "visited"])
-fig.suptitle(f"VISR's pretraining on the hard level ({pretrain_steps:,} env steps); white: walls, and cells "
-             "no state with these keys can be on")
+fig.suptitle(f"VISR's pretraining on the hard level ({pretrain_steps:,} env steps); grey: walls, white: "
+             "cells no state with these keys can be on")
 plt.show()
 worst = max(missed, key=missed.get)
 print("every reachable state visited" if not any(missed.values()) else

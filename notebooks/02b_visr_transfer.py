@@ -167,7 +167,9 @@ print("greedy action of policy w, cells per action:",
 #
 # $$\text{score} = \frac{G - G_{\text{random}}}{G_{\text{optimal}} - G_{\text{random}}},$$
 #
-# 0 for random, 1 for optimal. Both learners, centred and raw, are scored on the painted task.
+# 0 for random, 1 for optimal. G is a mean over `eval_episodes` sampled episodes while the references
+# are expected returns, so a policy that is optimal can score a little above 1 by chance. Both
+# learners, centred and raw, are scored on the painted task.
 
 # %%
 references = transfer.task_references(maze_layout, shot.reward_map, gridworld.MAX_EPISODE_STEPS)

@@ -31,9 +31,10 @@
 #
 # **What reproduces from the paper.** Figure 4 of the paper has VISR ahead on the easy level and
 # APT ahead on the hard one. In the committed 10-seed sweep (printed below) both hold: on easy only
-# VISR succeeds zero-shot, and on hard only APT's fine-tuning ever reaches the target. The reason on
-# the hard level is not the one the paper gives, though: both methods cover most of the level while
-# pretraining; what separates them is whether the policy still explores while it fine-tunes.
+# VISR succeeds zero-shot, and on hard only APT, of the two, ever reaches the target after
+# fine-tuning. The reason on the hard level is not the one the paper gives, though: both methods
+# cover most of the level while pretraining; what separates them is whether the policy still
+# explores while it fine-tunes.
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.
@@ -119,7 +120,12 @@ print(f"committed: VISR ahead of APT on easy (zero-shot means) {visr_ahead} | AP
 #   is paid the reward of its last state s'_m, which also bootstraps the window (γ^m), and the
 #   particles are those last states, one per sampled window;
 # * **the representation** f is trained by InfoNCE: f(s) must pick out f(s') of its own transition
-#   among the batch's next states (consecutive time steps play the role of APT's data augmentations).
+#   among the batch's next states (consecutive time steps play the role of APT's data augmentations),
+#   with temperature τ over a batch of B transitions:
+#
+# $$L_{\text{NCE}} = -\frac{1}{B}\sum_{i=1}^{B}
+#   \log \frac{\exp\big(f(s_i)^\top f(s'_i)/\tau\big)}
+#   {\sum_{j=1}^{B} \exp\big(f(s_i)^\top f(s'_j)/\tau\big)}.$$
 #
 # The library's lines for the reward and for f's loss, beside the lines of Algorithm 1 they replace
 # (h is φ(s'_m) for APS, whose encoder is shared; for APT it is `knn_features`, that is f(s'_m)):
@@ -285,13 +291,14 @@ for row, snap in zip(axes, checkpoints, strict=True):
         print(f"after {snap.env_steps:>6,} steps, {held:<9}: reward {np.nanmin(explore):.2f} to "
               f"{np.nanmax(explore):.2f}, highest at cell {tuple(map(int, best))}")
 fig.suptitle(f"APT on the hard level, seed {seed}: exploration reward for reaching each cell "
-             "(white: walls, and cells no state with these keys can be on)")
+             "(grey: walls, white: cells no state with these keys can be on)")
 fig.tight_layout()
 
 # %% [markdown]
-# As notebook 03 predicted, the cells the particles crowd earn about 0 and the rarely visited ones
-# the most: a count-based bonus computed in f-space. Compare the late maps with the visitation
-# heatmaps above.
+# Compare the late maps with the visitation heatmaps above, and with the explorer's particle counts
+# below: the reward is low where the particles crowd and high where they are few, a count-based bonus
+# computed in f-space. (A state would need at least k = 10 copies among the 256 particles to earn
+# about 0, as in notebook 03; the printed ranges say whether any cell here has that many.)
 #
 # The explorer below shows every panel for any checkpoint, set of keys held and k, for APT and VISR
 # (VISR has no kNN term; its panels show φ(s')ᵀw instead): the reward beside where the particles
