@@ -69,7 +69,10 @@ def _copy(argument):
 
 
 def _same(got: np.ndarray, want: np.ndarray, atol: float) -> bool:
-    return got.shape == want.shape and np.allclose(got.astype(float), want.astype(float), atol=atol)
+    try:
+        return got.shape == want.shape and np.allclose(got.astype(float), want.astype(float), atol=atol)
+    except (TypeError, ValueError):  # not numbers (e.g. None or strings): not the same
+        return False
 
 
 def _first_line(error: BaseException) -> str:
@@ -92,6 +95,8 @@ def _recognised_mistake(exercise: Exercise, cases: list[tuple], outputs: list[np
 def _difference(got: np.ndarray, want: np.ndarray) -> str:
     if got.shape != want.shape:
         return f"returned shape {got.shape}, expected {want.shape}"
+    if not np.issubdtype(got.dtype, np.number) and got.dtype != bool:
+        return f"returned {got.dtype} values, expected numbers"
     worst = np.unravel_index(np.abs(got.astype(float) - want.astype(float)).argmax(), got.shape)
     return (f"at index {tuple(map(int, worst))} yours is {float(got[worst]):.6g}, "
             f"the library's {float(want[worst]):.6g}")

@@ -31,6 +31,11 @@ def release_tag() -> str:
     return f"v{project['version']}"
 
 
+def install_requirement() -> str:
+    """What the notebooks and the README install on Colab: this repository at the pinned release tag."""
+    return f"aps-teach @ git+{REPOSITORY}@{release_tag()}"
+
+
 def install_cell() -> str:
     """The source of every notebook's first code cell: on Colab, pip-install the pinned release (errors
     shown), then ask for a restart if that upgraded a package Colab had preinstalled. `%pip` is spelled
@@ -48,7 +53,7 @@ if "google.colab" in sys.modules:
         return {{d.metadata["Name"].lower(): d.version for d in distributions()}}
 
     before = versions()
-    requirement = "aps-teach @ git+{REPOSITORY}@{release_tag()}"
+    requirement = "{install_requirement()}"
     get_ipython().run_line_magic("pip", f'install "{{requirement}}"')  # %pip install, errors shown
     upgraded = [f"{{name}} {{before[name]}} -> {{new}}" for name, new in versions().items()
                 if before.get(name, new) != new]

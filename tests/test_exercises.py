@@ -80,6 +80,13 @@ def test_a_wrong_shape_is_reported(capsys):
     assert "returned shape (2, 7, 4), expected (7, 4)" in _one_line(capsys)
 
 
+def test_returning_nothing_is_reported(capsys):
+    check_knn_reward(lambda particles, k: None)  # forgot the return
+    assert "returned shape (), expected (8,)" in _one_line(capsys)
+    check_gpi(lambda psis, w, zs: np.full((7, 4), "x"))
+    assert "returned <U1 values, expected numbers" in _one_line(capsys)
+
+
 def test_failing_case_names_the_valid_exercises():
     with pytest.raises(ValueError, match="unknown exercise 'knn'.*knn_reward.*sf_td_target"):
         failing_case("knn")

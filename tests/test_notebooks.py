@@ -8,7 +8,7 @@ import shutil
 import nbformat
 import pytest
 
-from aps_teach.notebooks import install_cell, out_of_sync, sources
+from aps_teach.notebooks import NOTEBOOK_DIR, install_cell, install_requirement, out_of_sync, sources
 
 SOURCES = sources()
 
@@ -44,6 +44,14 @@ def test_first_code_cell_is_the_install_cell(source):
     code = [cell for cell in nbformat.read(source.with_suffix(".ipynb"), as_version=4).cells
             if cell.cell_type == "code"]
     assert code[0].source == install_cell(), "paste aps_teach.notebooks.install_cell() and regenerate"
+
+
+def test_every_install_line_names_the_pinned_release():
+    texts = [NOTEBOOK_DIR.parent / "README.md", *SOURCES]
+    found = [(path.name, line) for path in texts for line in re.findall(r'"aps-teach @ git\+[^"]*"',
+                                                                        path.read_text())]
+    assert len(found) >= len(SOURCES) + 1
+    assert {line for _, line in found} == {f'"{install_requirement()}"'}, found
 
 
 def _printed(notebook) -> str:
