@@ -17,6 +17,12 @@ def test_there_are_notebooks():
     assert [path.stem for path in SOURCES][:1] == ["00_gridworlds"]
 
 
+def test_a_continuation_sorts_right_after_its_notebook():
+    stems = [path.stem for path in SOURCES]
+    assert stems.index("02b_visr_transfer") == stems.index("02_visr") + 1
+    assert stems.index("03b_apt_gridworlds") == stems.index("03_apt") + 1
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
 def test_pair_is_in_sync_and_committed_executed(source):
     assert out_of_sync(source) is None
