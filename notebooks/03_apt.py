@@ -31,7 +31,7 @@
 # * write the kNN particle reward yourself, and name the library's decisions about it (the particle
 #   itself, the exponent, the normaliser).
 #
-# **Time.** Under a minute of computing in teaching mode on a 2-core CPU, and about 25 minutes to
+# **Time.** About a minute of computing in teaching mode on a 2-core CPU, and about 25 minutes to
 # read and do the exercise.
 #
 # **What reproduces from the paper.** The paper states that the particle estimator is
