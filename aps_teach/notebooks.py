@@ -63,8 +63,9 @@ if "google.colab" in sys.modules:
 
 
 def sources() -> list[Path]:
-    """The notebook sources, `notebooks/NN_title.py`, in course order."""
-    return sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.py"))
+    """The notebook sources in course order: `notebooks/NN_title.py` and continuations `NNb_title.py`
+    (a letter after the number; "02_visr" sorts before "02b_visr_transfer")."""
+    return sorted([*NOTEBOOK_DIR.glob("[0-9][0-9]_*.py"), *NOTEBOOK_DIR.glob("[0-9][0-9][a-z]_*.py")])
 
 
 def _cells(notebook) -> list[tuple[str, str, tuple[str, ...]]]:

@@ -18,6 +18,12 @@ def test_there_are_notebooks():
     assert [path.stem for path in SOURCES][:1] == ["00_gridworlds"]
 
 
+def test_a_continuation_sorts_right_after_its_notebook():
+    stems = [path.stem for path in SOURCES]
+    assert stems.index("02b_visr_transfer") == stems.index("02_visr") + 1
+    assert stems.index("03b_apt_gridworlds") == stems.index("03_apt") + 1
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
 def test_pair_is_in_sync_and_committed_executed(source):
     assert out_of_sync(source) is None
@@ -104,12 +110,21 @@ def check_printed_output(source, notebook) -> None:
         spreads = [float(x) for x in re.findall(r"spread \(max - min\) (\S+)", printed)]
         assert len(spreads) == 2 and max(spreads) < 1e-9  # log q(w|s') - kappa phi^T w is one constant
         assert printed.count("the reversed regression lands further from the oracle's w than infer_task") == 2
-        assert printed.count("other states scoring higher") == 4  # 2 levels x (identified, oracle) w
+        assert printed.count("states scoring higher than the target") == 4  # 2 levels x 2 w
+        # the committed sweep read from the package: VISR's four Figure 4 rows, 10 seeds each
+        assert "easy  visr  success: zero-shot 0.94 [0.85, 1.00] | fine-tuned 0.97 [0.93, 1.00] (10 seeds)" \
+            in printed
+        assert "Algorithm 1: loss_phi = -phi(s')^T w     (Eq. 5)          library: vmf = vmf_loss(" in printed
+    if source.stem == "02b_visr_transfer":
+        printed = _printed(notebook)
         # centred inputs keep phi alive on the maze; raw boards kill most of its units
         dead = {inputs: int(n) for inputs, n in re.findall(
             r"open10, (centred inputs|raw boards): .* dead on every state: (\d+) of 128", printed)}
         assert dead["centred inputs"] <= 5 < 64 <= dead["raw boards"], dead
         assert "raw boards left more of phi's units dead than centred inputs: True" in printed
+        assert "committed transfer, visr on open10: normalised score 0.69 [0.62, 0.75] over 100 tasks x 5 " \
+            "seeds" in printed
+        assert re.search(r"your task \(centred inputs\) scores above \d+ of 100 committed box tasks", printed)
     if source.stem == "03_apt":
         printed = _printed(notebook)
         assert "knn_reward: not attempted yet: using the library's answer" in printed
@@ -126,6 +141,8 @@ def check_printed_output(source, notebook) -> None:
         # the particles of one update: one per sampled window with the authors' 'last' n-step reward
         assert "a training batch: 256 windows of up to 10 steps, nstep_reward='last': 256 particles; k = 10" \
             in printed
+    if source.stem == "03b_apt_gridworlds":
+        printed = _printed(notebook)
         assert "4 pretraining runs, 2 fine-tuned" in printed  # fast mode really used its small sizes
         assert "per pretraining run: 400 env steps" in printed
         assert printed.count("'APT explores further' holds on every seed") == 2  # both claims are checked
