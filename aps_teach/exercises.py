@@ -1,26 +1,27 @@
-"""Checkers for the notebooks' exercises: your function against the library's, on random inputs.
+"""Checkers for the notebooks' exercises that coach: your function against the library's, on random inputs.
 
-Each `check_<name>` prints one line when your answer matches (`np.allclose`) and raises AssertionError
-naming the first input on which it differs. The inputs are torch tensors (numpy arrays for `gpi`),
-drawn with a fixed seed, in several shapes, edge cases included.
+`check_<name>(your_fn)` prints one line and returns the function the rest of the notebook uses:
 
-The solutions switch: a starter cell raises NotImplementedError until you fill it in. With the
-environment variable APS_TEACH_SOLUTIONS=1 (`SOLUTIONS` is then True) the notebooks replace the
-starter with the library's answer, `solution(name)`, so they run top to bottom; the test suite and
-the notebook regeneration run that way (`aps_teach.notebooks.execute`). The pattern:
+* your_fn raises NotImplementedError (the starter): "not attempted yet", returns the library's answer;
+* it differs from the library (`np.allclose`) on some case: one line naming the likely mistake when
+  your outputs equal those of a known wrong variant on every case, returns the library's answer;
+* it raises anything else: one line with the exception, no traceback, returns the library's answer;
+* it matches on every case: "<name>: correct", returns your_fn.
+
+So Run All always works, solved or not. `failing_case(name)` gives the inputs of the first case your
+last attempt got wrong, to call your function on: `my_fn(*exercises.failing_case("infer_task"))`.
+The inputs are drawn with a fixed seed, in several shapes, edge cases included. The pattern:
 
     def my_infer_task(features, rewards):
-        raise NotImplementedError("your answer here")
+        raise NotImplementedError  # your code
 
-    if exercises.SOLUTIONS:  # APS_TEACH_SOLUTIONS=1 fills in the library's answer
-        my_infer_task = exercises.solution("infer_task")
-    exercises.check_infer_task(my_infer_task)
+    infer_task = exercises.check_infer_task(my_infer_task)
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -28,11 +29,29 @@ import torch
 from aps_teach.agents import sf_td_target
 from aps_teach.atari.augment import shift
 from aps_teach.rewards import particle_entropy_reward
-from aps_teach.tabular import gpi
+from aps_teach.tabular import gpi as tabular_gpi
 from aps_teach.tasks import gpi_action_values, infer_task
 
-SOLUTIONS: bool = os.environ.get("APS_TEACH_SOLUTIONS") == "1"
-"""True when APS_TEACH_SOLUTIONS=1: notebooks then use `solution(name)` instead of their starter cells."""
+FALLBACK = "using the library's answer until yours passes; exercises.failing_case('{name}') gives the inputs"
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: the library's answer, the cases it is checked on, and the wrong answers it recognises."""
+
+    name: str
+    reference: Callable
+    """The library's answer, with the signature the exercise asks for."""
+    cases: Callable[[int], list[tuple]]
+    """seed -> argument tuples to call both functions on."""
+    mistakes: tuple[tuple[str, Callable], ...]
+    """(what the mistake is, a function making it); a wrong answer equal to one of them on every case is
+    named. Several functions may share a description (two ways of making one mistake)."""
+    atol: float = 1e-8
+
+
+_failing: dict[str, tuple | None] = {}
+"""Exercise name -> inputs of the first failing case of its last check (None when it passed)."""
 
 
 def _as_array(value) -> np.ndarray:
@@ -49,100 +68,114 @@ def _copy(argument):
     return argument
 
 
-def _describe(arguments: tuple) -> str:
-    parts = []
-    for argument in arguments:
-        if isinstance(argument, torch.Tensor | np.ndarray):
-            parts.append(f"{type(argument).__name__} {tuple(argument.shape)} {str(argument.dtype)}")
-        else:
-            parts.append(repr(argument))
-    return ", ".join(parts)
+def _same(got: np.ndarray, want: np.ndarray, atol: float) -> bool:
+    try:
+        return got.shape == want.shape and np.allclose(got.astype(float), want.astype(float), atol=atol)
+    except (TypeError, ValueError):  # not numbers (e.g. None or strings): not the same
+        return False
 
 
-def check_against_reference(name: str, yours: Callable, reference: Callable, cases: list[tuple],
-                            rtol: float = 1e-5, atol: float = 1e-8) -> None:
-    """Call both functions on (copies of) every argument tuple in `cases`; compare with np.allclose.
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
-    Arguments may be numpy arrays or torch tensors (results are compared as numpy arrays).
-    """
+
+def _recognised_mistake(exercise: Exercise, cases: list[tuple], outputs: list[np.ndarray]) -> str | None:
+    """The description of the first known mistake whose outputs equal `outputs` on every case."""
+    for description, wrong in exercise.mistakes:
+        try:
+            if all(_same(out, _as_array(wrong(*map(_copy, args))), exercise.atol)
+                   for args, out in zip(cases, outputs, strict=True)):
+                return description
+        except Exception:  # a wrong variant that cannot run on some case just does not match
+            continue
+    return None
+
+
+def _difference(got: np.ndarray, want: np.ndarray) -> str:
+    if got.shape != want.shape:
+        return f"returned shape {got.shape}, expected {want.shape}"
+    if not np.issubdtype(got.dtype, np.number) and got.dtype != bool:
+        return f"returned {got.dtype} values, expected numbers"
+    worst = np.unravel_index(np.abs(got.astype(float) - want.astype(float)).argmax(), got.shape)
+    return (f"at index {tuple(map(int, worst))} yours is {float(got[worst]):.6g}, "
+            f"the library's {float(want[worst]):.6g}")
+
+
+def check(exercise: Exercise, yours: Callable, seed: int = 0) -> Callable:
+    """Run `yours` and the library's answer on every case of `exercise`; print one line; return the
+    function to use from here on (yours when correct, else the library's)."""
+    name, cases = exercise.name, exercise.cases(seed)
+    fallback = FALLBACK.format(name=name)
+    _failing[name] = None
+    outputs, first_wrong = [], None
     for number, arguments in enumerate(cases):
-        want = _as_array(reference(*map(_copy, arguments)))
-        got = _as_array(yours(*map(_copy, arguments)))
-        where = f"{name}: case {number} (arguments: {_describe(arguments)})"
-        if got.shape != want.shape:
-            raise AssertionError(f"{where} returned shape {got.shape}, expected {want.shape}")
-        if not np.allclose(got, want, rtol=rtol, atol=atol):
-            worst = np.unravel_index(np.abs(got.astype(float) - want).argmax(), got.shape)
-            raise AssertionError(
-                f"{where} differs from the library at index {tuple(map(int, worst))}: "
-                f"yours {got[worst]:.6g}, expected {want[worst]:.6g}"
-            )
-    print(f"correct: {name} matches the library on {len(cases)} random cases")
+        try:
+            got = _as_array(yours(*map(_copy, arguments)))
+        except NotImplementedError:
+            print(f"{name}: not attempted yet: using the library's answer")
+            return exercise.reference
+        except Exception as error:
+            _failing[name] = tuple(map(_copy, arguments))
+            print(f"{name}: case {number} raised {_first_line(error)}; {fallback}")
+            return exercise.reference
+        want = _as_array(exercise.reference(*map(_copy, arguments)))
+        outputs.append(got)
+        if first_wrong is None and not _same(got, want, exercise.atol):
+            first_wrong = (number, got, want)
+    if first_wrong is None:
+        print(f"{name}: correct (matches the library on {len(cases)} random cases)")
+        return yours
+    number, got, want = first_wrong
+    _failing[name] = tuple(map(_copy, cases[number]))
+    mistake = _recognised_mistake(exercise, cases, outputs)
+    if mistake is not None:
+        print(f"{name}: wrong, it looks like {mistake}; {fallback}")
+    else:
+        print(f"{name}: wrong on case {number}: {_difference(got, want)}; {fallback}")
+    return exercise.reference
 
 
-def _gpi_values(psis: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Q_GPI(s, a) = max_i psi_i(s, a)^T w, from psis (n, S, A, d) and w (d,): shape (S, A)."""
-    return gpi(psis, w)[0]
+def failing_case(name: str) -> tuple | None:
+    """The inputs of the first failing case of the last `check_<name>` (None if it passed or was not
+    attempted); call your function on them: `my_fn(*failing_case(name))`."""
+    if name not in EXERCISES:
+        raise ValueError(f"unknown exercise {name!r}; valid names: {', '.join(EXERCISES)}")
+    if name not in _failing:
+        raise ValueError(f"check_{name} has not run yet in this session: run it first")
+    case = _failing[name]
+    return None if case is None else tuple(map(_copy, case))
 
 
-def _knn_reward(particles: torch.Tensor, k: int) -> torch.Tensor:
-    """r_i = log(1 + (1/k) sum of the distances from particle i to its k nearest *other* particles)."""
-    return particle_entropy_reward(particles, particles, k, exclude_self=True)
+# GPI over tabular successor features (notebook 01) ---------------------------------------------------
+
+def _gpi(psis: np.ndarray, w: np.ndarray, zs: np.ndarray) -> np.ndarray:
+    """Q_GPI(s, a) = max_i psi_i(s, a)^T w, from psis (n, S, A, d), w (d,); zs (n, d) is not needed."""
+    return tabular_gpi(psis, w)[0]
 
 
-def _gpi_action(psi: torch.Tensor, w: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
-    """a = argmax_a max_i psi_i(s, a)^T w: every candidate scored under w (its own z_i is not used)."""
-    return gpi_action_values(psi, w).argmax(dim=1)
-
-
-_REFERENCES: dict[str, Callable] = {
-    "gpi": _gpi_values,
-    "knn_reward": _knn_reward,
-    "infer_task": infer_task,
-    "gpi_action": _gpi_action,
-    "sf_td_target": sf_td_target,
-    "shift": shift,
-}
-
-
-def solution(name: str) -> Callable:
-    """The library's answer to exercise `name`, with the signature its checker expects."""
-    if name not in _REFERENCES:
-        raise ValueError(f"unknown exercise {name!r}; valid names: {', '.join(_REFERENCES)}")
-    return _REFERENCES[name]
-
-
-def check_gpi(your_gpi: Callable[[np.ndarray, np.ndarray], np.ndarray], seed: int = 0) -> None:
-    """Exercise (notebook 01): Q_GPI(s, a) = max_i psi_i(s, a)^T w, from psis (n, S, A, d) and w (d,)."""
+def _gpi_cases(seed: int) -> list[tuple]:
     rng = np.random.default_rng(seed)
-    cases = [(rng.normal(size=(n, 7, 4, d)), rng.normal(size=d)) for n, d in [(1, 2), (3, 3), (5, 4)]]
-    check_against_reference("GPI action values", your_gpi, _gpi_values, cases)
-
-
-def check_knn_reward(your_reward: Callable[[torch.Tensor, int], torch.Tensor], seed: int = 0) -> None:
-    """Exercise (notebook 03): fn(particles (N, d), k) -> (N,) rewards
-    r_i = log(1 + (1/k) sum_{j in N_k(i)} ||p_i - p_j||), N_k(i) the k nearest particles other than i.
-
-    Cases include k = N - 1 and duplicated particles: a copy of p_i elsewhere in the set is another
-    particle at distance 0 and counts; only p_i itself does not.
-    """
-    generator = torch.Generator().manual_seed(seed)
     cases = []
-    for n, d, k in [(8, 2, 3), (20, 5, 1), (6, 3, 5), (15, 2, 10)]:
-        cases.append((torch.randn(n, d, generator=generator, dtype=torch.float64), k))
-    base = torch.randn(6, 2, generator=generator, dtype=torch.float64)
-    cases.append((torch.cat([base, base[:3], base[:1]]), 3))  # duplicates
-    check_against_reference("kNN particle reward", your_reward, _knn_reward, cases)
+    for n, d in [(2, 2), (3, 3), (5, 4)]:
+        zs = rng.normal(size=(n, d))
+        zs = zs / np.linalg.norm(zs, axis=1)[:, None]
+        cases.append((rng.normal(size=(n, 7, 4, d)), rng.normal(size=d), zs))
+    return cases
 
 
-def check_infer_task(your_infer_task: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
-                     seed: int = 0) -> None:
-    """Exercise (notebook 02): fn(features (N, d), rewards (N,)) -> the unit task vector
-    w = v / ||v||, v = argmin_v ||features @ v - rewards||^2 (rewards regressed on the features).
+GPI = Exercise("gpi", _gpi, _gpi_cases, (
+    ("each policy scored under its own z_i (max_i psi_i^T z_i) instead of the task w at hand",
+     lambda psis, w, zs: np.einsum("nsad,nd->nsa", psis, zs).max(axis=0)),
+    ("the policies averaged instead of maxed over", lambda psis, w, zs: (psis @ w).mean(axis=0)),
+    ("only the first policy used (no max over policies)", lambda psis, w, zs: psis[0] @ w),
+))
 
-    The features are correlated, as learned phi(s) are; then regressing the other way round (features
-    on rewards) gives a different direction.
-    """
+
+# task inference (notebook 02) ------------------------------------------------------------------------
+
+def _infer_task_cases(seed: int) -> list[tuple]:
+    """Correlated features, as learned phi(s) are: then the reversed regression gives another direction."""
     generator = torch.Generator().manual_seed(seed)
     cases = []
     for n, d, noise in [(50, 2, 0.1), (200, 5, 0.1), (5, 5, 0.0), (100, 3, 0.0)]:
@@ -151,7 +184,82 @@ def check_infer_task(your_infer_task: Callable[[torch.Tensor, torch.Tensor], tor
         v = torch.randn(d, generator=generator, dtype=torch.float64) * 3
         rewards = features @ v + noise * torch.randn(n, generator=generator, dtype=torch.float64)
         cases.append((features, rewards))
-    check_against_reference("task inference", your_infer_task, infer_task, cases)
+    return cases
+
+
+def _unit(v: torch.Tensor) -> torch.Tensor:
+    return v / v.norm()
+
+
+INFER_TASK = Exercise("infer_task", infer_task, _infer_task_cases, (
+    ("w not normalised to unit length (divide the least-squares solution by its norm)",
+     lambda f, r: torch.linalg.pinv(f) @ r),
+    ("the regression the wrong way round, lstsq(r, Phi) (features regressed on rewards): regress r on Phi",
+     lambda f, r: _unit(f.T @ r)),
+    ("the regression the wrong way round, lstsq(r, Phi) (features regressed on rewards): regress r on Phi",
+     lambda f, r: f.T @ r / (r @ r)),
+))
+
+
+# kNN particle reward (notebook 03) -------------------------------------------------------------------
+
+def _knn_reward(particles: torch.Tensor, k: int) -> torch.Tensor:
+    """r_i = log(1 + (1/k) sum of the distances from particle i to its k nearest *other* particles)."""
+    return particle_entropy_reward(particles, particles, k, exclude_self=True)
+
+
+def _knn_cases(seed: int) -> list[tuple]:
+    """Includes k = N - 1 and duplicated particles: a copy of p_i elsewhere in the set is another particle
+    at distance 0 and counts; only p_i itself does not."""
+    generator = torch.Generator().manual_seed(seed)
+    cases = [(torch.randn(n, d, generator=generator, dtype=torch.float64), k)
+             for n, d, k in [(8, 2, 3), (20, 5, 1), (6, 3, 5), (15, 2, 10)]]
+    base = torch.randn(6, 2, generator=generator, dtype=torch.float64)
+    cases.append((torch.cat([base, base[:3], base[:1]]), 3))  # duplicates
+    return cases
+
+
+def _sorted_distances(particles: np.ndarray, include_self: bool) -> np.ndarray:
+    """Row i: distances from particle i to the others (and itself, at 0, when include_self), ascending."""
+    distances = np.sqrt(((particles[:, None] - particles[None]) ** 2).sum(-1))
+    if not include_self:
+        np.fill_diagonal(distances, np.inf)
+    return np.sort(distances, axis=1)
+
+
+def _knn_variant(transform: Callable, include_self: bool = False, reduce: Callable = np.mean,
+                 drop_zeros: bool = False) -> Callable:
+    def wrong(particles, k):
+        p = _as_array(particles)
+        if drop_zeros:
+            distances = np.sqrt(((p[:, None] - p[None]) ** 2).sum(-1))
+            distances[distances == 0] = np.inf
+            nearest = np.sort(distances, axis=1)[:, :k]
+        else:
+            nearest = _sorted_distances(p, include_self)[:, :k]
+        with np.errstate(divide="ignore"):
+            return transform(reduce(nearest, axis=1))
+    return wrong
+
+
+KNN_REWARD = Exercise("knn_reward", _knn_reward, _knn_cases, (
+    ("the particle counted as its own neighbour (at distance 0): leave particle i out of its k nearest",
+     _knn_variant(np.log1p, include_self=True)),
+    ("`log` instead of `log1p`: r = log(1 + mean distance), which stays finite at distance 0",
+     _knn_variant(np.log)),
+    ("`log` instead of `log1p`, and the particle counted as its own neighbour",
+     _knn_variant(np.log, include_self=True)),
+    ("the sum of the k distances instead of their mean", _knn_variant(np.log1p, reduce=np.sum)),
+    ("every zero distance dropped, so duplicates of a particle were skipped too: leave out only i itself",
+     _knn_variant(np.log1p, drop_zeros=True)),
+))
+
+
+# GPI action selection (notebook 04) ------------------------------------------------------------------
+
+def _gpi_action(psi: torch.Tensor, w: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """a = argmax_a max_i psi_i(s, a)^T w: every candidate scored under w (its own z_i is not used)."""
+    return gpi_action_values(psi, w).argmax(dim=1)
 
 
 def _untied_gpi_case(batch: int, candidates: int, actions: int, d: int,
@@ -169,30 +277,25 @@ def _untied_gpi_case(batch: int, candidates: int, actions: int, d: int,
             return psi, w, z
 
 
-def check_gpi_action(your_gpi_action: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
-                     seed: int = 0) -> None:
-    """Exercise: fn(psi (B, C, A, d), w (B, d), z (B, C, d)) -> greedy actions (B,)
-    a = argmax_a max_i psi_i(s, a)^T w.
-
-    psi_i = psi(s, ., z_i) is the successor features of the policy for candidate task z_i (z_0 = w, the
-    others sampled). GPI asks which policy does best on the task at hand, w; z is given so that you
-    can notice it is not needed.
-    """
+def _gpi_action_cases(seed: int) -> list[tuple]:
     generator = torch.Generator().manual_seed(seed)
-    shapes = [(4, 3, 4, 5), (1, 1, 2, 2), (16, 11, 4, 5), (8, 5, 6, 3)]
-    cases = [_untied_gpi_case(*shape, generator) for shape in shapes]
-    check_against_reference("GPI greedy actions", your_gpi_action, _gpi_action, cases)
+    return [_untied_gpi_case(*shape, generator) for shape in [(4, 3, 4, 5), (1, 1, 2, 2), (16, 11, 4, 5),
+                                                              (8, 5, 6, 3)]]
 
 
-def check_sf_td_target(your_target: Callable[..., torch.Tensor], seed: int = 0) -> None:
-    """Exercise: fn(base, reward, w, mask, gamma, boot_psi, boot_steps, alive) ->
-    the n-step successor-feature TD target y (B, d):
+GPI_ACTION = Exercise("gpi_action", _gpi_action, _gpi_action_cases, (
+    ("each candidate scored under its own z_i (psi_i^T z_i) instead of the task w at hand",
+     lambda psi, w, z: np.einsum("bcad,bcd->bca", _as_array(psi), _as_array(z)).max(1).argmax(1)),
+    ("only the policy for w itself used (no max over the candidates)",
+     lambda psi, w, z: np.einsum("bad,bd->ba", _as_array(psi)[:, 0], _as_array(w)).argmax(1)),
+    ("the argmax taken over (candidate, action) pairs, returning a flat index instead of an action",
+     lambda psi, w, z: np.einsum("bcad,bd->bca", _as_array(psi), _as_array(w)).reshape(len(w), -1).argmax(1)),
+))
 
-    c_i = base_i + (r_i - base_i^T w) w,    y = sum_{i<n} gamma^i mask_i c_i + gamma^m alive boot_psi
 
-    base (B, n, d) float, reward (B, n) float, w (B, d) unit rows, mask (B, n) bool (true on the first
-    m steps), gamma float, boot_psi (B, d) float, boot_steps (B,) int = m, alive (B,) bool.
-    """
+# successor-feature TD target (notebook 04) -----------------------------------------------------------
+
+def _td_cases(seed: int) -> list[tuple]:
     generator = torch.Generator().manual_seed(seed)
     cases = []
     for batch, n, d, gamma, zero_base in [(6, 5, 5, 0.95, False), (1, 1, 2, 0.9, False),
@@ -209,19 +312,44 @@ def check_sf_td_target(your_target: Callable[..., torch.Tensor], seed: int = 0) 
         alive = torch.rand(batch, generator=generator) < 0.7
         alive[0], alive[-1] = True, batch == 1  # when B > 1, the last window ends in a terminal state
         cases.append((base, reward, w, mask, gamma, boot_psi, steps, alive))
-    check_against_reference("SF TD target", your_target, sf_td_target, cases, atol=1e-6)
+    return cases
 
 
-def check_shift(your_shift: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor],
-                seed: int = 0) -> None:
-    """Exercise (notebook 06): fn(x (B, S, H, W), dy (B,), dx (B,), pad) -> the random shift of each image
-    stack x[b] by its offsets: pad every side by `pad` copies of the border pixels, then crop the H x W
-    window whose top-left corner is (dy[b], dx[b]) in the padded image (0 <= dy, dx <= 2 pad), so that
-    out[b, :, i, j] = x[b, :, clip(i + dy[b] - pad, 0, H-1), clip(j + dx[b] - pad, 0, W-1)].
+def _td_variant(mask_ignored=False, alive_ignored=False, bootstrap_n=False, zero_base=False) -> Callable:
+    """The TD target y = sum_i gamma^i mask_i c_i + gamma^m alive boot_psi in loops, with one part wrong."""
+    def wrong(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
+        base, reward, w, mask, boot_psi = map(_as_array, (base, reward, w, mask, boot_psi))
+        steps, alive = _as_array(boot_steps), _as_array(alive)
+        if zero_base:
+            base = np.zeros_like(base)
+        batch, n, _ = base.shape
+        y = np.zeros_like(boot_psi)
+        for b in range(batch):
+            for i in range(n):
+                if mask[b, i] or mask_ignored:
+                    y[b] += gamma**i * (base[b, i] + (reward[b, i] - base[b, i] @ w[b]) * w[b])
+            exponent = n if bootstrap_n else int(steps[b])
+            y[b] += gamma**exponent * (1.0 if alive_ignored else float(alive[b])) * boot_psi[b]
+        return y
+    return wrong
 
-    Cases: uint8 frames and floats, non-square images, pad 0, and the extreme offsets 0 and 2 pad (a
-    shift by the whole pad, where the replicated border fills a 4-pixel band).
-    """
+
+SF_TD_TARGET = Exercise("sf_td_target", sf_td_target, _td_cases, (
+    ("a missing mask: the steps after the window's end (mask false) were summed too",
+     _td_variant(mask_ignored=True)),
+    ("a missing mask: bootstrapped after a terminal state (multiply by alive)",
+     _td_variant(alive_ignored=True)),
+    ("the bootstrap discounted by gamma^n for every window instead of gamma^m, m = boot_steps",
+     _td_variant(bootstrap_n=True)),
+    ("the cumulant r_i w instead of base_i + (r_i - base_i^T w) w (the phi part orthogonal to w dropped)",
+     _td_variant(zero_base=True)),
+), atol=1e-6)
+
+
+# random shift of frame stacks (notebook 06) ----------------------------------------------------------
+
+def _shift_cases(seed: int) -> list[tuple]:
+    """uint8 frames and floats, non-square images, pad 0, and the extreme offsets 0 and 2 pad."""
     generator = torch.Generator().manual_seed(seed)
     cases = []
     shapes = [(3, 4, 12, 12, 4, torch.uint8), (1, 1, 7, 9, 2, torch.float64), (5, 2, 10, 6, 0, torch.float64),
@@ -234,4 +362,82 @@ def check_shift(your_shift: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, 
         dy, dx = torch.randint(2 * pad + 1, (2, batch), generator=generator)
         dy[0], dx[-1] = 0, 2 * pad  # the extreme offsets
         cases.append((x, dy, dx, pad))
-    check_against_reference("random shift", your_shift, shift, cases)
+    return cases
+
+
+def _shift_variant(mode: str = "edge", swap=False, reverse=False, one_offset=False) -> Callable:
+    """Pad (numpy mode `edge` = replicate, `constant` = zeros, `wrap` = torch.roll-like), then crop."""
+    def wrong(x, dy, dx, pad):
+        x, dy, dx = _as_array(x), _as_array(dy).astype(int), _as_array(dx).astype(int)
+        if swap:
+            dy, dx = dx, dy
+        if reverse:
+            dy, dx = 2 * pad - dy, 2 * pad - dx
+        if one_offset:
+            dy, dx = np.full_like(dy, dy[0]), np.full_like(dx, dx[0])
+        h, w = x.shape[-2:]
+        padded = np.pad(x, [(0, 0)] * (x.ndim - 2) + [(pad, pad), (pad, pad)], mode=mode)
+        return np.stack([padded[b, ..., dy[b]:dy[b] + h, dx[b]:dx[b] + w] for b in range(len(x))])
+    return wrong
+
+
+SHIFT = Exercise("shift", shift, _shift_cases, (
+    ("zero padding instead of copies of the border pixels", _shift_variant(mode="constant")),
+    ("wrap-around (torch.roll) instead of copies of the border pixels", _shift_variant(mode="wrap")),
+    ("dy and dx swapped (dy moves rows, dx columns)", _shift_variant(swap=True)),
+    ("shifted the other way: crop at (dy, dx) in the padded image, not at (2 pad - dy, 2 pad - dx)",
+     _shift_variant(reverse=True)),
+    ("one shift for the whole batch: each image has its own (dy[b], dx[b])", _shift_variant(one_offset=True)),
+))
+
+
+EXERCISES: dict[str, Exercise] = {e.name: e for e in (GPI, INFER_TASK, KNN_REWARD, GPI_ACTION, SF_TD_TARGET,
+                                                      SHIFT)}
+
+
+def check_gpi(your_gpi: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+              seed: int = 0) -> Callable:
+    """Exercise (notebook 01): fn(psis (n, S, A, d), w (d,), zs (n, d)) -> Q_GPI (S, A),
+    Q_GPI(s, a) = max_i psi_i(s, a)^T w; zs[i] is the task policy i was trained for."""
+    return check(GPI, your_gpi, seed)
+
+
+def check_infer_task(your_infer_task: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+                     seed: int = 0) -> Callable:
+    """Exercise (notebook 02): fn(features (N, d), rewards (N,)) -> the unit task vector
+    w = v / ||v||, v = argmin_v ||features @ v - rewards||^2 (rewards regressed on the features)."""
+    return check(INFER_TASK, your_infer_task, seed)
+
+
+def check_knn_reward(your_reward: Callable[[torch.Tensor, int], torch.Tensor], seed: int = 0) -> Callable:
+    """Exercise (notebook 03): fn(particles (N, d), k) -> (N,) rewards
+    r_i = log(1 + (1/k) sum_{j in N_k(i)} ||p_i - p_j||), N_k(i) the k nearest particles other than i."""
+    return check(KNN_REWARD, your_reward, seed)
+
+
+def check_gpi_action(your_gpi_action: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
+                     seed: int = 0) -> Callable:
+    """Exercise (notebook 04): fn(psi (B, C, A, d), w (B, d), z (B, C, d)) -> greedy actions (B,),
+    a = argmax_a max_i psi_i(s, a)^T w; psi_i = psi(s, ., z_i), z_0 = w, the others sampled."""
+    return check(GPI_ACTION, your_gpi_action, seed)
+
+
+def check_sf_td_target(your_target: Callable[..., torch.Tensor], seed: int = 0) -> Callable:
+    """Exercise (notebook 04): fn(base, reward, w, mask, gamma, boot_psi, boot_steps, alive) -> the n-step
+    successor-feature TD target y (B, d):
+
+    c_i = base_i + (r_i - base_i^T w) w,    y = sum_{i<n} gamma^i mask_i c_i + gamma^m alive boot_psi
+
+    base (B, n, d) float, reward (B, n) float, w (B, d) unit rows, mask (B, n) bool (true on the first
+    m steps), gamma float, boot_psi (B, d) float, boot_steps (B,) int = m, alive (B,) bool.
+    """
+    return check(SF_TD_TARGET, your_target, seed)
+
+
+def check_shift(your_shift: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor],
+                seed: int = 0) -> Callable:
+    """Exercise (notebook 06): fn(x (B, S, H, W), dy (B,), dx (B,), pad) -> each stack x[b] padded on every
+    side by `pad` copies of its border pixels, then cropped to the H x W window whose top-left corner is
+    (dy[b], dx[b]) in the padded image:
+    out[b, :, i, j] = x[b, :, clip(i + dy[b] - pad), clip(j + dx[b] - pad)]."""
+    return check(SHIFT, your_shift, seed)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import tomllib
 from pathlib import Path
 
 import jupytext
@@ -20,8 +21,45 @@ import nbformat
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 FAST_ENV = "APS_TEACH_FAST"
 """Set to "1" to run a notebook with its fast-mode sizes (what the test suite does)."""
-SOLUTIONS_ENV = "APS_TEACH_SOLUTIONS"
-"""Set to "1" to fill the exercises' starter cells with the library's answers (see `aps_teach.exercises`)."""
+REPOSITORY = "https://github.com/aps-teach/aps-teach"
+"""Where the notebooks' Colab install cell fetches this project from: change it here, then regenerate."""
+
+
+def release_tag() -> str:
+    """The git tag the install cell pins, v<pyproject.toml's version> (tag each release so)."""
+    project = tomllib.loads((NOTEBOOK_DIR.parent / "pyproject.toml").read_text())["project"]
+    return f"v{project['version']}"
+
+
+def install_requirement() -> str:
+    """What the notebooks and the README install on Colab: this repository at the pinned release tag."""
+    return f"aps-teach @ git+{REPOSITORY}@{release_tag()}"
+
+
+def install_cell() -> str:
+    """The source of every notebook's first code cell: on Colab, pip-install the pinned release (errors
+    shown), then ask for a restart if that upgraded a package Colab had preinstalled. `%pip` is spelled
+    `run_line_magic("pip", ...)` so that it can sit under the `if`: outside Colab the cell does nothing."""
+    return f"""# On Colab, this installs the course's library at the release these notebooks were run with.
+# Elsewhere it does nothing: install once from the repository instead (pip install -e .).
+import sys
+
+if "google.colab" in sys.modules:
+    from importlib.metadata import distributions
+
+    from IPython import get_ipython
+
+    def versions():
+        return {{d.metadata["Name"].lower(): d.version for d in distributions()}}
+
+    before = versions()
+    requirement = "{install_requirement()}"
+    get_ipython().run_line_magic("pip", f'install "{{requirement}}"')  # %pip install, errors shown
+    upgraded = [f"{{name}} {{before[name]}} -> {{new}}" for name, new in versions().items()
+                if before.get(name, new) != new]
+    if upgraded:
+        print("Upgraded preinstalled packages:", ", ".join(upgraded))
+        print("Restart the runtime now (Runtime > Restart session), then run the notebook from the top.")"""
 
 
 def sources() -> list[Path]:
@@ -47,20 +85,25 @@ def out_of_sync(source: Path) -> str | None:
     return f"{paired.name} has {len(actual)} cells, {source.name} has {len(expected)}: regenerate it"
 
 
-def execute(source: Path, fast: bool, timeout: int = 1200):
-    """Execute the notebook built from `source` in its own folder, exercise solutions switched on
-    (APS_TEACH_SOLUTIONS=1); return the executed notebook."""
+def execute(source: Path, fast: bool, timeout: int = 1200, cwd: Path | None = None,
+            env: dict[str, str] | None = None, epilogue: str | None = None):
+    """Execute the notebook built from `source` (exercises unsolved: their checkers fall back to the
+    library's answers) in `cwd`, by default the notebook's own folder, with the extra environment
+    variables `env`; `epilogue` is code run after the last cell, as a cell of its own. Return the executed
+    notebook."""
     from nbclient import NotebookClient
 
     notebook = jupytext.read(source)
     notebook.metadata.pop("jupytext", None)
-    previous = {name: os.environ.get(name) for name in (FAST_ENV, SOLUTIONS_ENV, "MPLBACKEND")}
-    os.environ[FAST_ENV] = "1" if fast else "0"
-    os.environ[SOLUTIONS_ENV] = "1"
-    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    if epilogue:
+        notebook.cells.append(nbformat.v4.new_code_cell(epilogue))
+    settings = {**(env or {}), FAST_ENV: "1" if fast else "0",
+                "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    previous = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(source.parent)}}).execute()
+                       resources={"metadata": {"path": str(cwd or source.parent)}}).execute()
     finally:
         for name, value in previous.items():
             if value is None:

@@ -8,8 +8,10 @@ each cell; where the kNN particles are, where the agent has been, and the value 
 greedy action. Works with plain ipywidgets and the inline matplotlib backend (no ipympl, broken on
 Colab): the figure is shown as a PNG image in a normal display output that each control change
 replaces (its `display_id`), so without a widget frontend (CI, GitHub's viewer) the default view is
-still there. A redraw recomputes every panel (~20 ms: small networks on one thread, nothing else to
-cache but the cell observations) and renders the PNG (~0.3 s).
+still there. A redraw updates the image artists in place, recomputes every panel (a few ms: small
+networks on one thread) and renders the PNG at 80 dpi (~0.2 s of one core:
+benchmarks/explorer_redraw.py); the controls are disabled meanwhile. "Same colour scale at every checkpoint" fixes each panel's colour limits
+to its range over all of the run's checkpoints, so that a change of size between checkpoints shows.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import numpy as np
 import torch
 from IPython.display import Image, display
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 import gridworld
 from aps_teach import plots
@@ -33,8 +37,10 @@ from aps_teach.train import single_thread
 from aps_teach.transfer import maze_layout, zero_shot_on_reward_map
 from gridworld.reward_maps import as_reward_map
 
-TERMS = {"explore": "exploration: kNN entropy of h(s)", "exploit": "exploitation: phi(s)^T w",
-         "total": "intrinsic reward (weighted sum)"}
+TERMS = {"explore": r"exploration: kNN particle reward of $h = f(s')$",
+         "exploit": r"exploitation: $\phi(s')^\top w$", "total": "intrinsic reward (weighted sum)"}
+COLORBAR_LABELS = {"explore": "reward", "exploit": "reward", "total": "reward", "particles": "particles",
+                   "visits": "visits", "value": "value"}
 
 
 def _runs(snapshots: Sequence[Snapshot] | Mapping[str, Sequence[Snapshot]]) -> dict[str, list[Snapshot]]:
@@ -86,13 +92,16 @@ class RewardExplorer:
             "particles": widgets.Dropdown(options=[(f"{self.batch}, a training batch", "batch"),
                                                    ("all stored", "all")],
                                           description="kNN particles", style=style),
+            "fixed_scale": widgets.Checkbox(value=False, description="same colour scale at every checkpoint",
+                                            style=style),
         }
+        self._limits: dict[tuple, dict[str, tuple[float, float]]] = {}
         self.controls["checkpoint"].value = len(next(iter(runs.values()))) - 1
         self.controls["method"].layout.display = None if len(runs) > 1 else "none"
         self.figure, self.images, self.arrows = self._draw()
         self._handle, self._quiet = None, False
         self.controls["method"].observe(self._method_changed, names="value")
-        for name in ("checkpoint", "keys_held", "k", "w", "particles"):
+        for name in ("checkpoint", "keys_held", "k", "w", "particles", "fixed_scale"):
             self.controls[name].observe(self._control_changed, names="value")
         self.update()
 
@@ -123,18 +132,27 @@ class RewardExplorer:
         images["visits"] = plots.plot_cell_map(axes[1, 1], self.layout, empty, cmap="viridis")
         images["value"] = plots.plot_cell_map(axes[1, 2], self.layout, empty, cmap="cividis")
         arrows = plots.plot_greedy_arrows(axes[1, 2], empty)
-        for image in images.values():
-            fig.colorbar(image, ax=image.axes, fraction=0.046)
-        fig.subplots_adjust(left=0.02, right=0.95, top=0.88, bottom=0.03, wspace=0.3, hspace=0.25)
+        for name, image in images.items():
+            fig.colorbar(image, ax=image.axes, fraction=0.046, label=COLORBAR_LABELS[name])
+        wall = gridworld.COLOURS[gridworld.LAYER_NAMES.index("wall")] / 255
+        legend = [Patch(facecolor="white", edgecolor="grey", label="white: no state there with these keys "
+                        "held (behind a closed passageway, the key itself, the target), or a term the method "
+                        "lacks"),
+                  Patch(facecolor=wall, edgecolor="grey", label="wall"),
+                  Line2D([], [], color="black", marker=r"$\rightarrow$", markersize=12, linestyle="",
+                         label="greedy action")]
+        fig.legend(handles=legend, loc="lower center", ncol=3, frameon=False)
+        fig.subplots_adjust(left=0.02, right=0.95, top=0.88, bottom=0.06, wspace=0.3, hspace=0.25)
         return fig, images, arrows
 
     @property
     def snapshot(self) -> Snapshot:
         return self.runs[self.controls["method"].value][self.controls["checkpoint"].value]
 
-    def arrays(self) -> dict[str, np.ndarray]:
-        """What the panels show for the controls' current values, from the pure functions of `plots`."""
-        c, snap = self.controls, self.snapshot
+    def arrays(self, snap: Snapshot | None = None) -> dict[str, np.ndarray]:
+        """What the panels show for the controls' current values (at checkpoint `snap`, by default the
+        slider's), from the pure functions of `plots`."""
+        c, snap = self.controls, snap or self.snapshot
         cells, w = self.cells[c["keys_held"].value], self.tasks[c["w"].value]
         particles = snap.particles[: self.batch if c["particles"].value == "batch" else None]
         maps = plots.reward_maps(snap.learner, cells, particles, w, c["k"].value)
@@ -147,22 +165,44 @@ class RewardExplorer:
                 "visits": cells.grid(snap.visits.get(cells.keys_held, zero)[cell_index]),
                 "value": values["value"], "action": values["action"]}
 
+    def run_limits(self) -> dict[str, tuple[float, float]]:
+        """Each panel's colour limits over every checkpoint of the current run, for the other controls'
+        values (computed once per combination)."""
+        c = self.controls
+        key = (c["method"].value, c["keys_held"].value, c["w"].value, c["k"].value, c["particles"].value)
+        if key not in self._limits:
+            every = [self.arrays(snap) for snap in self.runs[c["method"].value]]
+            self._limits[key] = {name: plots.colour_limits(*(arrays[name] for arrays in every))
+                                 for name in self.images}
+        return self._limits[key]
+
     def update(self) -> None:
-        """Recompute the panels for the controls' values, redraw them in place, refresh the display."""
+        """Recompute the panels for the controls' values, redraw them in place, refresh the display; the
+        controls are disabled meanwhile."""
+        c = self.controls
+        for control in c.values():
+            control.disabled = True
+        try:
+            self._redraw()
+        finally:
+            for name, control in c.items():
+                control.disabled = name == "w" and not self.snapshot.learner.config.task_conditioned
+
+    def _redraw(self) -> None:
         c, snap = self.controls, self.snapshot
         with single_thread():  # small networks: ~10x faster than intra-op threads on a shared CPU
             arrays = self.arrays()
+            limits = self.run_limits() if c["fixed_scale"].value else {}
         for name, image in self.images.items():
-            plots.set_cell_map(image, arrays[name])
+            plots.set_cell_map(image, arrays[name], limits.get(name))
         self.arrows.set_UVC(*plots.action_arrows(arrays["action"]))
         config = snap.learner.config
-        c["w"].disabled = not config.task_conditioned
         unused = {"explore": not config.uses_knn, "exploit": not config.task_conditioned, "total": False}
         for term, title in TERMS.items():
             note = f"\n(not used by {config.method})" if unused[term] else ""
             self.images[term].axes.set_title(title + note)
-        fixed = "" if config.task_conditioned else f"\n(w = e_1, the fixed task of {config.method})"
-        self.images["value"].axes.set_title(f"value max_a psi(s, a, w)^T w and greedy action{fixed}")
+        fixed = "" if config.task_conditioned else f"\n($w = e_1$, the fixed task of {config.method})"
+        self.images["value"].axes.set_title(r"value $\max_a \psi(s, a, w)^\top w$ and greedy action" + fixed)
         held = ", ".join(c["keys_held"].value) or "none"
         particles = self.batch if c["particles"].value == "batch" else len(snap.particles)
         self.images["particles"].axes.set_title(f"kNN particles per cell\n({particles} replayed next "
@@ -177,15 +217,13 @@ class RewardExplorer:
 
     def image(self) -> Image:
         """The figure as a PNG image (a plain display output, unlike a matplotlib figure object)."""
-        buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png")
-        return Image(data=buffer.getvalue(), format="png")
+        return _png(self.figure)
 
     def show(self) -> None:
         """Display the controls and, as a normal output that control changes replace, the figure."""
         c = self.controls
         display(widgets.VBox([widgets.HBox([c["method"], c["checkpoint"], c["keys_held"]]),
-                              widgets.HBox([c["k"], c["w"], c["particles"]])]))
+                              widgets.HBox([c["k"], c["w"], c["particles"]]), c["fixed_scale"]]))
         self._handle = display(self.image(), display_id=True)
 
 
@@ -208,6 +246,17 @@ def reward_explorer(snapshots: Sequence[Snapshot] | Mapping[str, Sequence[Snapsh
     if show:
         explorer.show()
     return explorer
+
+
+PNG_DPI = 80
+"""Pixels per inch of the widgets' figures (the explorer: 1,120 x 656); at 100 a redraw took ~0.3 s."""
+
+
+def _png(figure: Figure) -> Image:
+    """`figure` rendered as a PNG display object (light compression: most of a redraw is rendering)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=PNG_DPI, pil_kwargs={"compress_level": 1})
+    return Image(data=buffer.getvalue(), format="png")
 
 
 PAINT_STYLES = {1: "success", -1: "danger", 0: "info"}
@@ -300,17 +349,20 @@ class ZeroShotPainter:
         self.update()
 
     def update(self) -> None:
-        """Infer w for the painted task, roll out, redraw; `shot` holds the result."""
-        self.shot = zero_shot_on_reward_map(self.learner, self.maze, self.painter.reward_map(), self.seed,
-                                            **self.options)
-        figure = Figure(figsize=(14, 4.6))
-        plots.plot_zero_shot(figure.subplots(1, 3), self.painter.layout, self.shot)
-        w = ", ".join(f"{x:.2f}" for x in self.shot.fit.w.tolist())
-        figure.suptitle(f"zero-shot on the painted task: w = ({w})")
-        figure.subplots_adjust(left=0.01, right=0.94, top=0.8, bottom=0.08, wspace=0.35)
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png")
-        self.image = Image(data=buffer.getvalue(), format="png")
+        """Infer w for the painted task, roll out, redraw; `shot` holds the result. The button is
+        disabled meanwhile."""
+        self.button.disabled, self.button.description = True, "computing..."
+        try:
+            self.shot = zero_shot_on_reward_map(self.learner, self.maze, self.painter.reward_map(), self.seed,
+                                                **self.options)
+            figure = Figure(figsize=(14, 4.6))
+            plots.plot_zero_shot(figure.subplots(1, 3), self.painter.layout, self.shot)
+            w = ", ".join(f"{x:.2f}" for x in self.shot.fit.w.tolist())
+            figure.suptitle(f"zero-shot on the painted task: $w$ = ({w})")
+            figure.subplots_adjust(left=0.01, right=0.94, top=0.8, bottom=0.08, wspace=0.35)
+            self.image = _png(figure)
+        finally:
+            self.button.disabled, self.button.description = False, "infer w and act"
         if self._handle is not None:
             self._handle.update(self.image)
 

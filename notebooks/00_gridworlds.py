@@ -25,14 +25,26 @@
 # watching a random policy — why the hard level needs real exploration.
 
 # %%
-# On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
+# On Colab, this installs the course's library at the release these notebooks were run with.
+# Elsewhere it does nothing: install once from the repository instead (pip install -e .).
 import sys
 
 if "google.colab" in sys.modules:
-    import subprocess
+    from importlib.metadata import distributions
 
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "aps-teach @ git+https://github.com/aps-teach/aps-teach"], check=True)
+    from IPython import get_ipython
+
+    def versions():
+        return {d.metadata["Name"].lower(): d.version for d in distributions()}
+
+    before = versions()
+    requirement = "aps-teach @ git+https://github.com/aps-teach/aps-teach@v0.1.0"
+    get_ipython().run_line_magic("pip", f'install "{requirement}"')  # %pip install, errors shown
+    upgraded = [f"{name} {before[name]} -> {new}" for name, new in versions().items()
+                if before.get(name, new) != new]
+    if upgraded:
+        print("Upgraded preinstalled packages:", ", ".join(upgraded))
+        print("Restart the runtime now (Runtime > Restart session), then run the notebook from the top.")
 
 # %% tags=["parameters"]
 import os
@@ -48,7 +60,10 @@ import numpy as np
 
 import gridworld
 from aps_teach import plots
+from aps_teach.course import fast_mode_banner
 from aps_teach.random_policy import exact_random_policy, random_policy_stats
+
+fast_mode_banner(FAST)
 
 # %% [markdown]
 # ## The two levels
@@ -93,8 +108,11 @@ assert (observation.sum(axis=0) == 1).all()
 
 # %% [markdown]
 # The evaluation protocol of the paper pays **+1 the first time each key is picked up** and
-# **+10 on reaching the target**, which ends the episode (`info["success"]` becomes True). An
-# episode is cut after `gridworld.MAX_EPISODE_STEPS` steps. Let us follow the shortest solution
+# **+10 on reaching the target**, which ends the episode (`info["success"]` becomes True):
+#
+# $$r_t = \mathbb{1}[\text{a key is picked up at step } t] + 10\,\mathbb{1}[\text{the target is reached}].$$
+#
+# An episode is cut after `gridworld.MAX_EPISODE_STEPS` steps. Let us follow the shortest solution
 # (found by breadth-first search over the rules) and add up what it earns.
 
 # %%
@@ -135,8 +153,14 @@ fig = plots.plot_random_policy_overview(stats)
 # dark in the heatmap.
 #
 # Sampling can only say "rarely". Because the worlds are tiny, we can instead compute the random
-# policy's chance of success *exactly*, by pushing the probability distribution over
-# (position, keys held) forward one step at a time: how does it grow with the episode length?
+# policy's chance of success *exactly*. Let $p_t(s)$ be the probability of being in state
+# $s$ = (position, keys held) after $t$ steps, $T(s' \mid s, a)$ the rules, and the target an absorbing
+# state. Each step pushes the distribution forward under the uniform policy over the 4 actions,
+#
+# $$p_{t+1}(s') = \sum_s p_t(s) \sum_a \tfrac{1}{4}\, T(s' \mid s, a),$$
+#
+# and $P(\text{success within } t \text{ steps})$ is the mass $p_t$ puts on the target. How does it grow
+# with the episode length?
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.8))
@@ -159,5 +183,7 @@ plt.show()
 # reward-free pretraining. That is the contrast Figure 4 of the paper measures, and the one
 # notebooks 02–04 rebuild.
 #
-# **Try it.** Draw your own level with the legend above (say, a third key), build it with
-# `gridworld.make(my_art)`, and rerun the two figures above on it.
+# **Try it.** Draw your own level with the legend above (say, the target behind both passageways
+# in a longer maze, or the start cells far from the green key), build it with
+# `gridworld.make(my_art)`, and rerun the two figures above on it. The legend has two keys, so
+# a level has at most two key-passageway pairs.

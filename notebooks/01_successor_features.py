@@ -14,28 +14,59 @@
 # %% [markdown]
 # # 01 · Successor features: Q = ψᵀw
 #
-# VISR and APS rest on one identity. Suppose the reward of a move is linear in some features,
-# r(s, a, s') = φ(s, a, s')ᵀ w. Then the value of any policy π splits the same way:
+# VISR and APS rest on one identity (Section 2.2 of the APS paper). Suppose the reward of a move is
+# linear in some features, with a task vector $w$:
 #
-# Q^π(s, a) = E_π[Σ_t γ^t r_t] = E_π[Σ_t γ^t φ_t]ᵀ w = ψ^π(s, a)ᵀ w,
+# $$r(s, a, s') = \phi(s, a, s')^\top w.$$
 #
-# where ψ^π(s, a), the **successor features**, is the expected discounted sum of future features.
-# ψ depends on the policy and the world, not on the task: learn it once, then any task w costs one
-# dot product. This notebook checks that identity numerically on the gridworlds, reuses ψ for a
-# second task, and combines several policies with **generalised policy improvement (GPI)**.
+# Then the value of any policy $\pi$ splits the same way:
+#
+# $$Q^\pi(s, a) = \mathbb{E}_\pi\Big[\sum_{t\ge 0} \gamma^t r_t\Big]
+#   = \mathbb{E}_\pi\Big[\sum_{t\ge 0} \gamma^t \phi_t\Big]^\top w \equiv \psi^\pi(s, a)^\top w,$$
+#
+# where $\psi^\pi(s, a)$, the **successor features**, is the expected discounted sum of future
+# features. $\psi$ depends on the policy and the world, not on the task: learn it once, then any task
+# $w$ costs one dot product. This notebook checks that identity numerically on the gridworlds, reuses
+# $\psi$ for a second task, and combines several policies with **generalised policy improvement (GPI)**,
+# which you will write yourself.
 #
 # The gridworlds are small enough to do everything exactly, in tables (`aps_teach.tabular`); later
 # notebooks replace the tables with neural networks and learned features.
+#
+# ### Notation, for the whole course
+#
+# | symbol | in the code | what it is |
+# |---|---|---|
+# | $s, a, s'$ | `obs`, `action`, `next_obs` | a state, the action taken in it, the state it leads to |
+# | $\phi(s') \in \mathbb{R}^d$ | `phi` | features (here: events of a move; from 02 on, a network's output) |
+# | $w \in \mathbb{R}^d$ | `w` | a task: the reward is $\phi^\top w$; a unit vector in VISR and APS |
+# | $\psi^\pi(s, a) \in \mathbb{R}^d$ | `psi` | successor features: discounted future $\phi$ under $\pi$ |
+# | $z$ | `z` | the task a policy was trained for (a GPI candidate); VISR and APS train with $z \equiv w$ |
+# | $f$, $h = f(s')$ | `encoder`, `h` | the representation APT and APS take distances in (APS: $f = \phi$) |
+# | $k$ | `k` | how many nearest neighbours the particle (kNN) reward averages over |
+# | $\gamma$ | `gamma` | the discount factor |
 
 # %%
-# On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
+# On Colab, this installs the course's library at the release these notebooks were run with.
+# Elsewhere it does nothing: install once from the repository instead (pip install -e .).
 import sys
 
 if "google.colab" in sys.modules:
-    import subprocess
+    from importlib.metadata import distributions
 
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "aps-teach @ git+https://github.com/aps-teach/aps-teach"], check=True)
+    from IPython import get_ipython
+
+    def versions():
+        return {d.metadata["Name"].lower(): d.version for d in distributions()}
+
+    before = versions()
+    requirement = "aps-teach @ git+https://github.com/aps-teach/aps-teach@v0.1.0"
+    get_ipython().run_line_magic("pip", f'install "{requirement}"')  # %pip install, errors shown
+    upgraded = [f"{name} {before[name]} -> {new}" for name, new in versions().items()
+                if before.get(name, new) != new]
+    if upgraded:
+        print("Upgraded preinstalled packages:", ", ".join(upgraded))
+        print("Restart the runtime now (Runtime > Restart session), then run the notebook from the top.")
 
 # %% tags=["parameters"]
 import os
@@ -46,21 +77,21 @@ gamma = 0.9
 seed = 0
 
 # %%
-import inspect
-
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import ListedColormap
 
-from aps_teach import plots, tabular
-from aps_teach.exercises import check_gpi
+from aps_teach import exercises, plots, tabular
+from aps_teach.course import fast_mode_banner
+
+fast_mode_banner(FAST)
 
 # %% [markdown]
 # ## Features whose span contains the task
 #
 # On a key-passageway level, take as features the *events* of a move: did it pick up each key, did
 # it reach the target? The evaluation reward (+1 per key, +10 at the target) is then exactly
-# linear in them, with w = (1, 10) on the easy level. We check that against the environment's own
+# linear in them, with $w = (1, 10)$ on the easy level. We check that against the environment's own
 # reward for every move from every reachable state.
 
 # %%
@@ -72,15 +103,21 @@ print("environment reward == phi^T w for every move:", np.allclose(easy.events @
 # %% [markdown]
 # ## ψ by temporal differences, checked against direct policy evaluation
 #
-# ψ obeys a Bellman equation of its own, ψ(s, a) = φ(s, a, s') + γ E_{a'~π}[ψ(s', a')], so TD
-# learning works on it feature by feature. Here is the update the library uses:
-
-# %%
-print(inspect.getsource(tabular.successor_features_td))
-
-# %% [markdown]
-# Take the uniformly random policy, learn ψ by TD, and compare ψᵀw with Q^π computed the direct
-# way: Bellman backups on the environment's reward, never touching the features.
+# $\psi$ obeys a Bellman equation of its own, with $\phi$ in the place of the reward,
+#
+# $$\psi^\pi(s, a) = \mathbb{E}\big[\phi(s, a, s') + \gamma\, \mathbb{E}_{a' \sim \pi(\cdot \mid s')}\,
+#   \psi^\pi(s', a')\big],$$
+#
+# so TD learning works on it feature by feature. `tabular.successor_features_td` sweeps over every
+# $(s, a)$ in a random order and moves $\psi(s, a)$ a step $\alpha$ towards its one-step target:
+#
+# $$\psi(s, a) \leftarrow \psi(s, a)
+#   + \alpha \big[\phi(s, a, s') + \gamma \textstyle\sum_{a'} \pi(a' \mid s')\, \psi(s', a')
+#   - \psi(s, a)\big],$$
+#
+# with the bootstrap term dropped when $s'$ ends the episode. Take the uniformly random policy, learn
+# $\psi$ by TD, and compare $\psi^\top w$ with $Q^\pi$ computed the direct way: Bellman backups on the
+# environment's reward, never touching the features.
 
 # %%
 policy = tabular.uniform_policy(easy)
@@ -92,17 +129,17 @@ print(f"max |psi^T w - Q| over {q_direct.size} state-actions: {np.abs(q_from_psi
 fig, ax = plt.subplots(figsize=(4.2, 4))
 ax.scatter(q_direct.ravel(), q_from_psi.ravel(), s=8)
 ax.plot([q_direct.min(), q_direct.max()], [q_direct.min(), q_direct.max()], "k:", linewidth=1)
-ax.set_xlabel("Q from policy evaluation")
-ax.set_ylabel("psi^T w from TD")
+ax.set_xlabel(r"$Q^\pi$ from policy evaluation")
+ax.set_ylabel(r"$\psi^\top w$ from TD")
 ax.set_title("one dot per (state, action)")
 plt.show()
 
 # %% [markdown]
 # ## A second task for free
 #
-# Now change the task without learning anything: w = (1, 0) pays only for the key. The same ψ
-# gives its Q at once, and it again agrees with policy evaluation on that reward. The value maps
-# show V(s) = Σ_a π(a|s) Q(s, a) over the cells, before and after the key is picked up.
+# Now change the task without learning anything: $w = (1, 0)$ pays only for the key. The same $\psi$
+# gives its $Q$ at once, and it again agrees with policy evaluation on that reward. The value maps
+# show $V(s) = \sum_a \pi(a \mid s)\, Q(s, a)$ over the cells, before and after the key is picked up.
 
 # %%
 tasks = {"evaluation task w = (1, 10)": w_eval, "key only w = (1, 0)": np.array([1.0, 0.0])}
@@ -115,26 +152,42 @@ for column, (name, w) in enumerate(tasks.items()):
     for row, held in enumerate([(), ("green",)]):
         image = plots.plot_state_values(axes[row, column], easy.layout, easy.states, values, held,
                                         title=f"{name}\nkeys held: {', '.join(held) or 'none'}")
-        fig.colorbar(image, ax=axes[row, column], fraction=0.046)
-fig.suptitle("values of the random policy, both from the same psi")
+        fig.colorbar(image, ax=axes[row, column], fraction=0.046, label=r"$V(s)$")
+fig.suptitle(r"values of the random policy, both from the same $\psi$")
 fig.tight_layout()
 
 # %% [markdown]
 # Before the key is picked up the two maps look alike: the target is still locked away, so for
 # both tasks the value is mostly the key's. Once the key is held, the key-only task has nothing
 # left to pay (its value is 0 everywhere), while the evaluation task values the cells near the
-# target. Same ψ, two tasks, no new learning.
+# target. Same $\psi$, two tasks, no new learning.
 #
 # ## Generalised policy improvement
 #
-# ψ tells us how good *any* policy we have is for *any* task. GPI uses that to act better than
-# each of them: given policies π_1, …, π_n with successor features ψ_i, act greedily on
+# $\psi$ tells us how good *any* policy we have is for *any* task. GPI uses that to act better than
+# each of them: given policies $\pi_1, \dots, \pi_n$ with successor features $\psi_i$, act greedily on
 #
-# Q_GPI(s, a) = max_i ψ_i(s, a)ᵀ w,
+# $$Q_{\mathrm{GPI}}(s, a) = \max_i\, \psi_i(s, a)^\top w,$$
 #
-# every policy scored under the task w at hand. The GPI theorem guarantees the result is at least
-# as good as every π_i on task w.
+# every policy scored under the task $w$ at hand. The GPI theorem guarantees the result is at least
+# as good as every $\pi_i$ on task $w$.
 #
+# ### Exercise: GPI in one line
+#
+# Write `my_gpi(psis, w, zs)` returning $Q_{\mathrm{GPI}}$ as an array of shape (S, A), from `psis` of
+# shape (n, S, A, d) (policy $i$'s successor features for every state and action), the task `w` of
+# shape (d,), and `zs` of shape (n, d): `zs[i]` is the task policy $i$ was trained for. NumPy's
+# `einsum` or `@` and `.max(axis=...)` are all you need. The checker compares your function with the
+# library's on random inputs; until yours passes, the rest of the notebook uses the library's.
+
+# %%
+def my_gpi(psis, w, zs):
+    raise NotImplementedError  # your code
+
+
+gpi = exercises.check_gpi(my_gpi)
+
+# %% [markdown]
 # On the passageway levels the policies are nested (chasing the target means fetching every key
 # first), so one of them is already best everywhere. GPI shows its strength when policies are good
 # in different places. So draw a room of your own, with the same legend: two keys, no
@@ -155,16 +208,17 @@ room = tabular.TabularGridworld.from_level(two_keys_art)
 print("features:", room.event_names)
 
 # %% [markdown]
-# Our policies: π_green, optimal for "green key" alone (z = (1, 0, 0)), and π_purple, optimal for
-# "purple key" alone (z = (0, 1, 0)). Each fetches its key, then has nothing left to do. The new
-# task pays 3 for the green key and 1 for the purple one: w = (3, 1, 0).
+# Our policies: $\pi_{\text{green}}$, optimal for "green key" alone ($z_1 = (1, 0, 0)$), and
+# $\pi_{\text{purple}}$, optimal for "purple key" alone ($z_2 = (0, 1, 0)$). Each fetches its key, then
+# has nothing left to do. The new task pays 3 for the green key and 1 for the purple one:
+# $w = (3, 1, 0)$. GPI acts greedily on `gpi(psis, w_new, z_tasks)`: your function, once it passes.
 
 # %%
 z_tasks = np.eye(3)[:2]
 policies = [tabular.greedy_policy(tabular.optimal_q(room, room.events @ z, gamma)) for z in z_tasks]
 psis = np.stack([tabular.successor_features(room, p, gamma) for p in policies])
 w_new = np.array([3.0, 1.0, 0.0])
-q_gpi, chosen = tabular.gpi(psis, w_new)
+q_gpi = gpi(psis, w_new, z_tasks)
 
 starts = [room.state_index(cell) for cell in room.layout.start_cells]
 
@@ -183,39 +237,41 @@ print(f"{'optimal':>10}: {best:.3f}  (value iteration on w_new, for reference)")
 
 # %% [markdown]
 # GPI beats both of its policies, and here even matches the optimal value: it fetches the green
-# key with π_green, then switches to π_purple for the second key. The map shows which policy GPI
-# follows in each cell, and a common mistake beside it: public reference code has scored each
-# policy under *its own* task z_i, max_i ψ_i(s, a)ᵀ z_i, instead of under the current w. That
-# ranks the policies by how well they do their own jobs (here: which key is nearer), not by
-# what they earn on yours.
+# key with $\pi_{\text{green}}$, then switches to $\pi_{\text{purple}}$ for the second key. The map shows
+# which policy GPI follows in each cell: the one whose value backs the greedy action. Beside it, a
+# common mistake: public reference code has scored each policy under *its own* task $z_i$,
+# $\max_i \psi_i(s, a)^\top z_i$, instead of under the current $w$.
+#
+# **Explain it.** Before running the next cell: what does scoring each policy under its own $z_i$
+# rank the policies by, and which policy would it follow near the purple key?
+#
+# <details><summary>Answer</summary>
+#
+# It ranks them by how well each does *its own* job, here by which key is nearer, not by what it
+# earns on your task. Near the purple key it follows $\pi_{\text{purple}}$ even though the green key
+# pays three times as much, so it fetches the wrong key first.
+#
+# </details>
 
 # %%
-own_scores = np.stack([psi_i @ z for psi_i, z in zip(psis, z_tasks, strict=True)])  # (n, S, A)
-q_own_z = own_scores.max(axis=0)
-chosen_own_z = own_scores[:, np.arange(len(room.states)), q_own_z.argmax(axis=1)].argmax(axis=0)
-print(f"scored under its own z: start value {start_value(tabular.greedy_policy(q_own_z)):.3f} "
+def backing_policy(scores):
+    """Per state, the policy i whose value backs the greedy action of max_i scores[i] (n, S, A)."""
+    greedy = scores.max(axis=0).argmax(axis=1)
+    return scores[:, np.arange(scores.shape[1]), greedy].argmax(axis=0)
+
+
+scores_under_w = psis @ w_new  # (n, S, A)
+own_scores = np.stack([psi_i @ z for psi_i, z in zip(psis, z_tasks, strict=True)])  # the mistake
+chosen, chosen_own_z = backing_policy(scores_under_w), backing_policy(own_scores)
+print(f"scored under its own z: start value {start_value(tabular.greedy_policy(own_scores.max(axis=0))):.3f} "
       f"(GPI under w: {start_value(tabular.greedy_policy(q_gpi)):.3f})")
 
-key_colours = ListedColormap(["#2ca02c", "#9467bd"])  # pi_green, pi_purple
+key_colours = ListedColormap(["#2ca02c", "#9467bd"])  # the two policies
 fig, axes = plt.subplots(1, 2, figsize=(9, 4))
-for ax, picks, title in [(axes[0], chosen, "GPI under the current w"),
-                         (axes[1], chosen_own_z, "each policy under its own z (a bug)")]:
+for ax, picks, title in [(axes[0], chosen, "GPI under the current $w$"),
+                         (axes[1], chosen_own_z, "each policy under its own $z_i$ (a bug)")]:
     image = plots.plot_state_values(ax, room.layout, room.states, picks, (), cmap=key_colours,
                                     vmin=-0.5, vmax=1.5, title=f"{title}\nno key held yet")
 cbar = fig.colorbar(image, ax=axes, ticks=[0, 1], fraction=0.03)
-cbar.ax.set_yticklabels(names)
+cbar.ax.set_yticklabels([r"$\pi_{\mathrm{green}}$", r"$\pi_{\mathrm{purple}}$"])
 plt.show()
-
-# %% [markdown]
-# ## Exercise: GPI in one line
-#
-# Write `my_gpi(psis, w)` returning Q_GPI with shape (S, A), from `psis` of shape (n, S, A, d)
-# and `w` of shape (d,). The checker compares it with the library on random inputs. (A solution is
-# filled in so the notebook runs top to bottom; replace it with your own.)
-
-# %%
-def my_gpi(psis, w):
-    return np.einsum("nsad,d->nsa", psis, w).max(axis=0)
-
-
-check_gpi(my_gpi)

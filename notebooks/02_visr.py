@@ -33,14 +33,26 @@
 # * paint a reward map of your own on a maze and watch the pretrained agent try it zero-shot.
 
 # %%
-# On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
+# On Colab, this installs the course's library at the release these notebooks were run with.
+# Elsewhere it does nothing: install once from the repository instead (pip install -e .).
 import sys
 
 if "google.colab" in sys.modules:
-    import subprocess
+    from importlib.metadata import distributions
 
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "aps-teach @ git+https://github.com/aps-teach/aps-teach"], check=True)
+    from IPython import get_ipython
+
+    def versions():
+        return {d.metadata["Name"].lower(): d.version for d in distributions()}
+
+    before = versions()
+    requirement = "aps-teach @ git+https://github.com/aps-teach/aps-teach@v0.1.0"
+    get_ipython().run_line_magic("pip", f'install "{requirement}"')  # %pip install, errors shown
+    upgraded = [f"{name} {before[name]} -> {new}" for name, new in versions().items()
+                if before.get(name, new) != new]
+    if upgraded:
+        print("Upgraded preinstalled packages:", ", ".join(upgraded))
+        print("Restart the runtime now (Runtime > Restart session), then run the notebook from the top.")
 
 # %% tags=["parameters"]
 import os
@@ -306,12 +318,10 @@ print(f"skills that earn more along their path than over all states: {earns_more
 
 # %%
 def my_infer_task(features, rewards):
-    raise NotImplementedError("your answer here")
+    raise NotImplementedError  # your code
 
 
-if exercises.SOLUTIONS:  # APS_TEACH_SOLUTIONS=1 fills in the library's answer
-    my_infer_task = exercises.solution("infer_task")
-exercises.check_infer_task(my_infer_task)
+my_infer_task = exercises.check_infer_task(my_infer_task)
 
 # %% [markdown]
 # The library's version (compare it with yours):

@@ -35,14 +35,26 @@
 #   along fine-tuning.
 
 # %%
-# On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
+# On Colab, this installs the course's library at the release these notebooks were run with.
+# Elsewhere it does nothing: install once from the repository instead (pip install -e .).
 import sys
 
 if "google.colab" in sys.modules:
-    import subprocess
+    from importlib.metadata import distributions
 
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "aps-teach @ git+https://github.com/aps-teach/aps-teach"], check=True)
+    from IPython import get_ipython
+
+    def versions():
+        return {d.metadata["Name"].lower(): d.version for d in distributions()}
+
+    before = versions()
+    requirement = "aps-teach @ git+https://github.com/aps-teach/aps-teach@v0.1.0"
+    get_ipython().run_line_magic("pip", f'install "{requirement}"')  # %pip install, errors shown
+    upgraded = [f"{name} {before[name]} -> {new}" for name, new in versions().items()
+                if before.get(name, new) != new]
+    if upgraded:
+        print("Upgraded preinstalled packages:", ", ".join(upgraded))
+        print("Restart the runtime now (Runtime > Restart session), then run the notebook from the top.")
 
 # %% tags=["parameters"]
 import os
@@ -306,12 +318,10 @@ print(f"without the normaliser: mean reward {plain_small.mean():.3f} vs {plain_l
 
 # %%
 def my_knn_reward(particles, k):
-    raise NotImplementedError("your answer here")
+    raise NotImplementedError  # your code
 
 
-if exercises.SOLUTIONS:  # APS_TEACH_SOLUTIONS=1 fills in the library's answer
-    my_knn_reward = exercises.solution("knn_reward")
-exercises.check_knn_reward(my_knn_reward)
+my_knn_reward = exercises.check_knn_reward(my_knn_reward)
 
 # %% [markdown]
 # The library's answer. Its docstring records the decisions: the particle itself is excluded by

@@ -40,14 +40,26 @@
 # below is where you make the sweeps bigger.
 
 # %%
-# On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
+# On Colab, this installs the course's library at the release these notebooks were run with.
+# Elsewhere it does nothing: install once from the repository instead (pip install -e .).
 import sys
 
 if "google.colab" in sys.modules:
-    import subprocess
+    from importlib.metadata import distributions
 
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "aps-teach @ git+https://github.com/aps-teach/aps-teach"], check=True)
+    from IPython import get_ipython
+
+    def versions():
+        return {d.metadata["Name"].lower(): d.version for d in distributions()}
+
+    before = versions()
+    requirement = "aps-teach @ git+https://github.com/aps-teach/aps-teach@v0.1.0"
+    get_ipython().run_line_magic("pip", f'install "{requirement}"')  # %pip install, errors shown
+    upgraded = [f"{name} {before[name]} -> {new}" for name, new in versions().items()
+                if before.get(name, new) != new]
+    if upgraded:
+        print("Upgraded preinstalled packages:", ", ".join(upgraded))
+        print("Restart the runtime now (Runtime > Restart session), then run the notebook from the top.")
 
 # %% tags=["parameters"]
 import os
@@ -85,6 +97,7 @@ import numpy as np
 
 from aps_teach import plots, probes, transfer
 from aps_teach.agents import AgentConfig
+from aps_teach.course import committed_result
 from aps_teach.cross_training import run_cross_rows
 from aps_teach.experiments import DEFAULT_FINETUNE_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.stats import summarise
@@ -116,7 +129,7 @@ print(f"default budget of one full run: {DEFAULT_PRETRAIN_STEPS:,} pretraining +
 # identification; full bars are success after fine-tuning on the task reward.
 
 # %%
-figure4_csv = Path("../results/gridworld/figure4.csv")
+figure4_csv = committed_result("gridworld/figure4.csv")
 figure4 = read_rows(figure4_csv)
 if not figure4:
     print(f"{figure4_csv} is not here: clone the repository to see the committed Figure 4 results")
@@ -496,7 +509,7 @@ for maze in ("open10", "fourroom"):  # the scale of phi spread: the same network
     untrained = [transfer.feature_spread(new_learner("aps", env, seed), layout) for seed in transfer_seeds]
     print(f"{maze:>8}: phi spread of the untrained network, per seed {[round(x, 4) for x in untrained]}")
 print(f"a phi spread evenly over the sphere: about 1/sqrt(d) = {1 / np.sqrt(AgentConfig().feature_dim):.3f}")
-committed = transfer.transfer_rows("../results/transfer")  # `aps-teach gridworld transfer`, default budget
+committed = transfer.transfer_rows(committed_result("transfer"))  # `aps-teach gridworld transfer`
 for maze in ("open10", "fourroom"):
     for method in methods_by_name:
         mine = [row for row in committed if row["method"] == method and row["maze"] == maze]

@@ -37,14 +37,26 @@
 # * **launch a GPU run** (your machine, a cluster or Colab) and point this notebook at its results.
 
 # %%
-# On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
+# On Colab, this installs the course's library at the release these notebooks were run with.
+# Elsewhere it does nothing: install once from the repository instead (pip install -e .).
 import sys
 
 if "google.colab" in sys.modules:
-    import subprocess
+    from importlib.metadata import distributions
 
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "aps-teach @ git+https://github.com/aps-teach/aps-teach"], check=True)
+    from IPython import get_ipython
+
+    def versions():
+        return {d.metadata["Name"].lower(): d.version for d in distributions()}
+
+    before = versions()
+    requirement = "aps-teach @ git+https://github.com/aps-teach/aps-teach@v0.1.0"
+    get_ipython().run_line_magic("pip", f'install "{requirement}"')  # %pip install, errors shown
+    upgraded = [f"{name} {before[name]} -> {new}" for name, new in versions().items()
+                if before.get(name, new) != new]
+    if upgraded:
+        print("Upgraded preinstalled packages:", ", ".join(upgraded))
+        print("Restart the runtime now (Runtime > Restart session), then run the notebook from the top.")
 
 # %% tags=["parameters"]
 import os
@@ -305,12 +317,10 @@ print(inspect.getsource(augment.random_shift))
 
 # %%
 def my_shift(x, dy, dx, pad):
-    raise NotImplementedError("your answer here")
+    raise NotImplementedError  # your code
 
 
-if exercises.SOLUTIONS:  # APS_TEACH_SOLUTIONS=1 fills in the library's answer
-    my_shift = exercises.solution("shift")
-exercises.check_shift(my_shift)
+my_shift = exercises.check_shift(my_shift)
 
 # %% [markdown]
 # ## 6. The replay in memory

@@ -1,9 +1,6 @@
-"""The exercise checkers accept correct answers (the library's and independent ones) and reject planted
-wrong answers with a message naming the input."""
-
-import os
-import subprocess
-import sys
+"""The exercise checkers coach: a correct answer passes and is returned; the starter falls back to the
+library's answer; a wrong answer written the way a learner would write it is named in one line, falls
+back, and leaves its inputs in `failing_case`."""
 
 import numpy as np
 import pytest
@@ -17,43 +14,129 @@ from aps_teach.exercises import (
     check_knn_reward,
     check_sf_td_target,
     check_shift,
-    solution,
+    failing_case,
 )
 
-
-def test_check_gpi_accepts_a_correct_answer(capsys):
-    check_gpi(lambda psis, w: np.einsum("nsad,d->nsa", psis, w).max(axis=0))
-    assert "correct: GPI action values" in capsys.readouterr().out
-    check_gpi(solution("gpi"))
-    assert "correct: GPI action values" in capsys.readouterr().out
+FALLBACK = "using the library's answer until yours passes; exercises.failing_case('{}') gives the inputs"
 
 
-def test_check_gpi_rejects_wrong_answers():
-    with pytest.raises(AssertionError, match="differs from the library"):
-        check_gpi(lambda psis, w: np.einsum("nsad,d->nsa", psis, w).mean(axis=0))  # averages policies
-    with pytest.raises(AssertionError, match="differs from the library"):
-        check_gpi(lambda psis, w: np.einsum("nsad,d->nsa", psis, w)[0])  # first policy only
-    with pytest.raises(AssertionError, match="shape"):
-        check_gpi(lambda psis, w: np.einsum("nsad,d->nsa", psis, w))  # forgot the max
+def _one_line(capsys) -> str:
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, out
+    return out.strip()
 
 
-def test_solution_names_the_valid_exercises():
+def assert_correct(capsys, check, name, answer):
+    assert check(answer) is answer
+    assert _one_line(capsys).startswith(f"{name}: correct (matches the library on ")
+    assert failing_case(name) is None
+
+
+def assert_named(capsys, check, name, answer, words):
+    """The checker rejects `answer` in one line naming the mistake, returns the library's answer and
+    keeps the failing inputs, on which `answer` and the library's answer really differ."""
+    returned = check(answer)
+    line = _one_line(capsys)
+    assert line.startswith(f"{name}: wrong, it looks like ") and words in line, line
+    assert line.endswith(FALLBACK.format(name)), line
+    assert returned is exercises.EXERCISES[name].reference
+    case = failing_case(name)
+    ours = exercises._as_array(answer(*case))
+    library = exercises._as_array(returned(*case))
+    assert ours.shape != library.shape or not np.allclose(ours, library)
+
+
+def test_starter_falls_back_to_the_library(capsys):
+    def starter(*args):
+        raise NotImplementedError  # your code
+
+    for name, exercise in exercises.EXERCISES.items():
+        returned = getattr(exercises, f"check_{name}")(starter)
+        assert _one_line(capsys) == f"{name}: not attempted yet: using the library's answer"
+        assert returned is exercise.reference
+        assert failing_case(name) is None
+
+
+def test_an_exception_is_one_line_and_falls_back(capsys):
+    def broken(features, rewards):
+        return features @ rewards  # shapes (N, d) @ (N,): a RuntimeError
+
+    assert check_infer_task(broken) is exercises.infer_task
+    line = _one_line(capsys)
+    assert line.startswith("infer_task: case 0 raised RuntimeError: ") and "Traceback" not in line
+    features, rewards = failing_case("infer_task")
+    assert features.shape == (50, 2) and rewards.shape == (50,)
+
+
+def test_an_unrecognised_wrong_answer_says_where_it_differs(capsys):
+    check_infer_task(lambda features, rewards: -exercises.infer_task(features, rewards))  # sign flipped
+    line = _one_line(capsys)
+    assert line.startswith("infer_task: wrong on case 0: at index (") and "the library's" in line
+    assert line.endswith(FALLBACK.format("infer_task"))
+
+
+def test_a_wrong_shape_is_reported(capsys):
+    check_gpi(lambda psis, w, zs: np.einsum("nsad,d->nsa", psis, w))  # forgot the max
+    assert "returned shape (2, 7, 4), expected (7, 4)" in _one_line(capsys)
+
+
+def test_returning_nothing_is_reported(capsys):
+    check_knn_reward(lambda particles, k: None)  # forgot the return
+    assert "returned shape (), expected (8,)" in _one_line(capsys)
+    check_gpi(lambda psis, w, zs: np.full((7, 4), "x"))
+    assert "returned <U1 values, expected numbers" in _one_line(capsys)
+
+
+def test_failing_case_names_the_valid_exercises():
     with pytest.raises(ValueError, match="unknown exercise 'knn'.*knn_reward.*sf_td_target"):
-        solution("knn")
+        failing_case("knn")
 
 
-def test_solutions_switch_follows_the_environment_variable():
-    code = "from aps_teach import exercises; print(exercises.SOLUTIONS)"
-    for value, expected in [("1", "True"), ("0", "False")]:
-        env = {**os.environ, "APS_TEACH_SOLUTIONS": value}
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                             check=True)
-        assert out.stdout.strip() == expected
+def test_failing_case_returns_copies():
+    check_gpi(lambda psis, w, zs: psis[0] @ w)
+    first = failing_case("gpi")
+    first[0][:] = 0
+    assert np.abs(failing_case("gpi")[0]).sum() > 0
 
 
-# kNN particle reward -------------------------------------------------------------------------------
+# GPI (notebook 01) ---------------------------------------------------------------------------------
 
-def _knn_numpy(particles, k):
+def test_gpi(capsys):
+    assert_correct(capsys, check_gpi, "gpi",
+                   lambda psis, w, zs: np.einsum("nsad,d->nsa", psis, w).max(axis=0))
+    assert_named(capsys, check_gpi, "gpi", lambda psis, w, zs: np.stack(
+        [psis[i] @ zs[i] for i in range(len(psis))]).max(axis=0), "under its own z_i")
+    assert_named(capsys, check_gpi, "gpi", lambda psis, w, zs: np.einsum("nsad,d->nsa", psis, w).mean(axis=0),
+                 "averaged")
+
+
+# task inference (notebook 02) ----------------------------------------------------------------------
+
+def test_infer_task(capsys):
+    def normal_equations(features, rewards):
+        f, r = features.numpy(), rewards.numpy()
+        v = np.linalg.solve(f.T @ f, f.T @ r)
+        return v / np.linalg.norm(v)
+
+    def wrong_way_round(features, rewards):  # design matrix = rewards
+        v = torch.linalg.lstsq(rewards[:, None], features).solution[0]
+        return v / v.norm()
+
+    def wrong_way_round_unnormalised(features, rewards):
+        return torch.linalg.lstsq(rewards[:, None], features).solution[0]
+
+    def unnormalised(features, rewards):
+        return torch.linalg.lstsq(features, rewards[:, None]).solution[:, 0]
+
+    assert_correct(capsys, check_infer_task, "infer_task", normal_equations)
+    assert_named(capsys, check_infer_task, "infer_task", wrong_way_round, "lstsq(r, Phi)")
+    assert_named(capsys, check_infer_task, "infer_task", wrong_way_round_unnormalised, "lstsq(r, Phi)")
+    assert_named(capsys, check_infer_task, "infer_task", unnormalised, "not normalised")
+
+
+# kNN particle reward (notebook 03) -----------------------------------------------------------------
+
+def _knn_loops(particles, k):
     p = particles.numpy()
     rewards = []
     for i in range(len(p)):
@@ -63,61 +146,32 @@ def _knn_numpy(particles, k):
     return np.array(rewards)
 
 
-def test_check_knn_reward_accepts_correct_answers(capsys):
-    check_knn_reward(solution("knn_reward"))
-    check_knn_reward(_knn_numpy)
-    assert capsys.readouterr().out.count("correct: kNN particle reward") == 2
-
-
-def test_check_knn_reward_rejects_wrong_answers():
+def test_knn_reward(capsys):
     def self_counted(particles, k):  # the point itself, at distance 0, is one of its k neighbours
         return torch.log1p(torch.cdist(particles, particles).topk(k, largest=False).values.mean(1))
+
+    def plain_log(particles, k):
+        dist = torch.cdist(particles, particles).fill_diagonal_(float("inf"))
+        return torch.log(dist.topk(k, largest=False).values.mean(1))
 
     def zeros_dropped(particles, k):  # excludes self by dropping every zero distance: duplicates too
         dist = torch.cdist(particles, particles)
         dist[dist == 0] = float("inf")
         return torch.log1p(dist.topk(k, largest=False).values.mean(1))
 
-    def summed(particles, k):  # sum instead of mean
+    def summed(particles, k):
         dist = torch.cdist(particles, particles).fill_diagonal_(float("inf"))
         return torch.log1p(dist.topk(k, largest=False).values.sum(1))
 
-    with pytest.raises(AssertionError, match=r"kNN particle reward: case 0 \(arguments: Tensor \(8, 2\)"):
-        check_knn_reward(self_counted)
-    with pytest.raises(AssertionError, match="case 4 .* differs from the library"):
-        check_knn_reward(zeros_dropped)  # only the duplicates case catches it
-    with pytest.raises(AssertionError, match="differs from the library"):
-        check_knn_reward(summed)
+    assert_correct(capsys, check_knn_reward, "knn_reward", _knn_loops)
+    assert_named(capsys, check_knn_reward, "knn_reward", self_counted, "counted as its own neighbour")
+    assert_named(capsys, check_knn_reward, "knn_reward", plain_log, "`log` instead of `log1p`")
+    assert_named(capsys, check_knn_reward, "knn_reward", zeros_dropped, "duplicates")
+    assert failing_case("knn_reward")[0].shape == (10, 2)  # only the duplicates case catches it
+    assert_named(capsys, check_knn_reward, "knn_reward", summed, "sum of the k distances")
 
 
-# task inference ------------------------------------------------------------------------------------
-
-def _infer_numpy(features, rewards):
-    v = np.linalg.solve(features.numpy().T @ features.numpy(), features.numpy().T @ rewards.numpy())
-    return v / np.linalg.norm(v)
-
-
-def test_check_infer_task_accepts_correct_answers(capsys):
-    check_infer_task(solution("infer_task"))
-    check_infer_task(_infer_numpy)
-    assert capsys.readouterr().out.count("correct: task inference") == 2
-
-
-def test_check_infer_task_rejects_wrong_answers():
-    def wrong_way_round(features, rewards):  # design matrix = rewards
-        v = torch.linalg.lstsq(rewards[:, None], features).solution[0]
-        return v / v.norm()
-
-    def unnormalised(features, rewards):
-        return torch.linalg.lstsq(features, rewards[:, None]).solution[:, 0]
-
-    with pytest.raises(AssertionError, match="task inference: case 0 .* differs from the library"):
-        check_infer_task(wrong_way_round)
-    with pytest.raises(AssertionError, match="differs from the library"):
-        check_infer_task(unnormalised)
-
-
-# GPI action selection ------------------------------------------------------------------------------
+# GPI action selection (notebook 04) ----------------------------------------------------------------
 
 def _gpi_action_loops(psi, w, z):
     batch, candidates, actions, _ = psi.shape
@@ -128,28 +182,16 @@ def _gpi_action_loops(psi, w, z):
     return np.array(greedy)
 
 
-def test_check_gpi_action_accepts_correct_answers(capsys):
-    check_gpi_action(solution("gpi_action"))
-    check_gpi_action(_gpi_action_loops)
-    assert capsys.readouterr().out.count("correct: GPI greedy actions") == 2
-
-
-def test_check_gpi_action_rejects_wrong_answers():
-    def own_z(psi, w, z):  # each candidate scored under its own task z_i
+def test_gpi_action(capsys):
+    def own_z(psi, w, z):
         return torch.einsum("bcad,bcd->bca", psi, z).amax(1).argmax(1)
 
-    def first_candidate_only(psi, w, z):  # no GPI: only the policy for w itself
+    def first_candidate_only(psi, w, z):
         return torch.einsum("bad,bd->ba", psi[:, 0], w).argmax(1)
 
-    def best_policy_then_action(psi, w, z):  # argmax over (candidate, action) returned as a flat index
-        return torch.einsum("bcad,bd->bca", psi, w).flatten(1).argmax(1)
-
-    with pytest.raises(AssertionError, match="GPI greedy actions: case 0 .* differs from the library"):
-        check_gpi_action(own_z)
-    with pytest.raises(AssertionError, match="differs from the library"):
-        check_gpi_action(first_candidate_only)
-    with pytest.raises(AssertionError, match="differs from the library"):
-        check_gpi_action(best_policy_then_action)
+    assert_correct(capsys, check_gpi_action, "gpi_action", _gpi_action_loops)
+    assert_named(capsys, check_gpi_action, "gpi_action", own_z, "under its own z_i")
+    assert_named(capsys, check_gpi_action, "gpi_action", first_candidate_only, "no max over the candidates")
 
 
 def test_gpi_action_cases_have_no_ties():
@@ -162,64 +204,41 @@ def test_gpi_action_cases_have_no_ties():
     np.testing.assert_allclose(np.linalg.norm(z.numpy(), axis=2), 1.0)
 
 
-# successor-feature TD target -----------------------------------------------------------------------
-
-def _td_target_loops(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
-    batch, n, d = base.shape
-    y = np.zeros((batch, d))
-    for b in range(batch):
-        wb = w[b].numpy()
-        for i in range(n):
-            if mask[b, i]:
-                c = base[b, i].numpy() + (float(reward[b, i]) - base[b, i].numpy() @ wb) * wb
-                y[b] += gamma**i * c
-        y[b] += gamma ** int(boot_steps[b]) * float(alive[b]) * boot_psi[b].numpy()
-    return y
-
-
-def test_check_sf_td_target_accepts_correct_answers(capsys):
-    check_sf_td_target(solution("sf_td_target"))
-    check_sf_td_target(_td_target_loops)
-    assert capsys.readouterr().out.count("correct: SF TD target") == 2
-
+# successor-feature TD target (notebook 04) ---------------------------------------------------------
 
 def _td(base, reward, w, mask, gamma, boot_psi, boot_exponent, alive):
+    """Vectorised, in torch, as a learner would write it; the pieces passed in decide what is wrong."""
     cumulant = base + (reward - (base * w[:, None]).sum(-1))[..., None] * w[:, None]
     discount = gamma ** torch.arange(base.shape[1], dtype=torch.float64)
     ret = (discount[None, :, None] * mask[..., None] * cumulant).sum(1)
     return ret + (gamma**boot_exponent * alive)[:, None] * boot_psi
 
 
-def test_check_sf_td_target_rejects_wrong_answers():
+def test_sf_td_target(capsys):
+    def right(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
+        return _td(base, reward, w, mask, gamma, boot_psi, boot_steps, alive)
+
     def mask_ignored(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
         return _td(base, reward, w, torch.ones_like(mask), gamma, boot_psi, boot_steps, alive)
-
-    def gamma_to_the_n(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
-        return _td(base, reward, w, mask, gamma, boot_psi, base.shape[1], alive)
 
     def alive_ignored(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
         return _td(base, reward, w, mask, gamma, boot_psi, boot_steps, torch.ones_like(alive))
 
-    def reward_as_cumulant_on_w(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
-        # c_i = r_i w drops the phi component orthogonal to w: right only when base = 0
+    def gamma_to_the_n(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
+        return _td(base, reward, w, mask, gamma, boot_psi, base.shape[1], alive)
+
+    def reward_times_w(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
         return _td(torch.zeros_like(base), reward, w, mask, gamma, boot_psi, boot_steps, alive)
 
-    assert np.allclose(_td_target_loops(*_one_td_case()), _td(*_one_td_case()))  # the helper is right
-    for wrong in (mask_ignored, gamma_to_the_n, alive_ignored, reward_as_cumulant_on_w):
-        with pytest.raises(AssertionError, match="SF TD target: case 0 .* differs from the library"):
-            check_sf_td_target(wrong)
+    assert_correct(capsys, check_sf_td_target, "sf_td_target", right)
+    assert_named(capsys, check_sf_td_target, "sf_td_target", mask_ignored, "missing mask: the steps after")
+    assert_named(capsys, check_sf_td_target, "sf_td_target", alive_ignored,
+                 "missing mask: bootstrapped after a terminal")
+    assert_named(capsys, check_sf_td_target, "sf_td_target", gamma_to_the_n, "gamma^n")
+    assert_named(capsys, check_sf_td_target, "sf_td_target", reward_times_w, "cumulant r_i w")
 
 
-def _one_td_case():
-    generator = torch.Generator().manual_seed(5)
-    base = torch.randn(3, 4, 2, generator=generator, dtype=torch.float64)
-    w = torch.nn.functional.normalize(torch.randn(3, 2, generator=generator, dtype=torch.float64), dim=1)
-    steps = torch.tensor([4, 2, 1])
-    mask = torch.arange(4)[None] < steps[:, None]
-    reward = torch.randn(3, 4, generator=generator, dtype=torch.float64)
-    boot_psi = torch.randn(3, 2, generator=generator, dtype=torch.float64)
-    return base, reward, w, mask, 0.9, boot_psi, steps, torch.tensor([True, False, True])
-
+# random shift (notebook 06) ------------------------------------------------------------------------
 
 def _shift_by_padding(x, dy, dx, pad, mode="replicate"):
     """The obvious answer, independent of the library's single gather: pad, then slice each image."""
@@ -241,21 +260,21 @@ def _shift_by_loops(x, dy, dx, pad):
     return out
 
 
-def test_check_shift_accepts_correct_answers(capsys):
-    for answer in (solution("shift"), _shift_by_padding, _shift_by_loops):
-        check_shift(answer)
-        assert "correct: random shift matches the library on 4 random cases" in capsys.readouterr().out
+def _shift_by_roll(x, dy, dx, pad):
+    return torch.stack([torch.roll(x[b], (pad - int(dy[b]), pad - int(dx[b])), dims=(-2, -1))
+                        for b in range(len(x))])
 
 
-def test_check_shift_rejects_wrong_answers():
+def test_shift(capsys):
+    for answer in (_shift_by_padding, _shift_by_loops):
+        assert_correct(capsys, check_shift, "shift", answer)
     wrong = {
-        "zero padding": lambda x, dy, dx, pad: _shift_by_padding(x, dy, dx, pad, mode="constant"),
-        "rows and columns swapped": lambda x, dy, dx, pad: _shift_by_padding(x, dx, dy, pad),
+        "zero padding": lambda x, dy, dx, pad: _shift_by_padding(x.double(), dy, dx, pad, mode="constant"),
+        "wrap-around": _shift_by_roll,
+        "dy and dx swapped": lambda x, dy, dx, pad: _shift_by_padding(x, dx, dy, pad),
         "shifted the other way": lambda x, dy, dx, pad: _shift_by_padding(x, 2 * pad - dy, 2 * pad - dx, pad),
-        "one shift for the batch": lambda x, dy, dx, pad: _shift_by_padding(x, dy[:1].expand_as(dy),
-                                                                            dx[:1].expand_as(dx), pad),
+        "one shift for the whole batch": lambda x, dy, dx, pad: _shift_by_padding(
+            x, dy[:1].expand_as(dy), dx[:1].expand_as(dx), pad),
     }
-    for name, answer in wrong.items():
-        with pytest.raises(AssertionError, match="random shift: case .* differs from the library"):
-            check_shift(answer)
-            pytest.fail(f"accepted {name}")
+    for words, answer in wrong.items():
+        assert_named(capsys, check_shift, "shift", answer, words)

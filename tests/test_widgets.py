@@ -246,3 +246,40 @@ def test_zero_shot_painter_infers_the_painted_task_and_redraws_on_the_button(sho
     painter.button.click()
     assert [kind for kind, _ in shown] == ["display", "display", "update"]
     assert painter.shot.reward_map[9, 9] == 1.0 and shown[2][1].data != shown[1][1].data
+
+
+def test_fixed_scale_keeps_the_colour_limits_across_checkpoints(runs):
+    explorer = widgets.reward_explorer(runs["aps"], show=False)
+    controls, aps = explorer.controls, runs["aps"]
+    w = explorer.tasks[controls["w"].value]
+    every = [_expected(snap, (), w, TINY.agent.k, TINY.agent.batch_size) for snap in aps]
+    own = {}
+    for checkpoint in range(len(aps)):  # the default: each checkpoint scaled to its own range
+        controls["checkpoint"].value = checkpoint
+        own[checkpoint] = explorer.images["total"].get_clim()
+        finite = every[checkpoint]["total"][np.isfinite(every[checkpoint]["total"])]
+        assert own[checkpoint] == pytest.approx((finite.min(), finite.max()), rel=1e-5)
+    assert own[0] != pytest.approx(own[1])
+    controls["fixed_scale"].value = True
+    fixed = {}
+    for checkpoint in range(len(aps)):
+        controls["checkpoint"].value = checkpoint
+        fixed[checkpoint] = {name: image.get_clim() for name, image in explorer.images.items()}
+    assert fixed[0] == fixed[1]
+    for name in ("explore", "exploit", "total", "value"):  # the range over both checkpoints
+        both = np.concatenate([e[name][np.isfinite(e[name])] for e in every])
+        assert fixed[0][name] == pytest.approx((both.min(), both.max()), rel=1e-5, abs=1e-6), name
+    assert all(image.colorbar.ax.get_ylabel() for image in explorer.images.values())  # labelled
+
+
+def test_controls_are_disabled_while_computing(runs, monkeypatch):
+    explorer = widgets.reward_explorer({"aps": runs["aps"], "apt": runs["apt"]}, show=False)
+    seen = []
+    compute = explorer.arrays
+    monkeypatch.setattr(explorer, "arrays", lambda *a: seen.append(
+        [c.disabled for c in explorer.controls.values()]) or compute(*a))
+    explorer.controls["k"].value = 4
+    assert seen and all(all(states) for states in seen)
+    assert not any(c.disabled for c in explorer.controls.values())
+    explorer.controls["method"].value = "apt"  # apt has no task: w stays disabled after the redraw
+    assert [name for name, c in explorer.controls.items() if c.disabled] == ["w"]

@@ -1,0 +1,65 @@
+"""Every notebook runs as on Colab: fast mode, every exercise unsolved, from a folder outside the
+repository, against aps-teach installed from a wheel built here (its dependencies are this environment's).
+This is the suite's only run of the notebooks; `check_printed_output` checks what each one printed."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_notebooks import SOURCES, check_printed_output
+
+from aps_teach.notebooks import execute
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD_INPUTS = ["aps_teach", "gridworld", "results", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md"]
+WHERE = "import aps_teach, gridworld; print('imported from', aps_teach.__file__, gridworld.__file__)"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """A folder holding aps-teach installed from a freshly built wheel (no repository on any path)."""
+    tmp = tmp_path_factory.mktemp("colab")
+    source = tmp / "source"
+    source.mkdir()
+    for name in BUILD_INPUTS:  # a clean copy: no stale build/ folder from an earlier build
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(ROOT / name, source / name)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run(pip + ["wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp / "dist"), str(source)],
+                   check=True, capture_output=True)
+    (wheel,) = (tmp / "dist").glob("aps_teach-*.whl")
+    subprocess.run(pip + ["install", "--no-deps", "--target", str(tmp / "site"), str(wheel)], check=True,
+                   capture_output=True)
+    return tmp / "site"
+
+
+def test_the_wheel_ships_the_committed_results(installed):
+    shipped = {p.relative_to(installed / "aps_teach" / "results") for p in (installed / "aps_teach" /
+                                                                             "results").rglob("*.*")}
+    committed = {p.relative_to(ROOT / "results") for p in (ROOT / "results").rglob("*")
+                 if p.suffix in {".csv", ".json", ".png"}}
+    assert committed and shipped == committed
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
+def test_notebook_runs_as_on_colab(source, installed, tmp_path):
+    notebook = execute(source, fast=True, timeout=300, cwd=tmp_path, env={"PYTHONPATH": str(installed)},
+                       epilogue=WHERE)
+    errors = [f"{o.ename}: {o.evalue}" for c in notebook.cells if c.cell_type == "code" for o in c.outputs
+              if o.output_type == "error"]
+    assert not errors
+    where = notebook.cells[-1].outputs[0]["text"].split()
+    assert [Path(p).is_relative_to(installed) for p in where[2:]] == [True, True], where
+    check_printed_output(source, notebook)
+
+
+def test_committed_results_come_from_the_wheel_outside_the_repository(installed, tmp_path):
+    code = "from aps_teach.course import committed_result; print(committed_result('gridworld/figure4.csv'))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={"PYTHONPATH": str(installed)},
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(out).is_relative_to(installed)
+    assert Path(out).read_bytes() == (ROOT / "results" / "gridworld" / "figure4.csv").read_bytes()
