@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import tomllib
 from pathlib import Path
 
@@ -63,8 +64,10 @@ if "google.colab" in sys.modules:
 
 
 def sources() -> list[Path]:
-    """The notebook sources, `notebooks/NN_title.py`, in course order."""
-    return sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.py"))
+    """The notebook sources in course order: `notebooks/NN_title.py`, and a continuation split off a long
+    notebook named `NNb_title.py` (it sorts right after `NN_title.py`: "_" comes before the letters)."""
+    return sorted(path for path in NOTEBOOK_DIR.glob("[0-9][0-9]*_*.py")
+                  if re.fullmatch(r"\d\d[a-z]?_\w+", path.stem))
 
 
 def _cells(notebook) -> list[tuple[str, str, tuple[str, ...]]]:

@@ -38,14 +38,26 @@
 # and on the hard level it solves nothing, where APT does after fine-tuning. Notebook 04b traces why.
 
 # %%
-# On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
+# On Colab, this installs the course's library at the release these notebooks were run with.
+# Elsewhere it does nothing: install once from the repository instead (pip install -e .).
 import sys
 
 if "google.colab" in sys.modules:
-    import subprocess
+    from importlib.metadata import distributions
 
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "aps-teach @ git+https://github.com/aps-teach/aps-teach"], check=True)
+    from IPython import get_ipython
+
+    def versions():
+        return {d.metadata["Name"].lower(): d.version for d in distributions()}
+
+    before = versions()
+    requirement = "aps-teach @ git+https://github.com/aps-teach/aps-teach@v0.1.0"
+    get_ipython().run_line_magic("pip", f'install "{requirement}"')  # %pip install, errors shown
+    upgraded = [f"{name} {before[name]} -> {new}" for name, new in versions().items()
+                if before.get(name, new) != new]
+    if upgraded:
+        print("Upgraded preinstalled packages:", ", ".join(upgraded))
+        print("Restart the runtime now (Runtime > Restart session), then run the notebook from the top.")
 
 # %% tags=["parameters"]
 import os
@@ -345,8 +357,8 @@ fig, axes = plt.subplots(len(chosen), 4, figsize=(14, 3.4 * len(chosen)), squeez
 print(f"w = {np.round(w_shown.numpy(), 3)}; {batch_particles} particles; k = {hard_cfg.k}")
 print(f"{'env steps':>9} | {'explore: mean, std over cells':>29} | {'exploit: mean, std':>18} | "
       f"Spearman(explore, visits)")
-titles = {"explore": r"exploration: kNN reward of $h=\phi(s')$", "exploit": r"exploitation: $\phi(s')^\top w$",
-          "total": r"$r_{\mathrm{APS}}$ (sum of both)"}
+titles = {"explore": r"exploration: kNN reward of $h=\phi(s')$",
+          "exploit": r"exploitation: $\phi(s')^\top w$", "total": r"$r_{\mathrm{APS}}$ (sum of both)"}
 for row, index in zip(axes, chosen, strict=True):
     snap = snapshots[index]
     maps = plots.reward_maps(snap.learner, cells, snap.particles[:batch_particles], w_shown)
@@ -531,25 +543,26 @@ for (method, level), fraction in changes.items():
 
 # %% [markdown]
 # **Explain it.** In teaching mode GPI changes a few percent of VISR's actions and none of APS's. Write
-# out what APS's vector $\psi$ learns for a skill $z$: its cumulant is $c = \phi(s') + (r - \phi(s')^	op
-# z)\, z$ with $r$ the APS reward. What is $\psi(s, a, z)^	op w$ for a candidate $z 
-e w$, compared with
-# the skill $w$'s own $\psi(s, a, w)^	op w$?
+# out what APS's vector $\psi$ learns for a skill $z$: its cumulant is
+# $c = \phi(s') + (r - \phi(s')^\top z)\, z$ with $r$ the APS reward. What is $\psi(s, a, z)^\top w$ for a
+# candidate $z \ne w$, compared with the skill $w$'s own $\psi(s, a, w)^\top w$?
 #
 # <details><summary>Answer</summary>
 #
-# For APS, $r - \phi(s')^	op z$ is exactly the exploration term $r^{	ext{kNN}} \ge 0$, so
-# $c = \phi(s') + r^{	ext{kNN}} z$ and
-# $\psi(s, a, z)^	op w = \mathbb{E}ig[\sum_t \gamma^t \phi(s_{t+1})ig]^	op w
-# + (z^	op w)\, \mathbb{E}ig[\sum_t \gamma^t r^{	ext{kNN}}_{t}ig]$.
-# The skill $w$ itself gets the whole exploration return ($w^	op w = 1$), of the order of
+# For APS, $r - \phi(s')^\top z$ is exactly the exploration term $r^{\text{kNN}} \ge 0$, so
+# $c = \phi(s') + r^{\text{kNN}} z$ and
+#
+# $$\psi(s, a, z)^\top w = \mathbb{E}\Big[\sum_t \gamma^t \phi(s_{t+1})\Big]^\top w
+# + (z^\top w)\, \mathbb{E}\Big[\sum_t \gamma^t r^{\text{kNN}}_{t+1}\Big].$$
+#
+# The skill $w$ itself gets the whole exploration return ($w^\top w = 1$), of the order of
 # $0.5 / (1 - \gamma) = 50$ here, while a random $z$ in 16 dimensions gets it scaled by
-# $z^	op w pprox \pm 1/4$. The exploration return swamps the differences in the $\phi$ part, so the
-# skill $w$ always wins GPI's max. VISR's cumulant is $\phi(s')$ alone ($r = \phi(s')^	op z$), every
+# $z^\top w \approx \pm 1/4$. The exploration return swamps the differences in the $\phi$ part, so the
+# skill $w$ always wins GPI's max. VISR's cumulant is $\phi(s')$ alone ($r = \phi(s')^\top z$), every
 # candidate is scored on the same footing, and sometimes another skill knows a better move. Notebook 05
 # (Exercise 6) measures what GPI is worth on zero-shot transfer.
 # </details>
-#
+
 # %% [markdown]
 # **Explain it.** The paper draws a zero-shot part in every bar of its Figure 4 and expects successor
 # features to serve a task at once. Where does APS's zero-shot success fall short, in the file's bars

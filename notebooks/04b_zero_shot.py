@@ -35,14 +35,26 @@
 # has VISR and APS well above a random policy.
 
 # %%
-# On Colab, install aps-teach first (elsewhere: `pip install -e .` once, from the repository).
+# On Colab, this installs the course's library at the release these notebooks were run with.
+# Elsewhere it does nothing: install once from the repository instead (pip install -e .).
 import sys
 
 if "google.colab" in sys.modules:
-    import subprocess
+    from importlib.metadata import distributions
 
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "aps-teach @ git+https://github.com/aps-teach/aps-teach"], check=True)
+    from IPython import get_ipython
+
+    def versions():
+        return {d.metadata["Name"].lower(): d.version for d in distributions()}
+
+    before = versions()
+    requirement = "aps-teach @ git+https://github.com/aps-teach/aps-teach@v0.1.0"
+    get_ipython().run_line_magic("pip", f'install "{requirement}"')  # %pip install, errors shown
+    upgraded = [f"{name} {before[name]} -> {new}" for name, new in versions().items()
+                if before.get(name, new) != new]
+    if upgraded:
+        print("Upgraded preinstalled packages:", ", ".join(upgraded))
+        print("Restart the runtime now (Runtime > Restart session), then run the notebook from the top.")
 
 # %% tags=["parameters"]
 import os
@@ -260,8 +272,9 @@ for row, level in zip(axes, levels, strict=True):
     row[0].legend(loc="lower left", fontsize="small")
     fig.colorbar(image, ax=row[0], fraction=0.046, label="fitted reward")
     values = plots.value_map(learner, plots.cell_states(layout, ()), oracle.w)
-    image = plots.plot_cell_map(row[1], layout, values["value"], f"{level}: $\\max_a \\psi(s, a, w)^\\top w$, "
-                                "oracle $w$\nno key held, greedy action arrows", cmap="cividis")
+    image = plots.plot_cell_map(row[1], layout, values["value"],
+                                f"{level}: $\\max_a \\psi(s, a, w)^\\top w$, oracle $w$\n"
+                                "no key held, greedy action arrows", cmap="cividis")
     plots.plot_greedy_arrows(row[1], values["action"])
     fig.colorbar(image, ax=row[1], fraction=0.046, label="value")
     paths = {name: greedy_rollout(learner, level, w, seed, gpi=True)
