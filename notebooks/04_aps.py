@@ -19,7 +19,8 @@
 # something you have already built: the entropy $H(s)$ with APT's k-nearest-neighbour particle reward,
 # the conditional term $-H(s \mid w)$ with VISR's von Mises–Fisher reward $\phi(s')^\top w$. Both are
 # computed on the same features $\phi$, and the policy is a successor-feature policy
-# $\psi(s, a, w)^\top w$, so a task can be read off rewards by least squares, as in VISR.
+# $\psi(s, a, w)^\top w$, so a task can be read off rewards by least squares, as in VISR. (The symbols
+# $\phi, \psi, w, h, f$ are those of notebook 01's notation table.)
 #
 # **What you will be able to do.** Write APS's reward as the paper's equations; write GPI action
 # selection and the n-step successor-feature TD target yourself; read Algorithm 1 in ten lines of code
