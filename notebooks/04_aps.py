@@ -553,8 +553,8 @@ for (method, level), fraction in changes.items():
 # For APS, $r - \phi(s')^\top z$ is exactly the exploration term $r^{\text{kNN}} \ge 0$, so
 # $c = \phi(s') + r^{\text{kNN}} z$ and
 #
-# $$\psi(s, a, z)^\top w = \mathbb{E}\Big[\sum_t \gamma^t \phi(s_{t+1})\Big]^\top w
-# + (z^\top w)\, \mathbb{E}\Big[\sum_t \gamma^t r^{\text{kNN}}_{t+1}\Big].$$
+# $$\psi(s, a, z)^\top w = \mathbb{E}\Big[\sum_t \gamma^t \phi(s_{t+1})\Big]^\top w +
+# (z^\top w)\, \mathbb{E}\Big[\sum_t \gamma^t r^{\text{kNN}}_{t+1}\Big].$$
 #
 # The skill $w$ itself gets the whole exploration return ($w^\top w = 1$), of the order of
 # $0.5 / (1 - \gamma) = 50$ here, while a random $z$ in 16 dimensions gets it scaled by

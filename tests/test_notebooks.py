@@ -160,6 +160,12 @@ def check_printed_output(source, notebook) -> None:
         # phi did not collapse: every trained spread far above the untrained network's (about 0.04)
         spreads = [float(x) for x in re.findall(r"phi spread per seed \[\(0, (\S+)\)\]", printed)]
         assert len(spreads) == 4 and min(spreads) > 0.1
+        # the tally counts each comparison once, and leaves the colleague's buggy sweep (Exercise 5) out
+        total, separate, overlap, same = map(int, re.search(
+            r"(\d+) comparisons in Exercises 1-4 and 6 \(the colleague's buggy sweep not counted\): (\d+) "
+            r"separate, (\d+) overlap, (\d+) identical", printed).groups())
+        assert total == separate + overlap + same and same >= 1  # R^2 of the task fit: GPI acts after it
+        assert "Exercise 5" not in printed
     if source.stem == "06_atari":
         printed = _printed(notebook)
         assert "shift: not attempted yet: using the library's answer" in printed
