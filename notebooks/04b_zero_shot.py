@@ -25,8 +25,8 @@
 # task and an exact planner; read a verdict per method and level; then paint a reward map on a maze and
 # watch a reward-free APS agent infer it and chase it.
 #
-# **How long.** About 25 minutes of reading; the code runs in about two minutes on a 2-core CPU in
-# teaching mode (the last cell prints this run's time).
+# **How long.** About 25 minutes of reading; the code runs for a few minutes on a 2-core CPU in teaching
+# mode, longer on a busy machine (the last cell prints this run's time).
 #
 # **What reproduces from the paper, and what does not.** On the key levels zero-shot success mostly does
 # not: the committed Figure 4 sweep (notebook 04) has APS well below VISR on the easy level and every
@@ -130,8 +130,8 @@ for name in gridworld.MAZES:
 #   step, what $\psi$ was trained for) and the task's (the target ends the episode: paid once).
 # * **Policy**: GPI with the oracle $w$ against the planner, from the same start cells.
 #
-# First, the four reward-free pretrainings (VISR and APS on both levels, the default budget and seed
-# of the committed sweep, so these are the sweep's seed-0 runs).
+# First, the four reward-free pretrainings: VISR and APS on both levels, with the budget, configuration
+# and seed of the committed sweep's seed-0 runs (and of notebook 04's live runs).
 
 # %%
 pretrained = {}
