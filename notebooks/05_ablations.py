@@ -29,8 +29,9 @@
 # (method Y trained on the data method X collects) in miniature; compare VISR's and APS's zero-shot
 # transfer to new reward maps.
 #
-# **How long.** About 35 minutes of reading and thinking; the sweeps take about five minutes on a 2-core
-# CPU in teaching mode, most of it the X → Y study (the last cell prints this run's wall and CPU time).
+# **How long.** About 35 minutes of reading and thinking; the sweeps take about 15 minutes of CPU in
+# teaching mode, 5–8 minutes on two free cores and much longer on a busy machine, most of it the X → Y
+# study and the transfer runs (the last cell prints this run's wall and CPU time).
 # Sweep results are kept on disk, so running a cell again costs nothing.
 #
 # **What reproduces from the paper, and what does not.** The paper's ablations (its Section 6, on Atari)
@@ -304,10 +305,10 @@ for label in encoders:
 #
 # In teaching mode every metric overlaps, with differences a few hundredths wide and intervals about as
 # wide as the differences. Three seeds cannot tell "no effect" from "a small effect": both look like
-# this. The contrastive encoder costs an extra network and an InfoNCE loss, about a fifth more CPU per
-# probe here. To tell the two apart, first estimate the seed-to-seed spread (the dots), then choose the
-# number of seeds that shrinks the interval (roughly as $1/\sqrt{n}$) below the difference you care
-# about; and measure what the paper measured, fine-tuned score, on a level where some runs succeed and
+# this. The contrastive encoder costs an extra network and an InfoNCE loss, and noticeably more CPU per
+# probe (printed above). To tell the two apart, first estimate the seed-to-seed spread (the dots),
+# then choose the number of seeds that shrinks the interval (roughly as $1/\sqrt{n}$) below the
+# difference you care about; and measure what the paper measured, fine-tuned score, on a level where some runs succeed and
 # some fail. Neither the paper's claim nor its opposite is shown here.
 # </details>
 #
@@ -528,16 +529,17 @@ for loss in ("vector", "scalar"):
 #
 # <details><summary>Answer</summary>
 #
-# In teaching mode every variant's interval lies above 0, the vector loss higher than the scalar one
-# (the intervals overlap), and GPI changes the return of no task at all, with either loss. With the scalar
+# In teaching mode the vector loss's interval lies above 0 and above the scalar loss's, whose interval
+# includes 0, and GPI changes the return of no task at all, with either loss. With the scalar
 # loss, $\psi(s, a, z_i)$ is trained only along $z_i$: its other directions keep what the initialisation
 # and shared weights put there, so $\psi(s, a, z_i)^\top w$ is roughly $z_i^\top w$ times skill $z_i$'s
 # own value plus noise, and the skill $w$ itself wins. With the vector loss, APS's cumulant carries its
 # exploration reward along the skill's own direction, $c = \phi(s') + r^{\text{kNN}} z$ (notebook 04,
 # "GPI at work"), so again the candidate $z_0 = w$ collects the whole exploration return and wins. The
-# hypothesis cannot be tested on APS this way: GPI is switched off in effect. $R^2$ around 0.2–0.3 says
-# $\phi$ expresses a fraction of each box task linearly; the agent still does better than random
-# because the fitted reward is highest near the boxes.
+# hypothesis cannot be tested on APS this way: GPI is switched off in effect. What the two losses do
+# differ in is the skill $w$'s own values, which the vector loss trains better here. $R^2$ around 0.2–0.3
+# says $\phi$ expresses a fraction of each box task linearly, about equally for both losses; with the
+# vector loss the agent still beats random, because the fitted reward is highest near the boxes.
 # </details>
 #
 # ## Exercise 7: X → Y in miniature
@@ -585,10 +587,11 @@ print(f"the X -> Y runs have the budget and configuration of the committed runs:
 #
 # <details><summary>Answer</summary>
 #
-# With two seeds a bootstrap interval is just the range of the two values, so almost nothing is settled;
-# the one gap that stands out in teaching mode is APS trained on VISR's data succeeding zero-shot far more
-# often than APS acting itself (the committed bar), which points at APS's own behaviour (its data) rather
-# than how it learns, but two seeds only make that worth a bigger run. A learner that never acted learns
+# With two seeds a bootstrap interval is just the range of the two values, so almost nothing is settled.
+# Two gaps stand out in teaching mode: APS → VISR above VISR → APS zero-shot, the paper's direction; and
+# APS trained on VISR's data succeeding zero-shot far more often than APS acting itself (the committed
+# bar), which points at APS's own behaviour (its data) rather than how it learns. Two seeds make either
+# worth a bigger run, not a finding. A learner that never acted learns
 # its $\psi$ off-policy: the values of actions the other method rarely took are never corrected by
 # experience, and its greedy policy may prefer exactly those, which hurts zero-shot. Fine-tuning lets it
 # act and correct them. Next: more seeds (10, as Figure 4), both levels, and the APT pairs of the paper.
