@@ -308,8 +308,8 @@ for label in encoders:
 # this. The contrastive encoder costs an extra network and an InfoNCE loss, and noticeably more CPU per
 # probe (printed above). To tell the two apart, first estimate the seed-to-seed spread (the dots),
 # then choose the number of seeds that shrinks the interval (roughly as $1/\sqrt{n}$) below the
-# difference you care about; and measure what the paper measured, fine-tuned score, on a level where some runs succeed and
-# some fail. Neither the paper's claim nor its opposite is shown here.
+# difference you care about; and measure what the paper measured, fine-tuned score, on a level where
+# some runs succeed and some fail. Neither the paper's claim nor its opposite is shown here.
 # </details>
 #
 # ## Exercise 2: how many neighbours, k?
