@@ -521,6 +521,13 @@ PATH_COLOURS = ("#d62728", "#17becf", "#e377c2", "#8c564b", "#bcbd22", "#1f77b4"
 """Line colours of `plot_paths`, none of them a key's, the target's or the floor's."""
 
 
+def path_marker_handles() -> list[Line2D]:
+    """Legend entries for the markers of `draw_path`: a circle at the start, a cross at the end."""
+    return [Line2D([], [], color="grey", marker="o", markersize=7, linestyle="", label="start of a path"),
+            Line2D([], [], color="grey", marker="X", markersize=9, markeredgecolor="white", linestyle="",
+                   label="end of a path")]
+
+
 def draw_path(ax, path, colour, label: str | None = None, shift: float = 0.0):
     """Draw a path (a list of (row, col) cells) as a line through its cell centres, shifted by `shift` cells
     along both axes, with a circle at its start and a cross at its end. Returns the line."""
@@ -554,7 +561,8 @@ def plot_zero_shot(axes, layout: gridworld.Layout, shot) -> dict:
     title = f"the task, and the greedy GPI path\n(return {shot.rollout.total_reward:g} in {steps} steps)"
     drawn = {"task": plot_cell_map(axes[0], layout, task, title, cmap="viridis", **scale)}
     drawn["path"] = draw_path(axes[0], shot.rollout.positions, PATH_COLOURS[0], "greedy GPI path")
-    axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), frameon=False, fontsize="small")
+    axes[0].legend(handles=[drawn["path"], *path_marker_handles()], loc="upper center",
+                   bbox_to_anchor=(0.5, -0.02), frameon=False, fontsize="small", ncol=3)
     fit = f"$R^2$ = {shot.fit.r2:.3f}" if shot.fit.identified else "no reward seen: $w$ drawn at random"
     drawn["fitted"] = plot_cell_map(axes[1], layout, shot.fitted_reward,
                                     f"what the linear fit believes: $\\phi(s')^\\top c$\n({fit})",
@@ -611,7 +619,8 @@ def plot_run_overview(layout: gridworld.Layout, learner: Learner, particles: tor
     steps = [point["finetune_steps"] for point in adaptation]
     ax.plot(steps, [point["success_rate"] for point in adaptation], "o-", color=method_colour(
         learner.config.method, 0), label="success rate")
-    ax.legend(handles=[*ax.get_lines(), *paths], frameon=False, fontsize="small", loc="center right")
+    ax.legend(handles=[*ax.get_lines(), *paths, *path_marker_handles()], frameon=False, fontsize="small",
+              loc="center right")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("fine-tuning env steps (0 = zero-shot)")
     ax.set_ylabel("success rate (greedy episodes)")

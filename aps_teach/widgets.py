@@ -8,10 +8,11 @@ each cell; where the kNN particles are, where the agent has been, and the value 
 greedy action. Works with plain ipywidgets and the inline matplotlib backend (no ipympl, broken on
 Colab): the figure is shown as a PNG image in a normal display output that each control change
 replaces (its `display_id`), so without a widget frontend (CI, GitHub's viewer) the default view is
-still there. A redraw updates the image artists in place, recomputes every panel (a few ms: small
-networks on one thread) and renders the PNG at 80 dpi (~0.2 s of one core:
-benchmarks/explorer_redraw.py); the controls are disabled meanwhile. "Same colour scale at every checkpoint" fixes each panel's colour limits
-to its range over all of the run's checkpoints, so that a change of size between checkpoints shows.
+still there. A redraw updates the image artists in place, recomputes every panel (under 30 ms: small
+networks on one thread) and renders the PNG at 80 dpi (0.2-0.3 s of one core:
+benchmarks/explorer_redraw.py); the controls are disabled meanwhile. "Same colour scale at every
+checkpoint" fixes each panel's colour limits to its range over all of the run's checkpoints, so that a
+change of size between checkpoints shows.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from IPython.display import Image, display
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 import gridworld
 from aps_teach import plots
@@ -133,7 +135,8 @@ class RewardExplorer:
         images["value"] = plots.plot_cell_map(axes[1, 2], self.layout, empty, cmap="cividis")
         arrows = plots.plot_greedy_arrows(axes[1, 2], empty)
         for name, image in images.items():
-            fig.colorbar(image, ax=image.axes, fraction=0.046, label=COLORBAR_LABELS[name])
+            colorbar = fig.colorbar(image, ax=image.axes, fraction=0.046, label=COLORBAR_LABELS[name])
+            colorbar.locator = MaxNLocator(4)  # fewer tick labels: laying out text is most of a redraw
         wall = gridworld.COLOURS[gridworld.LAYER_NAMES.index("wall")] / 255
         legend = [Patch(facecolor="white", edgecolor="grey", label="white: no state there with these keys "
                         "held (behind a closed passageway, the key itself, the target), or a term the method "
@@ -249,7 +252,7 @@ def reward_explorer(snapshots: Sequence[Snapshot] | Mapping[str, Sequence[Snapsh
 
 
 PNG_DPI = 80
-"""Pixels per inch of the widgets' figures (the explorer: 1,120 x 656); at 100 a redraw took ~0.3 s."""
+"""Pixels per inch of the widgets' figures (the explorer: 1,120 x 656); rendering at 100 is slower."""
 
 
 def _png(figure: Figure) -> Image:

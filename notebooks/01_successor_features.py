@@ -111,9 +111,8 @@ print("environment reward == phi^T w for every move:", np.allclose(easy.events @
 # so TD learning works on it feature by feature. `tabular.successor_features_td` sweeps over every
 # $(s, a)$ in a random order and moves $\psi(s, a)$ a step $\alpha$ towards its one-step target:
 #
-# $$\psi(s, a) \leftarrow \psi(s, a)
-#   + \alpha \big[\phi(s, a, s') + \gamma \textstyle\sum_{a'} \pi(a' \mid s')\, \psi(s', a')
-#   - \psi(s, a)\big],$$
+# $$\psi(s, a) \leftarrow \psi(s, a) + \alpha \big[\phi(s, a, s') +
+#   \gamma \textstyle\sum_{a'} \pi(a' \mid s')\, \psi(s', a') - \psi(s, a)\big],$$
 #
 # with the bootstrap term dropped when $s'$ ends the episode. Take the uniformly random policy, learn
 # $\psi$ by TD, and compare $\psi^\top w$ with $Q^\pi$ computed the direct way: Bellman backups on the
@@ -248,8 +247,9 @@ print(f"{'optimal':>10}: {best:.3f}  (value iteration on w_new, for reference)")
 # <details><summary>Answer</summary>
 #
 # It ranks them by how well each does *its own* job, here by which key is nearer, not by what it
-# earns on your task. Near the purple key it follows $\pi_{\text{purple}}$ even though the green key
-# pays three times as much, so it fetches the wrong key first.
+# earns on your task. On the cells nearer the purple key it follows $\pi_{\text{purple}}$, although the
+# green key pays three times as much, so from there it fetches the key worth less first: its start
+# value is below GPI's.
 #
 # </details>
 

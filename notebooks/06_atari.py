@@ -22,6 +22,13 @@
 # memory. This notebook walks through each change on a real game, runs the whole pipeline once on the
 # CPU at a toy budget, and shows how to launch and read a real run on a GPU.
 #
+# The reward APS pretrains on is the paper's equation (6), unchanged (notation as in notebook 01; the
+# paper writes $\phi(s)$ in the first term, the state the transition reaches):
+#
+# $$r_{\text{APS}}(s, a, s') = \underbrace{\phi(s')^\top w}_{\text{exploitation (4)}} +
+#   \underbrace{\log\Big(1 + \frac{1}{k} \sum_{h^{(j)} \in N_k(h)} \lVert h - h^{(j)} \rVert\Big)}_{
+#   \text{exploration (2)}}, \qquad h = \phi(s'). \tag{6}$$
+#
 # After this notebook you will be able to:
 #
 # * say what the agent **sees** (4 stacked 84×84 grey frames) and what the Atari **protocol** decides:
@@ -97,8 +104,10 @@ from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.scores import reference_scores
 from aps_teach.atari.sweep import run_atari_sweep
 from aps_teach.atari.train import AtariTrainConfig, read_run_config
+from aps_teach.course import fast_mode_banner
 from aps_teach.sweeps import read_rows
 
+fast_mode_banner(FAST)
 paper = AtariConfig()  # every number of the protocol and of training, the paper's defaults
 
 
@@ -225,9 +234,13 @@ print(f"a replay that stored every step would give about {len(next_stacks) / len
 # %% [markdown]
 # ## 3. n-step windows, by hand
 #
-# The learner's targets use n-step returns (n = 10 in the paper): r_t + γ r_{t+1} + … + γ^{m−1} r_{t+m−1}
-# + γ^m ψ(s_{t+m}). A window must stop at the end of a game. The replay rebuilds each window from its
-# rows and returns `seq_mask` (which steps count), `boot_steps` (m) and `boot_alive` (0 when the last
+# The learner's targets use n-step returns (n = 10 in the paper) over a window of $m \le n$ steps:
+#
+# $$y_t = \sum_{i=0}^{m-1} \gamma^i r_{t+i} + \gamma^m\, \text{alive}\; \psi(s_{t+m}, a', w),
+#   \qquad a' = \arg\max_a \psi(s_{t+m}, a, w)^\top w.$$
+#
+# A window must stop at the end of a game. The replay rebuilds each window from its rows and returns
+# `seq_mask` (which steps count: the first $m$), `boot_steps` ($m$) and `boot_alive` (0 when the last
 # step was terminal, so nothing is bootstrapped).
 #
 # A hand case with 1×1 "frames" whose value is the step number + 1 (0 is padding), a stack of 2,
@@ -308,19 +321,30 @@ plt.show()
 print(inspect.getsource(augment.random_shift))
 
 # %% [markdown]
-# **Exercise: the random shift.** Write `my_shift(x, dy, dx, pad)`: x is a (B, S, H, W) batch of stacks,
-# dy and dx are (B,) offsets in [0, 2·pad]. Pad every side of every image by `pad` copies of its border
-# pixels, then crop the H×W window starting at row dy[b], column dx[b] of the padded image. The library's
-# `augment.shift` does it with a single `gather` over precomputed source indices; the obvious answer
-# is `torch.nn.functional.pad(x, (pad,) * 4, mode="replicate")` and a slice per image. The
-# checker compares yours with the library on uint8 and float batches, non-square images and pad 0.
+# **Exercise: the random shift.** Write `my_shift(x, dy, dx, pad)`: `x` is a (B, S, H, W) batch of
+# stacks, `dy` and `dx` are (B,) integer offsets in $[0, 2\,\text{pad}]$. Pad every side of every image by
+# `pad` copies of its border pixels, then crop the H×W window whose top-left corner is row `dy[b]`,
+# column `dx[b]` of the padded image. In one formula, with $\text{clip}$ to the image's rows and columns,
+#
+# $$\text{out}[b, :, i, j]
+#   = x\big[b, :, \text{clip}(i + dy_b - \text{pad}),\ \text{clip}(j + dx_b - \text{pad})\big].$$
+#
+# It must work on uint8 frames and on floats, on non-square images and with pad 0. The checker compares
+# yours with the library's on such cases; until yours passes, `shift` below is the library's.
+#
+# <details><summary>A hint, if you want one</summary>
+#
+# PyTorch can pad with copies of the border; look at the `mode` argument of `torch.nn.functional.pad`.
+# Or build the clipped row and column indices of the formula and index with them.
+#
+# </details>
 
 # %%
 def my_shift(x, dy, dx, pad):
     raise NotImplementedError  # your code
 
 
-my_shift = exercises.check_shift(my_shift)
+shift = exercises.check_shift(my_shift)
 
 # %% [markdown]
 # ## 6. The replay in memory
@@ -417,7 +441,7 @@ for path in sorted(sweep_dir.rglob("*")):
 # **On Colab**: Runtime → Change runtime type → a GPU; then in a cell
 #
 # ```
-# !pip install -q "aps-teach @ git+https://github.com/aps-teach/aps-teach"
+# %pip install "aps-teach @ git+https://github.com/aps-teach/aps-teach@v0.1.0"
 # !aps-teach atari run --out /content/runs/pong-aps --game Pong --method aps --device cuda \
 #     --atari.pretrain-steps 500000 --atari.replay-capacity 1000000
 # ```

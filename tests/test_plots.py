@@ -213,6 +213,8 @@ def test_zero_shot_panels_show_the_task_the_fit_on_its_scale_the_values_and_the_
     np.testing.assert_array_equal(drawn["path"].get_xdata(), [4, 4, 4, 3])
     np.testing.assert_array_equal(drawn["path"].get_ydata(), [4, 3, 2, 2])
     assert "$R^2$ = 0.125" in axes[1].get_title() and "return 1 in 3 steps" in axes[0].get_title()
+    legend = [text.get_text() for text in axes[0].get_legend().get_texts()]
+    assert legend == ["greedy GPI path", "start of a path", "end of a path"]  # the markers explained
     arrows = drawn["arrows"]  # action 3 (right) everywhere: one column to the right, no row change
     np.testing.assert_array_equal(arrows.U[~arrows.Umask], np.ones((~layout.walls).sum()))
     np.testing.assert_array_equal(arrows.V[~arrows.Umask], np.zeros((~layout.walls).sum()))

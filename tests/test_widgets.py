@@ -283,3 +283,21 @@ def test_controls_are_disabled_while_computing(runs, monkeypatch):
     assert not any(c.disabled for c in explorer.controls.values())
     explorer.controls["method"].value = "apt"  # apt has no task: w stays disabled after the redraw
     assert [name for name, c in explorer.controls.items() if c.disabled] == ["w"]
+
+
+def test_zero_shot_painter_button_is_disabled_while_computing(monkeypatch):
+    from types import SimpleNamespace
+
+    made, states = {}, []
+
+    def fake_zero_shot(learner, maze, reward_map, seed, **options):
+        if "painter" in made:
+            states.append((made["painter"].button.disabled, made["painter"].button.description))
+        return SimpleNamespace(fit=SimpleNamespace(w=torch.ones(2)))
+
+    monkeypatch.setattr(widgets, "zero_shot_on_reward_map", fake_zero_shot)
+    monkeypatch.setattr(plots, "plot_zero_shot", lambda axes, layout, shot: None)
+    made["painter"] = painter = widgets.zero_shot_painter(None, "open10", show=False)
+    painter.button.click()
+    assert states == [(True, "computing...")]
+    assert not painter.button.disabled and painter.button.description == "infer w and act"
