@@ -15,7 +15,9 @@ SOURCES = sources()
 
 
 def test_there_are_notebooks():
-    assert [path.stem for path in SOURCES][:1] == ["00_gridworlds"]
+    names = [path.stem for path in SOURCES]
+    assert names[:1] == ["00_gridworlds"]
+    assert names.index("04b_zero_shot") == names.index("04_aps") + 1  # a continuation follows its notebook
 
 
 def test_a_continuation_sorts_right_after_its_notebook():
@@ -75,12 +77,25 @@ def check_printed_output(source, notebook) -> None:
         printed = _printed(notebook)
         assert "gpi_action: not attempted yet: using the library's answer" in printed
         assert "sf_td_target: not attempted yet: using the library's answer" in printed
+        # the paper's claims, decided from the committed Figure 4 intervals
+        claims = (("VISR beats APT on the easy level", "holds"),
+                  ("APT beats VISR on the hard level", "holds"),
+                  ("APS is best or tied-best on both levels (nobody beats it)", "does not hold"))
+        for claim, verdict in claims:
+            assert f"the paper's claim '{claim}': {verdict}" in printed
         assert "APS on hard: 800 reward-free steps" in printed  # fast mode really used its small sizes
-        assert "nstep_reward = 'last'" in printed and "def _intrinsic_last(" in printed  # Algorithm 1's code
+        # Algorithm 1's update in ten lines, built on the exercises' functions, equals Learner.update's losses
+        assert "the ten lines compute the library's losses: True" in printed
         assert "; 256 particles; k = 10" in printed  # one training batch's particles: one per window ("last")
         assert "differs from the file's" in printed  # so no row is claimed to reproduce the sweep
         assert "rows identical to the file's: 0 of 0 compared" in printed
         assert len(re.findall(r"on easy, success after fine-tuning steps 0: \S+, 3,200: ", printed)) == 3
+        assert len(re.findall(r"^(visr|aps) on (easy|hard): GPI changes the greedy action in \d+\.\d% of",
+                              printed, re.MULTILINE)) == 4
+    if source.stem == "04b_zero_shot":
+        printed = _printed(notebook)
+        assert "pretrained aps on hard in " in printed and "APS on open10: 800 reward-free steps" in printed
+        assert len(re.findall(r"above random\); mean R\^2", printed)) == 4  # the committed transfer results
         for level in ("easy", "hard"):  # the planner itself finds the target on the true reward
             assert (f"sanity check, the exact planner on the true reward of {level}: reaches the target from "
                     "8 (absorbing) and 8 (task protocol) of 8 start cells") in printed
@@ -162,6 +177,12 @@ def check_printed_output(source, notebook) -> None:
         # phi did not collapse: every trained spread far above the untrained network's (about 0.04)
         spreads = [float(x) for x in re.findall(r"phi spread per seed \[\(0, (\S+)\)\]", printed)]
         assert len(spreads) == 4 and min(spreads) > 0.1
+        # the tally counts each comparison once, and leaves the colleague's buggy sweep (Exercise 5) out
+        total, separate, overlap, same = map(int, re.search(
+            r"(\d+) comparisons in Exercises 1-4 and 6 \(the colleague's buggy sweep not counted\): (\d+) "
+            r"separate, (\d+) overlap, (\d+) identical", printed).groups())
+        assert total == separate + overlap + same and same >= 1  # R^2 of the task fit: GPI acts after it
+        assert "Exercise 5" not in printed
     if source.stem == "06_atari":
         printed = _printed(notebook)
         assert "shift: not attempted yet: using the library's answer" in printed
