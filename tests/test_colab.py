@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from test_notebooks import SOURCES, check_printed_output
 
+from aps_teach.course import FAST_MODE_TEXT
 from aps_teach.notebooks import execute
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,6 +55,9 @@ def test_notebook_runs_as_on_colab(source, installed, tmp_path):
     assert not errors
     where = notebook.cells[-1].outputs[0]["text"].split()
     assert [Path(p).is_relative_to(installed) for p in where[2:]] == [True, True], where
+    outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
+    banner = [o for o in outputs if FAST_MODE_TEXT in o.get("data", {}).get("text/plain", "")]
+    assert banner, "the notebook shows no fast-mode banner"
     check_printed_output(source, notebook)
 
 
