@@ -26,7 +26,7 @@ from gridworld.reward_maps import (  # noqa: E402
     random_box_reward_map,
     random_return,
 )
-from gridworld.vector import PassagewayVectorEnv, _positive_int  # noqa: E402
+from gridworld.vector import PassagewayVectorEnv, positive_int  # noqa: E402
 
 ENV_IDS = {
     "easy": "gridworld/Passageway-Easy-v0",
@@ -66,7 +66,7 @@ def make(level: str | Sequence[str] = "easy", **kwargs) -> gymnasium.Env:
     """
     env_id, kwargs = _id_and_kwargs(level, kwargs)
     if kwargs.get("max_episode_steps") is not None:
-        _positive_int("max_episode_steps", kwargs["max_episode_steps"])
+        positive_int("max_episode_steps", kwargs["max_episode_steps"])
     return gymnasium.make(env_id, **kwargs)
 
 

@@ -44,8 +44,8 @@ class PassagewayVectorEnv(gym.vector.VectorEnv):
         layout = resolve_level(level)
         self.compiled: CompiledLevel = compile_level(layout, task_reward_map(layout, reward_map),
                                                      absorbing_target=absorbing_target)
-        self.num_envs = _positive_int("num_envs", num_envs)
-        self.max_episode_steps = _positive_int("max_episode_steps", max_episode_steps)
+        self.num_envs = positive_int("num_envs", num_envs)
+        self.max_episode_steps = positive_int("max_episode_steps", max_episode_steps)
         if observation not in OBSERVATIONS:
             raise ValueError(f"unknown observation {observation!r}; valid: {', '.join(OBSERVATIONS)}")
         self.observation = observation
@@ -187,7 +187,8 @@ def _objects(values: list) -> np.ndarray:
     return array
 
 
-def _positive_int(name: str, value) -> int:
+def positive_int(name: str, value) -> int:
+    """`value` as an int if it is an integer >= 1; else ValueError naming `name`."""
     try:
         number = operator.index(value)
     except TypeError:

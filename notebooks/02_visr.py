@@ -179,7 +179,7 @@ for kappa in (1.0, 5.0):
 # beside the lines of Algorithm 1 they implement:
 
 # %%
-update_source = inspect.getsource(Learner._intrinsic_last) + inspect.getsource(Learner.update)
+update_source = inspect.getsource(Learner._intrinsic_last) + inspect.getsource(Learner.gradient_step)
 for step, fragment in (("r = phi(s')^T w            (VISR's reward)", "exploit = vmf_reward("),
                        ("loss_psi = (psi^T w - y)^2  (vector form)", "sf = ((psi_sa - y)"),
                        ("loss_phi = -phi(s')^T w     (Eq. 5)", "vmf = vmf_loss(")):
