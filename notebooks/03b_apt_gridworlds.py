@@ -134,7 +134,7 @@ print(f"committed: VISR ahead of APT on easy (zero-shot means) {visr_ahead} | AP
 reward_source = inspect.getsource(Learner._intrinsic_last)
 reward_lines = reward_source[reward_source.index("        if cfg.uses_knn:"):
                              reward_source.index("        return reward")].splitlines()
-loss_lines = [line for line in inspect.getsource(Learner.update).splitlines()
+loss_lines = [line for line in inspect.getsource(Learner.gradient_step).splitlines()
               if "nce = info_nce(" in line or "cfg.contrastive_temperature)" in line]
 print("Algorithm 1, 'compute r' (Eq. 1 on the batch's last states s'_m as particles):")
 print("\n".join(line[4:] for line in reward_lines))
