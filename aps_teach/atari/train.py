@@ -170,15 +170,6 @@ def atari_from_dict(values: dict) -> AtariConfig:
                           **{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}})
 
 
-def _atari_difference(theirs: AtariConfig, ours: AtariConfig) -> tuple[str, object, object]:
-    """('atari.<field>', their value, our value) of the first field where two configs differ (equal
-    values if none does), for a one-line error."""
-    for name in asdict(ours):
-        if getattr(theirs, name) != getattr(ours, name):
-            return f"atari.{name}", getattr(theirs, name), getattr(ours, name)
-    return "atari", None, None
-
-
 def _jsonable(value):
     return json.loads(json.dumps(value))
 
@@ -344,13 +335,13 @@ def _restore(ckpt: Path | None, identity: dict, learner: AtariLearner, gen: torc
     if ckpt is None or not ckpt.exists():
         raise FileNotFoundError(f"resume: no checkpoint at {ckpt}")
     state = load_checkpoint(ckpt, map_location=learner.device)
-    for key, value in identity.items():
-        if key == "atari" and isinstance(state.get(key), dict):
-            key, theirs, value = _atari_difference(atari_from_dict(state[key]), atari_from_dict(value))
-        else:
-            theirs = state.get(key)
-        if theirs != value:
-            raise ValueError(f"checkpoint {ckpt} has {key}={theirs!r}, this run has {value!r}")
+    saved = {key: state.get(key) for key in identity}
+    if isinstance(saved.get("atari"), dict):  # read as this version does: fields added since take defaults
+        saved["atari"] = _jsonable(asdict(atari_from_dict(saved["atari"])))
+    diff = config_differences(saved, identity)
+    if diff:
+        name, theirs, value = diff[0]
+        raise ValueError(f"checkpoint {ckpt} has {name}={theirs!r}, this run has {value!r}")
     try:
         learner.load_state_dict(state["learner"])
         gen.set_state(state["generator"])
