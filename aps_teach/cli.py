@@ -13,10 +13,12 @@ Errors follow `aps_teach.cli_errors`: one line and exit status 2; `--debug` show
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import tyro
 
 from aps_teach.cli_errors import check_command, config_errors, pop_debug, run_cli
+from aps_teach.run_dir import resume_command, resume_hint_on_interrupt
 
 COMMANDS = {
     "demo": "a random policy on both gridworlds: statistics and a picture",
@@ -33,6 +35,31 @@ def commands_help() -> str:
     lines += [f"  {'aps-teach ' + name:<{width}}  {text}" for name, text in COMMANDS.items()]
     return "\n".join(["commands (each takes --help):", *lines, "",
                       "Errors are one line (exit status 2); --debug shows the traceback."])
+
+
+def run_subcommands(prog: str, commands: dict[str, tuple[type, Callable[..., dict]]], argv: list[str], *,
+                    description: str, show: Callable[[dict], None], run_commands: tuple[type, ...],
+                    debug: bool = False) -> int:
+    """Parse `argv` into one of `commands` (name -> (options class, handler)), run its handler and `show` the
+    summary it returns; 0, or 1 if a run of a sweep failed. Bad input is one line and 2 (`run_cli`); Ctrl-C
+    inside a command of `run_commands` (whose `out` is a run directory) says how to --resume it."""
+    argv, debug = pop_debug(argv, debug)
+
+    def job() -> int:
+        check_command(prog, argv, list(commands))
+        with config_errors():
+            cmd = tyro.extras.subcommand_cli_from_dict(
+                {name: cls for name, (cls, _) in commands.items()}, prog=prog, args=argv,
+                description=f"{description} Errors are one line (exit status 2); --debug shows the "
+                            "traceback.")
+        handler = next(fn for cls, fn in commands.values() if isinstance(cmd, cls))
+        out = cmd.out if isinstance(cmd, run_commands) else None
+        with resume_hint_on_interrupt(out, resume_command(prog.split(), argv)):
+            summary = handler(cmd)
+        show(summary)
+        return 1 if summary.get("failed") else 0
+
+    return run_cli(prog, job, debug=debug)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,9 +37,10 @@ from aps_teach.atari.train import (
     score_row,
     start_run_dir,
 )
-from aps_teach.cli_errors import Interrupted, check_command, check_out, config_errors, pop_debug, run_cli
+from aps_teach.cli import run_subcommands
+from aps_teach.cli_errors import Interrupted, check_out
 from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
-from aps_teach.run_dir import RunDir, resume_command, resume_hint_on_interrupt
+from aps_teach.run_dir import RunDir
 from aps_teach.sweeps import read_rows
 
 Train = Annotated[AtariTrainConfig, tyro.conf.arg(name="")]
@@ -249,22 +250,12 @@ def atari_main(argv: list[str], *, debug: bool = False) -> int:
     """Parse `argv` (without the leading `atari`), run the subcommand, print its summary; 0 on success, 1 if
     a run of a sweep failed, 2 with one error line on bad input (unknown game, missing CUDA, checkpoint
     mismatch or corruption; `aps_teach.cli_errors`)."""
-    argv, debug = pop_debug(argv, debug)
+    return run_subcommands("aps-teach atari", COMMANDS, argv, debug=debug, show=_print,
+                           run_commands=(Run, Pretrain, Finetune),
+                           description="Atari (ale-py): APS, VISR, APT pretraining without reward, task "
+                                       "identification, fine-tuning, scores.")
 
-    def job() -> int:
-        check_command("aps-teach atari", argv, list(COMMANDS))
-        with config_errors():
-            cmd = tyro.extras.subcommand_cli_from_dict(
-                {name: cls for name, (cls, _) in COMMANDS.items()}, prog="aps-teach atari", args=argv,
-                description="Atari (ale-py): APS, VISR, APT pretraining without reward, task identification, "
-                            "fine-tuning, scores. Errors are one line (exit status 2); --debug shows the "
-                            "traceback.")
-        handler = next(fn for cls, fn in COMMANDS.values() if isinstance(cmd, cls))
-        out = cmd.out if isinstance(cmd, (Run, Pretrain, Finetune)) else None  # a run directory to continue
-        with resume_hint_on_interrupt(out, resume_command(["aps-teach", "atari"], argv)):
-            summary = handler(cmd)
-        for key, value in summary.items():
-            print(f"{key:>18}: {value}")
-        return 1 if summary.get("failed") else 0
 
-    return run_cli("aps-teach atari", job, debug=debug)
+def _print(summary: dict) -> None:
+    for key, value in summary.items():
+        print(f"{key:>18}: {value}")

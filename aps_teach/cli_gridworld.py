@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Literal
 
 import torch
-import tyro
 
 from aps_teach.agents import Method
-from aps_teach.cli_errors import Interrupted, check_command, check_out, config_errors, pop_debug, run_cli
+from aps_teach.cli import run_subcommands
+from aps_teach.cli_errors import Interrupted, check_out
 from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
@@ -36,7 +36,7 @@ from aps_teach.experiments import (
     run_record,
     train_config,
 )
-from aps_teach.run_dir import RunDir, resume_command, resume_hint_on_interrupt
+from aps_teach.run_dir import RunDir
 from aps_teach.study import StudyGrid, run_study
 from aps_teach.sweeps import default_sweep_dir
 from aps_teach.train import TrainConfig, evaluate, identify_task, pretrain, with_method
@@ -357,21 +357,7 @@ COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (
 def gridworld_main(argv: list[str], *, debug: bool = False) -> int:
     """Parse `argv` (without the leading `gridworld`), run the subcommand, print its summary; 0 on success,
     1 if a run of a sweep failed, 2 with one error line on bad input (`aps_teach.cli_errors`)."""
-    argv, debug = pop_debug(argv, debug)
-
-    def job() -> int:
-        check_command("aps-teach gridworld", argv, list(COMMANDS))
-        with config_errors():
-            cmd = tyro.extras.subcommand_cli_from_dict(
-                {name: cls for name, (cls, _) in COMMANDS.items()}, prog="aps-teach gridworld", args=argv,
-                description="Key-passageway gridworlds: VISR, APT, APS, DQN; zero-shot transfer to "
-                            "reward-map tasks. Errors are one line (exit status 2); --debug shows the "
-                            "traceback.")
-        handler = next(fn for cls, fn in COMMANDS.values() if isinstance(cmd, cls))
-        out = cmd.out if isinstance(cmd, (Run, Pretrain, Finetune)) else None  # a run directory to continue
-        with resume_hint_on_interrupt(out, resume_command(["aps-teach", "gridworld"], argv)):
-            summary = handler(cmd)
-        _print(summary)
-        return 1 if summary.get("failed") else 0
-
-    return run_cli("aps-teach gridworld", job, debug=debug)
+    return run_subcommands("aps-teach gridworld", COMMANDS, argv, debug=debug, show=_print,
+                           run_commands=(Run, Pretrain, Finetune),
+                           description="Key-passageway gridworlds: VISR, APT, APS, DQN; zero-shot transfer "
+                                       "to reward-map tasks.")
