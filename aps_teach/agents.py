@@ -28,13 +28,14 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 import torch
-from torch.nn import functional as F
 
+from aps_teach.batch import Batch
 from aps_teach.checks import check_int, check_range
 from aps_teach.features import FeatureNet, SuccessorFeatureNet
 from aps_teach.inputs import InputColumns, ObservationNormaliser, StateTable, narrow_input
-from aps_teach.rewards import RunningMean, particle_entropy_reward, vmf_loss, vmf_reward
-from aps_teach.tasks import gpi_action_values, gpi_candidates
+from aps_teach.rewards import MaskedRunningMean, RunningMean
+from aps_teach.tasks import gpi_action_values, gpi_candidates, q_values
+from aps_teach.update import count_update, gradient_step
 
 METHODS = ("visr", "apt", "aps", "dqn")
 SF_LOSSES = ("vector", "scalar")
@@ -58,7 +59,7 @@ class AgentConfig:
     """Distances enter the kNN reward raised to this power: 1 as in the public code; the paper's n_h = d."""
     knn_normalise: bool = True
     """Divide kNN distances by their running mean (the reference code's option): keeps the exploration
-    term O(1) (mean 0.5 vs 0.03 unnormalised on the easy level, where most neighbours are duplicates)."""
+    term O(1) whatever the scale of the kNN space (README, Configuration, has the measured means)."""
     shared_encoder: bool = True
     """APS: compute the kNN reward on phi(s') (Eq. 10); False uses the `representation` of APT instead."""
     representation: Literal["contrastive", "observation"] = "contrastive"
@@ -156,39 +157,6 @@ class AgentConfig:
                              "lower k or raise batch_size")
 
 
-def info_nce(anchor: torch.Tensor, positive: torch.Tensor, temperature: float) -> torch.Tensor:
-    """InfoNCE: cross-entropy of row i of anchor @ positive^T / temperature against the label i."""
-    logits = anchor @ positive.T / temperature
-    return F.cross_entropy(logits, torch.arange(len(anchor), device=logits.device))
-
-
-def sf_td_target(base: torch.Tensor, reward: torch.Tensor, w: torch.Tensor, mask: torch.Tensor, gamma: float,
-                 boot_psi: torch.Tensor, boot_steps: torch.Tensor, alive: torch.Tensor) -> torch.Tensor:
-    """The n-step successor-feature TD target y (B, d) of a batch of windows.
-
-    c_i = base_i + (r_i - base_i^T w) w  (so c_i^T w = r_i: the cumulant pays exactly the reward r_i)
-    y = sum_{i<n} gamma^i mask_i c_i + gamma^m alive boot_psi
-
-    `base` (B, n, d) is phi(s'_i) (zeros without task features), `reward` (B, n) the reward r_i, `w`
-    (B, d), `mask` (B, n) 1 on the m valid steps of each window, `boot_psi` (B, d) = psi_target(s'_m,
-    a*, w) with a* = argmax_a psi(s'_m, a, w)^T w, `boot_steps` (B,) = m, `alive` (B,) 0 if s'_m ended
-    the episode.
-    """
-    batch, n, d = base.shape
-    expected = {"reward": (batch, n), "w": (batch, d), "mask": (batch, n), "boot_psi": (batch, d),
-                "boot_steps": (batch,), "alive": (batch,)}
-    given = {"reward": reward, "w": w, "mask": mask, "boot_psi": boot_psi, "boot_steps": boot_steps,
-             "alive": alive}
-    for name, shape in expected.items():
-        if tuple(given[name].shape) != shape:
-            raise ValueError(f"sf_td_target: {name} has shape {tuple(given[name].shape)}, expected {shape} "
-                             f"for base (B, n, d) = {tuple(base.shape)}")
-    cumulant = base + (reward - vmf_reward(base, w[:, None]))[..., None] * w[:, None]
-    discount = gamma ** torch.arange(n, dtype=torch.float32, device=base.device)
-    ret = (discount[None, :, None] * mask[..., None] * cumulant).sum(1)
-    return ret + (gamma ** boot_steps * alive)[:, None] * boot_psi
-
-
 class Learner:
     """Successor features psi, features phi (and f), their optimiser and the TD / vMF / InfoNCE updates.
 
@@ -199,12 +167,21 @@ class Learner:
     boards, state indices into them (any shape); every method takes either. The networks read
     `inputs(obs)`: the boards centred by the running observation mean, on `input_columns` (the entries
     that vary between the level's states, `aps_teach.inputs`) when given, else on all entries.
+
+    `update` is `aps_teach.update`, Algorithm 1. `fixed_shapes=True` makes it an update of fixed tensor
+    shapes that never waits on the device, as a GPU and torch.compile need (`AtariLearner`): the kNN
+    reward over the windows' states (`nstep_reward='sum'`) and the reported reward means mask the invalid
+    steps instead of selecting the valid ones, whose number the host would have to read, and the distance
+    normaliser keeps its state on the device (`rewards.MaskedRunningMean`). The two agree up to float
+    rounding, not bit for bit; the gridworld learner selects.
     """
 
     def __init__(self, config: AgentConfig, obs_shape: tuple[int, ...], num_actions: int, seed: int,
-                 device: str | torch.device = "cpu", input_columns: InputColumns | None = None):
+                 device: str | torch.device = "cpu", input_columns: InputColumns | None = None,
+                 fixed_shapes: bool = False):
         config.check_particles()
         self.config, self.obs_shape, self.num_actions = config, tuple(obs_shape), num_actions
+        self.fixed_shapes = fixed_shapes
         self.device = torch.device(device)
         self.input_columns = input_columns if config.normalise_observations else None
         with torch.random.fork_rng(devices=[]):
@@ -216,7 +193,9 @@ class Learner:
         for module in self._modules().values():
             module.to(self.device)
         self.psi_target = copy.deepcopy(self.psi).requires_grad_(False)
-        self.normaliser = RunningMean() if config.uses_knn and config.knn_normalise else None
+        self.normaliser = None
+        if config.uses_knn and config.knn_normalise:
+            self.normaliser = MaskedRunningMean(self.device) if fixed_shapes else RunningMean()
         width = math.prod(self.obs_shape) if self.input_columns is None else len(self._columns)
         self.observation_mean = ObservationNormaliser(width, self.device) if config.normalise_observations \
             else None
@@ -332,7 +311,7 @@ class Learner:
     @torch.no_grad()
     def q_values(self, obs: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         """Q(s, a | w) = psi(s, a, w)^T w, (B, A), for observations (B, ...) and tasks w (B, d)."""
-        return vmf_reward(self.psi(self.inputs(obs), w), w[:, None])
+        return q_values(self.psi(self.inputs(obs), w), w[:, None])
 
     @torch.no_grad()
     def features(self, obs: torch.Tensor) -> torch.Tensor:
@@ -344,15 +323,10 @@ class Learner:
     @torch.no_grad()
     def knn_features(self, obs: torch.Tensor) -> torch.Tensor:
         """h(s), the space where the kNN reward measures distances, for a batch of observations: phi(s)
-        (aps with a shared encoder), APT's contrastive encoder f(s), or the flattened board."""
-        space = self._separate_knn_space
+        (aps with a shared encoder), APT's contrastive encoder f(s), or the flattened board (`embed`)."""
         if not self.config.uses_knn:
             raise ValueError(f"method {self.config.method!r} has no kNN exploration reward")
-        if space is None:
-            return self._phi_and_knn(self.inputs(obs))[1]
-        if space == "contrastive":
-            return self.rep(self.inputs(obs))
-        return self.boards(obs)
+        return self.embed(obs)[1]
 
     def _phi_and_knn(self, x) -> tuple[torch.Tensor, torch.Tensor]:
         """phi(s) of network inputs x, and the space h(s) where APS with a shared encoder measures kNN
@@ -361,166 +335,29 @@ class Learner:
         phi = self.phi(x)
         return phi, phi
 
-    def _intrinsic(self, seq_next: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, phi_seq,
-                   h_seq: torch.Tensor | None = None):
-        """Intrinsic reward of every step of the windows, (B, n), and the mean of each term ('sum' mode);
-        `h_seq` is the kNN space of phi when it is not phi itself (`_phi_and_knn`)."""
-        cfg, stats = self.config, {}
-        reward = torch.zeros(mask.shape, device=mask.device)
-        if cfg.task_conditioned:
-            exploit = vmf_reward(phi_seq, w[:, None])
-            reward += cfg.exploit_weight * exploit
-            stats["reward_exploit"] = self._masked_mean(exploit, mask)
-        if cfg.uses_knn:
-            if self._separate_knn_space is None:
-                h = phi_seq if h_seq is None else h_seq
-            else:
-                h = self.knn_features(seq_next.flatten(0, 1)).unflatten(0, mask.shape)
-            explore = self._knn_reward(h, mask)
-            reward += cfg.explore_weight * explore
-            stats["reward_explore"] = self._masked_mean(explore, mask)
-        return reward, stats
+    def embed(self, obs: torch.Tensor, knn: bool = True) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """(phi(s), h(s)) for a batch of observations (N, ...): the task features (None for apt, dqn) and,
+        if `knn`, the space h where the kNN reward measures distances (None for visr, dqn or without
+        `knn`): phi itself for aps with a shared encoder (`_phi_and_knn`), else APT's contrastive encoder
+        f(s) (no gradient: InfoNCE trains it) or the flattened board (`AgentConfig.representation`)."""
+        x = self.inputs(obs)
+        phi, h = self._phi_and_knn(x) if self.phi is not None else (None, None)
+        space = self._separate_knn_space
+        if not (knn and self.config.uses_knn):
+            h = None
+        elif space == "contrastive":
+            with torch.no_grad():
+                h = self.rep(x)
+        elif space == "observation":
+            h = self.boards(obs)
+        return phi, h
 
-    def _knn_reward(self, h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The kNN particle reward (B, n) of the valid steps' features h (B, n, d) among themselves; 0 on
-        the invalid steps."""
-        particles = h[mask]
-        explore = torch.zeros(mask.shape, device=mask.device)
-        explore[mask] = particle_entropy_reward(particles, particles, self.config.k, exclude_self=True,
-                                                exponent=self.config.knn_exponent, normaliser=self.normaliser)
-        return explore
-
-    def _masked_mean(self, values: torch.Tensor, mask: torch.Tensor) -> float:
-        """The mean of `values` over the valid steps, as `update` reports it (see `_statistic`)."""
-        return self._statistic(values[mask].mean())
-
-    def _intrinsic_last(self, last_obs: torch.Tensor, w: torch.Tensor, phi_last: torch.Tensor | None,
-                        h_last: torch.Tensor | None = None):
-        """Intrinsic reward (B,) of each window's last state s'_m and the mean of each term ('last' mode):
-        the kNN particles are the B states s'_m, each excluding itself (in phi's kNN space `h_last` if
-        given, see `_phi_and_knn`)."""
-        cfg, stats = self.config, {}
-        reward = torch.zeros(len(w), device=w.device)
-        if cfg.task_conditioned:
-            exploit = vmf_reward(phi_last, w)
-            reward += cfg.exploit_weight * exploit
-            stats["reward_exploit"] = self._statistic(exploit.mean())
-        if cfg.uses_knn:
-            if self._separate_knn_space is None:
-                h = phi_last if h_last is None else h_last
-            else:
-                h = self.knn_features(last_obs)
-            explore = particle_entropy_reward(h, h, cfg.k, exclude_self=True, exponent=cfg.knn_exponent,
-                                              normaliser=self.normaliser)
-            reward += cfg.explore_weight * explore
-            stats["reward_explore"] = self._statistic(explore.mean())
-        return reward, stats
-
-    @property
-    def _last_state_reward(self) -> bool:
-        return self.phase == "pretrain" and self.config.nstep_reward == "last"
-
-    @torch.no_grad()
-    def targets(self, batch: dict[str, torch.Tensor], phi_last: torch.Tensor | None = None,
-                knn_last: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, float]]:
-        """TD targets y (B, d) for psi(s, a, w), and the mean of each reward term.
-
-        Per step i of the window the reward r_i is the method's intrinsic reward while pretraining (the
-        batch has no task reward) or `seq_reward` while fine-tuning, and the cumulant is
-        c_i = base_i + (r_i - base_i^T w) w (base = phi(s'_i); 0 for apt, dqn), so c_i^T w = r_i.
-        y = sum_{i<m} gamma^i c_i + gamma^m alive psi_target(s'_m, a*, w), a* = argmax_a psi(s'_m, a, w)^T w
-        (double Q), m the valid steps of the window; the arithmetic is `sf_td_target`. With
-        `nstep_reward='last'` a pretraining window has one cumulant, that of s'_m:
-        y = c_m + gamma^m alive psi_target(s'_m, a*, w); `phi_last` is phi(s'_m) if the caller has it
-        (and `knn_last` its kNN space, `_phi_and_knn`).
-        phi(s'_i) comes from the batch (`seq_next_phi`) when fine-tuning's replay stored it: phi is frozen
-        then.
-        """
-        cfg = self.config
-        w, mask, boot_obs = batch["w"], batch["seq_mask"], batch["boot_obs"]
-        bsz, n = mask.shape
-        if "seq_next_phi" in batch and self.phase != "finetune":
-            raise ValueError("stored phi(s') (seq_next_phi) is only valid while phi is frozen (fine-tuning)")
-        if self._last_state_reward:
-            if phi_last is None and self.phi is not None:
-                phi_last, knn_last = self._phi_and_knn(self.inputs(boot_obs))
-            reward, stats = self._intrinsic_last(boot_obs, w, phi_last, knn_last)
-            base = phi_last if phi_last is not None else torch.zeros(bsz, cfg.feature_dim, device=w.device)
-            base, reward, mask = base[:, None], reward[:, None], torch.ones(bsz, 1, device=w.device)
-        else:
-            seq_next, h_seq = batch["seq_next_obs"], None
-            if "seq_next_phi" in batch:
-                phi_seq = batch["seq_next_phi"]
-            elif self.phi is not None:
-                phi_seq, h_seq = (v.unflatten(0, (bsz, n))
-                                  for v in self._phi_and_knn(self.inputs(seq_next.flatten(0, 1))))
-            else:
-                phi_seq = None
-            if self.phase == "pretrain":
-                reward, stats = self._intrinsic(seq_next, mask, w, phi_seq, h_seq)
-            else:
-                reward, stats = batch["seq_reward"], {}
-            base = phi_seq if phi_seq is not None else torch.zeros(bsz, n, cfg.feature_dim, device=w.device)
-        boot_x = self.inputs(boot_obs)
-        a_star = vmf_reward(self.psi(boot_x, w), w[:, None]).argmax(1)
-        boot = self.psi_target(boot_x, w)[torch.arange(bsz, device=w.device), a_star]
-        alive = batch["boot_alive"]
-        if self.phase == "pretrain" and cfg.bootstrap_through_termination:
-            alive = torch.ones_like(alive)
-        return sf_td_target(base, reward, w, mask, cfg.gamma, boot, batch["boot_steps"], alive), stats
-
-    def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
-        """One gradient step on a replay batch (`gradient_step`), then `count_update`; returns the losses
-        and reward terms."""
-        stats = self.gradient_step(batch)
-        self.count_update()
+    def update(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """One update of Algorithm 1 on a replay minibatch (`aps_teach.update`: `gradient_step`, then
+        `count_update`); returns the losses and reward terms as detached tensors."""
+        stats = gradient_step(self, batch)
+        count_update(self)
         return stats
-
-    def gradient_step(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
-        """Targets, losses and one optimiser step on a replay batch (see `targets`); returns the losses and
-        reward terms. Counts nothing and never copies the target network (`count_update` does), so a
-        compiled copy of it needs no recompilation as the counter moves.
-
-        vector: ||psi(s, a, w) - y||^2; scalar: (psi(s, a, w)^T w - y^T w)^2; plus, while pretraining, the
-        vMF loss -phi(s')^T w (visr, aps; s' = s'_m with `nstep_reward='last'`, whose phi the reward reuses,
-        else s'_1) and InfoNCE on (f(s), f(s'_1)) (apt, aps without shared encoder).
-        """
-        cfg = self.config
-        w, rows = batch["w"], torch.arange(len(batch["w"]), device=batch["w"].device)
-        first_next = batch["seq_next_obs"][:, 0]
-        phi_last = knn_last = None
-        if self._last_state_reward and self.phi is not None:
-            phi_last, knn_last = self._phi_and_knn(self.inputs(batch["boot_obs"]))
-        y, stats = self.targets(batch, *(None if v is None else v.detach() for v in (phi_last, knn_last)))
-        psi_sa = self.psi(self.inputs(batch["obs"]), w)[rows, batch["action"]]
-        if cfg.sf_loss == "vector":
-            sf = ((psi_sa - y) ** 2).sum(-1).mean()
-        else:
-            sf = ((vmf_reward(psi_sa, w) - vmf_reward(y, w)) ** 2).mean()
-        loss, stats["loss_sf"] = sf, self._statistic(sf)
-        if self.phase == "pretrain" and self.phi is not None:
-            vmf = vmf_loss(phi_last if phi_last is not None else self.phi(self.inputs(first_next)), w)
-            loss, stats["loss_vmf"] = loss + vmf, self._statistic(vmf)
-        if self.phase == "pretrain" and self.rep is not None:
-            nce = info_nce(self.rep(self.inputs(batch["obs"])), self.rep(self.inputs(first_next)),
-                           cfg.contrastive_temperature)
-            loss, stats["loss_nce"] = loss + nce, self._statistic(nce)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        params = [p for group in self.optimizer.param_groups for p in group["params"]]
-        torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
-        self.optimizer.step()
-        return stats
-
-    def count_update(self) -> None:
-        """Count a gradient step; every `target_update_period` of them copy psi into its target."""
-        self.updates += 1
-        if self.updates % self.config.target_update_period == 0:
-            self.psi_target.load_state_dict(self.psi.state_dict())
-
-    def _statistic(self, value: torch.Tensor) -> float:
-        """A loss as `update` reports it: a float (a host sync on a GPU; `AtariLearner` keeps the tensor)."""
-        return value.item()
 
     def state_dict(self) -> dict:
         """Everything needed to continue training bit-identically: weights, target, optimiser, normalisers."""

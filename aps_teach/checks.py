@@ -28,3 +28,11 @@ def check_range(name: str, value: Any, low: float, high: float = math.inf, *, lo
         else:
             valid = f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
         raise ValueError(f"{name} must be {valid}, got {value!r}")
+
+
+def check_shapes(where: str, shapes: dict[str, tuple[Any, tuple[int, ...]]], context: str = "") -> None:
+    """Each named array (value, expected shape) has that shape; else a ValueError naming the first that has
+    not, from `where`, with `context` appended (e.g. the shape the others were derived from)."""
+    for name, (value, shape) in shapes.items():
+        if tuple(value.shape) != shape:
+            raise ValueError(f"{where}: {name} has shape {tuple(value.shape)}, expected {shape}{context}")

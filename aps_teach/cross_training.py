@@ -90,7 +90,7 @@ def train_on_replay(learner: Learner, replay: NStepReplay, updates: int, data_co
     cfg = learner.config
     for _ in range(updates):
         batch = replay.sample(cfg.batch_size, cfg.n_step, generator)
-        learner.update({**batch, "w": task_labels(batch["w"], data_conditioned, learner, generator)})
+        learner.update(batch._replace(w=task_labels(batch.w, data_conditioned, learner, generator)))
 
 
 def shadow_generator(seed: int) -> torch.Generator:

@@ -16,6 +16,8 @@ import math
 import numpy as np
 import torch
 
+from aps_teach.batch import Batch
+
 
 class NStepReplay:
     """Fixed-capacity store of `capacity` rows x `num_envs` columns of
@@ -61,14 +63,11 @@ class NStepReplay:
             self.data[key][self.size] = torch.as_tensor(value)
         self.size += 1
 
-    def sample(self, batch_size: int, n_step: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
-        """`batch_size` n-step windows starting at uniform (row, env) cells.
+    def sample(self, batch_size: int, n_step: int, generator: torch.Generator) -> Batch:
+        """`batch_size` n-step windows starting at uniform (row, env) cells (`Batch` gives the fields).
 
-        Returns obs, action, w (at the window start); `seq_next_obs` (B, n, ...) and `seq_mask` (B, n)
-        for the s' of each step inside the window (1 until and including the episode's last step, while
-        the env's w is the window's first, and up to the newest row); `seq_reward` and `seq_next_phi` if
-        stored; `boot_obs` (the last valid s') and `boot_steps` (valid steps m) and `boot_alive` (0 if
-        the last valid step terminated).
+        Step i of a window is valid until and including the episode's last step, while the env's w is
+        the window's first, and up to the newest row; reward and next_phi are given if stored.
         """
         t = torch.randint(self.size, (batch_size,), generator=generator)
         e = torch.randint(self.num_envs, (batch_size,), generator=generator)
@@ -84,21 +83,11 @@ class NStepReplay:
         mask = in_buffer & ((ended_before + other_task).cumsum(1) == 0)
         steps = mask.sum(1)
         start, last = cells[:, 0], cells[torch.arange(batch_size), steps - 1]
-        out = {
-            "obs": self._at("obs", start),
-            "action": self._at("action", start),
-            "w": w[:, 0],
-            "seq_next_obs": self._at("next_obs", cells),
-            "seq_mask": mask,
-            "boot_obs": self._at("next_obs", last),
-            "boot_steps": steps,
-            "boot_alive": ~self._at("terminated", last),
-        }
-        if "reward" in self.data:
-            out["seq_reward"] = self._at("reward", cells)
-        if "next_phi" in self.data:
-            out["seq_next_phi"] = self._at("next_phi", cells)
-        return out
+        return Batch(obs=self._at("obs", start), action=self._at("action", start), w=w[:, 0],
+                     next_obs=self._at("next_obs", cells), mask=mask, boot_obs=self._at("next_obs", last),
+                     boot_steps=steps, boot_alive=~self._at("terminated", last),
+                     reward=self._at("reward", cells) if "reward" in self.data else None,
+                     next_phi=self._at("next_phi", cells) if "next_phi" in self.data else None)
 
     def _at(self, key: str, cells: torch.Tensor) -> torch.Tensor:
         """The stored `key` at flat cells (row * num_envs + env), shaped like `cells`: one `index_select`

@@ -1,10 +1,75 @@
-"""Intrinsic rewards: the kNN particle-entropy reward (APT, APS exploration) and the von Mises-Fisher
-reward (VISR, APS exploitation), with the running normaliser the reference code applies to distances.
+"""Intrinsic rewards: APS's reward (Eq. 10, `intrinsic_reward`) and its two terms, the kNN particle-entropy
+reward (APT, APS exploration) and the von Mises-Fisher reward (VISR, APS exploitation), with the running
+normaliser the reference code applies to distances.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
+
+
+class IntrinsicReward(NamedTuple):
+    """Eq. 10's reward `total` and its terms, each of the states' shape (None where the method has none)."""
+
+    total: torch.Tensor
+    exploit: torch.Tensor | None
+    explore: torch.Tensor | None
+
+    def terms(self) -> list[tuple[str, torch.Tensor]]:
+        """(name, values) of the terms the method has, exploit before explore."""
+        return [(name, term) for name, term in (("exploit", self.exploit), ("explore", self.explore))
+                if term is not None]
+
+
+def intrinsic_reward(phi: torch.Tensor | None, w: torch.Tensor | None, h: torch.Tensor | None, k: int, *,
+                     particles: torch.Tensor | None = None, valid: torch.Tensor | None = None,
+                     fixed_shapes: bool = False, exploit_weight: float = 1.0, explore_weight: float = 1.0,
+                     exponent: float = 1.0, normaliser: RunningMean | None = None) -> IntrinsicReward:
+    """APS's intrinsic reward for reaching states s' (Eq. 10), the one the learner trains on:
+
+    r(s') = exploit_weight * phi(s')^T w + explore_weight * log(1 + (1/k) sum_j ||h(s') - h_j||^e / m)
+
+    j runs over N_k, the k particles h_j nearest to h(s'); e = `exponent`; m is the running mean of all
+    neighbour terms in `normaliser` (updated; a `MaskedRunningMean` with `fixed_shapes`), 1 without one.
+
+    phi (..., d) and w broadcast against it give the exploit term (`vmf_reward`; phi None: no such term,
+    apt); h (..., d_h), the states in the kNN space, the explore term (`particle_entropy_reward`; None:
+    none, visr). The particles are `particles` (M, d_h) if given (the states are not particles, as in a
+    heatmap); else the states themselves, each excluding itself (a minibatch), and with `valid` (h's
+    shape without d_h) only the valid ones, the others earning explore 0: selected (h[valid]), or with
+    `fixed_shapes` masked in place (`masked_particle_entropy`: no host sync; equal up to float rounding).
+    `total` is float32; the terms are returned as computed (float64 if h is).
+    """
+    if (phi is None and h is None) or (phi is not None and w is None):
+        raise ValueError("intrinsic_reward needs phi and w (exploit term), h (explore term) or both")
+    if particles is not None and valid is not None:
+        raise ValueError("intrinsic_reward: `valid` selects particles among the states; with `particles` "
+                         "given, pass no `valid`")
+    states = phi if phi is not None else h
+    total = torch.zeros(states.shape[:-1], device=states.device)
+    exploit = explore = None
+    if phi is not None:
+        exploit = vmf_reward(phi, w)
+        total = total + exploit_weight * exploit
+    if h is not None:
+        flat = h.flatten(0, -2)
+        if particles is not None:
+            explore = particle_entropy_reward(flat, particles, k, exponent=exponent, normaliser=normaliser)
+        elif valid is None:
+            explore = particle_entropy_reward(flat, flat, k, exclude_self=True, exponent=exponent,
+                                              normaliser=normaliser)
+        elif fixed_shapes:
+            explore = masked_particle_entropy(flat, valid.flatten(), k, exponent, normaliser)
+        else:
+            chosen = flat[valid.flatten()]
+            explore = torch.zeros(len(flat), device=h.device)
+            explore[valid.flatten()] = particle_entropy_reward(chosen, chosen, k, exclude_self=True,
+                                                               exponent=exponent, normaliser=normaliser)
+        explore = explore.view(h.shape[:-1])
+        total = total + explore_weight * explore.to(total.dtype)
+    return IntrinsicReward(total, exploit, explore)
 
 
 def particle_entropy_reward(
@@ -74,6 +139,67 @@ class RunningMean:
 
     def load_state_dict(self, state: dict) -> None:
         self.mean, self.count = state["mean"].clone(), int(state["count"])
+
+
+def valid_mean(values: torch.Tensor, valid: torch.Tensor | None, fixed_shapes: bool) -> torch.Tensor:
+    """The mean of `values` over the valid steps (all if `valid` is None), as `intrinsic_reward` treats
+    them: over the selection values[valid], or with `fixed_shapes` as sum(values * valid) / sum(valid)
+    (no host sync; equal up to float rounding)."""
+    if valid is None:
+        return values.mean()
+    return (values * valid).sum() / valid.sum() if fixed_shapes else values[valid].mean()
+
+
+class MaskedRunningMean(RunningMean):
+    """`RunningMean` with its mean and count tensors on a device, updated in place (no host sync, fixed
+    addresses for a CUDA graph), also folding in only the values where a mask is True. The mean has shape
+    (1,), not (): torch.compile (2.13) loses in-place updates of a 0-d float64 CPU tensor."""
+
+    def __init__(self, device: str | torch.device = "cpu") -> None:
+        super().__init__()
+        self.mean = torch.zeros(1, dtype=torch.float64, device=device)
+        self.count = torch.zeros((), dtype=torch.int64, device=device)
+
+    def update(self, values: torch.Tensor) -> torch.Tensor:
+        """Fold all of `values` in (`RunningMean.update`'s arithmetic, in place); return the new mean."""
+        n = values.numel()
+        if n:
+            batch_mean = values.detach().double().mean()
+            self.mean.add_((batch_mean - self.mean) * n / (self.count + n))
+            self.count.add_(n)
+        return self.mean
+
+    def update_masked(self, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Fold `values[mask]` in (mean += (batch mean - mean) n / (count + n), n = mask.sum()) and return
+        the new mean (a float64 scalar tensor)."""
+        n = mask.sum()
+        batch_mean = (values.detach().double() * mask).sum() / n.clamp_min(1)
+        self.mean.add_((batch_mean - self.mean) * n / (self.count + n).clamp_min(1))
+        self.count.add_(n)
+        return self.mean
+
+    def state_dict(self) -> dict:
+        return {"mean": self.mean.reshape(()).clone(), "count": int(self.count)}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.mean.copy_(state["mean"].reshape(1))
+        self.count.fill_(int(state["count"]))
+
+
+def masked_particle_entropy(h: torch.Tensor, valid: torch.Tensor, k: int, exponent: float,
+                            normaliser: MaskedRunningMean | None) -> torch.Tensor:
+    """`particle_entropy_reward(h[valid], h[valid], k, exclude_self=True, ...)` on the valid rows of h (N, d),
+    0 on the others, with tensors of fixed shape: r_i = log(1 + mean_{j in N_k(i)} ||h_i - h_j|| ** exponent
+    / m), N_k(i) the min(k, V - 1) valid rows nearest to row i (V valid rows, i itself excluded), m the
+    normaliser's running mean of all neighbour terms (1 without one)."""
+    inf = float("inf")
+    dist = torch.cdist(h, h).masked_fill(~valid[None, :], inf).fill_diagonal_(inf)
+    near = dist.topk(min(k, len(h) - 1), dim=1, largest=False).values  # valid neighbours first, then inf
+    found = torch.isfinite(near) & valid[:, None]
+    terms = near.masked_fill(~found, 0.0) ** exponent
+    if normaliser is not None:
+        terms = terms / normaliser.update_masked(terms, found).to(terms.dtype).clamp_min(1e-8)
+    return torch.log1p((terms * found).sum(1) / found.sum(1).clamp_min(1))
 
 
 def vmf_reward(phi: torch.Tensor, w: torch.Tensor) -> torch.Tensor:

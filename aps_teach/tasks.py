@@ -1,6 +1,7 @@
-"""Task vectors w: sampling on the unit sphere, least-squares inference, and GPI action values.
+"""Task vectors w: sampling on the unit sphere, least-squares inference, values Q = psi^T w and GPI.
 
-A task is a unit vector w; the reward the successor-feature agent assumes is r = phi(s')^T w.
+A task is a unit vector w; the reward the successor-feature agent assumes is r = phi(s')^T w, so the
+successor features psi(s, a, w) (the expected discounted sum of phi) value task w at Q = psi^T w.
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ def infer_task(features: torch.Tensor, rewards: torch.Tensor) -> torch.Tensor:
     if not torch.isfinite(norm) or norm == 0:
         raise ValueError("infer_task: the least-squares w is zero (all rewards zero?); no task to infer")
     return (w / norm).to(features.dtype)
+
+
+def q_values(psi: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Q = psi^T w over the last dimension: psi (..., d) successor features, w broadcast against them. For
+    psi(s, ., w) (B, A, d) pass w[:, None] (B, 1, d) to get Q(s, .) (B, A)."""
+    return (psi * w).sum(dim=-1)
 
 
 def gpi_candidates(

@@ -257,7 +257,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
         seeds, gen = round_seeds(seed, phase, index, n)
         obs = envs.reset(seeds)
         w = fixed_w.expand(n, -1) if fixed_w is not None else None
-        sums: dict[str, float] = {}
+        sums: dict[str, list[torch.Tensor]] = {}  # each update's statistics, read when the round is logged
         updates, envs.successes = 0, 0
         for t in range(horizon):
             env_steps = (index * horizon + t) * n
@@ -280,13 +280,14 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
                 for _ in range(updates_per_step):
                     stats = learner.update(replay.sample(agent_cfg.batch_size, agent_cfg.n_step, gen))
                     for key, value in stats.items():
-                        sums[key] = sums.get(key, 0.0) + value
+                        sums.setdefault(key, []).append(value)
                     updates += 1
             bar.update(n)
         done = (index + 1) * n * horizon
         log.metrics.append({"round": index + 1, "env_steps": done, "epsilon": eps, "updates": learner.updates,
                             "episodes_succeeded": envs.successes,
-                            **{k: v / max(updates, 1) for k, v in sums.items()}, **envs.coverage()})
+                            **{k: sum(torch.stack(v).tolist()) / max(updates, 1) for k, v in sums.items()},
+                            **envs.coverage()})
         rate = (done - first_round * n * horizon) / (time.perf_counter() - start)
         bar.set_postfix(states=envs.coverage()["states_visited"], steps_per_s=f"{rate:.0f}")
         if on_round is not None:

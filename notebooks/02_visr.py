@@ -85,8 +85,7 @@ from matplotlib.colors import ListedColormap
 from scipy.stats import vonmises_fisher
 
 import gridworld
-from aps_teach import course, exercises, plots, rewards, tasks, transfer
-from aps_teach.agents import Learner
+from aps_teach import course, exercises, plots, rewards, tasks, transfer, update
 from aps_teach.random_policy import random_policy_stats
 from aps_teach.rollouts import greedy_rollout, oracle_task
 from aps_teach.stats import summarise
@@ -179,9 +178,9 @@ for kappa in (1.0, 5.0):
 # beside the lines of Algorithm 1 they implement:
 
 # %%
-update_source = inspect.getsource(Learner._intrinsic_last) + inspect.getsource(Learner.gradient_step)
+update_source = inspect.getsource(rewards.intrinsic_reward) + inspect.getsource(update.gradient_step)
 for step, fragment in (("r = phi(s')^T w            (VISR's reward)", "exploit = vmf_reward("),
-                       ("loss_psi = (psi^T w - y)^2  (vector form)", "sf = ((psi_sa - y)"),
+                       ("loss_psi = (psi^T w - y)^2  (vector form)", "loss = ((psi_sa - y)"),
                        ("loss_phi = -phi(s')^T w     (Eq. 5)", "vmf = vmf_loss(")):
     line = next(line for line in update_source.splitlines() if fragment in line)
     print(f"Algorithm 1: {step:<44} library: {line.strip()}")

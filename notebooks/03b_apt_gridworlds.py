@@ -82,8 +82,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import gridworld
-from aps_teach import course, plots
-from aps_teach.agents import Learner
+from aps_teach import course, plots, rewards, update
 from aps_teach.experiments import adapt_and_score
 from aps_teach.random_policy import random_policy_stats
 from aps_teach.snapshots import pretrain_with_snapshots
@@ -127,17 +126,23 @@ print(f"committed: VISR ahead of APT on easy (zero-shot means) {visr_ahead} | AP
 #   \log \frac{\exp\big(f(s_i)^\top f(s'_i)/\tau\big)}
 #   {\sum_{j=1}^{B} \exp\big(f(s_i)^\top f(s'_j)/\tau\big)}.$$
 #
-# The library's lines for the reward and for f's loss, beside the lines of Algorithm 1 they replace
-# (h is φ(s'_m) for APS, whose encoder is shared; for APT it is `knn_features`, that is f(s'_m)):
+# The library's lines for the reward and for f's loss, beside the lines of Algorithm 1 they replace: the
+# update (`aps_teach.update`) takes the states s'_m and their kNN space h from `Learner.embed` (h is φ(s'_m)
+# for APS, whose encoder is shared; for APT it is f(s'_m)), and Eq. 10's reward
+# (`rewards.intrinsic_reward`) pays each its kNN term, the other states its particles:
 
 # %%
-reward_source = inspect.getsource(Learner._intrinsic_last)
-reward_lines = reward_source[reward_source.index("        if cfg.uses_knn:"):
-                             reward_source.index("        return reward")].splitlines()
-loss_lines = [line for line in inspect.getsource(Learner.gradient_step).splitlines()
+targets_source = inspect.getsource(update.td_targets).splitlines()
+reward_source = inspect.getsource(rewards.intrinsic_reward)
+state_lines = [line for line in targets_source if "states = batch.boot_obs" in line or ".embed(" in line]
+knn_lines = reward_source[reward_source.index("        elif valid is None:"):
+                          reward_source.index("        elif fixed_shapes:")].splitlines()
+total_lines = [line for line in reward_source.splitlines() if "explore_weight * explore" in line]
+loss_lines = [line for line in inspect.getsource(update.gradient_step).splitlines()
               if "nce = info_nce(" in line or "cfg.contrastive_temperature)" in line]
 print("Algorithm 1, 'compute r' (Eq. 1 on the batch's last states s'_m as particles):")
-print("\n".join(line[4:] for line in reward_lines))
+print("\n".join(line.strip() for line in state_lines))
+print("\n".join(line[8:] for line in knn_lines + total_lines))
 print("Algorithm 1, 'loss_phi = -phi(s)^T w': APT has no phi and trains f with InfoNCE instead:")
 print("\n".join(line[4:] for line in loss_lines))
 

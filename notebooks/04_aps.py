@@ -261,15 +261,15 @@ sf_td_target = exercises.check_sf_td_target(my_sf_td_target)
 # %%
 def aps_losses(learner, batch, td_target):
     """Algorithm 1, lines 10-14, on a replay batch of n-step windows (reward of the last state s'_m)."""
-    cfg, w, rows = learner.config, batch["w"], torch.arange(len(batch["w"]))
-    x_t, x_m = learner.inputs(batch["obs"]), learner.inputs(batch["boot_obs"])  # s_t and s'_m, centred
+    cfg, w, rows = learner.config, batch.w, torch.arange(len(batch.w))
+    x_t, x_m = learner.inputs(batch.obs), learner.inputs(batch.boot_obs)  # s_t and s'_m, centred
     phi_m = learner.phi(x_m)  # phi(s'_m), unit length: the features of both reward terms (h = phi)
     a_next = (learner.psi(x_m, w) * w[:, None]).sum(-1).argmax(1)  # line 10: argmax_a psi(s'_m, a, w)^T w
     r = cfg.exploit_weight * (phi_m * w).sum(1) + cfg.explore_weight * particle_entropy_reward(
         phi_m, phi_m, cfg.k, exclude_self=True, normaliser=learner.normaliser)  # line 11: Eq. 7
     boot, one = learner.psi_target(x_m, w)[rows, a_next], torch.ones(len(w), 1)
-    y = td_target(phi_m[:, None], r[:, None], w, one, cfg.gamma, boot, batch["boot_steps"], one[:, 0])  # 12
-    loss_psi = ((learner.psi(x_t, w)[rows, batch["action"]] - y.detach()) ** 2).sum(1).mean()  # line 13
+    y = td_target(phi_m[:, None], r[:, None], w, one, cfg.gamma, boot, batch.boot_steps, one[:, 0])  # 12
+    loss_psi = ((learner.psi(x_t, w)[rows, batch.action] - y.detach()) ** 2).sum(1).mean()  # line 13
     loss_phi = -(phi_m * w).sum(1).mean()  # line 14: Eq. 5 on s'_m
     return loss_psi, loss_phi, r
 
@@ -280,7 +280,7 @@ short, _ = pretrain("aps", "easy", 2 * round_steps, seed, config, on_round=lambd
 agent = short.config
 batch = kept["end"].replay.sample(agent.batch_size, agent.n_step, torch.Generator().manual_seed(seed))
 loss_psi, loss_phi, r = aps_losses(copy.deepcopy(short), batch, sf_td_target)
-library = copy.deepcopy(short).update(batch)  # one gradient step; it returns the losses it stepped on
+library = {name: value.item() for name, value in copy.deepcopy(short).update(batch).items()}  # one step
 print(f"a batch of {len(r)} windows of up to {agent.n_step} steps; mean r_APS {r.mean():.4f}")
 print(f"loss_psi: ten lines {loss_psi:.6f}, Learner.update {library['loss_sf']:.6f}")
 print(f"loss_phi: ten lines {loss_phi:.6f}, Learner.update {library['loss_vmf']:.6f}")

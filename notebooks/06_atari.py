@@ -225,7 +225,7 @@ w = torch.zeros(1, 5)
 for tr in train_steps:
     replay.add(tr.obs, tr.action, w, tr.terminated, tr.truncated, tr.valid, reward=tr.reward)
 windows = replay.sample(2048, 1, torch.Generator().manual_seed(seed))  # one-step windows: transitions
-next_stacks = windows["seq_next_obs"][:, 0]  # the s' of each sampled transition
+next_stacks = windows.next_obs[:, 0]  # the s' of each sampled transition
 jumps = int((next_stacks[:, :3].flatten(1) == 0).all(1).sum())
 print(f"{len(train_steps)} steps stored as {replay.count} rows, "
       f"{int((~replay.data['valid'][:replay.count]).sum())} of them not transitions "
@@ -244,7 +244,7 @@ print(f"a replay that stored every step would give about {len(next_stacks) / len
 #
 # A window must stop at the end of a game, and, while pretraining, where the env's task $w$ was
 # redrawn (every 10 steps): a window's return is for one task. The replay rebuilds each window from its
-# rows and returns `seq_mask` (which steps count: the first $m$), `boot_steps` ($m$) and `boot_alive`
+# rows and returns `mask` (which steps count: the first $m$), `boot_steps` ($m$) and `boot_alive`
 # (0 when the last step was terminal, so nothing is bootstrapped).
 #
 # A hand case with 1×1 "frames" whose value is the step number + 1 (0 is padding), a stack of 2,
@@ -262,15 +262,15 @@ for k in range(num_hand_steps):
 offset = hand.stack - 1  # the first add also writes the older frames of its stack: step k is row k + 1
 starts = [k for k in range(num_hand_steps - 1) if k not in autoreset_steps]
 win = hand.gather(torch.tensor(starts) + offset, torch.zeros(len(starts), dtype=torch.long), n_step=4)
-print("start  | obs stack | seq_mask     | rewards      | m | alive | bootstrap from")
+print("start  | obs stack | mask         | rewards      | m | alive | bootstrap from")
 for i, k in enumerate(starts):
-    print(f"step {k} | {win['obs'][i].flatten().tolist()}    | {win['seq_mask'][i].int().tolist()} | "
-          f"{[int(r) for r in win['seq_reward'][i] * win['seq_mask'][i]]} | {int(win['boot_steps'][i])} | "
-          f"{bool(win['boot_alive'][i])!s:5} | {win['boot_obs'][i].flatten().tolist()}")
+    print(f"step {k} | {win.obs[i].flatten().tolist()}    | {win.mask[i].int().tolist()} | "
+          f"{[int(r) for r in win.reward[i] * win.mask[i]]} | {int(win.boot_steps[i])} | "
+          f"{bool(win.boot_alive[i])!s:5} | {win.boot_obs[i].flatten().tolist()}")
 
 # %% [markdown]
 # Read the rows. From step 0 all four steps are in game A and the last is terminal: m = 4, nothing
-# bootstrapped. From step 1 the window stops after step 3 (`seq_mask` [1, 1, 1, 0]): the step after is
+# bootstrapped. From step 1 the window stops after step 3 (`mask` [1, 1, 1, 0]): the step after is
 # the autoreset step, and the stack [0, 6] of game B never enters a target of game A. Game B's windows
 # from steps 5–7 stop before step 8, where w changed, and bootstrap from [8, 9]; the window from step 8
 # is short because the next observation of step 9 is not written yet. In the real replay each row holds

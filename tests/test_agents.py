@@ -7,6 +7,7 @@ import torch
 from aps_teach.agents import AgentConfig, Learner
 from aps_teach.replay import NStepReplay
 from aps_teach.tasks import sample_tasks
+from aps_teach.update import td_targets
 
 OBS = (2, 3, 3)
 
@@ -40,29 +41,29 @@ def test_nstep_windows_match_brute_force():
     for b in range(64):
         # recover (t, e) of the window start from the stored obs
         t, e = next((t, e) for t in range(replay.size) for e in range(replay.num_envs)
-                    if torch.equal(d["obs"][t, e], batch["obs"][b])
-                    and torch.equal(d["w"][t, e], batch["w"][b]))
+                    if torch.equal(d["obs"][t, e], batch.obs[b])
+                    and torch.equal(d["w"][t, e], batch.w[b]))
         steps = 0
         for i in range(n):
             if t + i >= replay.size or not torch.equal(d["w"][t + i, e], d["w"][t, e]):
                 break
             steps += 1
-            assert torch.equal(batch["seq_next_obs"][b, i], d["next_obs"][t + i, e])
+            assert torch.equal(batch.next_obs[b, i], d["next_obs"][t + i, e])
             if d["ended"][t + i, e]:
                 break
-        assert batch["boot_steps"][b] == steps
-        assert batch["seq_mask"][b].tolist() == [True] * steps + [False] * (n - steps)
-        assert torch.equal(batch["boot_obs"][b], d["next_obs"][t + steps - 1, e])
-        assert bool(batch["boot_alive"][b]) == (not d["terminated"][t + steps - 1, e])
+        assert batch.boot_steps[b] == steps
+        assert batch.mask[b].tolist() == [True] * steps + [False] * (n - steps)
+        assert torch.equal(batch.boot_obs[b], d["next_obs"][t + steps - 1, e])
+        assert bool(batch.boot_alive[b]) == (not d["terminated"][t + steps - 1, e])
 
 
 def test_windows_stop_where_w_changes_and_at_episode_ends():
     replay = _filled_replay(resample_every=3)
     batch = replay.sample(256, 5, torch.Generator().manual_seed(7))
-    assert int(batch["boot_steps"].max()) <= 3  # w is redrawn every 3 rows
-    assert int(batch["boot_steps"].min()) == 1
+    assert int(batch.boot_steps.max()) <= 3  # w is redrawn every 3 rows
+    assert int(batch.boot_steps.min()) == 1
     fixed = _filled_replay(resample_every=10**6)  # w never changes: only episode ends and the newest row cut
-    assert int(fixed.sample(256, 5, torch.Generator().manual_seed(7))["boot_steps"].max()) == 5
+    assert int(fixed.sample(256, 5, torch.Generator().manual_seed(7)).boot_steps.max()) == 5
 
 
 def test_replay_rejects_missing_or_extra_columns():
@@ -78,26 +79,26 @@ def _brute_targets(learner, batch, intrinsic, last=False):
     bootstrap, one sample at a time. `intrinsic` is (B, n) per window step, or (B,) per window if `last`."""
     cfg = learner.config
     out = []
-    for b in range(len(batch["w"])):
-        w = batch["w"][b].double().numpy()
-        m = int(batch["boot_steps"][b])
+    for b in range(len(batch.w)):
+        w = batch.w[b].double().numpy()
+        m = int(batch.boot_steps[b])
         total = np.zeros(cfg.feature_dim)
         for i in ([m - 1] if last else range(m)):
-            s_next = batch["seq_next_obs"][b, i][None]
+            s_next = batch.next_obs[b, i][None]
             base = np.zeros_like(w) if learner.phi is None else learner.features(s_next)[0].double().numpy()
             if intrinsic is None:
-                r = float(batch["seq_reward"][b, i])
+                r = float(batch.reward[b, i])
             else:
                 r = intrinsic[b] if last else intrinsic[b, i]
             c = base + (r - base @ w) * w
             assert c @ w == pytest.approx(r, abs=1e-5)
             total += (1.0 if last else cfg.gamma**i) * c
-        boot = batch["boot_obs"][b][None]
-        wt = batch["w"][b][None]
+        boot = batch.boot_obs[b][None]
+        wt = batch.w[b][None]
         x = learner.inputs(boot)
         q = (learner.psi(x, wt)[0] * wt).sum(-1)
         a_star = int(q.argmax())
-        alive = float(batch["boot_alive"][b]) if not (learner.phase == "pretrain"
+        alive = float(batch.boot_alive[b]) if not (learner.phase == "pretrain"
                                                      and cfg.bootstrap_through_termination) else 1.0
         total += cfg.gamma**m * alive * learner.psi_target(x, wt)[0, a_star].double().numpy()
         out.append(total)
@@ -118,21 +119,21 @@ def test_pretrain_targets_match_brute_force_summing_every_step(method):
     learner = Learner(cfg, OBS, 4, seed=0)
     learner.psi_target.load_state_dict(Learner(cfg, OBS, 4, seed=1).psi.state_dict())  # differ from psi
     batch = _filled_replay(resample_every=5).sample(16, 4, torch.Generator().manual_seed(2))
-    w = batch["w"].double().numpy()
+    w = batch.w.double().numpy()
     if method == "apt":  # kNN on the raw observations, w fixed to e_1
-        batch["w"] = learner.default_task(16)
-        w, intrinsic = batch["w"].double().numpy(), np.zeros((16, 4))
-        space = batch["seq_next_obs"].flatten(2).double().numpy()
+        batch = batch._replace(w=learner.default_task(16))
+        w, intrinsic = batch.w.double().numpy(), np.zeros((16, 4))
+        space = batch.next_obs.flatten(2).double().numpy()
     else:
-        space = learner.features(batch["seq_next_obs"].flatten(0, 1)).unflatten(0, (16, 4)).double().numpy()
+        space = learner.features(batch.next_obs.flatten(0, 1)).unflatten(0, (16, 4)).double().numpy()
         intrinsic = np.einsum("bnd,bd->bn", space, w)
-    y, stats = learner.targets(batch)
+    y, stats = td_targets(learner, batch)[:2]
     if method in ("aps", "apt"):
-        mask = batch["seq_mask"].numpy()
+        mask = batch.mask.numpy()
         explore = np.zeros(mask.shape)
         explore[mask] = _knn(space[mask], 3)  # every valid window state is a particle
         intrinsic = intrinsic + explore
-        assert stats["reward_explore"] == pytest.approx(explore[mask].mean(), rel=1e-5)
+        assert stats["reward_explore"].item() == pytest.approx(explore[mask].mean(), rel=1e-5)
     np.testing.assert_allclose(y.numpy(), _brute_targets(learner, batch, intrinsic), rtol=1e-4, atol=1e-5)
 
 
@@ -144,17 +145,17 @@ def test_pretrain_targets_match_brute_force_rewarding_the_last_state(method):
     learner = Learner(cfg, OBS, 4, seed=0)
     learner.psi_target.load_state_dict(Learner(cfg, OBS, 4, seed=1).psi.state_dict())
     batch = _filled_replay(resample_every=5).sample(16, 4, torch.Generator().manual_seed(2))
-    last = batch["boot_obs"]  # s'_m of each window
-    ends = batch["boot_steps"] - 1
-    assert all(torch.equal(last[b], batch["seq_next_obs"][b, int(ends[b])]) for b in range(16))
+    last = batch.boot_obs  # s'_m of each window
+    ends = batch.boot_steps - 1
+    assert all(torch.equal(last[b], batch.next_obs[b, int(ends[b])]) for b in range(16))
     if method == "apt":
-        batch["w"] = learner.default_task(16)
+        batch = batch._replace(w=learner.default_task(16))
         intrinsic = _knn(last.flatten(1).double().numpy(), 3)  # one particle per window
     else:
         space = learner.features(last).double().numpy()
-        intrinsic = space @ batch["w"].double().numpy().T
+        intrinsic = space @ batch.w.double().numpy().T
         intrinsic = np.diag(intrinsic) + (_knn(space, 3) if method == "aps" else 0.0)
-    y, _ = learner.targets(batch)
+    y, _ = td_targets(learner, batch)[:2]
     np.testing.assert_allclose(y.numpy(), _brute_targets(learner, batch, intrinsic, last=True),
                                rtol=1e-4, atol=1e-5)
 
@@ -164,8 +165,8 @@ def test_finetune_targets_use_task_reward_and_terminals():
     learner = Learner(AgentConfig(method="dqn", feature_dim=4, hidden=16, n_step=3), OBS, 4, seed=0)
     learner.start_finetune()
     batch = _filled_replay(rewards=True).sample(16, 3, torch.Generator().manual_seed(3))
-    batch["w"] = learner.default_task(16)
-    y, _ = learner.targets(batch)
+    batch = batch._replace(w=learner.default_task(16))
+    y, _ = td_targets(learner, batch)[:2]
     np.testing.assert_allclose(y.numpy(), _brute_targets(learner, batch, None), rtol=1e-4, atol=1e-5)
 
 
@@ -174,25 +175,25 @@ def test_finetune_targets_use_stored_phi_and_only_while_phi_is_frozen():
     learner = Learner(AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=3), OBS, 4, seed=0)
     learner.start_finetune()
     batch = _filled_replay(rewards=True).sample(16, 3, torch.Generator().manual_seed(5))
-    phi = learner.features(batch["seq_next_obs"].flatten(0, 1)).unflatten(0, (16, 3))
-    y, _ = learner.targets({**batch, "seq_next_phi": phi})
+    phi = learner.features(batch.next_obs.flatten(0, 1)).unflatten(0, (16, 3))
+    y, _ = td_targets(learner, batch._replace(next_phi=phi))[:2]
     np.testing.assert_allclose(y.numpy(), _brute_targets(learner, batch, None), rtol=1e-4, atol=1e-5)
-    y_other, _ = learner.targets({**batch, "seq_next_phi": phi.roll(1, dims=0)})
+    y_other, _ = td_targets(learner, batch._replace(next_phi=phi.roll(1, dims=0)))[:2]
     assert not torch.allclose(y_other, y)  # the stored phi(s') is what the targets use
     pretraining = Learner(AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=3), OBS, 4, seed=0)
     with pytest.raises(ValueError, match="only valid while phi is frozen"):
-        pretraining.targets({**batch, "seq_next_phi": phi})
+        td_targets(pretraining, batch._replace(next_phi=phi))
 
 
 def test_scalar_loss_is_the_vector_loss_projected_on_w():
     cfg = AgentConfig(method="visr", feature_dim=4, hidden=16, n_step=3, sf_loss="scalar")
     learner = Learner(cfg, OBS, 4, seed=0)
     batch = _filled_replay().sample(8, 3, torch.Generator().manual_seed(4))
-    y, _ = learner.targets(batch)
+    y, _ = td_targets(learner, batch)[:2]
     with torch.no_grad():
-        psi_sa = learner.psi(learner.inputs(batch["obs"]), batch["w"])[torch.arange(8), batch["action"]]
-    expected = (((psi_sa - y) * batch["w"]).sum(-1) ** 2).mean().item()
-    assert learner.update(batch)["loss_sf"] == pytest.approx(expected, rel=1e-5)
+        psi_sa = learner.psi(learner.inputs(batch.obs), batch.w)[torch.arange(8), batch.action]
+    expected = (((psi_sa - y) * batch.w).sum(-1) ** 2).mean().item()
+    assert learner.update(batch)["loss_sf"].item() == pytest.approx(expected, rel=1e-5)
 
 
 def test_same_seed_same_weights_and_phi_unit_norm():

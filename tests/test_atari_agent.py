@@ -1,19 +1,16 @@
 """`AtariLearner`'s update without host syncs: its kNN rewards against the shared `Learner`'s, and
 the sample -> augment -> update path run on the meta device, where reading any value back raises."""
 
-import copy
-
 import numpy as np
 import pytest
 import torch
 from torch.nn import functional as F
 
-from aps_teach.agents import Learner
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.train import augment_batch
-from aps_teach.rewards import RunningMean
+from aps_teach.rewards import MaskedRunningMean, RunningMean, intrinsic_reward, valid_mean
 
 SMALL = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, frame_size=44)
 
@@ -21,12 +18,12 @@ SMALL = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, frame
 @torch.no_grad()
 @pytest.mark.parametrize("method", ["aps", "apt"])
 @pytest.mark.parametrize("batch, n", [(16, 10), (2, 3)])  # (2, 3): fewer valid particles than k = 10
-def test_masked_knn_rewards_equal_the_shared_learners(method, batch, n):
+def test_masked_knn_rewards_equal_the_selected_ones(method, batch, n):
+    """The reward over the windows' states ('sum') and its reported means as `AtariLearner` computes them
+    (`fixed_shapes`: invalid states masked) against the gridworld learner's (valid states selected)."""
     learner = AtariLearner(SMALL, method, 4, seed=0)
-    shared = copy.deepcopy(learner)  # with the shared Learner's kNN reward, statistics and normaliser
-    shared.normaliser = RunningMean()
-    for name in ("_knn_reward", "_masked_mean", "_statistic"):
-        setattr(shared, name, getattr(Learner, name).__get__(shared))
+    cfg, selecting = learner.config, RunningMean()
+    assert learner.fixed_shapes and isinstance(learner.normaliser, MaskedRunningMean)
     g = torch.Generator().manual_seed(batch)
     for _ in range(3):  # the running mean carries over between batches
         steps = (torch.rand(batch, n, generator=g) < 0.7).long()
@@ -35,15 +32,20 @@ def test_masked_knn_rewards_equal_the_shared_learners(method, batch, n):
         phi = F.normalize(torch.randn(batch, n, 5, generator=g), dim=-1) if method == "aps" else None
         w = F.normalize(torch.randn(batch, 5, generator=g), dim=-1)
         seq = torch.randint(0, 256, (batch, n, 4, 44, 44), dtype=torch.uint8, generator=g)
-        got, got_stats = learner._intrinsic(seq, mask, w, phi)
-        want, want_stats = shared._intrinsic(seq, mask, w, phi)
-        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-7)
-        assert set(got_stats) == set(want_stats)
-        for key, value in got_stats.items():
-            assert isinstance(value, torch.Tensor)
-            assert float(value) == pytest.approx(want_stats[key], rel=1e-6)
-        assert learner.normaliser.state_dict()["count"] == shared.normaliser.count
-        assert float(learner.normaliser.mean) == pytest.approx(float(shared.normaliser.mean), rel=1e-12)
+        h = phi if method == "aps" else learner.knn_features(seq.flatten(0, 1)).unflatten(0, (batch, n))
+        got, want = (intrinsic_reward(phi, w[:, None], h, cfg.k, valid=mask, fixed_shapes=fixed,
+                                      normaliser=learner.normaliser if fixed else selecting)
+                     for fixed in (True, False))
+        torch.testing.assert_close(got.total, want.total, rtol=1e-6, atol=1e-7)
+        for term in ("exploit", "explore"):
+            assert (getattr(got, term) is None) == (getattr(want, term) is None) == (
+                term == "exploit" and method == "apt")
+            if getattr(got, term) is not None:
+                masked = valid_mean(getattr(got, term), mask, fixed_shapes=True)
+                assert float(masked) == pytest.approx(float(valid_mean(getattr(want, term), mask, False)),
+                                                      rel=1e-6)
+        assert learner.normaliser.state_dict()["count"] == selecting.count
+        assert float(learner.normaliser.mean) == pytest.approx(float(selecting.mean), rel=1e-12)
 
 
 @pytest.mark.parametrize("method", ["aps", "apt"])

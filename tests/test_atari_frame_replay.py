@@ -90,28 +90,29 @@ def check_against_naive(replay, steps, n, store_rewards=True):
     cells = valid_cells(replay, steps)
     t = torch.tensor([c[0] for c in cells])
     e = torch.tensor([c[1] for c in cells])
-    got = {k: v.cpu().numpy() for k, v in replay.gather(t, e, n).items()}
+    got = replay.gather(t, e, n)
+    got = got._replace(**{k: v.cpu().numpy() for k, v in got._asdict().items() if v is not None})
     cut = padded = 0
     for b, (row, env) in enumerate(cells):
         k = row - (replay.stack - 1)
         taken = naive_window(steps, env, k, n)
         m = len(taken)
-        np.testing.assert_array_equal(got["obs"][b], steps[k]["obs"][env])
-        assert got["action"][b] == steps[k]["action"][env]
-        np.testing.assert_allclose(got["w"][b], steps[k]["w"][env], rtol=1e-6)
-        np.testing.assert_array_equal(got["seq_mask"][b], np.arange(n) < m)
-        assert got["boot_steps"][b] == m
+        np.testing.assert_array_equal(got.obs[b], steps[k]["obs"][env])
+        assert got.action[b] == steps[k]["action"][env]
+        np.testing.assert_allclose(got.w[b], steps[k]["w"][env], rtol=1e-6)
+        np.testing.assert_array_equal(got.mask[b], np.arange(n) < m)
+        assert got.boot_steps[b] == m
         for i, j in enumerate(taken):
-            np.testing.assert_array_equal(got["seq_next_obs"][b, i], steps[j]["next_obs"][env])
+            np.testing.assert_array_equal(got.next_obs[b, i], steps[j]["next_obs"][env])
             if store_rewards:
-                np.testing.assert_allclose(got["seq_reward"][b, i], steps[j]["reward"][env], rtol=1e-6)
-        np.testing.assert_array_equal(got["boot_obs"][b], steps[taken[-1]]["next_obs"][env])
-        assert got["boot_alive"][b] == (not steps[taken[-1]]["terminated"][env])
+                np.testing.assert_allclose(got.reward[b, i], steps[j]["reward"][env], rtol=1e-6)
+        np.testing.assert_array_equal(got.boot_obs[b], steps[taken[-1]]["next_obs"][env])
+        assert got.boot_alive[b] == (not steps[taken[-1]]["terminated"][env])
         end, after = steps[taken[-1]], taken[-1] + 1
         new_w = m < n and after < len(steps) and (steps[after]["w"][env] != steps[k]["w"][env]).any()
         cut += bool(end["terminated"][env] or end["truncated"][env] or new_w)
-        padded += bool((got["obs"][b] == 0).all(axis=(1, 2)).any())
-    assert "seq_reward" in got if store_rewards else "seq_reward" not in got
+        padded += bool((got.obs[b] == 0).all(axis=(1, 2)).any())
+    assert (got.reward is not None) == store_rewards and got.next_phi is None
     return len(cells), cut, padded
 
 
@@ -132,7 +133,7 @@ def test_windows_and_stacks_match_a_naive_reference(stack, capacity, n, mid_epis
 def test_a_replay_started_mid_episode_rebuilds_the_first_stacks():
     steps = synthetic_steps(num_envs=2, steps=5, stack=4, seed=1, mid_episode=True)
     replay = fill(steps, 50, 4)
-    assert (replay.gather(torch.tensor([3, 3]), torch.tensor([0, 1]), 1)["obs"].numpy() != 0).all()
+    assert (replay.gather(torch.tensor([3, 3]), torch.tensor([0, 1]), 1).obs.numpy() != 0).all()
     check_against_naive(replay, steps, 2)
 
 
@@ -150,14 +151,16 @@ def test_sample_draws_only_valid_transitions_uniformly_and_reproducibly():
     autoreset = {(s["obs"][e].tobytes(), s["next_obs"][e].tobytes())
                  for s in steps for e in range(2) if not s["valid"][e]}
     batch = replay.sample(2000, 3, torch.Generator().manual_seed(0))
-    firsts = batch["seq_next_obs"][:, 0].numpy()
-    pairs = {(o.tobytes(), n.tobytes()) for o, n in zip(batch["obs"].numpy(), firsts, strict=True)}
+    firsts = batch.next_obs[:, 0].numpy()
+    pairs = {(o.tobytes(), n.tobytes()) for o, n in zip(batch.obs.numpy(), firsts, strict=True)}
     assert pairs <= real and not pairs & autoreset
     # 2000 draws over the ~120 valid cells reach (nearly) all of them
     assert len(pairs) >= 0.95 * len(valid_cells(replay, steps))
     again = replay.sample(2000, 3, torch.Generator().manual_seed(0))
-    for key in batch:
-        torch.testing.assert_close(batch[key], again[key])
+    for value, repeated in zip(batch, again, strict=True):
+        assert (value is None) == (repeated is None)
+        if value is not None:
+            torch.testing.assert_close(value, repeated)
 
 
 def test_real_breakout_stacks_and_windows_are_rebuilt_exactly():
@@ -200,8 +203,10 @@ def test_a_restored_replay_continues_like_the_original(cut):
     for key in whole.data:
         torch.testing.assert_close(restored.data[key], whole.data[key])
     a, b = (r.sample(64, 5, torch.Generator().manual_seed(1)) for r in (whole, restored))
-    for key in a:
-        torch.testing.assert_close(a[key], b[key])
+    for x, y in zip(a, b, strict=True):
+        assert (x is None) == (y is None)
+        if x is not None:
+            torch.testing.assert_close(x, y)
     with pytest.raises(ValueError, match="capacity, envs"):
         FrameReplay(41, 2, SHAPE, 4, D, True).load_state_dict(whole.state_dict())
     with pytest.raises(ValueError, match="columns"):
@@ -213,7 +218,7 @@ def test_on_the_gpu_too():
     steps = synthetic_steps(num_envs=2, steps=60, stack=4, seed=4, mid_episode=False)
     replay = fill(steps, 30, 4, device="cuda")
     check_against_naive(replay, steps, 10)
-    assert replay.sample(32, 10, torch.Generator().manual_seed(0))["obs"].device.type == "cuda"
+    assert replay.sample(32, 10, torch.Generator().manual_seed(0)).obs.device.type == "cuda"
 
 
 def test_bad_input_is_rejected():

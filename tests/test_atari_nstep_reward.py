@@ -14,6 +14,7 @@ from test_atari_agent import SMALL
 
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.frame_replay import FrameReplay
+from aps_teach.update import td_targets
 
 STACK, SIDE, D, N = 4, SMALL.frame_size, SMALL.feature_dim, 5
 LIFE_LOST, GAME_OVER, TRUNCATED, NEW_W = {4}, {11}, {19}, {7, 15, 23}
@@ -73,7 +74,7 @@ def test_last_state_targets_equal_a_brute_force_computation(knn_phi_normalised):
                           window_obs=False)
     learner = AtariLearner(replace(SMALL, knn_phi_normalised=knn_phi_normalised), "aps", 4, seed=0)
     assert learner.config.nstep_reward == "last"  # the Atari default
-    got, stats = learner.targets(batch)
+    got, stats, _ = td_targets(learner, batch)
 
     windows = [brute_force_last_state(steps, k) for k in starts]
     lengths = [m for _, m in windows]
@@ -82,7 +83,7 @@ def test_last_state_targets_equal_a_brute_force_computation(knn_phi_normalised):
     # 5..6; from 13: 13..14; from 21: 21..22), and full windows of n steps (from 24 the newest rows cut it)
     assert {starts[i]: m for i, m in enumerate(lengths)}.items() >= {2: 3, 9: 3, 17: 3, 5: 2, 13: 2, 21: 2,
                                                                       0: 5}.items()
-    torch.testing.assert_close(batch["boot_steps"], torch.tensor(lengths))
+    torch.testing.assert_close(batch.boot_steps, torch.tensor(lengths))
 
     last = torch.from_numpy(np.stack([steps[j]["next_obs"] for j, _ in windows]))
     w = torch.from_numpy(np.stack([steps[k]["w"] for k in starts]))

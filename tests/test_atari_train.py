@@ -22,6 +22,7 @@ from aps_teach.atari.train import (
     run,
     start_run_dir,
 )
+from aps_teach.batch import Batch
 
 TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3, knn_k=3,
                    pretrain_steps=200, finetune_steps=100, min_replay_size=64, update_period=4,
@@ -144,37 +145,42 @@ def test_resume_continues_the_step_count_and_the_replay(tmp_path, monkeypatch):
     assert refilled.env_steps == 200 and refilled.updates == 9 + 10
 
 
+def _batch(stacks: torch.Tensor) -> Batch:
+    """Four windows of 2 steps over real stacks, the task reward given (fine-tuning's batch)."""
+    return Batch(obs=stacks[:4], action=torch.tensor([0, 1, 2, 3]), w=torch.eye(5)[:1].expand(4, -1),
+                 next_obs=stacks[:8].reshape(4, 2, *stacks.shape[1:]), mask=torch.ones(4, 2).bool(),
+                 boot_obs=stacks[4:8], boot_steps=torch.full((4,), 2), boot_alive=torch.ones(4).bool(),
+                 reward=torch.tensor([[1.0, 0], [0, 0], [0, -1], [1, 1]]))
+
+
 def test_augment_batch_moves_every_observation_with_its_own_draw():
     stacks = _real_stacks(12)
-    batch = {"obs": stacks[:4], "seq_next_obs": stacks[:8].reshape(4, 2, *stacks.shape[1:]),
-             "boot_obs": stacks[:4], "w": torch.zeros(4, 5)}
+    batch = _batch(stacks)._replace(boot_obs=stacks[:4])  # the same frames as obs
+    observations = ("obs", "next_obs", "boot_obs")
     same = augment_batch(batch, AtariConfig(shift_pad=0, intensity_scale=0.0), torch.Generator())
-    for key in ("obs", "seq_next_obs", "boot_obs"):
-        assert same[key].dtype == torch.float32 and torch.equal(same[key], batch[key].float() / 255)
+    for key in observations:
+        got = getattr(same, key)
+        assert got.dtype == torch.float32 and torch.equal(got, getattr(batch, key).float() / 255)
     out = augment_batch(batch, AtariConfig(), torch.Generator().manual_seed(0))
-    assert out["w"] is batch["w"] and out["seq_next_obs"].shape == batch["seq_next_obs"].shape
+    assert out.w is batch.w and out.reward is batch.reward and out.next_obs.shape == batch.next_obs.shape
     # obs and boot_obs hold the same frames but get different shifts/intensities
-    assert not torch.equal(out["obs"], out["boot_obs"])
-    for key in ("obs", "seq_next_obs", "boot_obs"):
-        assert not torch.equal(out[key], batch[key].float() / 255)
-        assert out[key].min() >= 0 and out[key].max() <= 1.1
+    assert not torch.equal(out.obs, out.boot_obs)
+    for key in observations:
+        assert not torch.equal(getattr(out, key), getattr(batch, key).float() / 255)
+        assert getattr(out, key).min() >= 0 and getattr(out, key).max() <= 1.1
     skipped = augment_batch(batch, AtariConfig(), torch.Generator().manual_seed(0), windows=False)
-    assert skipped["seq_next_obs"] is batch["seq_next_obs"]
-    assert not torch.equal(skipped["obs"], batch["obs"].float() / 255)
+    assert skipped.next_obs is batch.next_obs
+    assert not torch.equal(skipped.obs, batch.obs.float() / 255)
 
 
 def test_dqn_updates_ignore_the_windows_next_observations():
-    """Why `augment_batch(windows=False)` is safe for dqn: its update does not read seq_next_obs."""
-    stacks = _real_stacks(12)
-    batch = {"obs": stacks[:4], "action": torch.tensor([0, 1, 2, 3]), "w": torch.eye(5)[:1].expand(4, -1),
-             "seq_next_obs": stacks[:8].reshape(4, 2, *stacks.shape[1:]), "seq_mask": torch.ones(4, 2).bool(),
-             "seq_reward": torch.tensor([[1.0, 0], [0, 0], [0, -1], [1, 1]]), "boot_obs": stacks[4:8],
-             "boot_steps": torch.full((4,), 2), "boot_alive": torch.ones(4).bool()}
+    """Why `augment_batch(windows=False)` is safe for dqn: its update does not read next_obs."""
+    batch = _batch(_real_stacks(12))
     a, b = (AtariLearner(TINY, "dqn", 6, seed=3) for _ in range(2))
     for learner in (a, b):
         learner.start_finetune()
     a.update(batch)
-    b.update({**batch, "seq_next_obs": torch.zeros_like(batch["seq_next_obs"])})
+    b.update(batch._replace(next_obs=torch.zeros_like(batch.next_obs)))
     assert all(torch.equal(p, q) for p, q in zip(a.psi.parameters(), b.psi.parameters(), strict=True))
 
 

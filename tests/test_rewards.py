@@ -1,11 +1,18 @@
 """rewards.py against brute-force numpy: kNN particle entropy (self-distance, k > points, exponent,
-running normaliser) and the von Mises-Fisher reward and loss."""
+running normaliser), the von Mises-Fisher reward and loss, and Eq. 10 on a case worked by hand."""
 
 import numpy as np
 import pytest
 import torch
 
-from aps_teach.rewards import RunningMean, particle_entropy_reward, vmf_loss, vmf_reward
+from aps_teach.rewards import (
+    MaskedRunningMean,
+    RunningMean,
+    intrinsic_reward,
+    particle_entropy_reward,
+    vmf_loss,
+    vmf_reward,
+)
 
 
 def _brute(source, target, k, exclude_self=False, exponent=1.0, scale=1.0):
@@ -83,3 +90,37 @@ def test_vmf_reward_and_loss():
     np.testing.assert_allclose(r, [phi[i] @ w[i] for i in range(10)], rtol=1e-12)
     assert np.all(np.abs(r) <= 1 + 1e-12)
     np.testing.assert_allclose(vmf_loss(torch.tensor(phi), torch.tensor(w)).item(), -r.mean(), rtol=1e-12)
+
+
+def test_eq10_reward_on_a_hand_worked_case():
+    """phi = (1, 0), (0, 1), (0.6, 0.8) and w = (0.6, 0.8): phi^T w = 0.6, 0.8, 1. h = 0, 1, 3 on a line,
+    k = 1, each its own particle set without itself: nearest distances 1, 1, 2, so explore = log 2, log 2,
+    log 3. With weights 2 and 0.5: r = 1.2 + 0.5 log 2, 1.6 + 0.5 log 2, 2 + 0.5 log 3."""
+    phi = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+    w, h = torch.tensor([0.6, 0.8]), torch.tensor([[0.0], [1.0], [3.0]])
+    got = intrinsic_reward(phi, w, h, 1, exploit_weight=2.0, explore_weight=0.5)
+    np.testing.assert_allclose(got.exploit.numpy(), [0.6, 0.8, 1.0], rtol=1e-6)
+    np.testing.assert_allclose(got.explore.numpy(), np.log([2.0, 2.0, 3.0]), rtol=1e-6)
+    np.testing.assert_allclose(got.total.numpy(), [1.2 + 0.5 * np.log(2), 1.6 + 0.5 * np.log(2),
+                                                   2.0 + 0.5 * np.log(3)], rtol=1e-6)
+    # a heatmap's cell at h = 0.5 among the three as particles (not one itself), k = 2: distances 0.5, 0.5
+    cell = intrinsic_reward(None, None, torch.tensor([[0.5]]), 2, particles=h)
+    np.testing.assert_allclose(cell.total.numpy(), [np.log(1.5)], rtol=1e-6)
+    assert cell.exploit is None
+    # one window whose third step is invalid: particles 0 and 1 only, explore log 2, log 2, 0, selected or
+    # masked alike (the running mean of the neighbour terms 1, 1 is 1)
+    for fixed, normaliser in ((False, RunningMean()), (True, MaskedRunningMean())):
+        window = intrinsic_reward(None, None, h[None], 1, valid=torch.tensor([[True, True, False]]),
+                                  fixed_shapes=fixed, normaliser=normaliser)
+        np.testing.assert_allclose(window.explore.numpy(), [[np.log(2), np.log(2), 0.0]], rtol=1e-6)
+        assert int(normaliser.count) == 2 and float(normaliser.mean) == pytest.approx(1.0)
+
+
+def test_eq10_reward_rejects_calls_without_a_term_or_with_two_particle_sets():
+    h = torch.zeros(3, 1)
+    with pytest.raises(ValueError, match="needs phi and w"):
+        intrinsic_reward(None, None, None, 1)
+    with pytest.raises(ValueError, match="needs phi and w"):
+        intrinsic_reward(torch.zeros(3, 2), None, None, 1)
+    with pytest.raises(ValueError, match="with `particles` given, pass no `valid`"):
+        intrinsic_reward(None, None, h, 1, particles=h, valid=torch.ones(3, dtype=torch.bool))

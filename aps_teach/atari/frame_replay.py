@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from aps_teach.atari.devices import to_device
+from aps_teach.batch import Batch
 
 
 class FrameReplay:
@@ -152,9 +153,8 @@ class FrameReplay:
         return lo, self.count - 2
 
     def sample(self, batch_size: int, n_step: int, generator: torch.Generator,
-               window_obs: bool = True) -> dict[str, torch.Tensor]:
-        """`batch_size` n-step windows from uniform valid (row, env) cells; the keys of
-        `aps_teach.replay.NStepReplay.sample` (see `gather`)."""
+               window_obs: bool = True) -> Batch:
+        """`batch_size` n-step windows from uniform valid (row, env) cells (see `gather`)."""
         lo, hi = self.sampleable_range()
         valid = self._valid_host
         empty = ValueError(f"no valid transition to sample yet ({self.count} rows written)")
@@ -186,17 +186,14 @@ class FrameReplay:
         return frames.mul_(keep[..., None, None])
 
     def gather(self, t: torch.Tensor, e: torch.Tensor, n_step: int,
-               window_obs: bool = True) -> dict[str, torch.Tensor]:
+               window_obs: bool = True) -> Batch:
         """The n-step windows starting at logical rows `t` (B,) of env columns `e` (B,), valid cells in
-        `sampleable_range()`.
+        `sampleable_range()`, as a `Batch` (obs (B, S, H, W) uint8; reward if stored; no next_phi).
 
-        Returns obs (B, S, H, W) uint8, action, w; `seq_next_obs` (B, n, S, H, W) and `seq_mask` (B, n),
-        1 on the steps up to and including the first that ended the episode (terminal, life loss or
-        truncation; or the newest complete one), while the step ran under the window's first w;
-        `seq_reward` if stored; `boot_obs` (the last valid s'), `boot_steps` (valid steps m) and
-        `boot_alive` (0 if the last valid step terminated). `window_obs=False` gathers only the first
-        step's s' (`seq_next_obs` (B, 1, S, H, W)): a learner whose targets read s'_m alone
-        (`nstep_reward='last'`) skips rebuilding the other n - 1 stacks.
+        A window's steps are valid up to and including the first that ended the episode (terminal, life
+        loss or truncation; or the newest complete one), while the step ran under the window's first w.
+        `window_obs=False` gathers only the first step's s' (next_obs (B, 1, S, H, W)): a learner whose
+        targets read s'_m alone (`nstep_reward='last'`) skips rebuilding the other n - 1 stacks.
         """
         lo, hi = self.sampleable_range()
         t, e = t.cpu(), e.cpu()  # checked on the host (no copy for `sample`'s CPU draws)
@@ -219,17 +216,9 @@ class FrameReplay:
         mask = (ok & ~ended_before).long().cumprod(1).bool()
         steps = mask.sum(1)
         last = t + steps - 1
-        out = {
-            "obs": self._stacks(t, e),
-            "action": d["action"][t % cap, e],
-            "w": d["w"][t % cap, e],
-            "seq_next_obs": self._stacks(rows_c + 1, e[:, None].expand_as(rows_c)) if window_obs
-            else self._stacks(rows_c[:, :1] + 1, e[:, None]),
-            "seq_mask": mask,
-            "boot_obs": self._stacks(last + 1, e),
-            "boot_steps": steps,
-            "boot_alive": ~d["terminated"][last % cap, e],
-        }
-        if "reward" in d:
-            out["seq_reward"] = d["reward"][rows_c % cap, e[:, None]]
-        return out
+        return Batch(obs=self._stacks(t, e), action=d["action"][t % cap, e], w=d["w"][t % cap, e],
+                     next_obs=self._stacks(rows_c + 1, e[:, None].expand_as(rows_c)) if window_obs
+                     else self._stacks(rows_c[:, :1] + 1, e[:, None]),
+                     mask=mask, boot_obs=self._stacks(last + 1, e), boot_steps=steps,
+                     boot_alive=~d["terminated"][last % cap, e],
+                     reward=d["reward"][rows_c % cap, e[:, None]] if "reward" in d else None)

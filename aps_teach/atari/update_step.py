@@ -3,12 +3,12 @@
 `UpdateStep(learner, atari, windows, compile_mode)` is what the training loop calls per update. It draws
 the augmentation's random numbers on the host from the caller's generator (`augmentation_draws`, a few
 hundred numbers, sent to the device without a sync), then runs `step(batch, draws)`: the augmentation's
-arithmetic (`augment.augment_with`) and `Learner.gradient_step` (targets, losses, backward, gradient clip,
-Adam). That function reads nothing back from the device and keeps every piece of state it changes on the
-device at a fixed address (the kNN distance normaliser updated in place, Adam `capturable` on CUDA), so
-`compile_mode` can hand the whole of it to `torch.compile` (`reduce-overhead` replays it as CUDA graphs).
-What changes shape or needs the host stays outside: the random draws, the update counter and the
-target network's copy (`Learner.count_update`).
+arithmetic (`augment.augment_with`) and `aps_teach.update.gradient_step` (targets, losses, backward,
+gradient clip, Adam). That function reads nothing back from the device and keeps every piece of state it
+changes on the device at a fixed address (the kNN distance normaliser updated in place, Adam
+`capturable` on CUDA), so `compile_mode` can hand the whole of it to `torch.compile` (`reduce-overhead`
+replays it as CUDA graphs). What changes shape or needs the host stays outside: the random draws, the
+update counter and the target network's copy (`aps_teach.update.count_update`).
 
 The draws are made in `augment_batch`'s order from the same generator, so an eager `UpdateStep` gives
 the weights of `learner.update(augment_batch(...))` bit for bit; a compiled one gives them within float
@@ -24,35 +24,36 @@ import torch
 from aps_teach.atari.augment import augment_with, draw
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.devices import to_device
+from aps_teach.batch import Batch
+from aps_teach.update import count_update, gradient_step
 
 Draws = dict[str, tuple[torch.Tensor, torch.Tensor]]
 
 
-def augmentation_draws(batch: dict[str, torch.Tensor], atari: AtariConfig, generator: torch.Generator,
+def augmentation_draws(batch: Batch, atari: AtariConfig, generator: torch.Generator,
                        windows: bool = True) -> Draws:
-    """Shift offsets and intensity eps (`augment.draw`) for obs, the window's s' (if `windows`) and the
-    bootstrap s', in that order, one per stack, on the batch's device."""
-    keys = ("obs", "seq_next_obs", "boot_obs") if windows else ("obs", "boot_obs")
-    device = batch["obs"].device
+    """Shift offsets and intensity eps (`augment.draw`) for obs, the window's s' (next_obs, if `windows`)
+    and the bootstrap s', in that order, one per stack, on the batch's device."""
+    keys = ("obs", "next_obs", "boot_obs") if windows else ("obs", "boot_obs")
+    device = batch.obs.device
     draws = {}
     for key in keys:
-        x = batch[key]
-        count = x.shape[0] * x.shape[1] if key == "seq_next_obs" else x.shape[0]
+        x = getattr(batch, key)
+        count = x.shape[0] * x.shape[1] if key == "next_obs" else x.shape[0]
         draws[key] = tuple(to_device(v, device) for v in draw(count, atari.shift_pad, generator))
     return draws
 
 
-def apply_augmentation(batch: dict[str, torch.Tensor], atari: AtariConfig, draws: Draws
-                       ) -> dict[str, torch.Tensor]:
+def apply_augmentation(batch: Batch, atari: AtariConfig, draws: Draws) -> Batch:
     """The batch with the stacks named in `draws` augmented by them (`augment.augment_with`); the rest as
     it is."""
-    out = dict(batch)
+    out = {}
     for key, (offsets, eps) in draws.items():
-        x = batch[key]
-        flat = x.flatten(0, 1) if key == "seq_next_obs" else x
+        x = getattr(batch, key)
+        flat = x.flatten(0, 1) if key == "next_obs" else x
         y = augment_with(flat, atari.shift_pad, atari.intensity_scale, offsets, eps)
-        out[key] = y.unflatten(0, x.shape[:2]) if key == "seq_next_obs" else y
-    return out
+        out[key] = y.unflatten(0, x.shape[:2]) if key == "next_obs" else y
+    return batch._replace(**out)
 
 
 @functools.cache
@@ -93,11 +94,11 @@ class UpdateStep:
         self._step = self.step if not self.compiled else torch.compile(self.step, mode=compile_mode,
                                                                        backend=backend)
 
-    def step(self, batch: dict[str, torch.Tensor], draws: Draws) -> dict[str, torch.Tensor]:
+    def step(self, batch: Batch, draws: Draws) -> dict[str, torch.Tensor]:
         """Augment, targets, losses, backward, clip, Adam: no host sync, fixed shapes."""
-        return self.learner.gradient_step(apply_augmentation(batch, self.atari, draws))
+        return gradient_step(self.learner, apply_augmentation(batch, self.atari, draws))
 
-    def __call__(self, batch: dict[str, torch.Tensor], generator: torch.Generator) -> dict[str, torch.Tensor]:
+    def __call__(self, batch: Batch, generator: torch.Generator) -> dict[str, torch.Tensor]:
         """One update; its statistics as device tensors of its own (a CUDA graph's outputs are overwritten
         by its next replay, so compiled statistics are copied)."""
         draws = augmentation_draws(batch, self.atari, generator, self.windows)
@@ -106,5 +107,5 @@ class UpdateStep:
         stats = self._step(batch, draws)
         if self.compiled:
             stats = {key: value.clone() for key, value in stats.items()}
-        self.learner.count_update()
+        count_update(self.learner)
         return stats

@@ -1,0 +1,151 @@
+"""One update of APS (Algorithm 1 of Liu & Abbeel 2021) in the algorithm's order; VISR, APT and the DQN
+baseline are the same update with terms switched off (the table in `aps_teach.agents`).
+
+    1. sample a minibatch of n-step windows (s_t, a_t, w, s'_1..s'_m)     the caller: `batch.Batch`
+    2. phi(s') and the kNN space h(s') of the states the reward is paid at  `td_targets`
+    3. the intrinsic reward of Eq. 10 (pretraining) or the task reward     `rewards.intrinsic_reward`
+    4. the successor-feature TD target with a double-Q bootstrap           `sf_td_target`
+    5. SF loss + vMF loss on phi (+ InfoNCE on APT's encoder f)            `gradient_step`
+    6. gradient clip and an Adam step                                      `gradient_step`
+    7. copy psi into its target network every `target_update_period`       `count_update`
+
+`Learner.update` runs 2-7. `gradient_step` (2-6) counts nothing and reads nothing back from the device,
+so the Atari wing can hand it to torch.compile (`aps_teach.atari.update_step`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch.nn import functional as F
+
+from aps_teach.batch import Batch
+from aps_teach.checks import check_shapes
+from aps_teach.rewards import intrinsic_reward, valid_mean, vmf_loss
+from aps_teach.tasks import q_values
+
+if TYPE_CHECKING:
+    from aps_teach.agents import Learner
+
+
+def td_targets(learner: Learner, batch: Batch
+               ) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor | None]:
+    """Steps 2-4: the TD targets y (B, d) for psi(s, a, w), the mean of each reward term, and phi(s') of
+    the rewarded states (B, n', d) (None for apt, dqn; with its graph while pretraining with 'last').
+
+    Per step i of a window the reward r_i is Eq. 10 at s'_i while pretraining, the task reward while
+    fine-tuning, and the cumulant is c_i = base_i + (r_i - base_i^T w) w, base_i = phi(s'_i) (0 without
+    phi), so c_i^T w = r_i. y = sum_{i<m} gamma^i c_i + gamma^m alive psi_target(s'_m, a*, w), with
+    a* = argmax_a psi(s'_m, a, w)^T w (double Q). Pretraining with `nstep_reward='last'` (the authors'
+    code) pays the window one cumulant, that of s'_m: y = c_m + gamma^m alive psi_target(s'_m, a*, w), and
+    the kNN particles are the B states s'_m. phi(s'_i) is the batch's `next_phi` when fine-tuning's replay
+    stored it (phi is frozen then).
+    """
+    cfg, pretraining = learner.config, learner.phase == "pretrain"
+    last = pretraining and cfg.nstep_reward == "last"
+    w, rows = batch.w, torch.arange(len(batch.w), device=batch.w.device)
+    # 2. phi(s') and h(s') of the states the reward is paid at: s'_m alone ('last') or every s'_i
+    states = batch.boot_obs[:, None] if last else batch.next_obs  # (B, n', ...): n' = 1 or n
+    if batch.next_phi is not None:
+        if pretraining:
+            raise ValueError("a batch with stored phi(s') (next_phi) is only valid while phi is frozen "
+                             "(fine-tuning); pretraining computes phi(s')")
+        phi, h = batch.next_phi, None
+    else:
+        with torch.set_grad_enabled(last):  # the vMF loss reuses phi(s'_m)
+            phi, h = learner.embed(states.flatten(0, 1), knn=pretraining)
+        phi, h = (None if v is None else v.unflatten(0, states.shape[:2]) for v in (phi, h))
+    with torch.no_grad():
+        mask = torch.ones(len(w), 1, device=w.device) if last else batch.mask
+        base = phi.detach() if phi is not None else torch.zeros(*mask.shape, cfg.feature_dim, device=w.device)
+        # 3. the intrinsic reward of Eq. 10 while pretraining, the task's reward while fine-tuning
+        if pretraining:
+            valid = None if last else batch.mask
+            r = intrinsic_reward(phi, w[:, None], h, cfg.k, valid=valid, fixed_shapes=learner.fixed_shapes,
+                                 exploit_weight=cfg.exploit_weight, explore_weight=cfg.explore_weight,
+                                 exponent=cfg.knn_exponent, normaliser=learner.normaliser)
+            reward, stats = r.total, {f"reward_{name}": valid_mean(term, valid, learner.fixed_shapes)
+                                      for name, term in r.terms()}
+        elif batch.reward is None:
+            raise ValueError("fine-tuning needs a batch with the task reward (a replay built with rewards)")
+        else:
+            reward, stats = batch.reward, {}
+        # 4. double Q: a* from the online psi, its value from the target copy; the n-step SF target
+        boot_x = learner.inputs(batch.boot_obs)
+        a_star = q_values(learner.psi(boot_x, w), w[:, None]).argmax(1)
+        boot = learner.psi_target(boot_x, w)[rows, a_star]
+        through = pretraining and cfg.bootstrap_through_termination  # no terminal without a task
+        alive = torch.ones_like(batch.boot_alive) if through else batch.boot_alive
+        return sf_td_target(base, reward, w, mask, cfg.gamma, boot, batch.boot_steps, alive), stats, phi
+
+
+def sf_td_target(base: torch.Tensor, reward: torch.Tensor, w: torch.Tensor, mask: torch.Tensor, gamma: float,
+                 boot_psi: torch.Tensor, boot_steps: torch.Tensor, alive: torch.Tensor) -> torch.Tensor:
+    """The n-step successor-feature TD target y (B, d) of a batch of windows.
+
+    c_i = base_i + (r_i - base_i^T w) w  (so c_i^T w = r_i: the cumulant pays exactly the reward r_i)
+    y = sum_{i<n} gamma^i mask_i c_i + gamma^m alive boot_psi
+
+    `base` (B, n, d) is phi(s'_i) (zeros without task features), `reward` (B, n) the reward r_i, `w`
+    (B, d), `mask` (B, n) 1 on the m valid steps of each window, `boot_psi` (B, d) = psi_target(s'_m,
+    a*, w) with a* = argmax_a psi(s'_m, a, w)^T w, `boot_steps` (B,) = m, `alive` (B,) 0 if s'_m ended
+    the episode.
+    """
+    b, n, d = base.shape
+    check_shapes("sf_td_target", {"reward": (reward, (b, n)), "w": (w, (b, d)), "mask": (mask, (b, n)),
+                                  "boot_psi": (boot_psi, (b, d)), "boot_steps": (boot_steps, (b,)),
+                                  "alive": (alive, (b,))}, f" for base (B, n, d) = {tuple(base.shape)}")
+    cumulant = base + (reward - q_values(base, w[:, None]))[..., None] * w[:, None]
+    discount = gamma ** torch.arange(n, dtype=torch.float32, device=base.device)
+    ret = (discount[None, :, None] * mask[..., None] * cumulant).sum(1)
+    return ret + (gamma ** boot_steps * alive)[:, None] * boot_psi
+
+
+def gradient_step(learner: Learner, batch: Batch) -> dict[str, torch.Tensor]:
+    """Steps 2-6 on a minibatch: targets (`td_targets`), losses, backward, gradient clip, Adam. Returns
+    the losses and the means of the reward terms, detached tensors (read them when logging).
+
+    SF loss, 'vector': ||psi(s, a, w) - y||^2, 'scalar': (psi(s, a, w)^T w - y^T w)^2; plus, while
+    pretraining, the vMF loss -phi(s')^T w (visr, aps; s' = s'_m with `nstep_reward='last'`, whose phi the
+    reward used, else s'_1) and InfoNCE between f(s) and f(s'_1) (apt, aps without a shared encoder).
+    """
+    cfg, pretraining = learner.config, learner.phase == "pretrain"
+    y, stats, phi_next = td_targets(learner, batch)  # steps 2-4
+    # 5. the losses: successor features, then what trains phi (vMF) or f (InfoNCE) while pretraining
+    w, rows = batch.w, torch.arange(len(batch.w), device=batch.w.device)
+    psi_sa = learner.psi(learner.inputs(batch.obs), w)[rows, batch.action]
+    if cfg.sf_loss == "vector":
+        loss = ((psi_sa - y) ** 2).sum(-1).mean()
+    else:  # Algorithm 1's scalar loss on Q = psi^T w
+        loss = ((q_values(psi_sa, w) - q_values(y, w)) ** 2).mean()
+    stats["loss_sf"] = loss.detach()
+    first_next = batch.next_obs[:, 0]
+    if pretraining and learner.phi is not None:
+        phi = phi_next[:, 0] if cfg.nstep_reward == "last" else learner.phi(learner.inputs(first_next))
+        vmf = vmf_loss(phi, w)
+        loss, stats["loss_vmf"] = loss + vmf, vmf.detach()
+    if pretraining and learner.rep is not None:
+        nce = info_nce(learner.rep(learner.inputs(batch.obs)), learner.rep(learner.inputs(first_next)),
+                       cfg.contrastive_temperature)
+        loss, stats["loss_nce"] = loss + nce, nce.detach()
+    # 6. one Adam step on the clipped gradient
+    learner.optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    params = [p for group in learner.optimizer.param_groups for p in group["params"]]
+    torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
+    learner.optimizer.step()
+    return stats
+
+
+def count_update(learner: Learner) -> None:
+    """Step 7: count an update; every `target_update_period` of them copy psi into psi_target."""
+    learner.updates += 1
+    if learner.updates % learner.config.target_update_period == 0:
+        learner.psi_target.load_state_dict(learner.psi.state_dict())
+
+
+def info_nce(anchor: torch.Tensor, positive: torch.Tensor, temperature: float) -> torch.Tensor:
+    """InfoNCE: cross-entropy of row i of anchor @ positive^T / temperature against the label i."""
+    logits = anchor @ positive.T / temperature
+    return F.cross_entropy(logits, torch.arange(len(anchor), device=logits.device))
