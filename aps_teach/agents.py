@@ -9,8 +9,10 @@ What differs between methods, and nothing else:
 | aps    | yes, GPI when acting       | phi(s')^T w + kNN entropy of phi(s') (Eq. 10) | psi, phi (vMF)   |
 | dqn    | no (w fixed to e_1)        | none: no pretraining, task reward only       | psi               |
 
-Q(s, a | w) = psi(s, a, w)^T w throughout, so the DQN baseline is the same network, replay, optimiser
-and TD update as the others, started from scratch.
+Q(s, a | w) = psi(s, a, w)^T w throughout (`tasks.q_values`), so the DQN baseline is the same network,
+replay, optimiser and TD update as the others, started from scratch. This module holds the configuration
+and the learner (networks, optimiser, acting, the fine-tuning switch, checkpoints); the update itself,
+Algorithm 1, is `aps_teach.update`.
 
 Decisions where the paper leaves room: both reward terms and the vMF loss use phi(s') of the state
 reached (Algorithm 1 writes phi(s_t) in the loss, Eq. 10 mixes phi(s) and h = phi(s')); GPI is used when

@@ -10,7 +10,7 @@ a time), and draw from their own random stream, so X's run is bit for bit the ru
 make alone. Then Y goes through the usual task identification (visr, aps), zero-shot evaluation,
 fine-tuning and evaluation, acting itself.
 
-The replay is reward-free, so Y computes its own intrinsic reward from each s' (`Learner.targets`).
+The replay is reward-free, so Y computes its own intrinsic reward from each s' (`update.td_targets`).
 The task vector w stored with each transition is the behaviour's; Y trains under:
 - X's own w when both are task-conditioned (visr, aps): the skill labels its discriminator needs;
 - a fresh w uniform on the sphere per sample when only Y is: apt's data carry no task label;

@@ -55,7 +55,8 @@ def gpi_candidates(
 
 
 def gpi_action_values(psi: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """GPI: Q(s, a) = max_i psi(s, a, z_i)^T w, every candidate z_i scored under the current task w.
+    """GPI: Q(s, a) = max_i psi(s, a, z_i)^T w, every candidate z_i scored under the current task w (Q as
+    `q_values` defines it, here one einsum over the candidates).
 
     `psi` is (B, C, A, d) for C candidates, `w` is (B, d); returns (B, A). Scoring candidate i under
     its own z_i instead (psi_i^T z_i) ranks policies by how well each does its *own* task, a bug.

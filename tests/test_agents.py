@@ -185,6 +185,14 @@ def test_finetune_targets_use_stored_phi_and_only_while_phi_is_frozen():
         td_targets(pretraining, batch._replace(next_phi=phi))
 
 
+def test_finetuning_without_a_task_reward_is_a_clear_error():
+    learner = Learner(AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=3), OBS, 4, seed=0)
+    learner.start_finetune()
+    batch = _filled_replay(rewards=False).sample(8, 3, torch.Generator().manual_seed(6))
+    with pytest.raises(ValueError, match="fine-tuning needs a batch with the task reward"):
+        learner.update(batch)
+
+
 def test_scalar_loss_is_the_vector_loss_projected_on_w():
     cfg = AgentConfig(method="visr", feature_dim=4, hidden=16, n_step=3, sf_loss="scalar")
     learner = Learner(cfg, OBS, 4, seed=0)
