@@ -32,6 +32,7 @@ from aps_teach.experiments import (
     load_run_learner,
     run_figure4_sweep,
     run_gridworld,
+    run_method,
     run_pipeline,
     run_record,
     train_config,
@@ -302,13 +303,13 @@ def _finetune(cmd: Finetune) -> dict:
         claim_run(run, run_record("dqn", level, seed, budget, train), resume=cmd.resume, force=cmd.force)
         run_pipeline("dqn", level, seed, budget, train, run)
         return json.loads((run.path / "summary.json").read_text())
-    saved = run.read_config(("method", "level", "seed", "train"),
+    saved = run.read_config(("level", "seed", "train"),
                             hint=f"run `aps-teach gridworld pretrain --out {cmd.out}` first")
     for name, value in (("level", cmd.level), ("seed", cmd.seed)):
         if value is not None and value != saved[name]:
             raise ValueError(f"--{name} {value}: {run.config_path} holds a run with {name} {saved[name]!r}, "
                              f"which finetune continues (leave out --{name})")
-    method, level, seed, train = saved["method"], saved["level"], saved["seed"], train_config(run, saved)
+    method, level, seed, train = run_method(saved), saved["level"], saved["seed"], train_config(run, saved)
     budget = {name: saved.get(name, defaults[name]) if value is None else value
               for name, value in given.items()}
     check_run(level, budget, train, method=method, seed=seed)
@@ -331,7 +332,7 @@ def _finetune(cmd: Finetune) -> dict:
 
 def _evaluate(cmd: Evaluate) -> dict:
     run = RunDir(cmd.out)
-    saved = run.read_config(("method", "level", "seed", "train"),
+    saved = run.read_config(("level", "seed", "train"),
                             hint=f"run `aps-teach gridworld run --out {cmd.out}` first")
     train = train_config(run, saved)
     phase = "finetune" if run.checkpoint("finetune").exists() else "pretrain"
@@ -345,7 +346,7 @@ def _evaluate(cmd: Evaluate) -> dict:
     if w is None and learner.config.task_conditioned:
         w = identify_task(learner, saved["level"], identify_steps, seed, train)
     result = evaluate(learner, saved["level"], w, episodes, seed, train)
-    return {"checkpoint": phase, "method": saved["method"], "level": saved["level"], "seed": seed,
+    return {"checkpoint": phase, "method": run_method(saved), "level": saved["level"], "seed": seed,
             **asdict(result)}
 
 

@@ -180,9 +180,14 @@ def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = D
 
 
 def run_record(method: str, level: str, seed: int, budget: dict[str, int], config: TrainConfig) -> dict:
-    """A gridworld run's config.json: what it is and every setting its numbers depend on."""
-    return {"method": method, "level": level, "seed": seed, **budget,
-            "train": asdict(with_method(config, method))}
+    """A gridworld run's config.json: what it is and every setting its numbers depend on. The method is the
+    training config's (`train.agent.method`, read back by `run_method`), held nowhere else."""
+    return {"level": level, "seed": seed, **budget, "train": asdict(with_method(config, method))}
+
+
+def run_method(saved: dict) -> str:
+    """The method of a run directory's config.json (`run_record`)."""
+    return saved["train"]["agent"]["method"]
 
 
 def claim_run(run: RunDir, record: dict, *, resume: bool, force: bool,
@@ -231,7 +236,7 @@ def load_run_learner(run: RunDir, phase: str, saved: dict) -> tuple[Learner, dic
     budget, training config."""
     path = run.checkpoint(phase)
     learner, meta = load_learner(path)
-    identity = {"phase": phase, "method": saved["method"], "art": level_art(saved["level"]),
+    identity = {"phase": phase, "method": run_method(saved), "art": level_art(saved["level"]),
                 "seed": saved["seed"], "config": saved["train"]}
     if f"{phase}_steps" in saved:
         identity["steps"] = saved[f"{phase}_steps"]

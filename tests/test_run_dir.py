@@ -163,6 +163,8 @@ def test_pretrain_then_finetune_is_the_run_and_finetune_reads_the_run(reference,
     assert main(["gridworld", "finetune", "--out", str(out), "--steps", "400", "--identify-steps", "200",
                  "--eval-episodes", "4"]) == 0
     assert_same_run(reference, out)
+    saved = json.loads((out / "config.json").read_text())  # the method is held once: the agent config's
+    assert "method" not in saved and saved["train"]["agent"]["method"] == "aps"
     assert main(["gridworld", "finetune", "--out", str(out), "--resume"]) == 0  # 400 steps, from config.json
     assert_same_run(reference, out)
     before = files(out)
@@ -180,7 +182,7 @@ def test_a_directory_of_another_run_is_refused_with_nothing_changed(reference, t
     before = files(out)
     cases = [(run_argv(out, "--level", "hard"), "level (saved 'easy', this run 'hard')"),
              (run_argv(out, "--level", "hard", "--resume"), "cannot resume it): level (saved 'easy'"),
-             (run_argv(out, "--method", "visr"), "method (saved 'aps', this run 'visr')"),
+             (run_argv(out, "--method", "visr"), "train.agent.method (saved 'aps', this run 'visr')"),
              (run_argv(out, "--train.agent.k", "5"), "train.agent.k (saved 3, this run 5)"),
              (run_argv(out, "--finetune-steps", "600", "--resume"),
               "finetune_steps (saved 400, this run 600)"),
