@@ -21,6 +21,7 @@ import tyro
 from aps_teach.agents import Method
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.envs import check_game
+from aps_teach.atari.plots import write_scores_figure
 from aps_teach.atari.sweep import run_atari_sweep
 from aps_teach.atari.train import (
     AtariTrainConfig,
@@ -162,6 +163,7 @@ def _run_sweep(cmd: Sweep) -> dict:
                                      threads_per_run=cmd.cpus_per_run)
     else:
         report = run_atari_sweep(cmd.games, cmd.methods, cmd.seeds, cmd.train, cmd.out, gpus=cmd.gpus)
+    write_scores_figure(cmd.out)
     for key, trace in report.failures.items():
         print(f"run {key} failed:\n{trace}", file=sys.stderr)
     return {"completed": len(report.completed), "skipped": len(report.skipped),

@@ -14,7 +14,6 @@ import gridworld
 from aps_teach.agents import METHODS, AgentConfig, Learner
 from aps_teach.checks import check_seed
 from aps_teach.files import write_text_atomic
-from aps_teach.plots import plot_figure4, save_figure
 from aps_teach.run_dir import RUN_FILES, RunDir
 from aps_teach.sweeps import (
     RunSpec,
@@ -24,7 +23,6 @@ from aps_teach.sweeps import (
     default_sweep_dir,
     grid,
     local_executor,
-    read_rows,
     run_sweep,
     with_overrides,
 )
@@ -283,8 +281,8 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
                       workers: int | None = None, executor: Executor | None = None,
                       progress: bool = True) -> SweepReport:
     """Every method x level x seed 0..num_seeds-1, in parallel, into out_dir/figure4.csv (resumable; a file
-    of another budget or config is refused), then the Figure 4 plot of everything in it,
-    out_dir/figure4.png. `out_dir=None`: `default_sweep_dir("figure4", figure4_config(budget))`.
+    of another budget or config is refused); `study_plots.write_figure4` draws it (out_dir/figure4.png).
+    `out_dir=None`: `default_sweep_dir("figure4", figure4_config(budget))`.
 
     Runs on `executor` (e.g. `aps_teach.executors.make_executor("ray")`; left open) if given, else on
     `workers` local processes (default: one per core)."""
@@ -311,7 +309,4 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
     finally:
         if own is not None:
             own.shutdown()
-    rows = read_rows(results)
-    if rows:
-        save_figure(plot_figure4(rows, methods, levels), out_dir / "figure4.png")
     return report

@@ -37,14 +37,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
 import gridworld
-from aps_teach import plots
 from aps_teach.agents import METHODS, Learner
+from aps_teach.cell_maps import cell_states, value_map
 from aps_teach.env_batch import EnvSource, LevelSpec
 from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.files import write_csv_atomic
@@ -112,7 +111,7 @@ def task_references(layout: Layout, reward_map: np.ndarray, horizon: int) -> tup
 def feature_spread(learner: Learner, layout: Layout) -> float:
     """Mean over dimensions of the standard deviation of phi(s) across the maze's cells: 0 means phi has
     collapsed to one vector, so every task gets the same w and R^2 = 0."""
-    return float(learner.features(plots.cell_states(layout).observations).std(0).mean())
+    return float(learner.features(cell_states(layout).observations).std(0).mean())
 
 
 @torch.no_grad()
@@ -198,7 +197,7 @@ class ZeroShot:
     """phi(s)^T c at each cell: the reward the linear model believes in (NaN on walls, or everywhere
     when no reward was seen); where it departs from `reward_map` the task is not linear in phi."""
     value: np.ndarray
-    """max_a psi(s, a, w)^T w at each cell, policy w alone (plots.value_map, no GPI)."""
+    """max_a psi(s, a, w)^T w at each cell, policy w alone (`cell_maps.value_map`, no GPI)."""
     action: np.ndarray
     """argmax_a psi(s, a, w)^T w at each cell (0 up, 1 down, 2 left, 3 right)."""
     rollout: Rollout
@@ -215,10 +214,10 @@ def zero_shot_on_reward_map(learner: Learner, maze: str | Sequence[str], reward_
     reward_map = as_reward_map(layout, reward_map)
     env = maze_env(maze, reward_map, horizon)
     fit = identify(learner, env, identify_steps, seed, config)
-    cells = plots.cell_states(layout)
+    cells = cell_states(layout)
     fitted = np.full(len(cells.positions), np.nan) if fit.coefficients is None else \
         (learner.features(cells.observations).double() @ fit.coefficients).numpy()
-    values = plots.value_map(learner, cells, fit.w)
+    values = value_map(learner, cells, fit.w)
     rollout = greedy_rollout(learner, env, fit.w, seed, gpi=learner.config.gpi)
     return ZeroShot(reward_map, fit, cells.grid(fitted), values["value"], values["action"], rollout)
 
@@ -230,9 +229,8 @@ class TransferReport:
     summary: dict
     """`summarise_transfer(rows)` plus the total wall seconds."""
     results: Path | None
-    """OUT/<method>-<maze>.csv, when an out_dir was given."""
-    figure: Path | None
-    """OUT/transfer.png (every method and maze with results in OUT), when an out_dir was given."""
+    """OUT/<method>-<maze>.csv, when an out_dir was given (`study_plots.write_transfer_figure` draws
+    OUT/transfer.png from every such file in OUT)."""
 
 
 def summarise_transfer(rows: Sequence[dict]) -> dict:
@@ -276,7 +274,7 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
                  config: TrainConfig | None = None, out_dir: str | Path | None = None) -> TransferReport:
     """The zero-shot transfer benchmark: for each seed, pretrain `method` on `maze` once, then
     `transfer_task` on `num_tasks` random box reward maps. With `out_dir`, rewrites
-    OUT/<method>-<maze>.csv (atomically, after each seed) and then draws OUT/transfer.png."""
+    OUT/<method>-<maze>.csv (atomically, after each seed)."""
     check_method(method)
     if not isinstance(maze, str):
         raise ValueError(f"run_transfer names its results after the maze: give a built-in maze name "
@@ -315,13 +313,7 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
             write_csv_atomic(results, rows)
     bar.close()
     summary = {**summarise_transfer(rows), "wall_seconds": time.perf_counter() - start}
-    figure = None
-    if out_dir is not None:
-        figure = Path(out_dir) / "transfer.png"
-        fig = plots.plot_transfer(transfer_rows(out_dir))
-        plots.save_figure(fig, figure)
-        plt.close(fig)
-    return TransferReport(rows, summary, results, figure)
+    return TransferReport(rows, summary, results)
 
 
 def run_transfer_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from aps_teach.agents import AgentConfig
-from aps_teach.plots import METHOD_COLOURS, method_colour, plot_ablation, plot_figure4
+from aps_teach.plots import METHOD_COLOURS, method_colour
 from aps_teach.stats import mean_with_ci, summarise
+from aps_teach.study_plots import plot_ablation, plot_figure4, write_figure4
 from aps_teach.sweeps import RunSpec, field_doc, grid, read_rows, run_sweep, with_overrides
 from aps_teach.train import TrainConfig
 
@@ -190,9 +191,16 @@ def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path, monkeypat
     rows = read_rows(out / "figure4.csv")
     assert len(rows) == 4 and {r["phase"] for r in rows} == {"zero_shot", "finetuned"}
     assert all(0.0 <= float(r["success_rate"]) <= 1.0 and len(r["config_hash"]) == 12 for r in rows)
-    assert (out / "figure4.png").read_bytes()[:4] == b"\x89PNG"
+    assert not (out / "figure4.png").exists()  # the pipeline returns data; the command draws
     again = run_figure4_sweep(["aps", "dqn"], ["easy"], 1, None, budget, workers=2, progress=False)
     assert again.completed == [] and len(again.skipped) == 2  # the same command found its directory
+    from aps_teach.cli_gridworld import gridworld_main
+
+    argv = ["sweep", "--methods", "aps", "dqn", "--levels", "easy", "--seeds", "1", "--workers", "2",
+            *[f"--{name.replace('_', '-')}={value}" for name, value in budget.items()]]
+    assert gridworld_main(argv) == 0  # every run skipped; the command draws figure4.png from the csv
+    drawn = (out / "figure4.png").read_bytes()
+    assert drawn[:4] == b"\x89PNG" and write_figure4(out, ["aps", "dqn"], ["easy"]).read_bytes() == drawn
     with pytest.raises(ValueError, match="unknown methods or levels"):
         run_figure4_sweep(["ppo"], ["easy"], 1, out, budget)
     # another budget into the same directory: refused before any run, every file as it was
