@@ -37,11 +37,11 @@ from aps_teach.inputs import InputColumns
 from aps_teach.memory import check_fits
 from aps_teach.replay import NStepReplay
 from aps_teach.run_dir import PHASE_NAMES, config_differences, describe_differences, say
+from aps_teach.seeds import round_seeds
 from aps_teach.tasks import infer_task, sample_tasks
 
 RoundHook = Callable[["RoundEnd"], None]
 """Called after every round of `pretrain` / `finetune` (e.g. to keep snapshots for the heatmap widgets)."""
-PHASES = {"pretrain": 0, "finetune": 1, "identify": 2, "evaluate": 3}
 RUN_SETTINGS = ("progress", "checkpoint_every")
 """`TrainConfig` fields that change how a run is shown or saved, not its numbers: a resume may change them."""
 
@@ -169,13 +169,6 @@ def check_memory(source: EnvSource, budget: dict[str, int], config: TrainConfig)
     for phase in ("pretrain", "finetune"):
         if budget.get(f"{phase}_steps"):
             check_phase_memory(phase, budget[f"{phase}_steps"], config, horizon, obs)
-
-
-def round_seeds(seed: int, phase: str, index: int, n: int) -> tuple[list[int], torch.Generator]:
-    """Reset seeds for n envs and a torch generator, all derived from (seed, phase, round index)."""
-    words = np.random.SeedSequence([seed, PHASES[phase], index]).generate_state(n + 2, dtype=np.uint32)
-    generator = torch.Generator().manual_seed(int(words[0]) << 32 | int(words[1]))
-    return [int(x) for x in words[2:]], generator
 
 
 @contextlib.contextmanager

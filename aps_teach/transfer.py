@@ -49,6 +49,7 @@ from aps_teach.env_batch import EnvSource, LevelSpec
 from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.files import write_csv_atomic
 from aps_teach.rollouts import Rollout, greedy_rollout, state_observations
+from aps_teach.seeds import task_seed
 from aps_teach.stats import mean_with_ci
 from aps_teach.sweeps import RunSpec, config_hash, read_rows, with_overrides
 from aps_teach.tasks import infer_task, sample_tasks
@@ -91,11 +92,6 @@ def maze_layout(maze: str | Sequence[str]) -> Layout:
 def maze_env(maze: str | Sequence[str], reward_map: np.ndarray, horizon: int) -> LevelSpec:
     """The maze with `reward_map` and a `horizon`-step time limit, for either engine."""
     return LevelSpec(maze if isinstance(maze, str) else tuple(maze), reward_map, horizon)
-
-
-def task_seed(seed: int, task: int) -> int:
-    """The seed of task `task` under run seed `seed`: the first word of SeedSequence([seed, task])."""
-    return int(np.random.SeedSequence([seed, task]).generate_state(1)[0])
 
 
 def task_references(layout: Layout, reward_map: np.ndarray, horizon: int) -> tuple[float, float]:

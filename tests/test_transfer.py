@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import gridworld  # noqa: E402
-from aps_teach import plots, transfer  # noqa: E402
+from aps_teach import plots, seeds, transfer  # noqa: E402
 from aps_teach.agents import AgentConfig  # noqa: E402
 from aps_teach.stats import mean_with_ci  # noqa: E402
 from aps_teach.sweeps import RunSpec, read_rows  # noqa: E402
@@ -186,7 +186,7 @@ def test_benchmark_writes_rows_scored_by_the_exact_references_and_a_figure_repro
             "config_hash"} <= set(rows[0])
     for task, row in enumerate(rows):
         assert (row["method"], row["maze"], row["seed"], row["task"]) == ("aps", "open10", "3", str(task))
-        reward_map = gridworld.random_box_reward_map(OPEN, 2, 3, seed=transfer.task_seed(3, task))
+        reward_map = gridworld.random_box_reward_map(OPEN, 2, 3, seed=seeds.task_seed(3, task))
         opt, rand = exact(OPEN, reward_map)
         assert (float(row["optimal_return"]), float(row["random_return"])) == pytest.approx((opt, rand))
         assert float(row["normalised_score"]) == pytest.approx((float(row["return"]) - rand) / (opt - rand))

@@ -56,9 +56,9 @@ from aps_teach.checks import check_seed
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic, write_text_atomic
 from aps_teach.memory import check_fits
 from aps_teach.run_dir import CONFIG, RunDir, config_differences, describe_differences
+from aps_teach.seeds import game_reset_seed, phase_generator
 from aps_teach.tasks import infer_task, sample_tasks
 
-PHASES = {"pretrain": 0, "finetune": 1, "identify": 2, "evaluate": 3}
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
 
 
@@ -172,16 +172,6 @@ def atari_from_dict(values: dict) -> AtariConfig:
 
 def _jsonable(value):
     return json.loads(json.dumps(value))
-
-
-def _generator(seed: int, phase: str) -> torch.Generator:
-    words = np.random.SeedSequence([seed, PHASES[phase]]).generate_state(2, dtype=np.uint32)
-    return torch.Generator().manual_seed(int(words[0]) << 32 | int(words[1]))
-
-
-def _env_seed(seed: int, phase: str, env_steps: int) -> int:
-    """Reset seed of a phase's games (re)started at `env_steps` (env i gets this + i)."""
-    return int(np.random.SeedSequence([seed, PHASES[phase], env_steps]).generate_state(1)[0] >> 2)
 
 
 def _linear(start: float, end: float, duration: int, step: int) -> float:
@@ -359,7 +349,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
     atari, n, device = config.atari, config.num_envs, learner.device
     steps = atari.pretrain_steps if phase == "pretrain" else atari.finetune_steps
     reward_free = phase == "pretrain"
-    gen = _generator(seed, phase)
+    gen = phase_generator(seed, phase)
     identity = _identity(phase, game, learner.config.method, seed, config, learner.num_actions, task_w)
     ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None
     at = {"env_steps": 0, "updates": 0, "credit": 0, "rows": [], "replay": None,
@@ -381,7 +371,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
     metrics = _Metrics(run_dir, config, at["rows"])
     bar = tqdm(total=steps, initial=env_steps, disable=not config.progress, unit="step", unit_scale=True,
                desc=f"{phase} {learner.config.method} {game}")
-    envs.reset(seed=_env_seed(seed, phase, env_steps))
+    envs.reset(seed=game_reset_seed(seed, phase, env_steps))
     returns_seen = 0
     every_state, windows = window_use(learner, phase)
     update = UpdateStep(learner, atari, windows, config.compile_mode if config.compile else None)
@@ -453,8 +443,8 @@ def task_data(learner: AtariLearner, game: str, seed: int,
     if not learner.config.task_conditioned:
         raise ValueError(f"method {learner.config.method!r} has no task vector to identify")
     envs = make_vector_env(game, n, atari, seed, training=False, backend=config.backend)
-    envs.reset(seed=_env_seed(seed, "identify", 0))
-    gen = _generator(seed, "identify")
+    envs.reset(seed=game_reset_seed(seed, "identify", 0))
+    gen = phase_generator(seed, "identify")
     w = sample_tasks(n, atari.feature_dim, gen).to(device)
     features, rewards = [], []
     env_steps = 0
@@ -518,8 +508,8 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
         gpi = learner.config.gpi and learner.config.task_conditioned and learner.phase == "pretrain"
     w = (learner.default_task(1)[0] if w is None else w).to(device).float().expand(n, -1)
     envs = make_vector_env(game, n, atari, seed, training=False, backend=config.backend)
-    envs.reset(seed=_env_seed(seed, "evaluate", 0))
-    gen = _generator(seed, "evaluate")
+    envs.reset(seed=game_reset_seed(seed, "evaluate", 0))
+    gen = phase_generator(seed, "evaluate")
     with _threads(config.threads):
         for _ in range(math.ceil(atari.eval_steps / n)):
             action = learner.act(torch.from_numpy(envs.obs).to(device), w, atari.eval_epsilon, gen, gpi=gpi)
