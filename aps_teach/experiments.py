@@ -11,15 +11,14 @@ from functools import partial
 from pathlib import Path
 
 import gridworld
-from aps_teach.agents import METHODS, AgentConfig, Learner
-from aps_teach.checks import check_seed
+from aps_teach.agents import METHODS, AgentConfig, Learner, check_method
+from aps_teach.checks import check_int, check_seed
 from aps_teach.files import write_text_atomic
 from aps_teach.plots import plot_figure4, save_figure
 from aps_teach.run_dir import RUN_FILES, RunDir
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
-    check_workers,
     config_hash,
     default_sweep_dir,
     grid,
@@ -35,7 +34,6 @@ from aps_teach.train import (
     TrainConfig,
     check_identity,
     check_memory,
-    check_steps,
     evaluate,
     finetune,
     identify_task,
@@ -97,10 +95,10 @@ def check_run(level: str, budget: dict[str, int], config: TrainConfig | None = N
     fit in free memory: everything a run can be refused for, before it writes anything."""
     if level not in gridworld.ENV_IDS:
         raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(gridworld.ENV_IDS)}")
-    if method is not None and method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
+    if method is not None:
+        check_method(method)
     for name, steps in budget.items():
-        check_steps(name, steps)
+        check_int(name, steps)
     if seed is not None:
         check_seed(seed)
     if config is not None:
@@ -291,7 +289,7 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
         raise ValueError(f"num_seeds must be >= 1, got {num_seeds}")
     if executor is not None and workers is not None:
         raise ValueError("give workers (local processes) or an executor, not both")
-    check_workers(workers)
+    check_int("workers", workers, default="one per core")
     config = figure4_config(budget)
     for method in methods:
         for level in levels:

@@ -28,6 +28,7 @@ from functools import partial
 from pathlib import Path
 
 import gridworld
+from aps_teach.checks import check_int
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
@@ -39,7 +40,6 @@ from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
     check_results,
-    check_workers,
     config_hash,
     default_sweep_config,
     local_executor,
@@ -178,7 +178,7 @@ def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = Non
               (grid.transfer_specs(), partial(transfer_rows, grid=grid), out / "study_transfer.csv")]
     for _, run, results in sweeps:  # both refused or both run: study_grid.json describes both files
         check_results(results, default_sweep_config(run))
-    check_workers(workers)
+    check_int("workers", workers, default="one per core")
     write_text_atomic(out / "study_grid.json", json.dumps(asdict(grid), indent=2, default=str))
     executor = local_executor(workers)
     try:

@@ -44,7 +44,9 @@ from tqdm.auto import tqdm
 
 import gridworld
 from aps_teach import plots
-from aps_teach.agents import METHODS, Learner
+from aps_teach.agents import Learner
+from aps_teach.agents import check_method as check_known_method
+from aps_teach.checks import check_int
 from aps_teach.env_batch import EnvSource, LevelSpec
 from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.files import write_csv_atomic
@@ -53,7 +55,7 @@ from aps_teach.seeds import task_seed
 from aps_teach.stats import mean_with_ci
 from aps_teach.sweeps import RunSpec, config_hash, read_rows, with_overrides
 from aps_teach.tasks import infer_task, sample_tasks
-from aps_teach.train import TrainConfig, check_steps, evaluate, pretrain, task_data
+from aps_teach.train import TrainConfig, evaluate, pretrain, task_data
 from gridworld.layout import Layout
 from gridworld.reward_maps import (
     as_reward_map,
@@ -71,11 +73,10 @@ DEFAULT_BOX_SIZE = 3
 
 def check_method(method: str) -> None:
     """Raise ValueError unless `method` infers a task vector (visr, aps)."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid methods for transfer: visr, aps")
     if method in ("apt", "dqn"):
         raise ValueError(f"method {method!r} has no task vector w to infer from the reward, so it cannot "
                          "transfer zero-shot; valid methods for transfer: visr, aps")
+    check_known_method(method, ("visr", "aps"), "for transfer")
 
 
 def maze_layout(maze: str | Sequence[str]) -> Layout:
@@ -284,7 +285,7 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
     budget = {"pretrain_steps": pretrain_steps, "identify_steps": identify_steps,
               "eval_episodes": eval_episodes, "num_tasks": num_tasks, "horizon": horizon}
     for name, value in budget.items():
-        check_steps(name, value)
+        check_int(name, value)
     tasks = _draw_tasks(layout, seeds, num_tasks, num_boxes, box_size, horizon)
     config = config or TrainConfig()
     config = replace(config, agent=replace(config.agent, method=method))

@@ -212,14 +212,14 @@ def test_bad_input_is_a_clear_error(tmp_path):
 
     short = tiny(atari=replace(TINY, pretrain_steps=4))
     pretrain("pong", "aps", seed=0, config=short, run_dir=tmp_path)
-    with pytest.raises(ValueError, match="method='aps'"):
+    with pytest.raises(ValueError, match=r"method \(checkpoint 'aps', this run 'visr'\)"):
         pretrain("pong", "visr", seed=0, config=short, run_dir=tmp_path, resume=True)
-    with pytest.raises(ValueError, match="has game='pong'"):
+    with pytest.raises(ValueError, match=r"game \(checkpoint 'pong', this run 'breakout'\)"):
         pretrain("breakout", "aps", seed=0, config=short, run_dir=tmp_path, resume=True)
-    with pytest.raises(ValueError, match="has atari.n_step=3, this run has 4"):
+    with pytest.raises(ValueError, match=r"atari.n_step \(checkpoint 3, this run 4\)"):
         pretrain("pong", "aps", seed=0, config=tiny(atari=replace(short.atari, n_step=4)), run_dir=tmp_path,
                  resume=True)
-    with pytest.raises(ValueError, match="has atari.nstep_reward='last', this run has 'sum'"):
+    with pytest.raises(ValueError, match=r"atari.nstep_reward \(checkpoint 'last', this run 'sum'\)"):
         pretrain("pong", "aps", seed=0, config=tiny(atari=replace(short.atari, nstep_reward="sum")),
                  run_dir=tmp_path, resume=True)
     with pytest.raises(FileNotFoundError, match="no checkpoint"):

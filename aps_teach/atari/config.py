@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Literal
 
 from aps_teach.agents import NSTEP_REWARDS
+from aps_teach.checks import check_int
 
 
 @dataclass(frozen=True)
@@ -157,13 +158,9 @@ class AtariConfig:
                     "target_update_period", "update_period", "task_resample_period", "gpi_policies",
                     "task_id_episodes", "task_id_steps", "finetune_steps", "eval_steps")
         for name in positive:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            check_int(name, getattr(self, name))
         for name in ("noop_max", "shift_pad", "min_replay_size", "epsilon_decay_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+            check_int(name, getattr(self, name), 0)
         for name in ("lr_pretrain", "lr_finetune", "adam_eps", "max_grad_norm"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")

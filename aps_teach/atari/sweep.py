@@ -32,9 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
+from aps_teach.agents import check_method
 from aps_teach.atari.envs import check_game
 from aps_teach.atari.scores import ATARI_26, aggregates
-from aps_teach.atari.train import AtariTrainConfig, check_method, run
+from aps_teach.atari.train import AtariTrainConfig, run
 from aps_teach.executors import make_executor, visible_gpus
 from aps_teach.files import write_csv_atomic
 from aps_teach.sweeps import RunSpec, SweepReport, read_rows, run_sweep

@@ -30,7 +30,6 @@ import json
 import math
 import os
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Literal
@@ -39,7 +38,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from aps_teach.agents import METHODS, Method
+from aps_teach.agents import Method, check_method
 from aps_teach.atari.agent import AtariLearner, agent_config
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.devices import to_device
@@ -52,10 +51,11 @@ from aps_teach.atari.update_step import (
     augmentation_draws,
     check_compile_backend,
 )
-from aps_teach.checks import check_seed
+from aps_teach.checks import check_int, check_seed
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic, write_text_atomic
 from aps_teach.memory import check_fits
-from aps_teach.run_dir import CONFIG, RunDir, config_differences, describe_differences
+from aps_teach.phases import check_checkpoint, linear_schedule, torch_threads
+from aps_teach.run_dir import RunDir
 from aps_teach.seeds import game_reset_seed, phase_generator
 from aps_teach.tasks import infer_task, sample_tasks
 
@@ -123,11 +123,8 @@ class AtariTrainConfig:
     def __post_init__(self) -> None:
         parse_device(self.device)  # whether this machine has it is checked where a run starts
         for name in ("num_envs", "log_every", "checkpoint_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-        if self.threads is not None and self.threads < 1:
-            raise ValueError(f"threads must be >= 1 or None, got {self.threads!r}")
+            check_int(name, getattr(self, name))
+        check_int("threads", self.threads, default="torch's default")
         if self.compile_mode not in COMPILE_MODES:
             raise ValueError(f"unknown compile_mode {self.compile_mode!r}; valid: {', '.join(COMPILE_MODES)}")
 
@@ -158,11 +155,6 @@ class EvalResult:
     """Whether the actions were GPI's: max over {w} + `gpi_policies` fresh tasks, each scored under w."""
 
 
-def check_method(method: str) -> None:
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
-
-
 def atari_from_dict(values: dict) -> AtariConfig:
     """An `AtariConfig` from its `asdict` (JSON turns its tuples into lists). A dict saved before the n-step
     reward mode was a field is the exact sum, the only mode Atari runs had then."""
@@ -172,21 +164,6 @@ def atari_from_dict(values: dict) -> AtariConfig:
 
 def _jsonable(value):
     return json.loads(json.dumps(value))
-
-
-def _linear(start: float, end: float, duration: int, step: int) -> float:
-    return end if duration == 0 else end + (start - end) * max(0.0, 1.0 - step / duration)
-
-
-@contextlib.contextmanager
-def _threads(count: int | None) -> Iterator[None]:
-    previous = torch.get_num_threads()
-    if count is not None:
-        torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def augment_batch(batch: dict[str, torch.Tensor], atari: AtariConfig, generator: torch.Generator,
@@ -325,13 +302,10 @@ def _restore(ckpt: Path | None, identity: dict, learner: AtariLearner, gen: torc
     if ckpt is None or not ckpt.exists():
         raise FileNotFoundError(f"resume: no checkpoint at {ckpt}")
     state = load_checkpoint(ckpt, map_location=learner.device)
-    saved = {key: state.get(key) for key in identity}
+    saved = dict(state)
     if isinstance(saved.get("atari"), dict):  # read as this version does: fields added since take defaults
         saved["atari"] = _jsonable(asdict(atari_from_dict(saved["atari"])))
-    diff = config_differences(saved, identity)
-    if diff:
-        name, theirs, value = diff[0]
-        raise ValueError(f"checkpoint {ckpt} has {name}={theirs!r}, this run has {value!r}")
+    check_checkpoint(ckpt, saved, identity)
     try:
         learner.load_state_dict(state["learner"])
         gen.set_state(state["generator"])
@@ -376,13 +350,14 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
     every_state, windows = window_use(learner, phase)
     update = UpdateStep(learner, atari, windows, config.compile_mode if config.compile else None)
     metrics.rates(env_steps, updates)
-    with (_threads(config.threads), contextlib.closing(envs), contextlib.closing(bar),
+    with (torch_threads(config.threads), contextlib.closing(envs), contextlib.closing(bar),
           contextlib.closing(metrics)):
         while env_steps < steps:
             if task_w is None and (w is None or (env_steps // n) % atari.task_resample_period == 0):
                 w = (sample_tasks(n, atari.feature_dim, gen) if learner.config.task_conditioned
                      else learner.default_task(n)).to(device)
-            eps = _linear(atari.epsilon_start, atari.epsilon_end, atari.epsilon_decay_steps, env_steps)
+            eps = linear_schedule(atari.epsilon_start, atari.epsilon_end, atari.epsilon_decay_steps,
+                                  env_steps)
             action = learner.act(to_device(torch.from_numpy(envs.obs), device), w, eps, gen, gpi=False)
             tr = envs.step(action.cpu().numpy())  # the loop's one sync: the games need the actions
             reward = None if reward_free else _clip(tr.reward, atari.reward_clip)
@@ -448,7 +423,7 @@ def task_data(learner: AtariLearner, game: str, seed: int,
     w = sample_tasks(n, atari.feature_dim, gen).to(device)
     features, rewards = [], []
     env_steps = 0
-    with _threads(config.threads):
+    with torch_threads(config.threads):
         while env_steps < atari.task_id_steps and len(envs.episode_returns) < atari.task_id_episodes:
             action = learner.act(torch.from_numpy(envs.obs).to(device), w, atari.epsilon_end, gen, gpi=False)
             tr = envs.step(action.cpu().numpy())
@@ -510,7 +485,7 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
     envs = make_vector_env(game, n, atari, seed, training=False, backend=config.backend)
     envs.reset(seed=game_reset_seed(seed, "evaluate", 0))
     gen = phase_generator(seed, "evaluate")
-    with _threads(config.threads):
+    with torch_threads(config.threads):
         for _ in range(math.ceil(atari.eval_steps / n)):
             action = learner.act(torch.from_numpy(envs.obs).to(device), w, atari.eval_epsilon, gen, gpi=gpi)
             envs.step(action.cpu().numpy())
@@ -605,10 +580,7 @@ def check_run_checkpoint(path: Path, meta: dict, game: str, method: str, seed: i
     naming the fields that differ."""
     expected = _jsonable({"game": game, "method": method, "seed": seed, "atari": asdict(config.atari),
                           "num_envs": config.num_envs, "backend": config.backend})
-    diff = config_differences({key: meta.get(key) for key in expected}, expected)
-    if diff:
-        raise ValueError(f"checkpoint {path} is not of the run its {CONFIG} describes: "
-                         f"{describe_differences(diff, 'checkpoint', CONFIG)}")
+    check_checkpoint(path, meta, expected)
 
 
 def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariTrainConfig,
