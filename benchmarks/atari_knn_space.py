@@ -24,9 +24,9 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import make_vector_env
-from aps_teach.atari.train import AtariTrainConfig, new_learner, pretrain
+from aps_teach.atari.train import new_learner, pretrain
 
 
 def random_play_batches(game: str, atari: AtariConfig, seed: int, batches: int,

@@ -52,12 +52,12 @@ import torch
 from torch.nn import functional as F
 
 from aps_teach.atari.agent import AtariLearner
-from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.networks import AtariSuccessorFeatureNet
 from aps_teach.atari.scores import ATARI_26
-from aps_teach.atari.train import AtariTrainConfig, finetune, new_learner, pretrain, window_use
+from aps_teach.atari.train import finetune, new_learner, pretrain, window_use
 from aps_teach.atari.update_step import UpdateStep
 from aps_teach.tasks import sample_tasks
 

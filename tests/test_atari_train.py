@@ -12,16 +12,10 @@ import torch
 
 from aps_teach.atari import train
 from aps_teach.atari.agent import AtariLearner, agent_config
-from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import AtariEnvs
-from aps_teach.atari.train import (
-    AtariTrainConfig,
-    augment_batch,
-    load_learner,
-    pretrain,
-    run,
-    start_run_dir,
-)
+from aps_teach.atari.runs import run, start_run_dir
+from aps_teach.atari.train import augment_batch, load_learner, pretrain
 
 TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3, knn_k=3,
                    pretrain_steps=200, finetune_steps=100, min_replay_size=64, update_period=4,

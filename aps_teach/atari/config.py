@@ -1,4 +1,5 @@
-"""Every number of the Atari protocol and of APS training, with the paper's defaults.
+"""Every number of the Atari protocol and of APS training, with the paper's defaults (`AtariConfig`), and how
+a run meets the games: device, envs, logging (`AtariTrainConfig`).
 
 Each field's docstring says where its default comes from: `Paper: "<row>" (l. N)` quotes a row or
 sentence of the paper's LaTeX source (line N of `aps_liu_abbeel_2021.tex`; the appendix tables
@@ -17,11 +18,14 @@ import ast
 import inspect
 import math
 import textwrap
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from aps_teach.agents import NSTEP_REWARDS
+from aps_teach.atari.devices import parse_device
 from aps_teach.checks import check_int
+
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
 
 
 @dataclass(frozen=True)
@@ -206,6 +210,53 @@ class AtariConfig:
         for kernel, stride in zip(self.conv_kernels, self.conv_strides, strict=True):
             side = math.floor((side - kernel) / stride) + 1
         return side
+
+
+def atari_from_dict(values: dict) -> AtariConfig:
+    """An `AtariConfig` from its `asdict` (JSON turns its tuples into lists). A dict saved before the n-step
+    reward mode was a field is the exact sum, the only mode Atari runs had then."""
+    return AtariConfig(**{"nstep_reward": "sum",
+                          **{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}})
+
+
+@dataclass
+class AtariTrainConfig:
+    """How the learner meets the games: the protocol and schedule (`atari`), device, envs, logging."""
+
+    atari: AtariConfig = field(default_factory=AtariConfig)
+    """The protocol, networks and training schedule, step budgets included (the paper's defaults)."""
+    device: str = "cpu"
+    """Torch device of the networks, replay and updates: cpu, cuda, cuda:N, mps."""
+    num_envs: int = 8
+    """Games stepped together in one vector env."""
+    backend: Literal["ale", "gymnasium"] = "ale"
+    """ale (ale-py's C++ vector env) | gymnasium (AtariPreprocessing wrappers; needs OpenCV)."""
+    compile: bool = False
+    """torch.compile the update step (augment, targets, losses, optimiser step: `atari.update_step`); the
+    first updates are slow while it compiles. Needs a working backend (on a CPU, a C++ compiler)."""
+    compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = "default"
+    """torch.compile mode; reduce-overhead replays the compiled update step as CUDA graphs on CUDA."""
+    threads: int | None = None
+    """torch CPU threads while a phase runs (None: torch's default)."""
+    log_every: int = 10_000
+    """Env steps between rows of metrics.csv (and TensorBoard points)."""
+    checkpoint_every: int = 100_000
+    """Env steps between checkpoints when a run directory is given (and always at the end of a phase)."""
+    save_replay: bool = False
+    """Put the replay in checkpoints (GBs at Atari scale); a resumed phase then updates at once instead of
+    first refilling `min_replay_size` transitions."""
+    tensorboard: bool = True
+    """Also write the metrics as TensorBoard scalars (run_dir/tensorboard) when tensorboard is installed."""
+    progress: bool = True
+    """Show a tqdm progress bar (env steps, with env-steps/s and updates/s)."""
+
+    def __post_init__(self) -> None:
+        parse_device(self.device)  # whether this machine has it is checked where a run starts
+        for name in ("num_envs", "log_every", "checkpoint_every"):
+            check_int(name, getattr(self, name))
+        check_int("threads", self.threads, default="torch's default")
+        if self.compile_mode not in COMPILE_MODES:
+            raise ValueError(f"unknown compile_mode {self.compile_mode!r}; valid: {', '.join(COMPILE_MODES)}")
 
 
 def field_docs() -> dict[str, str]:
