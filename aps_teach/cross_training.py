@@ -137,5 +137,5 @@ def run_cross_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
         return run_gridworld_rows(spec, budget)
     data_method, learner_method = parse_pair(spec.method)
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    result = run_cross(data_method, learner_method, spec.level, seed=spec.seed, config=config, **budget)
+    result = run_cross(data_method, learner_method, spec.env, seed=spec.seed, config=config, **budget)
     return result_rows(spec, budget, config, result)

@@ -247,7 +247,7 @@ def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,
     """A run as sweep rows, one per evaluation along `result.adaptation`: phase zero_shot (0 fine-tuning
     steps), adapting (on the way), finetuned (the whole fine-tuning budget)."""
     shared = {
-        "method": spec.method, "level": spec.level, "seed": spec.seed,
+        "method": spec.method, "level": spec.env, "seed": spec.seed,
         "overrides": json.dumps(spec.overrides) if spec.overrides else "",
         "state_coverage": result.state_coverage, "states_visited": result.states_visited,
         "keys_picked": result.keys_picked, "target_reached": result.target_reached,
@@ -262,7 +262,7 @@ def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,
 def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
     """One gridworld run (the full pipeline) as `result_rows`."""
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    result = run_gridworld(spec.method, spec.level, seed=spec.seed, config=config, **budget)
+    result = run_gridworld(spec.method, spec.env, seed=spec.seed, config=config, **budget)
     return result_rows(spec, budget, config, result)
 
 

@@ -121,24 +121,24 @@ def level_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     pretrain_steps, config = _split(spec, grid.train)
     start = time.perf_counter()
     if spec.method == "dqn":
-        learner, log = new_learner("dqn", spec.level, spec.seed, config), None
+        learner, log = new_learner("dqn", spec.env, spec.seed, config), None
     else:
-        learner, log = pretrain(spec.method, spec.level, pretrain_steps, spec.seed, config)
-    shared = {"method": spec.method, "level": spec.level, "seed": spec.seed, "pretrain_steps": pretrain_steps,
+        learner, log = pretrain(spec.method, spec.env, pretrain_steps, spec.seed, config)
+    shared = {"method": spec.method, "level": spec.env, "seed": spec.seed, "pretrain_steps": pretrain_steps,
               "feature_dim": config.agent.feature_dim, "gamma": config.agent.gamma,
               "finetune_epsilon_start": config.finetune_epsilon_start, "phi_spread": math.nan,
               "dead_units": math.nan}
     if learner.phi is not None:
-        layout = gridworld.resolve_level(spec.level)
-        shared.update(phi_spread=feature_spread(learner, layout), dead_units=dead_units(learner, spec.level))
+        layout = gridworld.resolve_level(spec.env)
+        shared.update(phi_spread=feature_spread(learner, layout), dead_units=dead_units(learner, spec.env))
     rows = []
     if learner.config.task_conditioned:
         for steps in grid.identify_steps[:-1]:
-            w = identify_task(learner, spec.level, steps, spec.seed, config)
-            zero = evaluate(learner, spec.level, w, grid.eval_episodes, spec.seed, config)
+            w = identify_task(learner, spec.env, steps, spec.seed, config)
+            zero = evaluate(learner, spec.env, w, grid.eval_episodes, spec.seed, config)
             rows.append({"phase": "zero_shot", "identify_steps": steps, "finetune_steps": 0,
                          "success_rate": zero.success_rate, "return": zero.mean_return})
-    result = adapt_and_score(learner, spec.method, spec.level, seed=spec.seed, pretrain_log=log, start=start,
+    result = adapt_and_score(learner, spec.method, spec.env, seed=spec.seed, pretrain_log=log, start=start,
                              finetune_steps=grid.finetune_steps, identify_steps=grid.identify_steps[-1],
                              eval_episodes=grid.eval_episodes, config=config)
     last = len(result.adaptation) - 1
@@ -155,7 +155,7 @@ def level_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
 def transfer_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     """One study run on a maze: `run_transfer` of one seed, a row per task."""
     pretrain_steps, config = _split(spec, grid.train)
-    report = run_transfer(spec.method, spec.level, seeds=[spec.seed], num_tasks=grid.transfer_tasks,
+    report = run_transfer(spec.method, spec.env, seeds=[spec.seed], num_tasks=grid.transfer_tasks,
                           pretrain_steps=pretrain_steps, identify_steps=grid.identify_steps[-1],
                           eval_episodes=grid.transfer_episodes, config=config)
     swept = {"feature_dim": config.agent.feature_dim, "gamma": config.agent.gamma}

@@ -51,10 +51,11 @@ PARENT_CHECK_SECONDS = 0.5
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run of a sweep: a method on a level with a seed, plus ablation overrides."""
+    """One run of a sweep: a method in an environment with a seed, plus ablation overrides."""
 
     method: str
-    level: str
+    env: str
+    """The environment's name: a gridworld level or maze, or an Atari game."""
     seed: int
     overrides: tuple[tuple[str, Any], ...] = ()
     """(config field, value) pairs, e.g. (("agent.k", 5),); dotted names reach nested configs."""
@@ -66,8 +67,8 @@ class RunSpec:
 
     @property
     def key(self) -> str:
-        """A stable name for the run, unique within a sweep: method-level-seed[-overrides hash]."""
-        key = f"{self.method}-{self.level}-seed{self.seed}"
+        """A stable name for the run, unique within a sweep: method-env-seed[-overrides hash]."""
+        key = f"{self.method}-{self.env}-seed{self.seed}"
         if self.overrides:
             key += "-" + hashlib.sha256(json.dumps(self.overrides).encode()).hexdigest()[:8]
         return key

@@ -322,11 +322,11 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
 
 
 def run_transfer_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
-    """A sweep run (`sweeps.run_sweep`): `run_transfer` of spec.method on the maze spec.level with the one
+    """A sweep run (`sweeps.run_sweep`): `run_transfer` of spec.method on the maze spec.env with the one
     seed spec.seed and the spec's overrides applied to `TrainConfig(progress=False)`; its rows, overrides
     added.
     `budget` holds run_transfer's keyword arguments (num_tasks, pretrain_steps, ...)."""
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    report = run_transfer(spec.method, spec.level, seeds=[spec.seed], config=config, **budget)
+    report = run_transfer(spec.method, spec.env, seeds=[spec.seed], config=config, **budget)
     overrides = json.dumps(spec.overrides) if spec.overrides else ""
     return [{**row, "overrides": overrides} for row in report.rows]

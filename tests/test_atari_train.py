@@ -17,7 +17,7 @@ from aps_teach.atari.envs import AtariEnvs
 from aps_teach.atari.runs import run, start_run_dir
 from aps_teach.atari.train import augment_batch, load_learner, pretrain
 
-TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3, knn_k=3,
+TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3, k=3,
                    pretrain_steps=200, finetune_steps=100, min_replay_size=64, update_period=4,
                    task_id_steps=200, eval_steps=400, max_frames_per_episode=800, epsilon_decay_steps=100)
 """Small networks; 800-frame games (200 agent steps) so that evaluation finishes games."""
@@ -246,7 +246,7 @@ def test_cli_pretrain_finetune_evaluate_give_the_library_numbers(pipeline, tmp_p
     options = ["--out", str(tmp_path), "--game", "PONG", "--seed", "0", "--num-envs", "2",
                "--log-every", "50", "--checkpoint-every", "100", "--no-progress", "--threads", "1",
                "--atari.conv-channels", "8", "8", "8", "--atari.psi-hidden", "32", "--atari.phi-hidden", "32",
-               "--atari.batch-size", "8", "--atari.n-step", "3", "--atari.knn-k", "3",
+               "--atari.batch-size", "8", "--atari.n-step", "3", "--atari.k", "3",
                "--atari.pretrain-steps", "200",
                "--atari.finetune-steps", "100", "--atari.min-replay-size", "64", "--atari.update-period", "4",
                "--atari.task-id-steps", "200", "--atari.eval-steps", "400",

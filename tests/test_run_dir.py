@@ -300,7 +300,7 @@ def test_atari_run_directory_shares_the_rules(tmp_path, capsys):
     options = ["--out", str(out), "--game", "pong", "--method", "apt", "--seed", "3", "--num-envs", "2",
                "--no-progress", "--threads", "1", "--atari.conv-channels", "8", "8", "8",
                "--atari.psi-hidden", "32", "--atari.phi-hidden", "32", "--atari.batch-size", "8",
-               "--atari.n-step", "3", "--atari.knn-k", "3",
+               "--atari.n-step", "3", "--atari.k", "3",
                "--atari.pretrain-steps", "4", "--atari.min-replay-size", "64", "--atari.eval-steps", "400",
                "--atari.max-frames-per-episode", "800"]
     assert main(["atari", "pretrain", *options]) == 0

@@ -74,7 +74,7 @@ def run_one(spec: RunSpec, config: AtariTrainConfig, out: str) -> list[dict]:
     (zero-shot, if the method has one, then fine-tuned)."""
     directory = run_dir(out, spec)
     if not (directory / "scores.csv").exists():
-        run(spec.level, spec.method, spec.seed, config, out=directory,
+        run(spec.env, spec.method, spec.seed, config, out=directory,
             resume=(directory / "config.json").exists())
     rows = read_rows(directory / "scores.csv")
     return [row for phase in ("pretrain", "finetune")

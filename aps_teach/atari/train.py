@@ -9,7 +9,7 @@ every observation is augmented (random shift, then intensity; `augment_batch`).
 
 Steps count env steps: one step of the vector env is `num_envs` steps, the one autoreset step after
 each game included. Pretraining draws a fresh w on the unit sphere for every game every
-`task_resample_period` vector steps; its replay has no reward column. Fine-tuning acts under the
+`task_resample_every` vector steps; its replay has no reward column. Fine-tuning acts under the
 identified w with task rewards clipped to +-`reward_clip`; epsilon decays linearly from
 `epsilon_start` to `epsilon_end` over `epsilon_decay_steps` in each phase.
 
@@ -74,7 +74,7 @@ class EvalResult:
     returns: list[float]
     env_steps: int
     gpi: bool = False
-    """Whether the actions were GPI's: max over {w} + `gpi_policies` fresh tasks, each scored under w."""
+    """Whether the actions were GPI's: max over {w} + `gpi_samples` fresh tasks, each scored under w."""
 
 
 def augment_batch(batch: dict[str, torch.Tensor], atari: AtariConfig, generator: torch.Generator,
@@ -208,7 +208,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
     with (torch_threads(config.threads), contextlib.closing(envs), contextlib.closing(bar),
           contextlib.closing(metrics)):
         while env_steps < steps:
-            if task_w is None and (w is None or (env_steps // n) % atari.task_resample_period == 0):
+            if task_w is None and (w is None or (env_steps // n) % atari.task_resample_every == 0):
                 w = (sample_tasks(n, atari.feature_dim, gen) if learner.config.task_conditioned
                      else learner.default_task(n)).to(device)
             eps = linear_schedule(atari.epsilon_start, atari.epsilon_end, atari.epsilon_decay_steps,
@@ -308,7 +308,7 @@ def finetune(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
              config: AtariTrainConfig | None = None, *, run_dir: str | os.PathLike | None = None,
              resume: bool = False) -> PhaseLog:
     """Train psi on `game`'s clipped reward with w fixed for `atari.finetune_steps` env steps (phi and f
-    frozen, pretrained weights carried over, a fresh Adam at `lr_finetune`). `w=None`: the learner's fixed
+    frozen, pretrained weights carried over, a fresh Adam at `finetune_lr`). `w=None`: the learner's fixed
     task (apt, dqn). Same metrics, checkpoints and resume as `pretrain`."""
     config = config or AtariTrainConfig()
     game = check_game(game)
@@ -327,7 +327,7 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
     """Play `atari.eval_steps` env steps of whole games (no life-loss terminals, raw scores) with
     `eval_epsilon`-greedy actions under w; score the games that finished within the budget.
 
-    `w=None`: the learner's fixed task (apt, dqn). GPI over {w} + `gpi_policies` fresh tasks applies by
+    `w=None`: the learner's fixed task (apt, dqn). GPI over {w} + `gpi_samples` fresh tasks applies by
     default to task-conditioned learners that have not been fine-tuned (as in `aps_teach.train.evaluate`).
     """
     config = config or AtariTrainConfig()
@@ -358,7 +358,7 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
 def evaluate_zero_shot(learner: AtariLearner, game: str, w: torch.Tensor, seed: int,
                        config: AtariTrainConfig | None = None) -> EvalResult:
     """The paper's zero-shot score: the pretrained learner, not fine-tuned, acting on `game` under the
-    identified w with GPI over {w} + `gpi_policies` fresh tasks (`evaluate(gpi=True)`); visr and aps."""
+    identified w with GPI over {w} + `gpi_samples` fresh tasks (`evaluate(gpi=True)`); visr and aps."""
     if not learner.config.task_conditioned:
         raise ValueError(f"method {learner.config.method!r} has no task vector: no zero-shot score")
     if learner.phase != "pretrain":
