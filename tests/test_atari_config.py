@@ -2,13 +2,13 @@
 and a clear error for every bad value."""
 
 import re
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
 
 from aps_teach.agents import AgentConfig
-from aps_teach.atari.agent import agent_config
+from aps_teach.atari.agent import AtariLearner, agent_config
 from aps_teach.atari.config import AtariConfig, field_docs, learner_fields, sources_table
 from aps_teach.cli import main
 
@@ -126,3 +126,11 @@ def test_the_atari_command_line_offers_the_learners_ablations(capsys):
                  "--atari.knn-exponent", "--atari.bootstrap-through-termination",
                  "--atari.contrastive-temperature"):
         assert f"{flag} " in shown or f"{flag}\n" in shown or f"{flag}," in shown, flag
+
+
+def test_an_atari_ablation_reaches_the_learners_networks():
+    small = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, k=3)
+    assert AtariLearner(small, "aps", 6, seed=0).rep is None  # Eq. 10: the kNN on phi
+    separate = AtariLearner(replace(small, shared_encoder=False), "aps", 6, seed=0)
+    assert type(separate.rep).__name__ == "AtariFeatureNet" and separate.phi is not None
+    assert AtariLearner(replace(small, knn_normalise=False), "aps", 6, seed=0).normaliser is None
