@@ -11,14 +11,13 @@ from functools import partial
 from pathlib import Path
 
 import gridworld
-from aps_teach.agents import METHODS, AgentConfig, Learner
-from aps_teach.checks import check_seed
+from aps_teach.agents import METHODS, AgentConfig, Learner, check_method
+from aps_teach.checks import check_int, check_seed
 from aps_teach.files import write_text_atomic
 from aps_teach.run_dir import RUN_FILES, RunDir
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
-    check_workers,
     config_hash,
     default_sweep_dir,
     grid,
@@ -33,7 +32,6 @@ from aps_teach.train import (
     TrainConfig,
     check_identity,
     check_memory,
-    check_steps,
     evaluate,
     finetune,
     identify_task,
@@ -95,10 +93,10 @@ def check_run(level: str, budget: dict[str, int], config: TrainConfig | None = N
     fit in free memory: everything a run can be refused for, before it writes anything."""
     if level not in gridworld.ENV_IDS:
         raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(gridworld.ENV_IDS)}")
-    if method is not None and method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
+    if method is not None:
+        check_method(method)
     for name, steps in budget.items():
-        check_steps(name, steps)
+        check_int(name, steps)
     if seed is not None:
         check_seed(seed)
     if config is not None:
@@ -252,7 +250,7 @@ def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,
     """A run as sweep rows, one per evaluation along `result.adaptation`: phase zero_shot (0 fine-tuning
     steps), adapting (on the way), finetuned (the whole fine-tuning budget)."""
     shared = {
-        "method": spec.method, "level": spec.level, "seed": spec.seed,
+        "method": spec.method, "level": spec.env, "seed": spec.seed,
         "overrides": json.dumps(spec.overrides) if spec.overrides else "",
         "state_coverage": result.state_coverage, "states_visited": result.states_visited,
         "keys_picked": result.keys_picked, "target_reached": result.target_reached,
@@ -267,7 +265,7 @@ def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,
 def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
     """One gridworld run (the full pipeline) as `result_rows`."""
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    result = run_gridworld(spec.method, spec.level, seed=spec.seed, config=config, **budget)
+    result = run_gridworld(spec.method, spec.env, seed=spec.seed, config=config, **budget)
     return result_rows(spec, budget, config, result)
 
 
@@ -294,7 +292,7 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
         raise ValueError(f"num_seeds must be >= 1, got {num_seeds}")
     if executor is not None and workers is not None:
         raise ValueError("give workers (local processes) or an executor, not both")
-    check_workers(workers)
+    check_int("workers", workers, default="one per core")
     config = figure4_config(budget)
     for method in methods:
         for level in levels:

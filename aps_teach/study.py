@@ -29,6 +29,7 @@ from functools import partial
 from pathlib import Path
 
 import gridworld
+from aps_teach.checks import check_int
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
@@ -40,7 +41,6 @@ from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
     check_results,
-    check_workers,
     config_hash,
     default_sweep_config,
     local_executor,
@@ -123,24 +123,24 @@ def level_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     pretrain_steps, config = _split(spec, grid.train)
     start = time.perf_counter()
     if spec.method == "dqn":
-        learner, log = new_learner("dqn", spec.level, spec.seed, config), None
+        learner, log = new_learner("dqn", spec.env, spec.seed, config), None
     else:
-        learner, log = pretrain(spec.method, spec.level, pretrain_steps, spec.seed, config)
-    shared = {"method": spec.method, "level": spec.level, "seed": spec.seed, "pretrain_steps": pretrain_steps,
+        learner, log = pretrain(spec.method, spec.env, pretrain_steps, spec.seed, config)
+    shared = {"method": spec.method, "level": spec.env, "seed": spec.seed, "pretrain_steps": pretrain_steps,
               "feature_dim": config.agent.feature_dim, "gamma": config.agent.gamma,
               "finetune_epsilon_start": config.finetune_epsilon_start, "phi_spread": math.nan,
               "dead_units": math.nan}
     if learner.phi is not None:
-        layout = gridworld.resolve_level(spec.level)
-        shared.update(phi_spread=feature_spread(learner, layout), dead_units=dead_units(learner, spec.level))
+        layout = gridworld.resolve_level(spec.env)
+        shared.update(phi_spread=feature_spread(learner, layout), dead_units=dead_units(learner, spec.env))
     rows = []
     if learner.config.task_conditioned:
         for steps in grid.identify_steps[:-1]:
-            w = identify_task(learner, spec.level, steps, spec.seed, config)
-            zero = evaluate(learner, spec.level, w, grid.eval_episodes, spec.seed, config)
+            w = identify_task(learner, spec.env, steps, spec.seed, config)
+            zero = evaluate(learner, spec.env, w, grid.eval_episodes, spec.seed, config)
             rows.append({"phase": "zero_shot", "identify_steps": steps, "finetune_steps": 0,
                          "success_rate": zero.success_rate, "return": zero.mean_return})
-    result = adapt_and_score(learner, spec.method, spec.level, seed=spec.seed, pretrain_log=log, start=start,
+    result = adapt_and_score(learner, spec.method, spec.env, seed=spec.seed, pretrain_log=log, start=start,
                              finetune_steps=grid.finetune_steps, identify_steps=grid.identify_steps[-1],
                              eval_episodes=grid.eval_episodes, config=config)
     last = len(result.adaptation) - 1
@@ -157,7 +157,7 @@ def level_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
 def transfer_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     """One study run on a maze: `run_transfer` of one seed, a row per task."""
     pretrain_steps, config = _split(spec, grid.train)
-    report = run_transfer(spec.method, spec.level, seeds=[spec.seed], num_tasks=grid.transfer_tasks,
+    report = run_transfer(spec.method, spec.env, seeds=[spec.seed], num_tasks=grid.transfer_tasks,
                           pretrain_steps=pretrain_steps, identify_steps=grid.identify_steps[-1],
                           eval_episodes=grid.transfer_episodes, config=config)
     swept = {"feature_dim": config.agent.feature_dim, "gamma": config.agent.gamma}
@@ -181,7 +181,7 @@ def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = Non
               (grid.transfer_specs(), partial(transfer_rows, grid=grid), out / "study_transfer.csv")]
     for _, run, results in sweeps:  # both refused or both run: study_grid.json describes both files
         check_results(results, default_sweep_config(run))
-    check_workers(workers)
+    check_int("workers", workers, default="one per core")
     write_text_atomic(out / "study_grid.json", json.dumps(asdict(grid), indent=2, default=str))
     executor = local_executor(workers)
     try:

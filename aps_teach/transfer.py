@@ -42,16 +42,19 @@ import torch
 from tqdm.auto import tqdm
 
 import gridworld
-from aps_teach.agents import METHODS, Learner
+from aps_teach.agents import Learner
+from aps_teach.agents import check_method as check_known_method
 from aps_teach.cell_maps import cell_states, value_map
+from aps_teach.checks import check_int
 from aps_teach.env_batch import EnvSource, LevelSpec
 from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.files import write_csv_atomic
 from aps_teach.rollouts import Rollout, greedy_rollout, state_observations
+from aps_teach.seeds import task_seed
 from aps_teach.stats import mean_with_ci
 from aps_teach.sweeps import RunSpec, config_hash, read_rows, with_overrides
 from aps_teach.tasks import infer_task, sample_tasks
-from aps_teach.train import TrainConfig, check_steps, evaluate, pretrain, task_data
+from aps_teach.train import TrainConfig, evaluate, pretrain, task_data
 from gridworld.layout import Layout
 from gridworld.reward_maps import (
     as_reward_map,
@@ -69,11 +72,10 @@ DEFAULT_BOX_SIZE = 3
 
 def check_method(method: str) -> None:
     """Raise ValueError unless `method` infers a task vector (visr, aps)."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid methods for transfer: visr, aps")
     if method in ("apt", "dqn"):
         raise ValueError(f"method {method!r} has no task vector w to infer from the reward, so it cannot "
                          "transfer zero-shot; valid methods for transfer: visr, aps")
+    check_known_method(method, ("visr", "aps"), "for transfer")
 
 
 def maze_layout(maze: str | Sequence[str]) -> Layout:
@@ -90,11 +92,6 @@ def maze_layout(maze: str | Sequence[str]) -> Layout:
 def maze_env(maze: str | Sequence[str], reward_map: np.ndarray, horizon: int) -> LevelSpec:
     """The maze with `reward_map` and a `horizon`-step time limit, for either engine."""
     return LevelSpec(maze if isinstance(maze, str) else tuple(maze), reward_map, horizon)
-
-
-def task_seed(seed: int, task: int) -> int:
-    """The seed of task `task` under run seed `seed`: the first word of SeedSequence([seed, task])."""
-    return int(np.random.SeedSequence([seed, task]).generate_state(1)[0])
 
 
 def task_references(layout: Layout, reward_map: np.ndarray, horizon: int) -> tuple[float, float]:
@@ -286,7 +283,7 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
     budget = {"pretrain_steps": pretrain_steps, "identify_steps": identify_steps,
               "eval_episodes": eval_episodes, "num_tasks": num_tasks, "horizon": horizon}
     for name, value in budget.items():
-        check_steps(name, value)
+        check_int(name, value)
     tasks = _draw_tasks(layout, seeds, num_tasks, num_boxes, box_size, horizon)
     config = config or TrainConfig()
     config = replace(config, agent=replace(config.agent, method=method))
@@ -317,11 +314,11 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
 
 
 def run_transfer_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
-    """A sweep run (`sweeps.run_sweep`): `run_transfer` of spec.method on the maze spec.level with the one
+    """A sweep run (`sweeps.run_sweep`): `run_transfer` of spec.method on the maze spec.env with the one
     seed spec.seed and the spec's overrides applied to `TrainConfig(progress=False)`; its rows, overrides
     added.
     `budget` holds run_transfer's keyword arguments (num_tasks, pretrain_steps, ...)."""
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    report = run_transfer(spec.method, spec.level, seeds=[spec.seed], config=config, **budget)
+    report = run_transfer(spec.method, spec.env, seeds=[spec.seed], config=config, **budget)
     overrides = json.dumps(spec.overrides) if spec.overrides else ""
     return [{**row, "overrides": overrides} for row in report.rows]

@@ -57,7 +57,7 @@ def test_the_overview_draws_the_reward_terms_of_the_pretrained_learner(tmp_path)
 
 def test_the_main_job_refuses_bad_input_before_writing(tmp_path, capsys):
     assert main(["--out", str(tmp_path / "run"), "--pretrain-steps", "0"]) == 2
-    assert "pretrain_steps must be a positive integer" in capsys.readouterr().err
+    assert "pretrain_steps must be an integer >= 1" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
     with pytest.raises(SystemExit):
         main(["--method", "dqn"])

@@ -28,7 +28,7 @@ def fake_run(spec: RunSpec) -> list[dict]:
     """Stands in for a training run: deterministic numbers from the spec, and a record of the call."""
     with _lock:
         CALLS.append(spec.key)
-    base = {"method": spec.method, "level": spec.level, "seed": spec.seed}
+    base = {"method": spec.method, "level": spec.env, "seed": spec.seed}
     return [{**base, "phase": "zero_shot", "success_rate": (spec.seed % 3) / 4},
             {**base, "phase": "finetuned", "success_rate": (spec.seed % 3) / 2}]
 
@@ -56,7 +56,7 @@ def test_sweep_writes_two_rows_per_run_then_resumes_without_redoing_them(tmp_pat
     assert {"run_key", "method", "level", "seed", "phase", "success_rate", "run_seconds",
             "package_version"} <= set(rows[0])
     assert {(r["method"], r["level"], r["seed"], r["phase"]) for r in rows} == {
-        (s.method, s.level, str(s.seed), phase) for s in specs for phase in ("zero_shot", "finetuned")}
+        (s.method, s.env, str(s.seed), phase) for s in specs for phase in ("zero_shot", "finetuned")}
     CALLS.clear()
     again = run_sweep(specs, fake_run, results, executor=threads, progress=False)
     assert CALLS == [] and again.completed == [] and sorted(again.skipped) == sorted(s.key for s in specs)

@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import gridworld  # noqa: E402
-from aps_teach import cell_maps, study_plots, transfer  # noqa: E402
+from aps_teach import cell_maps, seeds, study_plots, transfer  # noqa: E402
 from aps_teach.agents import AgentConfig  # noqa: E402
 from aps_teach.stats import mean_with_ci  # noqa: E402
 from aps_teach.sweeps import RunSpec, read_rows  # noqa: E402
@@ -186,7 +186,7 @@ def test_benchmark_writes_rows_scored_by_the_exact_references_and_a_figure_repro
             "config_hash"} <= set(rows[0])
     for task, row in enumerate(rows):
         assert (row["method"], row["maze"], row["seed"], row["task"]) == ("aps", "open10", "3", str(task))
-        reward_map = gridworld.random_box_reward_map(OPEN, 2, 3, seed=transfer.task_seed(3, task))
+        reward_map = gridworld.random_box_reward_map(OPEN, 2, 3, seed=seeds.task_seed(3, task))
         opt, rand = exact(OPEN, reward_map)
         assert (float(row["optimal_return"]), float(row["random_return"])) == pytest.approx((opt, rand))
         assert float(row["normalised_score"]) == pytest.approx((float(row["return"]) - rand) / (opt - rand))
@@ -226,8 +226,8 @@ def test_plot_transfer_bars_are_the_group_means():
     ({"method": "diayn"}, "unknown method 'diayn'; valid methods for transfer: visr, aps"),
     ({"maze": "easy"}, "unknown maze 'easy'; valid mazes: open10, fourroom"),
     ({"maze": LINE}, "built-in maze name"),
-    ({"num_tasks": 0}, "num_tasks must be a positive integer"),
-    ({"eval_episodes": -1}, "eval_episodes must be a positive integer"),
+    ({"num_tasks": 0}, "num_tasks must be an integer >= 1"),
+    ({"eval_episodes": -1}, "eval_episodes must be an integer >= 1"),
     ({"seeds": []}, "at least one seed"),
     ({"num_boxes": 0}, "need num_boxes >= 1"),
     ({"num_boxes": 1, "box_size": 12}, "every policy earns the same"),

@@ -1,4 +1,4 @@
-"""Atari sweeps: games x methods x seeds, each run the whole pipeline (`aps_teach.atari.train.run`) in its own
+"""Atari sweeps: games x methods x seeds, each run the whole pipeline (`aps_teach.atari.runs.run`) in its own
 directory, through `aps_teach.sweeps.run_sweep` on any executor (`aps_teach.executors.make_executor`).
 
     OUT/scores.csv                       per finished run its rows (`score_row` + run_key, run_seconds,
@@ -33,9 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
+from aps_teach.agents import check_method
+from aps_teach.atari.config import AtariTrainConfig
 from aps_teach.atari.envs import check_game
+from aps_teach.atari.runs import run
 from aps_teach.atari.scores import ATARI_26, aggregates
-from aps_teach.atari.train import AtariTrainConfig, check_method, run
 from aps_teach.executors import make_executor, visible_gpus
 from aps_teach.files import write_csv_atomic
 from aps_teach.sweeps import RunSpec, SweepReport, read_rows, run_sweep
@@ -89,7 +91,7 @@ def run_one(spec: RunSpec, config: AtariTrainConfig, out: str) -> list[dict]:
     (zero-shot, if the method has one, then fine-tuned)."""
     directory = run_dir(out, spec)
     if not (directory / "scores.csv").exists():
-        run(spec.level, spec.method, spec.seed, config, out=directory,
+        run(spec.env, spec.method, spec.seed, config, out=directory,
             resume=(directory / "config.json").exists())
     rows = read_rows(directory / "scores.csv")
     return [row for phase in ("pretrain", "finetune")
