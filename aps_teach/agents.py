@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -43,6 +44,14 @@ METHODS = ("visr", "apt", "aps", "dqn")
 SF_LOSSES = ("vector", "scalar")
 NSTEP_REWARDS = ("last", "sum")
 Method = Literal["visr", "apt", "aps", "dqn"]
+
+
+def check_method(method: str, valid: Sequence[str] = METHODS, purpose: str = "") -> None:
+    """ValueError naming the `valid` methods (default: all of `METHODS`) unless `method` is one of them;
+    `purpose` says what they are valid for (e.g. 'for transfer')."""
+    if method not in valid:
+        raise ValueError(f"unknown method {method!r}; valid methods{' ' + purpose if purpose else ''}: "
+                         f"{', '.join(valid)}")
 
 
 @dataclass
@@ -114,8 +123,7 @@ class AgentConfig:
     """Temperature of the InfoNCE loss training f (apt, aps without shared encoder)."""
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"unknown method {self.method!r}; valid methods: {', '.join(METHODS)}")
+        check_method(self.method)
         if self.representation not in ("contrastive", "observation"):
             raise ValueError(f"unknown representation {self.representation!r}; "
                              "valid: contrastive, observation")

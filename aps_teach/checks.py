@@ -6,10 +6,14 @@ import math
 from typing import Any
 
 
-def check_int(name: str, value: Any, minimum: int = 1) -> None:
-    """`value` is an integer (not a bool) >= `minimum`."""
+def check_int(name: str, value: Any, minimum: int = 1, *, default: str | None = None) -> None:
+    """`value` is an integer (not a bool) >= `minimum`; with `default` (what not giving it means, e.g. 'one
+    per core'), None is valid too."""
+    if value is None and default is not None:
+        return
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        alternative = f" (or not given: {default})" if default is not None else ""
+        raise ValueError(f"{name} must be an integer >= {minimum}{alternative}, got {value!r}")
 
 
 def check_seed(seed: Any, name: str = "seed") -> None:

@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tyro
 
 from aps_teach.cli_errors import check_command, config_errors, pop_debug, run_cli
 from aps_teach.run_dir import resume_command, resume_hint_on_interrupt
+
+if TYPE_CHECKING:
+    from aps_teach.quickstart import QuickstartConfig, QuickstartResult
 
 COMMANDS = {
     "demo": "a random policy on both gridworlds: statistics and a picture",
@@ -90,7 +95,33 @@ def main(argv: list[str] | None = None) -> int:
         with config_errors():
             config = tyro.cli(QuickstartConfig, args=argv, prog="aps-teach",
                               description=f"{commands_help()}\n\n{QuickstartConfig.__doc__}")
-        run_quickstart(config)
+        show_quickstart(config, run_quickstart(config))
         return 0
 
     return run_cli("aps-teach", quickstart, debug=debug)
+
+
+def show_quickstart(config: QuickstartConfig, run: QuickstartResult) -> None:
+    """Draw a `quickstart.run_quickstart` result to OUT/overview.png and print its summary."""
+    import matplotlib
+
+    if matplotlib.get_backend().lower() not in {"agg", "module://matplotlib_inline.backend_inline"}:
+        matplotlib.use("Agg")  # a command line draws to a file, never to a window
+    import gridworld
+    from aps_teach.cell_maps import overview_maps
+    from aps_teach.plots import plot_run_overview, save_figure
+
+    result, snapshot, out = run.result, run.snapshot, Path(config.out)
+    layout = gridworld.resolve_level(config.level)
+    figure = out / "overview.png"
+    title = (f"{config.method} on the {config.level} level, seed {config.seed}: "
+             f"{config.pretrain_steps:,} reward-free steps, then {config.finetune_steps:,} on the task")
+    maps = overview_maps(snapshot.learner, layout, snapshot.particles, run.w)
+    save_figure(plot_run_overview(layout, maps, config.method, run.zero_shot, run.finetuned,
+                                  result.adaptation, title), figure)
+    print(f"{config.method} on {config.level}, seed {config.seed}: pretraining "
+          f"{result.pretrain_seconds:.0f} s, coverage {result.state_coverage:.2f}, target reached: "
+          f"{result.target_reached}")
+    print(f"zero-shot success {result.zero_shot_success:.2f} (identified w, GPI) -> fine-tuned "
+          f"{result.finetuned_success:.2f}; {result.wall_seconds:.0f} s in all")
+    print(f"wrote {out}/ (checkpoints, metrics, summary.json) and {figure}")

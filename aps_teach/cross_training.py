@@ -22,7 +22,6 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-import numpy as np
 import torch
 
 from aps_teach.agents import Learner
@@ -38,6 +37,7 @@ from aps_teach.experiments import (
     run_gridworld_rows,
 )
 from aps_teach.replay import NStepReplay
+from aps_teach.seeds import shadow_generator
 from aps_teach.sweeps import RunSpec, with_overrides
 from aps_teach.tasks import sample_tasks
 from aps_teach.train import (
@@ -53,8 +53,6 @@ PRETRAINED_METHODS = ("visr", "apt", "aps")
 """The methods with a reward-free pretraining phase: X and Y are drawn from these."""
 ARROW = "->"
 """Separator of a pair's name, e.g. "apt->aps" (Y = aps trained on the data of X = apt)."""
-_SHADOW_STREAM = 5
-"""Extra entropy word of Y's sampling generator, distinct from the phases of `train.PHASES`."""
 
 
 def check_pair(data_method: str, learner_method: str) -> None:
@@ -91,12 +89,6 @@ def train_on_replay(learner: Learner, replay: NStepReplay, updates: int, data_co
     for _ in range(updates):
         batch = replay.sample(cfg.batch_size, cfg.n_step, generator)
         learner.update(batch._replace(w=task_labels(batch.w, data_conditioned, learner, generator)))
-
-
-def shadow_generator(seed: int) -> torch.Generator:
-    """Y's sampling generator, derived from the run's seed and kept apart from X's streams."""
-    word = np.random.SeedSequence([seed, _SHADOW_STREAM]).generate_state(1, dtype=np.uint64)[0]
-    return torch.Generator().manual_seed(int(word))
 
 
 def pretrain_on_data_of(data_method: str, learner_method: str, env: EnvSource, steps: int, seed: int,
@@ -145,5 +137,5 @@ def run_cross_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
         return run_gridworld_rows(spec, budget)
     data_method, learner_method = parse_pair(spec.method)
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    result = run_cross(data_method, learner_method, spec.level, seed=spec.seed, config=config, **budget)
+    result = run_cross(data_method, learner_method, spec.env, seed=spec.seed, config=config, **budget)
     return result_rows(spec, budget, config, result)

@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from typing import Any, Literal
 
-from aps_teach.sweeps import LocalPool, check_workers, local_executor
+from aps_teach.checks import check_int
+from aps_teach.sweeps import LocalPool, local_executor
 
 ExecutorName = Literal["local", "ray"]
 EXECUTORS: tuple[str, ...] = ("local", "ray")
@@ -41,7 +42,7 @@ def make_executor(name: str = "local", *, workers: int | None = None, address: s
     if num_cpus <= 0 or num_gpus < 0 or max_retries < 0:
         raise ValueError(f"need num_cpus > 0, num_gpus >= 0, max_retries >= 0; got {num_cpus}, {num_gpus}, "
                          f"{max_retries}")
-    check_workers(workers)
+    check_int("workers", workers, default="one per core")
     if name == "local":
         if address is not None:
             raise ValueError("a Ray address is for the ray executor (--executor ray)")

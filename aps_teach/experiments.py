@@ -11,20 +11,17 @@ from functools import partial
 from pathlib import Path
 
 import gridworld
-from aps_teach.agents import METHODS, AgentConfig, Learner
-from aps_teach.checks import check_seed
+from aps_teach.agents import METHODS, AgentConfig, Learner, check_method
+from aps_teach.checks import check_int, check_seed
 from aps_teach.files import write_text_atomic
-from aps_teach.plots import plot_figure4, save_figure
 from aps_teach.run_dir import RUN_FILES, RunDir
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
-    check_workers,
     config_hash,
     default_sweep_dir,
     grid,
     local_executor,
-    read_rows,
     run_sweep,
     with_overrides,
 )
@@ -35,7 +32,6 @@ from aps_teach.train import (
     TrainConfig,
     check_identity,
     check_memory,
-    check_steps,
     evaluate,
     finetune,
     identify_task,
@@ -97,10 +93,10 @@ def check_run(level: str, budget: dict[str, int], config: TrainConfig | None = N
     fit in free memory: everything a run can be refused for, before it writes anything."""
     if level not in gridworld.ENV_IDS:
         raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(gridworld.ENV_IDS)}")
-    if method is not None and method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
+    if method is not None:
+        check_method(method)
     for name, steps in budget.items():
-        check_steps(name, steps)
+        check_int(name, steps)
     if seed is not None:
         check_seed(seed)
     if config is not None:
@@ -180,9 +176,14 @@ def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = D
 
 
 def run_record(method: str, level: str, seed: int, budget: dict[str, int], config: TrainConfig) -> dict:
-    """A gridworld run's config.json: what it is and every setting its numbers depend on."""
-    return {"method": method, "level": level, "seed": seed, **budget,
-            "train": asdict(with_method(config, method))}
+    """A gridworld run's config.json: what it is and every setting its numbers depend on. The method is the
+    training config's (`train.agent.method`, read back by `run_method`), held nowhere else."""
+    return {"level": level, "seed": seed, **budget, "train": asdict(with_method(config, method))}
+
+
+def run_method(saved: dict) -> str:
+    """The method of a run directory's config.json (`run_record`)."""
+    return saved["train"]["agent"]["method"]
 
 
 def claim_run(run: RunDir, record: dict, *, resume: bool, force: bool,
@@ -231,7 +232,7 @@ def load_run_learner(run: RunDir, phase: str, saved: dict) -> tuple[Learner, dic
     budget, training config."""
     path = run.checkpoint(phase)
     learner, meta = load_learner(path)
-    identity = {"phase": phase, "method": saved["method"], "art": level_art(saved["level"]),
+    identity = {"phase": phase, "method": run_method(saved), "art": level_art(saved["level"]),
                 "seed": saved["seed"], "config": saved["train"]}
     if f"{phase}_steps" in saved:
         identity["steps"] = saved[f"{phase}_steps"]
@@ -249,7 +250,7 @@ def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,
     """A run as sweep rows, one per evaluation along `result.adaptation`: phase zero_shot (0 fine-tuning
     steps), adapting (on the way), finetuned (the whole fine-tuning budget)."""
     shared = {
-        "method": spec.method, "level": spec.level, "seed": spec.seed,
+        "method": spec.method, "level": spec.env, "seed": spec.seed,
         "overrides": json.dumps(spec.overrides) if spec.overrides else "",
         "state_coverage": result.state_coverage, "states_visited": result.states_visited,
         "keys_picked": result.keys_picked, "target_reached": result.target_reached,
@@ -264,7 +265,7 @@ def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,
 def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
     """One gridworld run (the full pipeline) as `result_rows`."""
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    result = run_gridworld(spec.method, spec.level, seed=spec.seed, config=config, **budget)
+    result = run_gridworld(spec.method, spec.env, seed=spec.seed, config=config, **budget)
     return result_rows(spec, budget, config, result)
 
 
@@ -278,8 +279,8 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
                       workers: int | None = None, executor: Executor | None = None,
                       progress: bool = True) -> SweepReport:
     """Every method x level x seed 0..num_seeds-1, in parallel, into out_dir/figure4.csv (resumable; a file
-    of another budget or config is refused), then the Figure 4 plot of everything in it,
-    out_dir/figure4.png. `out_dir=None`: `default_sweep_dir("figure4", figure4_config(budget))`.
+    of another budget or config is refused); `study_plots.write_figure4` draws it (out_dir/figure4.png).
+    `out_dir=None`: `default_sweep_dir("figure4", figure4_config(budget))`.
 
     Runs on `executor` (e.g. `aps_teach.executors.make_executor("ray")`; left open) if given, else on
     `workers` local processes (default: one per core)."""
@@ -291,7 +292,7 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
         raise ValueError(f"num_seeds must be >= 1, got {num_seeds}")
     if executor is not None and workers is not None:
         raise ValueError("give workers (local processes) or an executor, not both")
-    check_workers(workers)
+    check_int("workers", workers, default="one per core")
     config = figure4_config(budget)
     for method in methods:
         for level in levels:
@@ -306,7 +307,4 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
     finally:
         if own is not None:
             own.shutdown()
-    rows = read_rows(results)
-    if rows:
-        save_figure(plot_figure4(rows, methods, levels), out_dir / "figure4.png")
     return report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -82,3 +83,8 @@ def _unreadable(path: str | os.PathLike, error: Exception) -> str:
         return f"not a checkpoint of tensors and plain data ({detail or 'unpickling failed'})"
     first = text.strip().splitlines()[0].split(". ")[0].strip() if text.strip() else ""
     return f"{type(error).__name__}: {first}" if first else f"{type(error).__name__} while reading it"
+
+
+def jsonable(value):
+    """`value` as it reads back from a JSON file (tuples become lists), to compare it with what was saved."""
+    return json.loads(json.dumps(value))

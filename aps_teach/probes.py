@@ -81,10 +81,10 @@ def probe_pretraining(method: str, level: str, *, seed: int, pretrain_steps: int
 
 
 def run_probe_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
-    """A sweep run (`sweeps.run_sweep`): the probe of spec.method on spec.level with the spec's overrides
+    """A sweep run (`sweeps.run_sweep`): the probe of spec.method on spec.env with the spec's overrides
     applied to `TrainConfig(progress=False)`, as one row."""
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    row = probe_pretraining(spec.method, spec.level, seed=spec.seed, config=config, **budget)
-    return [{"method": spec.method, "level": spec.level, "seed": spec.seed,
+    row = probe_pretraining(spec.method, spec.env, seed=spec.seed, config=config, **budget)
+    return [{"method": spec.method, "level": spec.env, "seed": spec.seed,
              "overrides": json.dumps(spec.overrides) if spec.overrides else "", **row,
              "config_hash": config_hash(budget, config)}]

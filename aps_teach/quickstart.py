@@ -1,10 +1,11 @@
 """`aps-teach`, with no arguments: APS on the easy level, start to finish, in about a minute on a laptop CPU.
 
 Pretrain reward-free (compiled engine), identify the task by least squares, evaluate zero-shot (GPI),
-fine-tune on the task reward with evaluations on the way, and draw one figure of what was learnt: the two
-terms of APS's intrinsic reward over the level, the value map with the greedy path, and success before
-and after fine-tuning (`plots.plot_run_overview`). OUT is a run directory as `aps-teach gridworld run`
-writes it (config.json, pretrain/, finetune/, summary.json), plus overview.png.
+fine-tune on the task reward with evaluations on the way (`run_quickstart`, which returns what the figure
+needs); the command (`aps_teach.cli`) then draws one figure of what was learnt: the two terms of APS's
+intrinsic reward over the level, the value map with the greedy path, and success before and after
+fine-tuning (`plots.plot_run_overview` of `cell_maps.overview_maps`). OUT is a run directory as
+`aps-teach gridworld run` writes it (config.json, pretrain/, finetune/, summary.json), plus overview.png.
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import matplotlib
 import torch
 
-import gridworld
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
@@ -31,7 +30,7 @@ from aps_teach.experiments import (
     run_record,
 )
 from aps_teach.files import write_text_atomic
-from aps_teach.rollouts import greedy_rollout
+from aps_teach.rollouts import Rollout, greedy_rollout
 from aps_teach.run_dir import RunDir
 from aps_teach.snapshots import Snapshot, take_snapshot
 from aps_teach.train import RoundEnd, TrainConfig, pretrain, with_method
@@ -63,18 +62,20 @@ class QuickstartResult:
     result: GridworldResult
     snapshot: Snapshot
     """The learner and kNN particles at the end of pretraining."""
-    figure: Path
+    w: torch.Tensor
+    """The identified task vector."""
+    zero_shot: Rollout
+    """A greedy episode of the pretrained learner under w (GPI unless its config turns it off)."""
+    finetuned: Rollout
+    """A greedy episode of the fine-tuned learner under w."""
 
 
 def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
-    """The whole run into `config.out`, then overview.png; prints a summary."""
+    """The whole run into `config.out` (config.json, pretrain/, finetune/, summary.json), and what its figure
+    draws: the pretrained snapshot, w and a greedy episode before and after fine-tuning."""
     budget = {"pretrain_steps": config.pretrain_steps, "finetune_steps": config.finetune_steps,
               "identify_steps": config.identify_steps, "eval_episodes": config.eval_episodes}
     check_run(config.level, budget, config.train, method=config.method, seed=config.seed)
-    if matplotlib.get_backend().lower() not in {"agg", "module://matplotlib_inline.backend_inline"}:
-        matplotlib.use("Agg")  # a command line draws to a file, never to a window
-    from aps_teach.plots import plot_run_overview, save_figure
-
     train = with_method(config.train, config.method)
     out = Path(config.out)
     claim_run(RunDir(out), run_record(config.method, config.level, config.seed, budget, train), resume=False,
@@ -98,15 +99,4 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
     zero_shot = greedy_rollout(snapshot.learner, config.level, w, config.seed,
                                gpi=snapshot.learner.config.gpi)
     finetuned = greedy_rollout(learner, config.level, w, config.seed)
-    figure = out / "overview.png"
-    title = (f"{config.method} on the {config.level} level, seed {config.seed}: "
-             f"{config.pretrain_steps:,} reward-free steps, then {config.finetune_steps:,} on the task")
-    save_figure(plot_run_overview(gridworld.resolve_level(config.level), snapshot.learner, snapshot.particles,
-                                  w, zero_shot, finetuned, result.adaptation, title), figure)
-    print(f"{config.method} on {config.level}, seed {config.seed}: pretraining "
-          f"{result.pretrain_seconds:.0f} s, coverage {result.state_coverage:.2f}, target reached: "
-          f"{result.target_reached}")
-    print(f"zero-shot success {result.zero_shot_success:.2f} (identified w, GPI) -> fine-tuned "
-          f"{result.finetuned_success:.2f}; {result.wall_seconds:.0f} s in all")
-    print(f"wrote {out}/ (checkpoints, metrics, summary.json) and {figure}")
-    return QuickstartResult(result, snapshot, figure)
+    return QuickstartResult(result, snapshot, w, zero_shot, finetuned)

@@ -12,6 +12,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 import gridworld
+from aps_teach.checks import check_int
 
 
 @dataclass
@@ -45,8 +46,7 @@ def random_policy_stats(
     level: str, episodes: int, seed: int = 0, max_episode_steps: int | None = None, progress: bool = True
 ) -> RandomPolicyStats:
     """Run `episodes` episodes of uniformly random actions on `level` and count what happened."""
-    if episodes < 1:
-        raise ValueError(f"episodes must be a positive integer, got {episodes}")
+    check_int("episodes", episodes)
     env = gridworld.make(level, max_episode_steps=max_episode_steps)
     layout = env.unwrapped.layout
     rng = np.random.default_rng(seed)

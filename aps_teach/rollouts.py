@@ -12,8 +12,8 @@ import torch
 import gridworld
 from aps_teach.agents import Learner
 from aps_teach.env_batch import EnvSource, make_env
+from aps_teach.phases import single_thread
 from aps_teach.tasks import infer_task
-from aps_teach.train import single_thread
 from gridworld.layout import State
 
 

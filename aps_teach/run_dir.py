@@ -27,10 +27,11 @@ from aps_teach.cli_errors import Interrupted
 from aps_teach.files import load_checkpoint, write_text_atomic
 
 CONFIG = "config.json"
-PHASES = ("pretrain", "finetune")
 RUN_FILES = ("pretrain", "finetune", "summary.json", "task.json", "scores.csv", "overview.png")
 """What a run writes besides config.json; a claim that starts a run over removes these and nothing else."""
 PHASE_NAMES = {"pretrain": "pretraining", "finetune": "fine-tuning"}
+"""The phases with a directory and checkpoint in a run (all of `seeds.PHASES` but identify and evaluate),
+as a status line names them."""
 
 
 def say(message: str) -> None:
@@ -211,7 +212,7 @@ class RunDir:
     def standing(self) -> str:
         """Where the run stands: each phase's checkpoint, and whether its results are written."""
         done = [name for name in ("summary.json", "scores.csv") if (self.path / name).exists()]
-        phases = "; ".join(self.phase_standing(phase) for phase in PHASES)
+        phases = "; ".join(self.phase_standing(phase) for phase in PHASE_NAMES)
         return phases + (f"; results in {', '.join(done)}" if done else "")
 
 

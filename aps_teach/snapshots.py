@@ -15,6 +15,7 @@ import torch
 
 import gridworld
 from aps_teach.agents import Learner
+from aps_teach.seeds import snapshot_generator
 from aps_teach.train import EnvSource, PhaseLog, RoundEnd, TrainConfig, pretrain
 from gridworld.layout import KEYS
 
@@ -88,7 +89,7 @@ def frozen_copy(learner: Learner) -> Learner:
 def take_snapshot(end: RoundEnd, level: str, max_particles: int, seed: int) -> Snapshot:
     """Copy what the heatmaps need out of the live objects of a `RoundEnd` (boards, whichever engine)."""
     reached = end.replay.data["next_obs"][: end.replay.size].flatten(0, 1)
-    generator = torch.Generator().manual_seed(seed * 1_000_003 + end.round)
+    generator = snapshot_generator(seed, end.round)
     chosen = torch.randperm(len(reached), generator=generator)[:max_particles]
     key_names = gridworld.Layout.parse(end.envs.art).key_names
     table = end.envs.observation_table

@@ -13,8 +13,9 @@ and for every visr/aps x maze x budget x d x seed, zero-shot transfer to `transf
 (`transfer.run_transfer`). dqn has no pretraining: its runs appear once per d, at pretraining budget 0.
 Two arms at one budget and d vary the discount factor and the fine-tuning start epsilon. Every method gets
 the same settings; only the swept fields vary. The two sweeps are resumable (`sweeps.run_sweep`):
-OUT/study_levels.csv and OUT/study_transfer.csv, then OUT/summary.csv and the figures
-(`write_study_outputs`).
+OUT/study_levels.csv and OUT/study_transfer.csv, then OUT/summary.csv (`write_study_summary`); the
+figures are drawn from these files (`study_plots.write_study_figures`, which `aps-teach gridworld study`
+calls).
 """
 
 from __future__ import annotations
@@ -28,21 +29,22 @@ from functools import partial
 from pathlib import Path
 
 import gridworld
+from aps_teach.checks import check_int
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
     DEFAULT_PRETRAIN_STEPS,
     adapt_and_score,
 )
-from aps_teach.files import write_text_atomic
+from aps_teach.files import write_csv_atomic, write_text_atomic
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
     check_results,
-    check_workers,
     config_hash,
     default_sweep_config,
     local_executor,
+    read_rows,
     run_sweep,
     with_overrides,
 )
@@ -121,24 +123,24 @@ def level_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     pretrain_steps, config = _split(spec, grid.train)
     start = time.perf_counter()
     if spec.method == "dqn":
-        learner, log = new_learner("dqn", spec.level, spec.seed, config), None
+        learner, log = new_learner("dqn", spec.env, spec.seed, config), None
     else:
-        learner, log = pretrain(spec.method, spec.level, pretrain_steps, spec.seed, config)
-    shared = {"method": spec.method, "level": spec.level, "seed": spec.seed, "pretrain_steps": pretrain_steps,
+        learner, log = pretrain(spec.method, spec.env, pretrain_steps, spec.seed, config)
+    shared = {"method": spec.method, "level": spec.env, "seed": spec.seed, "pretrain_steps": pretrain_steps,
               "feature_dim": config.agent.feature_dim, "gamma": config.agent.gamma,
               "finetune_epsilon_start": config.finetune_epsilon_start, "phi_spread": math.nan,
               "dead_units": math.nan}
     if learner.phi is not None:
-        layout = gridworld.resolve_level(spec.level)
-        shared.update(phi_spread=feature_spread(learner, layout), dead_units=dead_units(learner, spec.level))
+        layout = gridworld.resolve_level(spec.env)
+        shared.update(phi_spread=feature_spread(learner, layout), dead_units=dead_units(learner, spec.env))
     rows = []
     if learner.config.task_conditioned:
         for steps in grid.identify_steps[:-1]:
-            w = identify_task(learner, spec.level, steps, spec.seed, config)
-            zero = evaluate(learner, spec.level, w, grid.eval_episodes, spec.seed, config)
+            w = identify_task(learner, spec.env, steps, spec.seed, config)
+            zero = evaluate(learner, spec.env, w, grid.eval_episodes, spec.seed, config)
             rows.append({"phase": "zero_shot", "identify_steps": steps, "finetune_steps": 0,
                          "success_rate": zero.success_rate, "return": zero.mean_return})
-    result = adapt_and_score(learner, spec.method, spec.level, seed=spec.seed, pretrain_log=log, start=start,
+    result = adapt_and_score(learner, spec.method, spec.env, seed=spec.seed, pretrain_log=log, start=start,
                              finetune_steps=grid.finetune_steps, identify_steps=grid.identify_steps[-1],
                              eval_episodes=grid.eval_episodes, config=config)
     last = len(result.adaptation) - 1
@@ -155,7 +157,7 @@ def level_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
 def transfer_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     """One study run on a maze: `run_transfer` of one seed, a row per task."""
     pretrain_steps, config = _split(spec, grid.train)
-    report = run_transfer(spec.method, spec.level, seeds=[spec.seed], num_tasks=grid.transfer_tasks,
+    report = run_transfer(spec.method, spec.env, seeds=[spec.seed], num_tasks=grid.transfer_tasks,
                           pretrain_steps=pretrain_steps, identify_steps=grid.identify_steps[-1],
                           eval_episodes=grid.transfer_episodes, config=config)
     swept = {"feature_dim": config.agent.feature_dim, "gamma": config.agent.gamma}
@@ -167,18 +169,19 @@ class StudyReport:
     levels: SweepReport
     transfer: SweepReport
     outputs: list[Path]
-    """summary.csv and the figures (`write_study_outputs`)."""
+    """OUT/summary.csv (`write_study_summary`; the command line adds the figures,
+    `study_plots.write_study_figures`)."""
 
 
 def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = None,
               progress: bool = True) -> StudyReport:
-    """Both sweeps of `grid` into OUT (resumable), then the study's figures from everything in OUT."""
+    """Both sweeps of `grid` into OUT (resumable), then OUT/summary.csv from everything in OUT."""
     out = Path(out_dir)
     sweeps = [(grid.level_specs(), partial(level_rows, grid=grid), out / "study_levels.csv"),
               (grid.transfer_specs(), partial(transfer_rows, grid=grid), out / "study_transfer.csv")]
     for _, run, results in sweeps:  # both refused or both run: study_grid.json describes both files
         check_results(results, default_sweep_config(run))
-    check_workers(workers)
+    check_int("workers", workers, default="one per core")
     write_text_atomic(out / "study_grid.json", json.dumps(asdict(grid), indent=2, default=str))
     executor = local_executor(workers)
     try:
@@ -186,35 +189,26 @@ def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = Non
                             for specs, run, results in sweeps)
     finally:
         executor.shutdown(cancel_futures=True)
-    return StudyReport(levels, transfer, write_study_outputs(out))
+    return StudyReport(levels, transfer, write_study_summary(out))
 
 
-def write_study_outputs(out_dir: str | Path) -> list[Path]:
-    """From OUT's study CSVs: OUT/summary.csv (`summary_table`, arms included) and the figures
-    study_budget.png, study_identify.png and study_adaptation.png (at the arms' budget and d), for the
-    grid's default gamma and fine-tuning epsilon (OUT/study_grid.json)."""
-    from aps_teach.files import write_csv_atomic
-    from aps_teach.plots import plot_study_adaptation, plot_study_budget, plot_study_identify, save_figure
-    from aps_teach.sweeps import read_rows
-
+def study_rows(out_dir: str | Path) -> tuple[list[dict], list[dict], dict]:
+    """OUT/study_levels.csv's rows (arms included), OUT/study_transfer.csv's rows and the grid
+    (OUT/study_grid.json, `StudyGrid` as a dict)."""
     out = Path(out_dir)
     grid = json.loads((out / "study_grid.json").read_text())
-    every = read_rows(out / "study_levels.csv")
-    levels = [row for row in every if is_main_grid(row, grid["train"])]
-    transfer = read_rows(out / "study_transfer.csv")
-    figures = []
-    if every:
-        epsilon = grid["train"]["finetune_epsilon_start"]
-        write_csv_atomic(out / "summary.csv", summary_table(every, transfer, epsilon))
-    adaptation = {"pretrain_steps": grid["arm_pretrain_steps"], "feature_dim": grid["arm_feature_dim"]}
-    for name, draw in (("study_budget", lambda: plot_study_budget(levels, transfer)),
-                       ("study_identify", lambda: plot_study_identify(levels)),
-                       ("study_adaptation", lambda: plot_study_adaptation(levels, **adaptation))):
-        if levels:
-            path = out / f"{name}.png"
-            save_figure(draw(), path)
-            figures.append(path)
-    return [out / "summary.csv", *figures] if every else figures
+    return read_rows(out / "study_levels.csv"), read_rows(out / "study_transfer.csv"), grid
+
+
+def write_study_summary(out_dir: str | Path) -> list[Path]:
+    """OUT/summary.csv (`summary_table` of OUT's study CSVs, arms included), as a one-element list; empty
+    while OUT holds no key-level row. The figures are `study_plots.write_study_figures`'."""
+    levels, transfer, grid = study_rows(out_dir)
+    if not levels:
+        return []
+    path = Path(out_dir) / "summary.csv"
+    write_csv_atomic(path, summary_table(levels, transfer, grid["train"]["finetune_epsilon_start"]))
+    return [path]
 
 
 def is_main_grid(row: dict, train: dict) -> bool:

@@ -41,6 +41,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from aps_teach import __version__
+from aps_teach.checks import check_int
 from aps_teach.files import write_csv_atomic, write_text_atomic
 from aps_teach.run_dir import config_differences
 
@@ -50,10 +51,11 @@ PARENT_CHECK_SECONDS = 0.5
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run of a sweep: a method on a level with a seed, plus ablation overrides."""
+    """One run of a sweep: a method in an environment with a seed, plus ablation overrides."""
 
     method: str
-    level: str
+    env: str
+    """The environment's name: a gridworld level or maze, or an Atari game."""
     seed: int
     overrides: tuple[tuple[str, Any], ...] = ()
     """(config field, value) pairs, e.g. (("agent.k", 5),); dotted names reach nested configs."""
@@ -65,8 +67,8 @@ class RunSpec:
 
     @property
     def key(self) -> str:
-        """A stable name for the run, unique within a sweep: method-level-seed[-overrides hash]."""
-        key = f"{self.method}-{self.level}-seed{self.seed}"
+        """A stable name for the run, unique within a sweep: method-env-seed[-overrides hash]."""
+        key = f"{self.method}-{self.env}-seed{self.seed}"
         if self.overrides:
             key += "-" + hashlib.sha256(json.dumps(self.overrides).encode()).hexdigest()[:8]
         return key
@@ -180,12 +182,6 @@ def _timed_run(run: Callable[[RunSpec], list[dict]], spec: RunSpec) -> tuple[lis
     return rows, time.perf_counter() - start
 
 
-def check_workers(workers: int | None) -> None:
-    """ValueError unless `workers` is None (the default) or an integer >= 1."""
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers must be an integer >= 1 (or not given: one per core), got {workers!r}")
-
-
 def _start_worker(parent: int, initializer: Callable | None, initargs: tuple) -> None:
     """Worker initialiser: leave Ctrl-C to the driver (it stops the pool), exit when the driver has died
     (polled every PARENT_CHECK_SECONDS, so even a SIGKILLed driver leaves no worker), then `initializer`."""
@@ -206,7 +202,7 @@ class LocalPool(ProcessPoolExecutor):
     at once (`stop`)."""
 
     def __init__(self, workers: int, initializer: Callable | None = None, initargs: tuple = ()):
-        check_workers(workers)
+        check_int("workers", workers, default="one per core")
         super().__init__(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                          initializer=_start_worker, initargs=(os.getpid(), initializer, initargs))
 
@@ -226,7 +222,7 @@ class LocalPool(ProcessPoolExecutor):
 
 def local_executor(workers: int | None = None) -> Executor:
     """A `LocalPool` of `workers` processes; default: one per local core."""
-    check_workers(workers)
+    check_int("workers", workers, default="one per core")
     return LocalPool(workers or os.cpu_count() or 1)
 
 

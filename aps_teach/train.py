@@ -16,10 +16,9 @@ episode).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -35,13 +34,14 @@ from aps_teach.env_batch import EnvBatch, EnvSource, as_spec, check_engine, make
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.inputs import InputColumns
 from aps_teach.memory import check_fits
+from aps_teach.phases import check_checkpoint, linear_schedule, single_thread
 from aps_teach.replay import NStepReplay
-from aps_teach.run_dir import PHASE_NAMES, config_differences, describe_differences, say
+from aps_teach.run_dir import PHASE_NAMES, say
+from aps_teach.seeds import round_seeds
 from aps_teach.tasks import infer_task, sample_tasks
 
 RoundHook = Callable[["RoundEnd"], None]
 """Called after every round of `pretrain` / `finetune` (e.g. to keep snapshots for the heatmap widgets)."""
-PHASES = {"pretrain": 0, "finetune": 1, "identify": 2, "evaluate": 3}
 RUN_SETTINGS = ("progress", "checkpoint_every")
 """`TrainConfig` fields that change how a run is shown or saved, not its numbers: a resume may change them."""
 
@@ -134,11 +134,6 @@ class RoundEnd:
     """The round's metrics row: keys a hook adds are logged with it (metrics.csv, checkpoints)."""
 
 
-def check_steps(name: str, steps: int) -> None:
-    if not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"{name} must be a positive integer, got {steps!r}")
-
-
 def update_bytes(agent: AgentConfig) -> int:
     """A rough lower bound of one update's working memory: the kNN distances between the minibatch's
     particles (P x P floats, a few copies) and the networks' activations over its B x (n + 1) states."""
@@ -169,29 +164,6 @@ def check_memory(source: EnvSource, budget: dict[str, int], config: TrainConfig)
     for phase in ("pretrain", "finetune"):
         if budget.get(f"{phase}_steps"):
             check_phase_memory(phase, budget[f"{phase}_steps"], config, horizon, obs)
-
-
-def round_seeds(seed: int, phase: str, index: int, n: int) -> tuple[list[int], torch.Generator]:
-    """Reset seeds for n envs and a torch generator, all derived from (seed, phase, round index)."""
-    words = np.random.SeedSequence([seed, PHASES[phase], index]).generate_state(n + 2, dtype=np.uint32)
-    generator = torch.Generator().manual_seed(int(words[0]) << 32 | int(words[1]))
-    return [int(x) for x in words[2:]], generator
-
-
-@contextlib.contextmanager
-def single_thread() -> Iterator[None]:
-    """torch on one thread inside a run: small networks are faster without intra-op threading."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-def linear_schedule(start: float, end: float, duration: float, step: int) -> float:
-    """start, moving linearly to end over `duration` steps, then end."""
-    return end + (start - end) * max(0.0, 1.0 - step / duration)
 
 
 def _write_metrics(path: Path, rows: list[dict]) -> None:
@@ -306,33 +278,20 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
 
 
 def check_identity(ckpt: Path, state: dict, identity: dict) -> None:
-    """Refuse a checkpoint of another run, naming what differs (for the config: which fields; the
-    `RUN_SETTINGS` may differ)."""
-    for key, value in identity.items():
-        saved = state.get(key)
-        if saved == value:
-            continue
-        if key == "engine":
-            raise ValueError(f"checkpoint {ckpt} was written on the {saved!r} engine, this run uses "
-                             f"{value!r}: resume with --train.engine {saved} (a replay of one engine cannot "
-                             "continue on the other)")
-        if key == "art":
-            raise ValueError(f"checkpoint {ckpt} was trained on {_level_name(saved)}, this run is on "
-                             f"{_level_name(value)}")
-        if key == "config" and isinstance(saved, dict):
-            diff = config_differences(saved, value, ignore=RUN_SETTINGS)
-            if diff:
-                raise ValueError(f"checkpoint {ckpt} was made with another config; differing fields: "
-                                 + describe_differences(diff, "checkpoint", "this run"))
-            continue
-        raise ValueError(f"checkpoint {ckpt} has {key}={saved!r}, this run has {value!r}")
+    """Refuse a checkpoint of another run (`phases.check_checkpoint`), naming the fields that differ (a
+    built-in level by its name; the `RUN_SETTINGS` may differ)."""
+    check_checkpoint(ckpt, {**state, "art": _level_name(state.get("art"))},
+                     {**identity, "art": _level_name(identity.get("art"))},
+                     ignore=[f"config.{name}" for name in RUN_SETTINGS],
+                     hints={"engine": "resume with --train.engine {saved} (a replay of one engine cannot "
+                                      "continue on the other)"})
 
 
-def _level_name(art) -> str:
-    """'level easy' for the art of a built-in level, else 'a level of other ASCII art'."""
+def _level_name(art) -> str | list:
+    """The name of a built-in level (or maze) drawn as `art`, else the art itself."""
     built_in = {**gridworld.LEVELS, **gridworld.MAZES}
     names = [name for name, layout in built_in.items() if list(layout) == list(art or ())]
-    return f"level {names[0]!r}" if names else f"a level drawn as {art!r}"
+    return names[0] if names else art
 
 
 def load_learner(checkpoint: str | Path) -> tuple[Learner, dict]:
@@ -387,7 +346,7 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
     config = with_method(config, method)
     if method == "dqn":
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
-    check_steps("pretrain steps", steps)
+    check_int("pretrain steps", steps)
     check_seed(seed)
     envs = env_batch(env, config, reward_free=True, pretraining=True)
     learner = learner_for(envs, config.agent, seed)
@@ -404,7 +363,7 @@ def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
     config = config or TrainConfig(agent=learner.config)
     if not learner.config.task_conditioned:
         raise ValueError(f"method {learner.config.method!r} has no task vector to identify")
-    check_steps("identify steps", steps)
+    check_int("identify steps", steps)
     check_seed(seed)
     envs = env_batch(env, config, reward_free=False, learner=learner)
     features, rewards = [], []
@@ -440,7 +399,7 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
     the target (success) or the step limit; what an env does after its episode ended is not counted.
     """
     config = config or TrainConfig(agent=learner.config)
-    check_steps("episodes", episodes)
+    check_int("episodes", episodes)
     check_seed(seed)
     if gpi is None:
         gpi = learner.config.gpi and learner.config.task_conditioned and learner.phase == "pretrain"
@@ -477,7 +436,7 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
     `finetune_epsilon_start`, keeping its zero-shot policy; an untrained one (dqn) explores as pretraining
     does. Same logging, checkpoints and `on_round` hook as `pretrain`."""
     config = config or TrainConfig(agent=learner.config)
-    check_steps("finetune steps", steps)
+    check_int("finetune steps", steps)
     check_seed(seed)
     w = learner.default_task(1)[0] if w is None else w
     if w.shape != (learner.config.feature_dim,):

@@ -37,22 +37,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
 import gridworld
-from aps_teach import plots
-from aps_teach.agents import METHODS, Learner
+from aps_teach.agents import Learner
+from aps_teach.agents import check_method as check_known_method
+from aps_teach.cell_maps import cell_states, value_map
+from aps_teach.checks import check_int
 from aps_teach.env_batch import EnvSource, LevelSpec
 from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.files import write_csv_atomic
 from aps_teach.rollouts import Rollout, greedy_rollout, state_observations
+from aps_teach.seeds import task_seed
 from aps_teach.stats import mean_with_ci
 from aps_teach.sweeps import RunSpec, config_hash, read_rows, with_overrides
 from aps_teach.tasks import infer_task, sample_tasks
-from aps_teach.train import TrainConfig, check_steps, evaluate, pretrain, task_data
+from aps_teach.train import TrainConfig, evaluate, pretrain, task_data
 from gridworld.layout import Layout
 from gridworld.reward_maps import (
     as_reward_map,
@@ -70,11 +72,10 @@ DEFAULT_BOX_SIZE = 3
 
 def check_method(method: str) -> None:
     """Raise ValueError unless `method` infers a task vector (visr, aps)."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid methods for transfer: visr, aps")
     if method in ("apt", "dqn"):
         raise ValueError(f"method {method!r} has no task vector w to infer from the reward, so it cannot "
                          "transfer zero-shot; valid methods for transfer: visr, aps")
+    check_known_method(method, ("visr", "aps"), "for transfer")
 
 
 def maze_layout(maze: str | Sequence[str]) -> Layout:
@@ -93,11 +94,6 @@ def maze_env(maze: str | Sequence[str], reward_map: np.ndarray, horizon: int) ->
     return LevelSpec(maze if isinstance(maze, str) else tuple(maze), reward_map, horizon)
 
 
-def task_seed(seed: int, task: int) -> int:
-    """The seed of task `task` under run seed `seed`: the first word of SeedSequence([seed, task])."""
-    return int(np.random.SeedSequence([seed, task]).generate_state(1)[0])
-
-
 def task_references(layout: Layout, reward_map: np.ndarray, horizon: int) -> tuple[float, float]:
     """(optimal, random) expected returns over `horizon` steps from a uniform start cell; ValueError if no
     policy beats random (e.g. the boxes cover the whole maze), since the score is then undefined."""
@@ -112,7 +108,7 @@ def task_references(layout: Layout, reward_map: np.ndarray, horizon: int) -> tup
 def feature_spread(learner: Learner, layout: Layout) -> float:
     """Mean over dimensions of the standard deviation of phi(s) across the maze's cells: 0 means phi has
     collapsed to one vector, so every task gets the same w and R^2 = 0."""
-    return float(learner.features(plots.cell_states(layout).observations).std(0).mean())
+    return float(learner.features(cell_states(layout).observations).std(0).mean())
 
 
 @torch.no_grad()
@@ -198,7 +194,7 @@ class ZeroShot:
     """phi(s)^T c at each cell: the reward the linear model believes in (NaN on walls, or everywhere
     when no reward was seen); where it departs from `reward_map` the task is not linear in phi."""
     value: np.ndarray
-    """max_a psi(s, a, w)^T w at each cell, policy w alone (plots.value_map, no GPI)."""
+    """max_a psi(s, a, w)^T w at each cell, policy w alone (`cell_maps.value_map`, no GPI)."""
     action: np.ndarray
     """argmax_a psi(s, a, w)^T w at each cell (0 up, 1 down, 2 left, 3 right)."""
     rollout: Rollout
@@ -215,10 +211,10 @@ def zero_shot_on_reward_map(learner: Learner, maze: str | Sequence[str], reward_
     reward_map = as_reward_map(layout, reward_map)
     env = maze_env(maze, reward_map, horizon)
     fit = identify(learner, env, identify_steps, seed, config)
-    cells = plots.cell_states(layout)
+    cells = cell_states(layout)
     fitted = np.full(len(cells.positions), np.nan) if fit.coefficients is None else \
         (learner.features(cells.observations).double() @ fit.coefficients).numpy()
-    values = plots.value_map(learner, cells, fit.w)
+    values = value_map(learner, cells, fit.w)
     rollout = greedy_rollout(learner, env, fit.w, seed, gpi=learner.config.gpi)
     return ZeroShot(reward_map, fit, cells.grid(fitted), values["value"], values["action"], rollout)
 
@@ -230,9 +226,8 @@ class TransferReport:
     summary: dict
     """`summarise_transfer(rows)` plus the total wall seconds."""
     results: Path | None
-    """OUT/<method>-<maze>.csv, when an out_dir was given."""
-    figure: Path | None
-    """OUT/transfer.png (every method and maze with results in OUT), when an out_dir was given."""
+    """OUT/<method>-<maze>.csv, when an out_dir was given (`study_plots.write_transfer_figure` draws
+    OUT/transfer.png from every such file in OUT)."""
 
 
 def summarise_transfer(rows: Sequence[dict]) -> dict:
@@ -276,7 +271,7 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
                  config: TrainConfig | None = None, out_dir: str | Path | None = None) -> TransferReport:
     """The zero-shot transfer benchmark: for each seed, pretrain `method` on `maze` once, then
     `transfer_task` on `num_tasks` random box reward maps. With `out_dir`, rewrites
-    OUT/<method>-<maze>.csv (atomically, after each seed) and then draws OUT/transfer.png."""
+    OUT/<method>-<maze>.csv (atomically, after each seed)."""
     check_method(method)
     if not isinstance(maze, str):
         raise ValueError(f"run_transfer names its results after the maze: give a built-in maze name "
@@ -288,7 +283,7 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
     budget = {"pretrain_steps": pretrain_steps, "identify_steps": identify_steps,
               "eval_episodes": eval_episodes, "num_tasks": num_tasks, "horizon": horizon}
     for name, value in budget.items():
-        check_steps(name, value)
+        check_int(name, value)
     tasks = _draw_tasks(layout, seeds, num_tasks, num_boxes, box_size, horizon)
     config = config or TrainConfig()
     config = replace(config, agent=replace(config.agent, method=method))
@@ -315,21 +310,15 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
             write_csv_atomic(results, rows)
     bar.close()
     summary = {**summarise_transfer(rows), "wall_seconds": time.perf_counter() - start}
-    figure = None
-    if out_dir is not None:
-        figure = Path(out_dir) / "transfer.png"
-        fig = plots.plot_transfer(transfer_rows(out_dir))
-        plots.save_figure(fig, figure)
-        plt.close(fig)
-    return TransferReport(rows, summary, results, figure)
+    return TransferReport(rows, summary, results)
 
 
 def run_transfer_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
-    """A sweep run (`sweeps.run_sweep`): `run_transfer` of spec.method on the maze spec.level with the one
+    """A sweep run (`sweeps.run_sweep`): `run_transfer` of spec.method on the maze spec.env with the one
     seed spec.seed and the spec's overrides applied to `TrainConfig(progress=False)`; its rows, overrides
     added.
     `budget` holds run_transfer's keyword arguments (num_tasks, pretrain_steps, ...)."""
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    report = run_transfer(spec.method, spec.level, seeds=[spec.seed], config=config, **budget)
+    report = run_transfer(spec.method, spec.env, seeds=[spec.seed], config=config, **budget)
     overrides = json.dumps(spec.overrides) if spec.overrides else ""
     return [{**row, "overrides": overrides} for row in report.rows]

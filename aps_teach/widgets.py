@@ -1,4 +1,5 @@
-"""Interactive reward heatmaps: ipywidgets controls over the pure functions of `aps_teach.plots`.
+"""Interactive reward heatmaps: ipywidgets controls over the arrays of `aps_teach.cell_maps`, drawn by
+`aps_teach.plots`.
 
     explorer = reward_explorer(snapshots)          # from snapshots.pretrain_with_snapshots
     explorer = reward_explorer({"aps": aps_snaps, "visr": visr_snaps}, tasks={"inferred": w})
@@ -31,7 +32,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 import gridworld
-from aps_teach import plots
+from aps_teach import cell_maps, plots
 from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS
 from aps_teach.snapshots import Snapshot, visit_counts
 from aps_teach.tasks import sample_tasks
@@ -72,14 +73,14 @@ class RewardExplorer:
             raise ValueError(f"tasks must map names to vectors of shape ({', '.join(map(str, dims))},); "
                              f"bad: {bad or 'none given'}")
         self.tasks = {name: torch.as_tensor(w, dtype=torch.float32) for name, w in tasks.items()}
-        held_options = plots.held_key_sets(self.layout)
-        held = plots.cell_states(self.layout, keys_held).keys_held  # validates and orders keys_held
+        held_options = cell_maps.held_key_sets(self.layout)
+        held = cell_maps.cell_states(self.layout, keys_held).keys_held  # validates and orders keys_held
         k = config.k if k is None else k
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         # the particles of one update: a state per sampled window ('last'), or every window state ('sum')
         self.batch = config.batch_size * (config.n_step if config.nstep_reward == "sum" else 1)
-        self.cells = {keys: plots.cell_states(self.layout, keys) for keys in held_options}
+        self.cells = {keys: cell_maps.cell_states(self.layout, keys) for keys in held_options}
         style = {"description_width": "initial"}
         self.controls = {
             "method": widgets.Dropdown(options=list(runs), description="method", style=style),
@@ -154,12 +155,12 @@ class RewardExplorer:
 
     def arrays(self, snap: Snapshot | None = None) -> dict[str, np.ndarray]:
         """What the panels show for the controls' current values (at checkpoint `snap`, by default the
-        slider's), from the pure functions of `plots`."""
+        slider's), from the pure functions of `cell_maps`."""
         c, snap = self.controls, snap or self.snapshot
         cells, w = self.cells[c["keys_held"].value], self.tasks[c["w"].value]
         particles = snap.particles[: self.batch if c["particles"].value == "batch" else None]
-        maps = plots.reward_maps(snap.learner, cells, particles, w, c["k"].value)
-        values = plots.value_map(snap.learner, cells, w if snap.learner.config.task_conditioned else None)
+        maps = cell_maps.reward_maps(snap.learner, cells, particles, w, c["k"].value)
+        values = cell_maps.value_map(snap.learner, cells, w if snap.learner.config.task_conditioned else None)
         counts = visit_counts(particles, self.layout.key_names)
         cell_index = tuple(np.array(cells.positions).T)
         zero = np.zeros(self.layout.shape)

@@ -24,9 +24,9 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import make_vector_env
-from aps_teach.atari.train import AtariTrainConfig, new_learner, pretrain
+from aps_teach.atari.train import new_learner, pretrain
 
 
 def random_play_batches(game: str, atari: AtariConfig, seed: int, batches: int,
@@ -89,11 +89,11 @@ def main() -> None:
     config = AtariTrainConfig(atari=atari, num_envs=8, progress=False, threads=args.threads,
                               log_every=args.steps, tensorboard=False)
     batches = random_play_batches(args.game, atari, args.seed + 1, batches=16)
-    before = space_figures(new_learner(args.game, "aps", args.seed, config), batches, atari.knn_k)
+    before = space_figures(new_learner(args.game, "aps", args.seed, config), batches, atari.k)
     learner, log = pretrain(args.game, "aps", args.seed, config)
-    after = space_figures(learner, batches, atari.knn_k)
+    after = space_figures(learner, batches, atari.k)
     print(f"{args.game}: APS pretrained {log.env_steps} env steps ({log.updates} updates), kNN on g; "
-          f"16 batches of 32 random-play states, k = {atari.knn_k}")
+          f"16 batches of 32 random-play states, k = {atari.k}")
     print(f"{'':>8} {'mean ||g||':>11} {'CV of ||g||':>12} {'radial share':>13} {'kNN overlap':>12} "
           f"{'reward correlation':>19}")
     for name, f in (("before", before), ("after", after)):

@@ -52,12 +52,12 @@ import torch
 from torch.nn import functional as F
 
 from aps_teach.atari.agent import AtariLearner
-from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.networks import AtariSuccessorFeatureNet
 from aps_teach.atari.scores import ATARI_26
-from aps_teach.atari.train import AtariTrainConfig, finetune, new_learner, pretrain, window_use
+from aps_teach.atari.train import finetune, new_learner, pretrain, window_use
 from aps_teach.atari.update_step import UpdateStep
 from aps_teach.tasks import sample_tasks
 
@@ -113,7 +113,7 @@ def plain_dqn(game: str, atari: AtariConfig, num_envs: int, device: torch.device
     envs.reset()
     q = AtariSuccessorFeatureNet(atari, envs.num_actions).to(device)
     target = copy.deepcopy(q).requires_grad_(False)
-    optimizer = torch.optim.Adam(q.parameters(), lr=atari.lr_finetune, eps=atari.adam_eps)
+    optimizer = torch.optim.Adam(q.parameters(), lr=atari.finetune_lr, eps=atari.adam_eps)
     total = atari.finetune_steps
     stack = (atari.frame_stack, atari.frame_size, atari.frame_size)
     store = {"obs": torch.zeros(total, *stack, dtype=torch.uint8, device=device),
@@ -168,7 +168,7 @@ def interleaved(game: str, atari: AtariConfig, device: torch.device, rounds: int
                          atari.frame_stack, atari.feature_dim, store_rewards=False, device=device)
     kept: dict[str, list] = {"obs": [], "next_obs": [], "action": [], "reward": [], "terminated": []}
     for k in range(fill // num_envs):
-        if k % atari.task_resample_period == 0:
+        if k % atari.task_resample_every == 0:
             w = sample_tasks(num_envs, atari.feature_dim, gen)
         tr = envs.step(rng.integers(envs.num_actions, size=num_envs))
         replay.add(tr.obs, tr.action, w, tr.terminated, tr.truncated, tr.valid)
@@ -188,7 +188,7 @@ def interleaved(game: str, atari: AtariConfig, device: torch.device, rounds: int
     torch.manual_seed(seed)
     q = AtariSuccessorFeatureNet(atari, envs.num_actions).to(device)
     target = copy.deepcopy(q).requires_grad_(False)
-    optimizer = torch.optim.Adam(q.parameters(), lr=atari.lr_finetune, eps=atari.adam_eps)
+    optimizer = torch.optim.Adam(q.parameters(), lr=atari.finetune_lr, eps=atari.adam_eps)
     e1 = torch.zeros(atari.batch_size, atari.feature_dim, device=device)
     e1[:, 0] = 1.0
     size = len(store["action"])

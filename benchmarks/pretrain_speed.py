@@ -23,7 +23,8 @@ import torch
 
 from aps_teach.agents import AgentConfig
 from aps_teach.env_batch import make_env_batch
-from aps_teach.train import TrainConfig, pretrain, single_thread
+from aps_teach.phases import single_thread
+from aps_teach.train import TrainConfig, pretrain
 
 BEFORE = TrainConfig(agent=AgentConfig(feature_dim=5, n_step=5, batch_size=32, nstep_reward="sum",
                                        normalise_observations=False),

@@ -85,7 +85,7 @@ from matplotlib.colors import ListedColormap
 from scipy.stats import vonmises_fisher
 
 import gridworld
-from aps_teach import course, exercises, plots, rewards, tasks, transfer, update
+from aps_teach import cell_maps, course, exercises, plots, rewards, tasks, transfer, update
 from aps_teach.random_policy import random_policy_stats
 from aps_teach.rollouts import greedy_rollout, oracle_task
 from aps_teach.stats import summarise
@@ -263,18 +263,18 @@ fig.tight_layout()
 # A skill is a direction w. Draw a few uniformly on the sphere and follow each greedily (ε = 0, no
 # GPI) from the same start cell on the easy level. Do the skills go where their own reward
 # φ(s')ᵀw is high? The maps show that reward for every cell, before the green key is picked up
-# (top, with the skill's path) and after (bottom); `plots.reward_maps` computes them from the
+# (top, with the skill's path) and after (bottom); `cell_maps.reward_maps` computes them from the
 # learned φ.
 
 # %%
 skills = tasks.sample_tasks(num_skills, d, torch.Generator().manual_seed(seed))
 labels = [f"skill {i}" for i in range(num_skills)]
 easy = gridworld.resolve_level("easy")
-cells = {held: plots.cell_states(easy, held) for held in plots.held_key_sets(easy)}
+cells = {held: cell_maps.cell_states(easy, held) for held in cell_maps.held_key_sets(easy)}
 fig, axes = plt.subplots(2, num_skills, figsize=(3.8 * num_skills, 7.6), squeeze=False)
 earns_more = 0
 for column, label, w in zip(axes.T, labels, skills, strict=True):
-    maps = {held: plots.reward_maps(runs["easy"]["learner"], c, None, w)["exploit"]
+    maps = {held: cell_maps.reward_maps(runs["easy"]["learner"], c, None, w)["exploit"]
             for held, c in cells.items()}
     rollout = greedy_rollout(runs["easy"]["learner"], "easy", w, seed=seed)
     earned = [maps[held][position] for position, held in zip(rollout.positions[1:], rollout.keys_held[1:],
@@ -517,7 +517,7 @@ print(f"committed sweep, visr on easy, mean success over {points[0][2]} seeds al
 hard = gridworld.resolve_level("hard")
 states = hard.reachable_states()
 seen = [float(state in runs["hard"]["visited"]) for state in states]
-held_sets = plots.held_key_sets(hard)
+held_sets = cell_maps.held_key_sets(hard)
 fig, axes = plt.subplots(1, len(held_sets), figsize=(4.2 * len(held_sets), 4.2))
 colours = ListedColormap(["#fdae61", VISR])  # never visited, visited
 missed = {}  # keys held -> reachable states pretraining never visited

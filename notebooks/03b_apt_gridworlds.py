@@ -82,7 +82,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import gridworld
-from aps_teach import course, plots, rewards, update
+from aps_teach import cell_maps, course, plots, rewards, update
 from aps_teach.experiments import adapt_and_score
 from aps_teach.random_policy import random_policy_stats
 from aps_teach.snapshots import pretrain_with_snapshots
@@ -250,7 +250,7 @@ for level in levels:
 
 # %%
 layout = gridworld.resolve_level("hard")
-key_sets = plots.held_key_sets(layout)
+key_sets = cell_maps.held_key_sets(layout)
 fig, axes = plt.subplots(len(methods), len(key_sets), figsize=(4.2 * len(key_sets), 3.9 * len(methods)),
                          squeeze=False)
 for row, method in zip(axes, methods, strict=True):
@@ -273,7 +273,7 @@ fig.tight_layout()
 # %% [markdown]
 # ## What APT is paid for, cell by cell
 #
-# `plots.reward_maps` evaluates the exploration reward the snapshot's learner would pay for
+# `cell_maps.reward_maps` evaluates the exploration reward the snapshot's learner would pay for
 # reaching each cell, against one update's worth of particles from its replay (with the learner's
 # normaliser as a fixed scale). Early and late in pretraining, on the hard level:
 
@@ -286,8 +286,8 @@ fig, axes = plt.subplots(len(checkpoints), len(shown_keys), squeeze=False,
                          figsize=(4.6 * len(shown_keys), 4 * len(checkpoints)))
 for row, snap in zip(axes, checkpoints, strict=True):
     for ax, keys in zip(row, shown_keys, strict=True):
-        cells = plots.cell_states(layout, keys)
-        explore = plots.reward_maps(snap.learner, cells, snap.particles[:batch])["explore"]
+        cells = cell_maps.cell_states(layout, keys)
+        explore = cell_maps.reward_maps(snap.learner, cells, snap.particles[:batch])["explore"]
         held = ", ".join(keys) or "no key"
         image = plots.plot_cell_map(ax, layout, explore,
                                     title=f"after {snap.env_steps:,} steps, {held}")

@@ -93,7 +93,7 @@ import torch
 from scipy.stats import spearmanr
 
 import gridworld
-from aps_teach import exercises, plots
+from aps_teach import cell_maps, exercises, plots, study_plots
 from aps_teach.experiments import adapt_and_score, result_rows
 from aps_teach.rewards import particle_entropy_reward
 from aps_teach.snapshots import pretrain_with_snapshots
@@ -324,7 +324,7 @@ print(f"the ten lines compute the library's losses: {agree}")
 #
 # Pretrain APS reward-free on the hard level, keeping a *snapshot* every few rounds: the frozen networks,
 # a sample of the replay's next states (the kNN particles) and the visit counts per cell.
-# `plots.reward_maps` then computes, for every free cell, the reward the agent would get for stepping
+# `cell_maps.reward_maps` then computes, for every free cell, the reward the agent would get for stepping
 # onto it: the exploration term against one training batch's particles, the exploitation term
 # $\phi(s')^\top w$ for a task $w$, and their weighted sum.
 
@@ -349,7 +349,7 @@ print(f"states visited {coverage['states_visited']}/{coverage['states_reachable'
 explorer = reward_explorer(snapshots, keys_held=(), seed=seed, show=False)
 w_shown = explorer.tasks["sampled #1"]
 hard_layout = gridworld.resolve_level("hard")
-cells = plots.cell_states(hard_layout, ())
+cells = cell_maps.cell_states(hard_layout, ())
 # particles in one training batch: one last state per window ("last"), every window state ("sum")
 hard_cfg = aps_hard.config
 batch_particles = hard_cfg.batch_size * (hard_cfg.n_step if hard_cfg.nstep_reward == "sum" else 1)
@@ -362,7 +362,7 @@ titles = {"explore": r"exploration: kNN reward of $h=\phi(s')$",
           "exploit": r"exploitation: $\phi(s')^\top w$", "total": r"$r_{\mathrm{APS}}$ (sum of both)"}
 for row, index in zip(axes, chosen, strict=True):
     snap = snapshots[index]
-    maps = plots.reward_maps(snap.learner, cells, snap.particles[:batch_particles], w_shown)
+    maps = cell_maps.reward_maps(snap.learner, cells, snap.particles[:batch_particles], w_shown)
     visits = cells.grid(snap.visits.get((), np.zeros(hard_layout.shape))[tuple(np.array(cells.positions).T)])
     free = np.isfinite(maps["total"])
     rho = spearmanr(maps["explore"][free], visits[free]).statistic
@@ -505,7 +505,7 @@ for (method, level), curve in curves.items():
 # The figure puts this run's single seed (black markers) on the file's bars.
 
 # %%
-fig = plots.plot_figure4(file_rows, methods, levels)
+fig = study_plots.plot_figure4(file_rows, methods, levels)
 ax = fig.axes[0]
 for row in live_rows:
     bars = [p for p in ax.patches if p.get_gid() == f"{row['method']}/{row['phase']}"]
@@ -531,7 +531,7 @@ plt.show()
 # %%
 def gpi_changes(learner, level: str, tasks: int = 16) -> float:
     """Fraction of (cell, task) pairs where GPI over w and 10 fresh skills changes the greedy action."""
-    cells = plots.cell_states(gridworld.resolve_level(level), ())
+    cells = cell_maps.cell_states(gridworld.resolve_level(level), ())
     generator = torch.Generator().manual_seed(seed)
     w = sample_tasks(tasks, learner.config.feature_dim, generator).repeat_interleave(len(cells.positions), 0)
     z = gpi_candidates(w, learner.config.gpi_samples, generator)  # (B, 11, d), z_0 = w

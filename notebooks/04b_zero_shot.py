@@ -84,7 +84,7 @@ import numpy as np
 import torch
 
 import gridworld
-from aps_teach import plots, transfer
+from aps_teach import cell_maps, plots, transfer
 from aps_teach.rollouts import greedy_rollout, oracle_task, transitions
 from aps_teach.train import TrainConfig, evaluate, pretrain, task_data
 from aps_teach.transfer import DEFAULT_TRANSFER_EPISODES, fit_task, maze_env, maze_layout, task_references
@@ -260,7 +260,7 @@ fig, axes = plt.subplots(len(levels), 3, figsize=(13.5, 4.2 * len(levels)), sque
 for row, level in zip(axes, levels, strict=True):
     d = diagnosis["aps", level]
     learner, layout, oracle = d["learner"], d["layout"], d["oracle"]
-    full = plots.cell_states(layout, layout.key_names)
+    full = cell_maps.cell_states(layout, layout.key_names)
     fitted = (learner.features(full.observations).double() @ oracle.coefficients).numpy()
     _, frames, all_rewards = transitions(level)
     at_target = float(learner.features(frames[all_rewards == 10][:1]).double() @ oracle.coefficients)
@@ -271,7 +271,7 @@ for row, level in zip(axes, levels, strict=True):
                 markeredgecolor="black", label="target")
     row[0].legend(loc="lower left", fontsize="small")
     fig.colorbar(image, ax=row[0], fraction=0.046, label="fitted reward")
-    values = plots.value_map(learner, plots.cell_states(layout, ()), oracle.w)
+    values = cell_maps.value_map(learner, cell_maps.cell_states(layout, ()), oracle.w)
     image = plots.plot_cell_map(row[1], layout, values["value"],
                                 f"{level}: $\\max_a \\psi(s, a, w)^\\top w$, oracle $w$\n"
                                 "no key held, greedy action arrows", cmap="cividis")

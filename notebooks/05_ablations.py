@@ -108,7 +108,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from aps_teach import plots, probes, transfer
+from aps_teach import probes, study_plots, transfer
 from aps_teach.agents import AgentConfig
 from aps_teach.cross_training import run_cross_rows
 from aps_teach.experiments import DEFAULT_FINETUNE_STEPS, DEFAULT_PRETRAIN_STEPS
@@ -143,7 +143,7 @@ print(f"default budget of one full run: {DEFAULT_PRETRAIN_STEPS:,} pretraining +
 # %%
 figure4 = read_rows(course.committed_result("gridworld/figure4.csv"))
 methods, levels = ["visr", "apt", "aps", "dqn"], ["easy", "hard"]
-plots.plot_figure4(figure4, methods, levels)
+study_plots.plot_figure4(figure4, methods, levels)
 plt.show()
 success = summarise(figure4, by=("level", "method", "phase"), value="success_rate")
 print("success rate, mean [95% CI] over seeds (n)")
@@ -287,9 +287,9 @@ encoder_rows = probe(encoders)
 probe_metrics = {"state_coverage": "state coverage in pretraining",
                  "reward_exploit": r"mean $\phi(s')^\top w$, late",
                  "task_r2": r"$R^2$ of the level's reward on $\phi$"}
-plots.plot_ablation(encoder_rows, "variant", probe_metrics, list(encoders),
-                    title=rf"APS on {probe_level}: kNN reward on $\phi$ vs on a contrastive encoder $f$",
-                    xlabel="kNN space")
+study_plots.plot_ablation(encoder_rows, "variant", probe_metrics, list(encoders),
+                          title=rf"APS on {probe_level}: kNN reward on $\phi$ vs on a contrastive encoder "
+                                r"$f$", xlabel="kNN space")
 plt.show()
 show(encoder_rows, probe_metrics, list(encoders), exercise="1 encoder")
 for label in encoders:
@@ -323,8 +323,8 @@ for label in encoders:
 ks = {f"k={k}": ("aps", agent_overrides(k=k)) for k in k_values}
 k_rows = probe(ks)
 k_metrics = {"reward_explore": "mean kNN reward, late", "state_coverage": "state coverage in pretraining"}
-plots.plot_ablation(k_rows, "variant", k_metrics, list(ks), title=f"APS on {probe_level}: neighbours $k$",
-                    xlabel="$k$")
+study_plots.plot_ablation(k_rows, "variant", k_metrics, list(ks),
+                          title=f"APS on {probe_level}: neighbours $k$", xlabel="$k$")
 plt.show()
 show(k_rows, k_metrics, list(ks), exercise="2 k")
 
@@ -364,8 +364,9 @@ dims = {f"d={d}": ("aps", agent_overrides(feature_dim=d)) for d in feature_dims}
 dim_rows = probe(dims)
 dim_metrics = {"task_r2": r"$R^2$ of the level's reward on $\phi$", "phi_spread": r"$\phi$ spread over cells",
                "state_coverage": "state coverage in pretraining"}
-plots.plot_ablation(dim_rows, "variant", dim_metrics, list(dims),
-                    title=f"APS on {probe_level}: feature dimension $d$", xlabel="feature dimension $d$")
+study_plots.plot_ablation(dim_rows, "variant", dim_metrics, list(dims),
+                          title=f"APS on {probe_level}: feature dimension $d$",
+                          xlabel="feature dimension $d$")
 plt.show()
 show(dim_rows, dim_metrics, list(dims), exercise="3 d")
 print("1/sqrt(d):", ", ".join(f"d={d}: {1 / np.sqrt(d):.3f}" for d in feature_dims))
@@ -407,8 +408,9 @@ weight_rows = probe(weights)
 weight_metrics = {"state_coverage": "state coverage in pretraining",
                   "reward_exploit": r"mean $\phi(s')^\top w$, late",
                   "task_r2": r"$R^2$ of the level's reward on $\phi$"}
-plots.plot_ablation(weight_rows, "variant", weight_metrics, list(weights),
-                    title=f"APS on {probe_level}: weights of the two reward terms", xlabel="reward terms")
+study_plots.plot_ablation(weight_rows, "variant", weight_metrics, list(weights),
+                          title=f"APS on {probe_level}: weights of the two reward terms",
+                          xlabel="reward terms")
 plt.show()
 show(weight_rows, weight_metrics, list(weights), exercise="4 weights")
 
@@ -449,10 +451,10 @@ assert identical
 # %%
 colleague = {f"k={k}": ("aps", weights["exploit only"][1] + agent_overrides(k=k)) for k in k_values}
 colleague_rows = probe(colleague)
-plots.plot_ablation(colleague_rows, "variant", {"state_coverage": "state coverage in pretraining",
-                                                "reward_explore": "mean kNN reward, late"},
-                    list(colleague), title="the colleague's sweep: $k$ without the task term's help",
-                    xlabel="$k$")
+study_plots.plot_ablation(colleague_rows, "variant", {"state_coverage": "state coverage in pretraining",
+                                                      "reward_explore": "mean kNN reward, late"},
+                          list(colleague), title="the colleague's sweep: $k$ without the task term's help",
+                          xlabel="$k$")
 plt.show()
 show(colleague_rows, ["state_coverage", "reward_explore"], list(colleague))  # not tallied: see below
 
@@ -504,10 +506,10 @@ heads = {"vector + GPI": ("aps", agent_overrides(sf_loss="vector", gpi=True)),
          "scalar, no GPI": ("aps", agent_overrides(sf_loss="scalar", gpi=False))}
 head_rows = run_variants(transfer.run_transfer_rows, transfer_budget, "transfer.csv", heads, ["open10"],
                          transfer_seeds)
-plots.plot_ablation(head_rows, "variant", {"normalised_score": "normalised score (0 random, 1 optimal)",
-                                           "r2": "$R^2$ of the task fit"}, list(heads),
-                    title="APS zero-shot transfer on open10: SF loss and GPI", xlabel="variant",
-                    dot_label="one task")
+study_plots.plot_ablation(head_rows, "variant", {"normalised_score": "normalised score (0 random, 1 optimal)",
+                                                 "r2": "$R^2$ of the task fit"}, list(heads),
+                          title="APS zero-shot transfer on open10: SF loss and GPI", xlabel="variant",
+                          dot_label="one task")
 plt.show()
 show(head_rows, ["normalised_score", "r2"], list(heads), exercise="6 SF loss x GPI")
 for loss in ("vector", "scalar"):
@@ -559,7 +561,7 @@ for loss in ("vector", "scalar"):
 pairs = {"aps->visr": ("aps->visr", ()), "visr->aps": ("visr->aps", ())}
 cross_rows = run_variants(run_cross_rows, cross_budget, "cross.csv", pairs, ["easy"], cross_seeds)
 reference = [row for row in figure4 if row["level"] == "easy" and row["method"] in ("visr", "aps")]
-fig = plots.plot_figure4(reference + cross_rows, ["visr", "aps", *pairs], ["easy"])
+fig = study_plots.plot_figure4(reference + cross_rows, ["visr", "aps", *pairs], ["easy"])
 fig.axes[0].set_title("easy level: zero-shot (dark) and fine-tuned (full bar) success, mean and 95% CI\n"
                       "visr, aps: the committed Figure 4 runs; X->Y: this notebook's runs")
 plt.show()
@@ -607,7 +609,7 @@ print(f"the X -> Y runs have the budget and configuration of the committed runs:
 methods_by_name = {"visr": ("visr", ()), "aps": ("aps", ())}
 transfer_rows = run_variants(transfer.run_transfer_rows, transfer_budget, "transfer.csv", methods_by_name,
                              ["open10", "fourroom"], transfer_seeds)
-plots.plot_transfer(transfer_rows)
+study_plots.plot_transfer(transfer_rows)
 plt.show()
 print(f"{transfer_budget['num_tasks']} tasks per seed, seeds {transfer_seeds}")
 for maze in ("open10", "fourroom"):

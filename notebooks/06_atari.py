@@ -97,16 +97,18 @@ import numpy as np
 import torch
 
 import gridworld
-from aps_teach import exercises, plots
+from aps_teach import exercises
 from aps_teach.agents import AgentConfig, Learner
 from aps_teach.atari import augment
+from aps_teach.atari import plots as atari_plots
 from aps_teach.atari.agent import AtariLearner
-from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
+from aps_teach.atari.runs import read_run_config
 from aps_teach.atari.scores import reference_scores
-from aps_teach.atari.sweep import run_atari_sweep
-from aps_teach.atari.train import AtariTrainConfig, augment_batch, read_run_config
+from aps_teach.atari.sweep import run_atari_sweep, run_dirs
+from aps_teach.atari.train import augment_batch
 from aps_teach.course import fast_mode_banner
 from aps_teach.sweeps import read_rows
 
@@ -150,7 +152,7 @@ envs.close()
 print(f"{game}: {num_actions} actions; an observation is {obs.dtype} {obs.shape} = {obs.nbytes:,} bytes")
 print("zero frames in the first observation of a game:",
       [k for k in range(paper.frame_stack) if not first_obs[0, k].any()])
-plots.plot_frames(obs, [f"frame t{k - 3:+d}" if k < 3 else "frame t (newest)" for k in range(4)])
+atari_plots.plot_frames(obs, [f"frame t{k - 3:+d}" if k < 3 else "frame t (newest)" for k in range(4)])
 plt.show()
 
 # %% [markdown]
@@ -205,9 +207,9 @@ reset_step = train_steps[autoreset[0]]
 print(f"autoreset steps: {autoreset}; its reward {reset_step.reward[0]}, valid {reset_step.valid[0]}, "
       "zero frames in its next observation:",
       [k for k in range(paper.frame_stack) if not reset_step.next_obs[0, k].any()])
-plots.plot_frames([reset_step.obs[0, -1], reset_step.next_obs[0, -1]],
-                  [f"step {autoreset[0]}: the last screen\nof the ended game",
-                   "its 'next' screen:\na new game"])
+atari_plots.plot_frames([reset_step.obs[0, -1], reset_step.next_obs[0, -1]],
+                        [f"step {autoreset[0]}: the last screen\nof the ended game",
+                         "its 'next' screen:\na new game"])
 plt.show()
 
 # %% [markdown]
@@ -353,9 +355,9 @@ generator = torch.Generator().manual_seed(seed)
 stack = torch.from_numpy(obs)[None]  # (1, 4, 84, 84)
 shifted = augment.shift(stack, torch.tensor([0]), torch.tensor([2 * paper.shift_pad]), paper.shift_pad)
 both = augment.intensity(shifted, scale=0.3, generator=generator)  # 0.3 to make it visible (paper: 0.05)
-plots.plot_frames([stack[0, -1], shifted[0, -1], both[0, -1]],
-                  ["frame", "shifted down 4, left 4", "then intensity x"
-                   f"{float(both[0, -1].sum() / shifted[0, -1].float().sum()):.2f}"])
+atari_plots.plot_frames([stack[0, -1], shifted[0, -1], both[0, -1]],
+                        ["frame", "shifted down 4, left 4", "then intensity x"
+                         f"{float(both[0, -1].sum() / shifted[0, -1].float().sum()):.2f}"])
 plt.show()
 print(inspect.getsource(augment.random_shift))
 
@@ -451,8 +453,9 @@ for path in sorted(sweep_dir.rglob("*")):
 # %% [markdown]
 # Each run directory holds `config.json` (everything needed to resume or re-run it), `pretrain/` and
 # `finetune/` (`metrics.csv`, a row per `log_every` env steps; `checkpoint.pt`), `task.json` (the
-# identified w) and `scores.csv`. The sweep directory adds `scores.csv` (one row per run),
-# `summary.csv` (per method) and `scores.png`.
+# identified w) and `scores.csv`. The sweep directory adds `scores.csv` (one row per run) and
+# `summary.csv` (per method); the command `aps-teach atari sweep` also draws `scores.png` there (the
+# figure of section 9).
 #
 # ## 8. Launching a real run on a GPU
 #
@@ -500,10 +503,10 @@ for path in sorted(sweep_dir.rglob("*")):
 # figure per game (`curve_games` chooses them).
 
 # %%
-run_games = sorted({read_run_config(d)[0] for d in plots.atari_run_dirs(sweep_dir)})  # unfinished runs too
+run_games = sorted({read_run_config(d)[0] for d in run_dirs(sweep_dir)})  # unfinished runs too
 for rom in curve_games or run_games:
-    fig = plots.plot_atari_curves(sweep_dir, ["reward_explore", "reward_exploit", "loss_sf"],
-                                  phase="pretrain", games=[rom])
+    fig = atari_plots.plot_atari_curves(sweep_dir, ["reward_explore", "reward_exploit", "loss_sf"],
+                                        phase="pretrain", games=[rom])
     fig.suptitle(f"{rom}: pretraining", y=1.02)
     plt.show()
 
@@ -515,7 +518,7 @@ for rom in curve_games or run_games:
 
 # %%
 for rom in curve_games or run_games:
-    fig = plots.plot_atari_curves(sweep_dir, ["score", "loss_sf"], phase="finetune", games=[rom])
+    fig = atari_plots.plot_atari_curves(sweep_dir, ["score", "loss_sf"], phase="finetune", games=[rom])
     fig.suptitle(f"{rom}: fine-tuning", y=1.02)
     plt.show()
 
@@ -537,8 +540,8 @@ for rom in sorted({row["game"] for row in scores}):
 print()
 print_table(read_rows(sweep_dir / "summary.csv"), ["method", "checkpoint", "games", "mean", "median", "iqm",
                                                    "superhuman"])
-plots.plot_atari_scores([{**row, "method": f"{row['method']} zero-shot"} if row["checkpoint"] == "pretrain"
-                         else row for row in scores])
+atari_plots.plot_atari_scores([{**row, "method": f"{row['method']} zero-shot"}
+                               if row["checkpoint"] == "pretrain" else row for row in scores])
 plt.show()
 
 # %% [markdown]

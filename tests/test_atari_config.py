@@ -2,12 +2,15 @@
 and a clear error for every bad value."""
 
 import re
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
 
-from aps_teach.atari.config import AtariConfig, field_docs, sources_table
+from aps_teach.agents import AgentConfig
+from aps_teach.atari.agent import AtariLearner, agent_config
+from aps_teach.atari.config import AtariConfig, field_docs, learner_fields, sources_table
+from aps_teach.cli import main
 
 PAPER = [p / "shared/paper/aps_liu_abbeel_2021.tex" for p in Path(__file__).resolve().parents]
 
@@ -18,15 +21,15 @@ def test_defaults_are_the_papers_numbers():
     assert c.terminal_on_life_loss and c.reward_clip == 1.0 and c.repeat_action_probability == 0.0
     assert (c.n_step, c.gamma, c.batch_size, c.target_update_period, c.max_grad_norm) == (
         10, 0.99, 32, 100, 10)
-    assert (c.lr_pretrain, c.lr_finetune, c.adam_eps, c.adam_beta1, c.adam_beta2) == (
+    assert (c.lr, c.finetune_lr, c.adam_eps, c.adam_beta1, c.adam_beta2) == (
         1e-4, 1e-3, 1.5e-4, 0.9, 0.999)
     assert (c.conv_channels, c.conv_kernels, c.conv_strides) == ((32, 64, 64), (8, 4, 3), (4, 2, 1))
     assert (c.feature_dim, c.phi_hidden, c.psi_hidden, c.shift_pad) == (5, 1024, 512, 4)
     assert (c.pretrain_steps, c.task_id_steps, c.task_id_episodes, c.finetune_steps, c.eval_steps) == (
         5_000_000, 40_000, 10, 60_000, 125_000)
-    assert (c.min_replay_size, c.replay_capacity, c.update_period, c.task_resample_period) == (
+    assert (c.min_replay_size, c.replay_capacity, c.update_period, c.task_resample_every) == (
         1600, None, 1, 10)
-    assert (c.epsilon_decay_steps, c.gpi_policies) == (2500, 10)
+    assert (c.epsilon_decay_steps, c.gpi_samples) == (2500, 10)
 
 
 def test_conv_output_size_is_the_nature_dqn_7x7():
@@ -65,7 +68,7 @@ def test_quoted_paper_rows_are_on_the_cited_lines():
     ({"n_step": 2.5}, "n_step must be an integer >= 1"),
     ({"batch_size": True}, "batch_size must be an integer >= 1"),
     ({"noop_max": -1}, "noop_max must be an integer >= 0"),
-    ({"lr_pretrain": 0.0}, "lr_pretrain must be > 0"),
+    ({"lr": 0.0}, "lr must be > 0"),
     ({"gamma": 1.5}, "gamma must be in"),
     ({"gamma": 0.0}, "gamma must be in"),
     ({"repeat_action_probability": 1.2}, "repeat_action_probability must be in"),
@@ -88,3 +91,46 @@ def test_bad_values_are_rejected_with_a_clear_error(change, message):
 def test_none_clip_and_unbounded_replay_are_valid():
     c = AtariConfig(reward_clip=None, replay_capacity=None)
     assert c.reward_clip is None and c.replay_capacity is None
+
+
+LEARNER_FIELDS = {"feature_dim", "k", "knn_exponent", "knn_normalise", "shared_encoder", "nstep_reward",
+                  "exploit_weight", "explore_weight", "sf_loss", "gpi", "gpi_samples", "gamma",
+                  "bootstrap_through_termination", "n_step", "batch_size", "lr", "finetune_lr", "adam_eps",
+                  "max_grad_norm", "target_update_period", "contrastive_temperature"}
+"""The `AgentConfig` fields `AtariConfig` names too: all but the method (a command's choice), the MLP width
+and kNN representation (the conv networks have their own) and the observation mean (frames need none)."""
+
+
+def test_the_learner_gets_every_field_the_atari_config_shares_with_it_by_name():
+    assert set(learner_fields(AtariConfig())) == LEARNER_FIELDS
+    changed = AtariConfig(feature_dim=7, k=4, knn_exponent=2.0, knn_normalise=False, shared_encoder=False,
+                          nstep_reward="sum", exploit_weight=0.5, explore_weight=2.0, sf_loss="scalar",
+                          gpi=False, gpi_samples=3, gamma=0.9, bootstrap_through_termination=False, n_step=5,
+                          batch_size=16, lr=3e-4, finetune_lr=2e-3, adam_eps=1e-5, max_grad_norm=5.0,
+                          target_update_period=50, contrastive_temperature=0.2)
+    default, agent = AtariConfig(), agent_config(changed, "apt")
+    assert all(getattr(changed, name) != getattr(default, name) for name in LEARNER_FIELDS)
+    assert {name: getattr(agent, name) for name in LEARNER_FIELDS} == \
+        {name: getattr(changed, name) for name in LEARNER_FIELDS}
+    assert agent.method == "apt" and not agent.normalise_observations
+    assert AgentConfig().hidden == agent.hidden and AgentConfig().representation == agent.representation
+
+
+def test_the_atari_command_line_offers_the_learners_ablations(capsys):
+    with pytest.raises(SystemExit):
+        main(["atari", "run", "--help"])
+    shown = capsys.readouterr().out
+    for flag in ("--atari.k", "--atari.lr", "--atari.finetune-lr", "--atari.gpi-samples",
+                 "--atari.task-resample-every", "--atari.sf-loss", "--atari.shared-encoder",
+                 "--atari.exploit-weight", "--atari.explore-weight", "--atari.knn-normalise",
+                 "--atari.knn-exponent", "--atari.bootstrap-through-termination",
+                 "--atari.contrastive-temperature"):
+        assert f"{flag} " in shown or f"{flag}\n" in shown or f"{flag}," in shown, flag
+
+
+def test_an_atari_ablation_reaches_the_learners_networks():
+    small = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, k=3)
+    assert AtariLearner(small, "aps", 6, seed=0).rep is None  # Eq. 10: the kNN on phi
+    separate = AtariLearner(replace(small, shared_encoder=False), "aps", 6, seed=0)
+    assert type(separate.rep).__name__ == "AtariFeatureNet" and separate.phi is not None
+    assert AtariLearner(replace(small, knn_normalise=False), "aps", 6, seed=0).normaliser is None

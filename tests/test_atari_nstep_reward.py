@@ -91,7 +91,7 @@ def test_last_state_targets_equal_a_brute_force_computation(knn_phi_normalised):
     # kNN among the B last states (phi, or phi's output before its normalisation), each excluding itself;
     # the k nearest distances over their mean
     h = (phi if knn_phi_normalised else learner.phi.net(last.float() / 255)).double().numpy()
-    near = [sorted(np.linalg.norm(h[i] - h[j]) for j in range(len(h)) if j != i)[:SMALL.knn_k]
+    near = [sorted(np.linalg.norm(h[i] - h[j]) for j in range(len(h)) if j != i)[:SMALL.k]
             for i in range(len(h))]
     scale = np.mean(near)  # the running mean after its first batch: the mean of all neighbour terms
     explore = torch.tensor([math.log1p(np.mean(d) / scale) for d in near])

@@ -12,8 +12,9 @@ import pytest
 from test_atari_train import tiny
 
 from aps_teach.atari import sweep
+from aps_teach.atari.plots import write_scores_figure
+from aps_teach.atari.runs import run
 from aps_teach.atari.sweep import expand_games, run_atari_sweep, run_dir, run_one, summary_rows, sweep_runs
-from aps_teach.atari.train import run
 from aps_teach.executors import gpu_executor, make_executor
 from aps_teach.sweeps import RunSpec, read_rows
 
@@ -52,7 +53,8 @@ def test_the_summary_is_the_aggregate_of_each_games_seed_mean(swept):
     out, _ = swept
     summary = {(row["method"], row["checkpoint"]): row for row in _rows(out / "summary.csv")}
     assert sorted(summary) == [("aps", "finetune"), ("aps", "pretrain"), ("dqn", "finetune")]
-    assert (out / "scores.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # the figure of the scores
+    assert not (out / "scores.png").exists()  # the sweep returns data; `aps-teach atari sweep` draws
+    assert write_scores_figure(out).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for method, checkpoint in summary:
         (row,) = [r for r in read_rows(out / "scores.csv") if (r["method"], r["checkpoint"]) ==
                   (method, checkpoint)]
@@ -76,6 +78,18 @@ def test_the_summary_is_the_aggregate_of_each_games_seed_mean(swept):
     assert dqn["games"] == 1 and dqn["mean"] == 0.25
     with pytest.raises(ValueError, match="different nstep_reward \\(last, sum\\)"):
         summary_rows([{**rows[0], "nstep_reward": "last"}, {**rows[1], "nstep_reward": "sum"}])
+
+
+def test_the_sweep_command_draws_the_scores_of_the_sweep(swept, tmp_path, monkeypatch, capsys):
+    from aps_teach import cli_atari
+    from aps_teach.cli import main
+
+    out, report = swept
+    (tmp_path / "scores.csv").write_bytes((out / "scores.csv").read_bytes())
+    monkeypatch.setattr(cli_atari, "run_atari_sweep", lambda *args, **kwargs: report)  # the runs are done
+    assert main(["atari", "sweep", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "scores.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert str(tmp_path / "scores.png") in capsys.readouterr().out
 
 
 def test_a_sweep_directory_keeps_one_nstep_reward_mode(swept):

@@ -12,19 +12,13 @@ import torch
 
 from aps_teach.atari import train
 from aps_teach.atari.agent import AtariLearner, agent_config
-from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import AtariEnvs
-from aps_teach.atari.train import (
-    AtariTrainConfig,
-    augment_batch,
-    load_learner,
-    pretrain,
-    run,
-    start_run_dir,
-)
+from aps_teach.atari.runs import run, start_run_dir
+from aps_teach.atari.train import augment_batch, load_learner, pretrain
 from aps_teach.batch import Batch
 
-TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3, knn_k=3,
+TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3, k=3,
                    pretrain_steps=200, finetune_steps=100, min_replay_size=64, update_period=4,
                    task_id_steps=200, eval_steps=400, max_frames_per_episode=800, epsilon_decay_steps=100)
 """Small networks; 800-frame games (200 agent steps) so that evaluation finishes games."""
@@ -218,14 +212,14 @@ def test_bad_input_is_a_clear_error(tmp_path):
 
     short = tiny(atari=replace(TINY, pretrain_steps=4))
     pretrain("pong", "aps", seed=0, config=short, run_dir=tmp_path)
-    with pytest.raises(ValueError, match="method='aps'"):
+    with pytest.raises(ValueError, match=r"method \(checkpoint 'aps', this run 'visr'\)"):
         pretrain("pong", "visr", seed=0, config=short, run_dir=tmp_path, resume=True)
-    with pytest.raises(ValueError, match="has game='pong'"):
+    with pytest.raises(ValueError, match=r"game \(checkpoint 'pong', this run 'breakout'\)"):
         pretrain("breakout", "aps", seed=0, config=short, run_dir=tmp_path, resume=True)
-    with pytest.raises(ValueError, match="has atari.n_step=3, this run has 4"):
+    with pytest.raises(ValueError, match=r"atari.n_step \(checkpoint 3, this run 4\)"):
         pretrain("pong", "aps", seed=0, config=tiny(atari=replace(short.atari, n_step=4)), run_dir=tmp_path,
                  resume=True)
-    with pytest.raises(ValueError, match="has atari.nstep_reward='last', this run has 'sum'"):
+    with pytest.raises(ValueError, match=r"atari.nstep_reward \(checkpoint 'last', this run 'sum'\)"):
         pretrain("pong", "aps", seed=0, config=tiny(atari=replace(short.atari, nstep_reward="sum")),
                  run_dir=tmp_path, resume=True)
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
@@ -258,7 +252,7 @@ def test_cli_pretrain_finetune_evaluate_give_the_library_numbers(pipeline, tmp_p
     options = ["--out", str(tmp_path), "--game", "PONG", "--seed", "0", "--num-envs", "2",
                "--log-every", "50", "--checkpoint-every", "100", "--no-progress", "--threads", "1",
                "--atari.conv-channels", "8", "8", "8", "--atari.psi-hidden", "32", "--atari.phi-hidden", "32",
-               "--atari.batch-size", "8", "--atari.n-step", "3", "--atari.knn-k", "3",
+               "--atari.batch-size", "8", "--atari.n-step", "3", "--atari.k", "3",
                "--atari.pretrain-steps", "200",
                "--atari.finetune-steps", "100", "--atari.min-replay-size", "64", "--atari.update-period", "4",
                "--atari.task-id-steps", "200", "--atari.eval-steps", "400",

@@ -31,7 +31,7 @@ def test_gridworld_bad_value_is_one_line_and_debug_shows_the_traceback(tmp_path,
     argv = ["gridworld", "run", "--out", str(out), "--pretrain-steps", "0"]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err == "aps-teach gridworld: error: pretrain_steps must be a positive integer, got 0\n"
+    assert err == "aps-teach gridworld: error: pretrain_steps must be an integer >= 1, got 0\n"
     with pytest.raises(ValueError, match="pretrain_steps"):
         main([*argv, "--debug"])
 
@@ -56,7 +56,7 @@ BAD_VALUES = [
      "workers must be an integer >= 1 (or not given: one per core), got 0"),
     (["gridworld", "sweep", "--out", ""], "gridworld", "--out is empty"),
     (["gridworld", "sweep", "--out", "OUT", "--seeds", "1", "--pretrain-steps", "0"], "gridworld",
-     "pretrain_steps must be a positive integer, got 0"),
+     "pretrain_steps must be an integer >= 1, got 0"),
     (["gridworld", "study", "--out", "OUT", "--workers", "0"], "gridworld",
      "workers must be an integer >= 1"),
     (["gridworld", "transfer", "--out", ""], "gridworld", "--out is empty"),

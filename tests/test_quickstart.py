@@ -36,7 +36,7 @@ def test_the_overview_draws_the_reward_terms_of_the_pretrained_learner(tmp_path)
     import matplotlib
 
     matplotlib.use("Agg")
-    from aps_teach import plots
+    from aps_teach import cell_maps, plots
     from aps_teach.quickstart import QuickstartConfig, run_quickstart
 
     train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8, k=3), num_envs=2, learning_starts=100,
@@ -46,10 +46,10 @@ def test_the_overview_draws_the_reward_terms_of_the_pretrained_learner(tmp_path)
     run = run_quickstart(config)
     layout = plots.gridworld.resolve_level("easy")
     w = np.array(run.result.task_w, dtype=np.float32)
-    fig = plots.plot_run_overview(layout, run.snapshot.learner, run.snapshot.particles, w, None, None,
-                                  run.result.adaptation)
-    cells = plots.cell_states(layout, ())
-    expected = plots.reward_maps(run.snapshot.learner, cells, run.snapshot.particles, w)
+    maps = cell_maps.overview_maps(run.snapshot.learner, layout, run.snapshot.particles, w)
+    fig = plots.plot_run_overview(layout, maps, "aps", None, None, run.result.adaptation)
+    cells = cell_maps.cell_states(layout, ())
+    expected = cell_maps.reward_maps(run.snapshot.learner, cells, run.snapshot.particles, w)
     drawn = [image.get_array() for ax in fig.axes for image in ax.get_images() if image.get_array().ndim == 2]
     for term in ("explore", "exploit"):
         assert any(np.allclose(np.ma.filled(a, np.nan), expected[term], equal_nan=True) for a in drawn), term
@@ -57,7 +57,7 @@ def test_the_overview_draws_the_reward_terms_of_the_pretrained_learner(tmp_path)
 
 def test_the_main_job_refuses_bad_input_before_writing(tmp_path, capsys):
     assert main(["--out", str(tmp_path / "run"), "--pretrain-steps", "0"]) == 2
-    assert "pretrain_steps must be a positive integer" in capsys.readouterr().err
+    assert "pretrain_steps must be an integer >= 1" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
     with pytest.raises(SystemExit):
         main(["--method", "dqn"])

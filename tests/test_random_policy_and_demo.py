@@ -30,7 +30,7 @@ def test_random_policy_is_reproducible_and_rejects_bad_input():
     b = random_policy_stats("hard", 20, seed=5, progress=False)
     np.testing.assert_array_equal(a.visits, b.visits)
     assert a.summary() == b.summary()
-    with pytest.raises(ValueError, match="episodes must be a positive integer"):
+    with pytest.raises(ValueError, match="episodes must be an integer >= 1"):
         random_policy_stats("hard", 0)
     with pytest.raises(ValueError, match="valid levels: easy, hard"):
         random_policy_stats("medium", 5)
@@ -67,7 +67,7 @@ def test_demo_cli_writes_the_picture_and_prints_the_numbers(tmp_path, capsys):
     expected = random_policy_stats("easy", 4, seed=1, progress=False).summary()
     assert expected in printed
     assert main(["demo", "--episodes", "0", "--out", str(tmp_path / "bad.png"), "--no-progress"]) == 2
-    assert "episodes must be a positive integer" in capsys.readouterr().err
+    assert "episodes must be an integer >= 1" in capsys.readouterr().err
     assert not (tmp_path / "bad.png").exists()
 
 

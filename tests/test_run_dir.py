@@ -163,6 +163,8 @@ def test_pretrain_then_finetune_is_the_run_and_finetune_reads_the_run(reference,
     assert main(["gridworld", "finetune", "--out", str(out), "--steps", "400", "--identify-steps", "200",
                  "--eval-episodes", "4"]) == 0
     assert_same_run(reference, out)
+    saved = json.loads((out / "config.json").read_text())  # the method is held once: the agent config's
+    assert "method" not in saved and saved["train"]["agent"]["method"] == "aps"
     assert main(["gridworld", "finetune", "--out", str(out), "--resume"]) == 0  # 400 steps, from config.json
     assert_same_run(reference, out)
     before = files(out)
@@ -180,7 +182,7 @@ def test_a_directory_of_another_run_is_refused_with_nothing_changed(reference, t
     before = files(out)
     cases = [(run_argv(out, "--level", "hard"), "level (saved 'easy', this run 'hard')"),
              (run_argv(out, "--level", "hard", "--resume"), "cannot resume it): level (saved 'easy'"),
-             (run_argv(out, "--method", "visr"), "method (saved 'aps', this run 'visr')"),
+             (run_argv(out, "--method", "visr"), "train.agent.method (saved 'aps', this run 'visr')"),
              (run_argv(out, "--train.agent.k", "5"), "train.agent.k (saved 3, this run 5)"),
              (run_argv(out, "--finetune-steps", "600", "--resume"),
               "finetune_steps (saved 400, this run 600)"),
@@ -231,15 +233,15 @@ def test_evaluate_scores_the_run_on_its_level_and_seed_and_refuses_another_runs_
 
     # a config.json that no longer describes the checkpoints (what the old `run` left behind) is refused
     saved = json.loads((out / "config.json").read_text())
-    for change, message in ((("level", "hard"), "trained on level 'easy', this run is on level 'hard'"),
-                            (("seed", 0), "has seed=1, this run has 0"),
-                            (("finetune_steps", 600), "has steps=400, this run has 600")):
+    for change, message in ((("level", "hard"), "art (checkpoint 'easy', this run 'hard')"),
+                            (("seed", 0), "seed (checkpoint 1, this run 0)"),
+                            (("finetune_steps", 600), "steps (checkpoint 400, this run 600)")):
         (out / "config.json").write_text(json.dumps({**saved, change[0]: change[1]}))
         err = error_line(["gridworld", "evaluate", "--out", str(out)], capsys)
         assert f"checkpoint {out}/finetune/checkpoint.pt" in err and message in err
     train_k = {**saved["train"], "agent": {**saved["train"]["agent"], "k": 5}}
     (out / "config.json").write_text(json.dumps({**saved, "train": train_k}))
-    assert "differing fields: agent.k (checkpoint 3, this run 5)" in error_line(
+    assert "is not of this run: config.agent.k (checkpoint 3, this run 5)" in error_line(
         ["gridworld", "evaluate", "--out", str(out)], capsys)
 
 
@@ -294,13 +296,13 @@ def test_atari_run_directory_shares_the_rules(tmp_path, capsys):
     """The Atari pipeline claims through the same `RunDir`: another game refused with nothing changed, a
     corrupt config.json named, evaluate on the run's seed (apt: no task to identify) and refusing a checkpoint
     of another run."""
-    from aps_teach.atari.train import read_run_config, start_run_dir
+    from aps_teach.atari.runs import read_run_config, start_run_dir
 
     out = tmp_path / "pong"
     options = ["--out", str(out), "--game", "pong", "--method", "apt", "--seed", "3", "--num-envs", "2",
                "--no-progress", "--threads", "1", "--atari.conv-channels", "8", "8", "8",
                "--atari.psi-hidden", "32", "--atari.phi-hidden", "32", "--atari.batch-size", "8",
-               "--atari.n-step", "3", "--atari.knn-k", "3",
+               "--atari.n-step", "3", "--atari.k", "3",
                "--atari.pretrain-steps", "4", "--atari.min-replay-size", "64", "--atari.eval-steps", "400",
                "--atari.max-frames-per-episode", "800"]
     assert main(["atari", "pretrain", *options]) == 0
@@ -321,7 +323,7 @@ def test_atari_run_directory_shares_the_rules(tmp_path, capsys):
     saved = json.loads((out / "config.json").read_text())
     (out / "config.json").write_text(json.dumps({**saved, "seed": 4}))
     err = error_line(["atari", "evaluate", "--out", str(out)], capsys)
-    assert "is not of the run its config.json describes: seed (checkpoint 3, config.json 4)" in err
+    assert "is not of this run: seed (checkpoint 3, this run 4)" in err
     (out / "config.json").write_text("{")
     err = error_line(["atari", "evaluate", "--out", str(out)], capsys)
     assert f"corrupt run config {out}/config.json: not valid JSON" in err

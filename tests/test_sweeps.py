@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from aps_teach.agents import AgentConfig
-from aps_teach.plots import METHOD_COLOURS, method_colour, plot_ablation, plot_figure4
+from aps_teach.plots import METHOD_COLOURS, method_colour
 from aps_teach.stats import mean_with_ci, summarise
+from aps_teach.study_plots import plot_ablation, plot_figure4, write_figure4
 from aps_teach.sweeps import RunSpec, field_doc, grid, read_rows, run_sweep, with_overrides
 from aps_teach.train import TrainConfig
 
@@ -27,7 +28,7 @@ def fake_run(spec: RunSpec) -> list[dict]:
     """Stands in for a training run: deterministic numbers from the spec, and a record of the call."""
     with _lock:
         CALLS.append(spec.key)
-    base = {"method": spec.method, "level": spec.level, "seed": spec.seed}
+    base = {"method": spec.method, "level": spec.env, "seed": spec.seed}
     return [{**base, "phase": "zero_shot", "success_rate": (spec.seed % 3) / 4},
             {**base, "phase": "finetuned", "success_rate": (spec.seed % 3) / 2}]
 
@@ -55,7 +56,7 @@ def test_sweep_writes_two_rows_per_run_then_resumes_without_redoing_them(tmp_pat
     assert {"run_key", "method", "level", "seed", "phase", "success_rate", "run_seconds",
             "package_version"} <= set(rows[0])
     assert {(r["method"], r["level"], r["seed"], r["phase"]) for r in rows} == {
-        (s.method, s.level, str(s.seed), phase) for s in specs for phase in ("zero_shot", "finetuned")}
+        (s.method, s.env, str(s.seed), phase) for s in specs for phase in ("zero_shot", "finetuned")}
     CALLS.clear()
     again = run_sweep(specs, fake_run, results, executor=threads, progress=False)
     assert CALLS == [] and again.completed == [] and sorted(again.skipped) == sorted(s.key for s in specs)
@@ -190,9 +191,16 @@ def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path, monkeypat
     rows = read_rows(out / "figure4.csv")
     assert len(rows) == 4 and {r["phase"] for r in rows} == {"zero_shot", "finetuned"}
     assert all(0.0 <= float(r["success_rate"]) <= 1.0 and len(r["config_hash"]) == 12 for r in rows)
-    assert (out / "figure4.png").read_bytes()[:4] == b"\x89PNG"
+    assert not (out / "figure4.png").exists()  # the pipeline returns data; the command draws
     again = run_figure4_sweep(["aps", "dqn"], ["easy"], 1, None, budget, workers=2, progress=False)
     assert again.completed == [] and len(again.skipped) == 2  # the same command found its directory
+    from aps_teach.cli_gridworld import gridworld_main
+
+    argv = ["sweep", "--methods", "aps", "dqn", "--levels", "easy", "--seeds", "1", "--workers", "2",
+            *[f"--{name.replace('_', '-')}={value}" for name, value in budget.items()]]
+    assert gridworld_main(argv) == 0  # every run skipped; the command draws figure4.png from the csv
+    drawn = (out / "figure4.png").read_bytes()
+    assert drawn[:4] == b"\x89PNG" and write_figure4(out, ["aps", "dqn"], ["easy"]).read_bytes() == drawn
     with pytest.raises(ValueError, match="unknown methods or levels"):
         run_figure4_sweep(["ppo"], ["easy"], 1, out, budget)
     # another budget into the same directory: refused before any run, every file as it was

@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import gridworld  # noqa: E402
-from aps_teach import plots, transfer  # noqa: E402
+from aps_teach import cell_maps, seeds, study_plots, transfer  # noqa: E402
 from aps_teach.agents import AgentConfig  # noqa: E402
 from aps_teach.stats import mean_with_ci  # noqa: E402
 from aps_teach.sweeps import RunSpec, read_rows  # noqa: E402
@@ -159,10 +159,10 @@ def test_zero_shot_on_a_painted_task_shows_fit_values_and_a_gpi_path():
     env = transfer.maze_env("fourroom", shot.reward_map, 30)
     features, rewards = task_data(learner, env, 400, 3, RANDOM_ACTS)
     assert shot.fit.r2 == pytest.approx(numpy_r2(features, rewards)[0], rel=1e-5, abs=1e-6)
-    cells = plots.cell_states(four)
+    cells = cell_maps.cell_states(four)
     expected = cells.grid((learner.features(cells.observations).double() @ shot.fit.coefficients).numpy())
     np.testing.assert_allclose(shot.fitted_reward, expected, equal_nan=True)
-    values = plots.value_map(learner, cells, shot.fit.w)
+    values = cell_maps.value_map(learner, cells, shot.fit.w)
     np.testing.assert_allclose(shot.value, values["value"], equal_nan=True)
     np.testing.assert_array_equal(shot.action, values["action"])
     assert np.isnan(shot.value[four.walls]).all() and np.isfinite(shot.value[~four.walls]).all()
@@ -186,7 +186,7 @@ def test_benchmark_writes_rows_scored_by_the_exact_references_and_a_figure_repro
             "config_hash"} <= set(rows[0])
     for task, row in enumerate(rows):
         assert (row["method"], row["maze"], row["seed"], row["task"]) == ("aps", "open10", "3", str(task))
-        reward_map = gridworld.random_box_reward_map(OPEN, 2, 3, seed=transfer.task_seed(3, task))
+        reward_map = gridworld.random_box_reward_map(OPEN, 2, 3, seed=seeds.task_seed(3, task))
         opt, rand = exact(OPEN, reward_map)
         assert (float(row["optimal_return"]), float(row["random_return"])) == pytest.approx((opt, rand))
         assert float(row["normalised_score"]) == pytest.approx((float(row["return"]) - rand) / (opt - rand))
@@ -195,7 +195,8 @@ def test_benchmark_writes_rows_scored_by_the_exact_references_and_a_figure_repro
     assert report.summary["normalised_score"] == pytest.approx(np.mean(scores))
     interval = (report.summary["score_low"], report.summary["score_high"])
     assert interval == pytest.approx(mean_with_ci(scores)[1:])
-    assert report.figure.read_bytes().startswith(b"\x89PNG")
+    assert not (tmp_path / "a" / "transfer.png").exists()  # the pipeline returns data; views draw
+    assert study_plots.write_transfer_figure(tmp_path / "a").read_bytes().startswith(b"\x89PNG")
     again = transfer.run_transfer("aps", "open10", **BUDGET, out_dir=tmp_path / "b")
     assert _without_seconds(read_rows(tmp_path / "b" / "aps-open10.csv")) == _without_seconds(rows)
     assert _without_seconds(again.rows) == _without_seconds(report.rows)
@@ -208,7 +209,7 @@ def test_plot_transfer_bars_are_the_group_means():
              "r2": rng.random(), "identified": 1}
             for i, (m, z) in enumerate(groups) for s in range(2) for t in range(3)]
     rows[0]["identified"], rows[0]["r2"] = 0, float("nan")
-    fig = plots.plot_transfer(rows)
+    fig = study_plots.plot_transfer(rows)
     bars = fig.axes[0].containers
     for container, method in zip([c for c in bars if hasattr(c, "patches")], ["visr", "aps"], strict=True):
         heights = [patch.get_height() for patch in container.patches]
@@ -225,8 +226,8 @@ def test_plot_transfer_bars_are_the_group_means():
     ({"method": "diayn"}, "unknown method 'diayn'; valid methods for transfer: visr, aps"),
     ({"maze": "easy"}, "unknown maze 'easy'; valid mazes: open10, fourroom"),
     ({"maze": LINE}, "built-in maze name"),
-    ({"num_tasks": 0}, "num_tasks must be a positive integer"),
-    ({"eval_episodes": -1}, "eval_episodes must be a positive integer"),
+    ({"num_tasks": 0}, "num_tasks must be an integer >= 1"),
+    ({"eval_episodes": -1}, "eval_episodes must be an integer >= 1"),
     ({"seeds": []}, "at least one seed"),
     ({"num_boxes": 0}, "need num_boxes >= 1"),
     ({"num_boxes": 1, "box_size": 12}, "every policy earns the same"),
@@ -254,6 +255,7 @@ def test_cli_transfer_writes_the_library_numbers(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "normalised score" in out and str(tmp_path / "visr-fourroom.csv") in out
     assert str(tmp_path / "transfer.png") in out
+    assert (tmp_path / "transfer.png").read_bytes()[:4] == b"\x89PNG"  # the command draws it
     rows = read_rows(tmp_path / "visr-fourroom.csv")
     config = TrainConfig(agent=AgentConfig(method="visr", hidden=16, batch_size=8), num_envs=2,
                          learning_starts=100, progress=False)

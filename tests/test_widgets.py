@@ -1,5 +1,5 @@
 """Snapshots of a tiny pretraining run, and the reward explorer: every control redraws the panels with
-the arrays of the pure functions in aps_teach.plots; bad input is refused."""
+the arrays of the pure functions in aps_teach.cell_maps; bad input is refused."""
 
 import matplotlib
 
@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import gridworld  # noqa: E402
-from aps_teach import plots, snapshots, widgets  # noqa: E402
+from aps_teach import cell_maps, plots, snapshots, widgets  # noqa: E402
 from aps_teach.agents import AgentConfig  # noqa: E402
 from aps_teach.train import TrainConfig  # noqa: E402
 
@@ -63,10 +63,10 @@ def _shown(explorer):
 
 def _expected(snapshot, keys_held, w, k, particles):
     """The panels from the pure functions, given the control values."""
-    cells = plots.cell_states(HARD, keys_held)
-    maps = plots.reward_maps(snapshot.learner, cells, snapshot.particles[:particles], w, k)
+    cells = cell_maps.cell_states(HARD, keys_held)
+    maps = cell_maps.reward_maps(snapshot.learner, cells, snapshot.particles[:particles], w, k)
     nan = np.full(HARD.shape, np.nan)
-    values = plots.value_map(snapshot.learner, cells,
+    values = cell_maps.value_map(snapshot.learner, cells,
                              w if snapshot.learner.config.task_conditioned else None)
     return {"explore": maps.get("explore", nan), "exploit": maps.get("exploit", nan), "total": maps["total"],
             "value": values["value"], "action": values["action"]}
@@ -116,7 +116,7 @@ def test_particle_and_visit_panels_count_the_agent_positions(runs):
     green_only = (snap.particles[:, gridworld.LAYER_NAMES.index("green_key")].sum((1, 2)) == 0) & \
         (snap.particles[:, gridworld.LAYER_NAMES.index("purple_key")].sum((1, 2)) > 0)
     counts = snap.particles[green_only, agent].sum(0).numpy().astype(float)
-    cells = plots.cell_states(HARD, ("green",))
+    cells = cell_maps.cell_states(HARD, ("green",))
     shown = _shown(explorer)
     np.testing.assert_array_equal(shown["particles"], cells.grid([counts[p] for p in cells.positions]))
     np.testing.assert_array_equal(shown["visits"],

@@ -2,10 +2,10 @@
 
 Nothing of the update changes: TD targets, the vMF and kNN rewards, GPI and the fine-tuning switch are
 `aps_teach.agents.Learner`'s (the update is `aps_teach.update`). `agent_config` maps `AtariConfig` onto
-`AgentConfig`; the fields the Atari config does not name keep the learner's defaults (vector SF loss, kNN
-distances divided by their running mean, bootstrapping through terminals while pretraining, equal
-reward weights), except the observation mean, which the conv networks do without (they read the
-frames, scaled to [0, 1]).
+`AgentConfig` field by field, by name (the two share their names), except the observation mean, which the
+conv networks do without (they read the frames, scaled to [0, 1]); `AgentConfig.hidden` and
+`representation` keep the learner's defaults, unused here (the conv networks have their own sizes, the
+kNN space is phi or the conv f).
 
 What does change is how: the learner is built with `fixed_shapes=True`, so an update here never waits on
 the device: its statistics stay tensors (the training loop reads them when it writes a metrics row), and
@@ -17,25 +17,18 @@ compares the two).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import torch
 from torch.nn import functional as F
 
 from aps_teach.agents import AgentConfig, Learner, Method
-from aps_teach.atari.config import AtariConfig
+from aps_teach.atari.config import AtariConfig, learner_fields
 from aps_teach.atari.networks import AtariFeatureNet, AtariSuccessorFeatureNet
 
 
 def agent_config(atari: AtariConfig, method: Method) -> AgentConfig:
-    """The learner's settings from the Atari config: d, k, gamma, n, the n-step reward, batch, learning
-    rates, Adam epsilon, gradient clip, target period and GPI samples (the kNN space is `AtariLearner`'s)."""
-    return replace(AgentConfig(), method=method, nstep_reward=atari.nstep_reward,
-                   normalise_observations=False, feature_dim=atari.feature_dim, k=atari.knn_k,
-                   gamma=atari.gamma, n_step=atari.n_step, batch_size=atari.batch_size,
-                   lr=atari.lr_pretrain, finetune_lr=atari.lr_finetune, adam_eps=atari.adam_eps,
-                   max_grad_norm=atari.max_grad_norm, target_update_period=atari.target_update_period,
-                   gpi_samples=atari.gpi_policies)
+    """The learner's settings: every `AgentConfig` field the Atari config has, by name (`learner_fields`),
+    `method`, and no observation mean (the conv networks read the frames)."""
+    return AgentConfig(method=method, normalise_observations=False, **learner_fields(atari))
 
 
 class AtariLearner(Learner):

@@ -1,4 +1,5 @@
-"""Every number of the Atari protocol and of APS training, with the paper's defaults.
+"""Every number of the Atari protocol and of APS training, with the paper's defaults (`AtariConfig`), and how
+a run meets the games: device, envs, logging (`AtariTrainConfig`).
 
 Each field's docstring says where its default comes from: `Paper: "<row>" (l. N)` quotes a row or
 sentence of the paper's LaTeX source (line N of `aps_liu_abbeel_2021.tex`; the appendix tables
@@ -17,10 +18,14 @@ import ast
 import inspect
 import math
 import textwrap
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
-from aps_teach.agents import NSTEP_REWARDS
+from aps_teach.agents import AgentConfig
+from aps_teach.atari.devices import parse_device
+from aps_teach.checks import check_int
+
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
 
 
 @dataclass(frozen=True)
@@ -70,15 +75,15 @@ class AtariConfig:
     phi_hidden: int = 1024
     """Hidden units of phi's fully connected layer. Paper: "FC hidden size" (l. 702); the same table also
     lists 512 hidden units (l. 700), a row it shares with the psi table, which we read as psi's."""
-    knn_k: int = 10
+    k: int = 10
     """Neighbours in the kNN particle entropy. Paper: "Value of k" (l. 696), searched in {3, 5, 10}
     without reporting the choice; 10 is also the gridworld learner's default."""
     knn_phi_normalised: bool = True
     """kNN distances between phi(s') on the unit sphere (True) or between g(s'), phi's output before its L2
     normalisation (False). Not in the paper as code: its Eq. 10 takes h = phi, on the sphere; the authors'
-    code (rll-research/url_benchmark agent/aps.py) measures g. True: no loss trains the norm of g, which
-    grew 2.7x in 800 updates of a Breakout pretraining, so distances in g drift against their running
-    mean, while within a batch both spaces rank states alike (benchmarks/atari_knn_space.py)."""
+    code (rll-research/url_benchmark agent/aps.py) measures g. True: no loss trains the norm of g, so
+    distances in g can drift against the running mean that divides them (measured in
+    benchmarks/atari_knn_space.py; figures in benchmarks/README.md)."""
     shift_pad: int = 4
     """Random shift: frames padded by this many replicated border pixels, then randomly cropped back.
     Paper: "padded each side by 4 pixels" (l. 630)."""
@@ -102,9 +107,9 @@ class AtariConfig:
     """Discount factor. Paper: "Discount factor" (l. 659)."""
     batch_size: int = 32
     """Minibatch size. Paper: "Minibatch size" (l. 660)."""
-    lr_pretrain: float = 1e-4
+    lr: float = 1e-4
     """Adam learning rate while pretraining. Paper: "(pre-training phase): learning rate" (l. 662)."""
-    lr_finetune: float = 1e-3
+    finetune_lr: float = 1e-3
     """Adam learning rate while fine-tuning. Paper: "(fine-tuning phase): learning rate" (l. 663)."""
     adam_beta1: float = 0.9
     """Adam beta_1. Paper: "optimizer: $\\beta_1$" (l. 664)."""
@@ -124,7 +129,7 @@ class AtariConfig:
     unbounded."""
     update_period: int = 1
     """Environment steps per update. Paper: "Replay period every" (l. 674)."""
-    task_resample_period: int = 10
+    task_resample_every: int = 10
     """Steps between fresh draws of w while pretraining. Paper: "resampled every 10 steps" (l. 473)."""
     epsilon_decay_steps: int = 2500
     """Steps of the linear epsilon-greedy decay from epsilon_start to epsilon_end. Paper: "-decay"
@@ -134,8 +139,40 @@ class AtariConfig:
     epsilon_end: float = 0.1
     """Exploration epsilon after the decay. Not in the paper: DQN's final training value (Mnih et al.
     2015)."""
-    gpi_policies: int = 10
+    gpi_samples: int = 10
     """Task vectors sampled for generalised policy improvement. Paper: "number of polices 10" (l. 633)."""
+
+    # --- the learner's ablations: `AgentConfig`'s fields, names and defaults ---
+    sf_loss: Literal["vector", "scalar"] = "vector"
+    """'vector': TD on psi with the cumulant c = phi(s') + (r - phi(s')^T w) w (c^T w = r); 'scalar': TD on
+    psi^T w, Algorithm 1's loss. Not in the paper as an option: GPI scores psi(s, a, z)^T w for tasks z
+    other than w, along directions the scalar loss never trains (`AgentConfig.sf_loss`)."""
+    shared_encoder: bool = True
+    """APS: the kNN reward on phi(s') (Eq. 10); False: on APT's contrastive encoder f instead. Not in the
+    paper as an option: its APS shares phi; False is the ablation."""
+    exploit_weight: float = 1.0
+    """Weight of phi(s')^T w in the intrinsic reward (visr, aps). Not in the paper, whose Eq. 10 adds the
+    two terms unweighted: 1."""
+    explore_weight: float = 1.0
+    """Weight of the kNN entropy term in the intrinsic reward (apt, aps). Not in the paper, whose Eq. 10
+    adds the two terms unweighted: 1."""
+    knn_normalise: bool = True
+    """Divide kNN distances by their running mean. Not in the paper: the authors' code's option
+    (rll-research/url_benchmark agent/aps.py), keeping the exploration term O(1) whatever the scale of h."""
+    knn_exponent: float = 1.0
+    """kNN distances enter the reward raised to this power. Not in the paper's table: 1 as in the authors'
+    code; its particle estimator has the exponent n_h = d."""
+    bootstrap_through_termination: bool = True
+    """Pretraining only: bootstrap through a terminal transition as if it were a time-out. Not in the
+    paper: without a task the end of an episode is no loss, which a positive intrinsic reward would
+    otherwise make it (`AgentConfig.bootstrap_through_termination`)."""
+    contrastive_temperature: float = 0.5
+    """Temperature of the InfoNCE loss training f (apt; aps without a shared encoder). Not in the paper:
+    the gridworld learner's default (`AgentConfig.contrastive_temperature`)."""
+    gpi: bool = True
+    """Act with generalised policy improvement over {w} + `gpi_samples` fresh tasks when scoring a learner
+    that has not been fine-tuned (visr, aps). Not in the paper as an option: its zero-shot scores use GPI;
+    False acts under the identified w alone."""
 
     # --- task identification, fine-tuning, evaluation ---
     task_id_episodes: int = 10
@@ -152,31 +189,20 @@ class AtariConfig:
     """Exploration epsilon while evaluating. Not in the paper: DQN's evaluation value (Mnih et al. 2015)."""
 
     def __post_init__(self) -> None:
-        positive = ("frame_size", "frame_stack", "action_repeat", "max_frames_per_episode", "feature_dim",
-                    "psi_hidden", "phi_hidden", "knn_k", "pretrain_steps", "n_step", "batch_size",
-                    "target_update_period", "update_period", "task_resample_period", "gpi_policies",
+        AgentConfig(**learner_fields(self))  # the learner's fields, checked where the learner defines them
+        positive = ("frame_size", "frame_stack", "action_repeat", "max_frames_per_episode",
+                    "psi_hidden", "phi_hidden", "pretrain_steps", "update_period", "task_resample_every",
                     "task_id_episodes", "task_id_steps", "finetune_steps", "eval_steps")
         for name in positive:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            check_int(name, getattr(self, name))
         for name in ("noop_max", "shift_pad", "min_replay_size", "epsilon_decay_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-        for name in ("lr_pretrain", "lr_finetune", "adam_eps", "max_grad_norm"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+            check_int(name, getattr(self, name), 0)
         for name in ("repeat_action_probability", "epsilon_start", "epsilon_end", "eval_epsilon"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
         for name in ("adam_beta1", "adam_beta2"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)!r}")
-        if not 0.0 < self.gamma <= 1.0:
-            raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
-        if self.nstep_reward not in NSTEP_REWARDS:
-            raise ValueError(f"unknown nstep_reward {self.nstep_reward!r}; valid: {', '.join(NSTEP_REWARDS)}")
         if self.epsilon_end > self.epsilon_start:
             raise ValueError(f"epsilon_end ({self.epsilon_end}) must not exceed epsilon_start "
                              f"({self.epsilon_start})")
@@ -209,6 +235,59 @@ class AtariConfig:
         for kernel, stride in zip(self.conv_kernels, self.conv_strides, strict=True):
             side = math.floor((side - kernel) / stride) + 1
         return side
+
+
+def learner_fields(atari: AtariConfig) -> dict:
+    """The fields of `atari` that `AgentConfig` has too (same name, same meaning), with their values."""
+    shared = {f.name for f in fields(AgentConfig)} & {f.name for f in fields(AtariConfig)}
+    return {name: getattr(atari, name) for name in sorted(shared)}
+
+
+def atari_from_dict(values: dict) -> AtariConfig:
+    """An `AtariConfig` from its `asdict` (JSON turns its tuples into lists). A dict saved before the n-step
+    reward mode was a field is the exact sum, the only mode Atari runs had then."""
+    return AtariConfig(**{"nstep_reward": "sum",
+                          **{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}})
+
+
+@dataclass
+class AtariTrainConfig:
+    """How the learner meets the games: the protocol and schedule (`atari`), device, envs, logging."""
+
+    atari: AtariConfig = field(default_factory=AtariConfig)
+    """The protocol, networks and training schedule, step budgets included (the paper's defaults)."""
+    device: str = "cpu"
+    """Torch device of the networks, replay and updates: cpu, cuda, cuda:N, mps."""
+    num_envs: int = 8
+    """Games stepped together in one vector env."""
+    backend: Literal["ale", "gymnasium"] = "ale"
+    """ale (ale-py's C++ vector env) | gymnasium (AtariPreprocessing wrappers; needs OpenCV)."""
+    compile: bool = False
+    """torch.compile the update step (augment, targets, losses, optimiser step: `atari.update_step`); the
+    first updates are slow while it compiles. Needs a working backend (on a CPU, a C++ compiler)."""
+    compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = "default"
+    """torch.compile mode; reduce-overhead replays the compiled update step as CUDA graphs on CUDA."""
+    threads: int | None = None
+    """torch CPU threads while a phase runs (None: torch's default)."""
+    log_every: int = 10_000
+    """Env steps between rows of metrics.csv (and TensorBoard points)."""
+    checkpoint_every: int = 100_000
+    """Env steps between checkpoints when a run directory is given (and always at the end of a phase)."""
+    save_replay: bool = False
+    """Put the replay in checkpoints (GBs at Atari scale); a resumed phase then updates at once instead of
+    first refilling `min_replay_size` transitions."""
+    tensorboard: bool = True
+    """Also write the metrics as TensorBoard scalars (run_dir/tensorboard) when tensorboard is installed."""
+    progress: bool = True
+    """Show a tqdm progress bar (env steps, with env-steps/s and updates/s)."""
+
+    def __post_init__(self) -> None:
+        parse_device(self.device)  # whether this machine has it is checked where a run starts
+        for name in ("num_envs", "log_every", "checkpoint_every"):
+            check_int(name, getattr(self, name))
+        check_int("threads", self.threads, default="torch's default")
+        if self.compile_mode not in COMPILE_MODES:
+            raise ValueError(f"unknown compile_mode {self.compile_mode!r}; valid: {', '.join(COMPILE_MODES)}")
 
 
 def field_docs() -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Atari sweeps: games x methods x seeds, each run the whole pipeline (`aps_teach.atari.train.run`) in its own
+"""Atari sweeps: games x methods x seeds, each run the whole pipeline (`aps_teach.atari.runs.run`) in its own
 directory, through `aps_teach.sweeps.run_sweep` on any executor (`aps_teach.executors.make_executor`).
 
     OUT/scores.csv                       per finished run its rows (`score_row` + run_key, run_seconds,
@@ -10,8 +10,9 @@ directory, through `aps_teach.sweeps.run_sweep` on any executor (`aps_teach.exec
     OUT/summary.csv                      per method and checkpoint (pretrain = zero-shot, finetune):
                                          human-normalised mean, median, IQM over games (each game the mean
                                          of its seeds) and the number of super-human games
-    OUT/scores.png                       `plots.plot_atari_scores` of OUT/scores.csv: per game and method the
-                                         seeds' mean and each seed, with lines at random (0) and human (1)
+    OUT/scores.png                       drawn by `aps-teach atari sweep` (`atari.plots.write_scores_figure`)
+                                         from OUT/scores.csv: per game and method the seeds' mean and each
+                                         seed, with lines at random (0) and human (1)
 
 A second call skips the runs already in OUT/scores.csv; a run whose directory exists resumes from its
 checkpoints, and one that finished but whose row never reached OUT/scores.csv (the driver was stopped)
@@ -32,9 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
+from aps_teach.agents import check_method
+from aps_teach.atari.config import AtariTrainConfig
 from aps_teach.atari.envs import check_game
+from aps_teach.atari.runs import run
 from aps_teach.atari.scores import ATARI_26, aggregates
-from aps_teach.atari.train import AtariTrainConfig, check_method, run
 from aps_teach.executors import make_executor, visible_gpus
 from aps_teach.files import write_csv_atomic
 from aps_teach.sweeps import RunSpec, SweepReport, read_rows, run_sweep
@@ -67,12 +70,28 @@ def run_dir(out: str | os.PathLike, spec: RunSpec) -> Path:
     return Path(out) / "runs" / spec.key
 
 
+def run_dirs(runs) -> list[Path]:
+    """The run directories of an Atari sweep directory (its runs/*/ holding a config.json), of one run
+    directory, or of a list of run directories; FileNotFoundError if there is none."""
+    paths = [Path(runs)] if isinstance(runs, str | os.PathLike) else [Path(run) for run in runs]
+    found = []
+    for path in paths:
+        if (path / "config.json").exists():
+            found.append(path)
+        else:
+            found += sorted(p.parent for p in path.glob("runs/*/config.json"))
+    if not found:
+        raise FileNotFoundError(f"no Atari run directory (a folder with config.json, or a sweep's runs/*/) "
+                                f"in {[str(p) for p in paths]}")
+    return found
+
+
 def run_one(spec: RunSpec, config: AtariTrainConfig, out: str) -> list[dict]:
     """Worker side: the whole pipeline for `spec` in its run directory (resumed if it exists); its rows
     (zero-shot, if the method has one, then fine-tuned)."""
     directory = run_dir(out, spec)
     if not (directory / "scores.csv").exists():
-        run(spec.level, spec.method, spec.seed, config, out=directory,
+        run(spec.env, spec.method, spec.seed, config, out=directory,
             resume=(directory / "config.json").exists())
     rows = read_rows(directory / "scores.csv")
     return [row for phase in ("pretrain", "finetune")
@@ -153,19 +172,12 @@ def summary_rows(rows: Iterable[dict]) -> list[dict]:
 
 
 def write_summary(out: str | os.PathLike) -> Path | None:
-    """OUT/summary.csv and OUT/scores.png from OUT/scores.csv (atomically); None while no run has finished."""
-    import matplotlib.pyplot as plt
-
-    from aps_teach.plots import plot_atari_scores, save_figure
-
+    """OUT/summary.csv from OUT/scores.csv (atomically); None while no run has finished. OUT/scores.png is
+    `atari.plots.write_scores_figure`'s (`aps-teach atari sweep` draws it after the sweep)."""
     rows = read_rows(Path(out) / "scores.csv")
     summary = summary_rows(rows)
     if not summary:
         return None
     path = Path(out) / "summary.csv"
     write_csv_atomic(path, summary)
-    fig = plot_atari_scores([{**row, "method": f"{row['method']} zero-shot"}
-                             if row.get("checkpoint") == "pretrain" else row for row in rows])
-    save_figure(fig, Path(out) / "scores.png")
-    plt.close(fig)  # written, not shown (a notebook would otherwise display it)
     return path

@@ -1,0 +1,132 @@
+"""Atari figures: the frames of an observation, learning curves from run directories' metrics.csv, and
+human-normalised scores per game and method. Each function takes data or run directories, draws and
+returns the figure; `write_scores_figure` draws a sweep directory's OUT/scores.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from aps_teach.atari.sweep import run_dirs, summary_rows
+from aps_teach.plots import method_colour, save_figure
+from aps_teach.sweeps import read_rows
+
+
+def plot_frames(frames, titles: Sequence[str] | None = None, size: float = 2.2):
+    """One row of grey images (uint8 0-255 or floats on that scale, shown on a fixed 0-255 grey scale so
+    that an intensity change stays visible), e.g. the 4 frames of an Atari observation. Returns the figure."""
+    frames = [np.asarray(frame, dtype=float) for frame in frames]
+    titles = list(titles) if titles is not None else [""] * len(frames)
+    if len(titles) != len(frames) or not frames or any(frame.ndim != 2 for frame in frames):
+        raise ValueError(f"need one title per frame and 2-D frames, got {len(frames)} frames of shapes "
+                         f"{[frame.shape for frame in frames]} and {len(titles)} titles")
+    fig, axes = plt.subplots(1, len(frames), figsize=(size * len(frames), size * 1.1), squeeze=False)
+    for ax, frame, title in zip(axes[0], frames, titles, strict=True):
+        ax.imshow(frame, cmap="gray", vmin=0, vmax=255)
+        ax.set_title(title, fontsize="small")
+        ax.set_axis_off()
+    fig.tight_layout()
+    return fig
+
+
+def plot_atari_curves(runs, metrics: str | Sequence[str] = "score", phase: str = "finetune",
+                      games: Sequence[str] | None = None):
+    """One panel per column of `metrics`: its value against env steps in each run's `phase`/metrics.csv,
+    one line per run (its gid the run directory's name), coloured by the run's method; the legend names
+    each method once, with its number of runs.
+
+    `runs`: a sweep directory, a run directory or a list of them (see `sweep.run_dirs`); `games` keeps the
+    runs of those games (ROM ids, as in config.json) only. Runs without that phase (dqn has no pretraining)
+    are left out, and so are empty cells (no game ended in an interval, no update yet). Returns the figure."""
+    if phase not in ("pretrain", "finetune"):
+        raise ValueError(f"phase must be pretrain or finetune, got {phase!r}")
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    dirs = [(d, json.loads((d / "config.json").read_text())) for d in run_dirs(runs)]
+    if games is not None:
+        dirs = [(d, saved) for d, saved in dirs if saved["game"] in games]
+        if not dirs:
+            raise ValueError(f"no run of the games {list(games)} in {runs}")
+    dirs = [(d, saved["method"]) for d, saved in dirs if (d / phase / "metrics.csv").exists()]
+    methods = list(dict.fromkeys(method for _, method in dirs))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(0.8 + 4.2 * len(metrics), 3.5), squeeze=False)
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        drawn = dict.fromkeys(methods, 0)
+        for directory, method in dirs:
+            rows = read_rows(directory / phase / "metrics.csv")
+            points = [(int(row["env_steps"]), float(row[metric])) for row in rows if row.get(metric)]
+            if points:
+                x, y = zip(*points, strict=True)
+                ax.plot(x, y, marker="o", markersize=3, alpha=0.8, gid=directory.name,
+                        color=method_colour(method, methods.index(method)))
+                drawn[method] += 1
+        for m, (method, count) in enumerate(drawn.items()):
+            if count:  # one legend entry per method (an empty line carries it)
+                ax.plot([], [], color=method_colour(method, m), label=f"{method} ({count} runs)")
+        ax.set_xlabel(f"env steps ({phase})")
+        ax.set_ylabel(metric)
+        ax.set_title(metric if ax.lines else f"{metric}: no values")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(frameon=False, fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def plot_atari_scores(rows: Sequence[dict], methods: Sequence[str] | None = None):
+    """Human-normalised score per game and method (a sweep's scores.csv rows: game, method, seed,
+    human_normalised): a bar at the mean over seeds and each seed as a black dot on it; dashed lines at
+    0 (random play) and 1 (the human reference). Games without reference scores (empty
+    human_normalised) are left out and counted in the title. Returns the figure."""
+    scored = [row for row in rows if str(row["human_normalised"]).strip() not in ("", "None", "nan")]
+    games = sorted(dict.fromkeys(row["game"] for row in scored))
+    methods = list(methods or dict.fromkeys(row["method"] for row in scored))
+    if not games:
+        raise ValueError(f"no row with a human-normalised score among {len(rows)} rows")
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.5 + 0.45 * len(games) * len(methods)), 4))
+    width = 0.8 / len(methods)
+    for m, method in enumerate(methods):
+        colour = method_colour(method, m)
+        xs, means, dots_x, dots_y = [], [], [], []
+        for g, game in enumerate(games):
+            values = [float(row["human_normalised"]) for row in scored
+                      if row["method"] == method and row["game"] == game]
+            if values:
+                x = g + (m - (len(methods) - 1) / 2) * width
+                xs.append(x)
+                means.append(float(np.mean(values)))
+                dots_x += [x] * len(values)
+                dots_y += values
+        ax.bar(xs, means, width * 0.9, color=colour, alpha=0.7, label=method, gid=f"{method}/mean")
+        ax.scatter(dots_x, dots_y, s=12, color="black", zorder=3, gid=f"{method}/seeds",
+                   label="one seed" if m == 0 else None)
+    ax.axhline(0, color="grey", linewidth=0.8, linestyle="--", gid="random")
+    ax.axhline(1, color="grey", linewidth=0.8, linestyle=":", gid="human")
+    long = len(games) > 6
+    ax.set_xticks(range(len(games)), games, rotation=45 if long else 0, ha="right" if long else "center")
+    ax.set_ylabel("human-normalised score\n(0 random, 1 human)")
+    dropped = len(rows) - len(scored)
+    ax.set_title("mean over seeds (bar) and each seed (dot)"
+                 + (f"; {dropped} runs without reference scores left out" if dropped else ""))
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
+    fig.tight_layout()
+    return fig
+
+
+def write_scores_figure(out: str | os.PathLike) -> Path | None:
+    """OUT/scores.png: `plot_atari_scores` of a sweep's OUT/scores.csv, each zero-shot row (checkpoint
+    pretrain) as the method "<method> zero-shot"; None while no run with reference scores has finished (as
+    `sweep.write_summary`)."""
+    rows = read_rows(Path(out) / "scores.csv")
+    if not summary_rows(rows):
+        return None
+    fig = plot_atari_scores([{**row, "method": f"{row['method']} zero-shot"}
+                             if row.get("checkpoint") == "pretrain" else row for row in rows])
+    path = Path(out) / "scores.png"
+    save_figure(fig, path)
+    plt.close(fig)  # written, not shown (a notebook would otherwise display it)
+    return path

@@ -1,0 +1,161 @@
+"""A whole Atari run (`run`: pretrain, identify, zero-shot score, fine-tune, evaluate) and its run directory:
+config.json, pretrain/ and finetune/ checkpoints, task.json (the identified w) and scores.csv.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from dataclasses import asdict, fields
+from pathlib import Path
+
+import torch
+
+from aps_teach.agents import Method, check_method
+from aps_teach.atari.agent import AtariLearner, agent_config
+from aps_teach.atari.config import AtariTrainConfig, atari_from_dict
+from aps_teach.atari.devices import resolve_device
+from aps_teach.atari.envs import check_game
+from aps_teach.atari.train import (
+    EvalResult,
+    evaluate,
+    evaluate_zero_shot,
+    finetune,
+    identify_task,
+    new_learner,
+    pretrain,
+)
+from aps_teach.atari.update_step import check_compile_backend
+from aps_teach.checks import check_seed
+from aps_teach.files import jsonable, write_csv_atomic, write_text_atomic
+from aps_teach.phases import check_checkpoint
+from aps_teach.run_dir import RunDir
+
+
+def append_score_row(path: str | os.PathLike, *rows: dict) -> None:
+    """Add `rows` to the scores CSV at `path` (rewritten atomically with the rows already there)."""
+    path = Path(path)
+    before = list(csv.DictReader(path.open())) if path.exists() else []
+    write_csv_atomic(path, [*before, *rows])
+
+
+def score_row(result: EvalResult, method: str, seed: int, phase: str, config: AtariTrainConfig,
+              task_w: torch.Tensor | None) -> dict:
+    """One line of scores.csv: game, method, seed, which checkpoint (pretrain: the zero-shot score), budgets,
+    the n-step reward mode it was pretrained with, whether it acted by GPI, raw and normalised score."""
+    atari = config.atari
+    return {"game": result.game, "method": method, "seed": seed, "checkpoint": phase,
+            "pretrain_steps": 0 if method == "dqn" else atari.pretrain_steps,
+            "finetune_steps": atari.finetune_steps if phase == "finetune" else 0,
+            "nstep_reward": atari.nstep_reward, "gpi": result.gpi,
+            "games": result.episodes, "score": result.score, "human_normalised": result.human_normalised,
+            "task_w": "" if task_w is None else " ".join(f"{x:.6f}" for x in task_w.tolist())}
+
+
+RUN_FIELDS = ("atari", "num_envs", "backend")
+"""The `AtariTrainConfig` fields a run's numbers depend on; the others (device, threads, logging, compile,
+checkpoints) may differ between the sessions of a resumed run."""
+
+
+def run_record(game: str, method: str, seed: int, config: AtariTrainConfig) -> dict:
+    """An Atari run's config.json: game, method, seed and the whole training config."""
+    return jsonable({"game": game, "method": method, "seed": seed, "train": asdict(config)})
+
+
+def start_run_dir(out: str | os.PathLike, game: str, method: str, seed: int, config: AtariTrainConfig,
+                  resume: bool, force: bool = False) -> RunDir:
+    """Claim a run directory for this run (`RunDir.claim`): another run there is refused (naming the
+    differing fields) unless `force`; `resume` continues the same run (game, method, seed, protocol, envs;
+    device, threads, logging and the like may differ); otherwise the run starts over (an earlier run's
+    checkpoints, task.json and scores.csv removed). Refuses a device this machine does not have, or
+    --compile without a working backend, before writing anything."""
+    resolve_device(config.device)
+    check_seed(seed)
+    agent_config(config.atari, method).check_particles()  # k against the minibatch, once the method is known
+    if config.compile:
+        check_compile_backend(config.device)
+    run = RunDir(out)
+    run.claim(run_record(game, method, seed, config), resume=resume, force=force,
+              ignore=[f"train.{f.name}" for f in fields(AtariTrainConfig) if f.name not in RUN_FIELDS])
+    return run
+
+
+def read_run_config(out: str | os.PathLike) -> tuple[str, str, int, AtariTrainConfig]:
+    """(game, method, seed, config) of a run directory's config.json (FileNotFoundError if there is none,
+    ValueError naming the file if it is corrupt)."""
+    run = RunDir(out)
+    saved = run.read_config(("game", "method", "seed", "train"),
+                            hint=f"run `aps-teach atari pretrain --out {out}` first")
+    try:
+        train = dict(saved["train"])
+        config = AtariTrainConfig(**{**train, "atari": atari_from_dict(train["atari"])})
+        return saved["game"], saved["method"], int(saved["seed"]), config
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"corrupt run config {run.config_path}: not an Atari run config of this version "
+                         f"({error})") from None
+
+
+def check_run_checkpoint(path: Path, meta: dict, game: str, method: str, seed: int,
+                         config: AtariTrainConfig) -> None:
+    """Refuse a checkpoint (its `load_learner` metadata) that is not of the run its config.json describes,
+    naming the fields that differ."""
+    expected = jsonable({"game": game, "method": method, "seed": seed, "atari": asdict(config.atari),
+                          "num_envs": config.num_envs, "backend": config.backend})
+    check_checkpoint(path, meta, expected)
+
+
+def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariTrainConfig,
+                     out: Path | None) -> torch.Tensor | None:
+    """The task w for fine-tuning: None for apt/dqn; else OUT/task.json if there, else `identify_task`
+    (saved to OUT/task.json)."""
+    if not learner.config.task_conditioned:
+        return None
+    path = out / "task.json" if out is not None else None
+    if path is not None and path.exists():
+        return torch.tensor(json.loads(path.read_text())["w"])
+    w = identify_task(learner, game, seed, config)
+    if path is not None:
+        write_text_atomic(path, json.dumps({"w": w.tolist()}))
+    return w
+
+
+def run(game: str, method: Method, seed: int, config: AtariTrainConfig | None = None, *,
+        out: str | os.PathLike | None = None, resume: bool = False,
+        force: bool = False) -> tuple[AtariLearner, EvalResult]:
+    """The whole pipeline: pretrain (not dqn), identify the task and score it zero-shot (visr, aps:
+    `evaluate_zero_shot`), fine-tune, evaluate; returns the fine-tuned score.
+
+    With `out` (claimed by `start_run_dir`; `force` replaces another run there): config.json, pretrain/
+    and finetune/ (metrics.csv, checkpoint.pt), task.json and in scores.csv the zero-shot row (checkpoint
+    pretrain; visr, aps) and the fine-tuned row, both written at the end; `resume=True` continues each
+    phase from its checkpoint (a finished phase is loaded) and scores the pretrained learner again (the
+    same numbers: same checkpoint, same seed)."""
+    config = config or AtariTrainConfig()
+    game = check_game(game)
+    check_method(method)
+    check_seed(seed)
+    out = Path(out) if out is not None else None
+    claimed = start_run_dir(out, game, method, seed, config, resume, force) if out is not None else None
+
+    def phase_dir(name: str) -> tuple[Path | None, bool]:
+        if claimed is None:
+            return None, False
+        return claimed.path / name, claimed.resumes(name)
+
+    if method == "dqn":
+        learner = new_learner(game, method, seed, config)
+    else:
+        run_dir, again = phase_dir("pretrain")
+        learner, _ = pretrain(game, method, seed, config, run_dir=run_dir, resume=again)
+    w = identify_or_load(learner, game, seed, config, out)
+    zero_shot = None
+    if learner.config.task_conditioned:
+        zero_shot = evaluate_zero_shot(learner, game, w, seed, config)
+    run_dir, again = phase_dir("finetune")
+    finetune(learner, game, w, seed, config, run_dir=run_dir, resume=again)
+    result = evaluate(learner, game, w, seed, config)
+    if out is not None:  # both rows in one write: a run's scores.csv holds both or neither
+        rows = [] if zero_shot is None else [score_row(zero_shot, method, seed, "pretrain", config, w)]
+        append_score_row(out / "scores.csv", *rows, score_row(result, method, seed, "finetune", config, w))
+    return learner, result

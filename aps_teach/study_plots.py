@@ -1,0 +1,284 @@
+"""Study figures: Figure 4 (success per method and level), zero-shot transfer, the budget study's curves,
+ablations. Each function takes result rows (as the CSVs hold them), draws and returns the figure; the
+`write_*` functions draw the figure of a results directory into it (what the command line writes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from aps_teach.plots import method_colour, save_figure
+from aps_teach.stats import summarise
+from aps_teach.study import is_main_grid, study_rows
+from aps_teach.sweeps import read_rows
+from aps_teach.transfer import transfer_rows
+
+
+def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[str] | None = None):
+    """The paper's Figure 4 form: success rate per method, grouped by level. Each bar's dark lower
+    part is the zero-shot success and its full (light) height the fine-tuned success, both means
+    over seeds with 95% bootstrap intervals. `rows` have method, level, phase, success_rate."""
+    summary = summarise(rows, by=("level", "method", "phase"), value="success_rate")
+    levels = list(levels or dict.fromkeys(level for level, _, _ in summary))
+    methods = list(methods or dict.fromkeys(method for _, method, _ in summary))
+    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(methods) * len(levels), 4))
+    width = 0.8 / len(methods)
+    for m, method in enumerate(methods):
+        colour = method_colour(method, m)
+        for phase, alpha in (("finetuned", 0.35), ("zero_shot", 1.0)):
+            stats = [summary.get((level, method, phase)) for level in levels]
+            x = [i + (m - (len(methods) - 1) / 2) * width for i, s in enumerate(stats) if s]
+            means = [s[0] for s in stats if s]
+            errors = [[s[0] - s[1] for s in stats if s], [s[2] - s[0] for s in stats if s]]
+            ax.bar(x, means, width * 0.92, color=colour, alpha=alpha, yerr=errors, capsize=3,
+                   error_kw={"alpha": 0.8, "linewidth": 1}, label=method if phase == "finetuned" else None,
+                   gid=f"{method}/{phase}")
+    ax.set_xticks(range(len(levels)), [f"{level} level" for level in levels])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("success rate")
+    ax.set_title("zero-shot (dark) and fine-tuned (full bar) success, mean and 95% CI over seeds")
+    ax.legend(title="method", frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
+    fig.tight_layout()
+    return fig
+
+
+def plot_transfer(rows: Sequence[dict]):
+    """Left: mean normalised score per maze and method with 95% bootstrap intervals (tasks x seeds).
+    Right: each task's score against the R^2 of its least-squares fit (tasks without reward in their
+    identification data have no R^2 and are counted in the title)."""
+    summary = summarise(rows, by=("maze", "method"), value="normalised_score")
+    mazes = list(dict.fromkeys(maze for maze, _ in summary))
+    methods = list(dict.fromkeys(method for _, method in summary))
+    fig, (bars, scatter) = plt.subplots(1, 2, figsize=(11, 4.2))
+    width = 0.8 / len(methods)
+    for m, method in enumerate(methods):
+        colour = method_colour(method, m)
+        stats = [(i, summary[(maze, method)]) for i, maze in enumerate(mazes) if (maze, method) in summary]
+        x = [i + (m - (len(methods) - 1) / 2) * width for i, _ in stats]
+        errors = [[s[0] - s[1] for _, s in stats], [s[2] - s[0] for _, s in stats]]
+        bars.bar(x, [s[0] for _, s in stats], width * 0.92, yerr=errors, capsize=3, color=colour,
+                 label=method)
+        for i, maze in enumerate(mazes):
+            mine = [row for row in rows if row["method"] == method and row["maze"] == maze]
+            if mine:
+                r2, score = ([float(row[key]) for row in mine] for key in ("r2", "normalised_score"))
+                scatter.scatter(r2, score, s=18, alpha=0.7, color=colour, marker="os^Dv<>"[i % 7],
+                                label=f"{method}, {maze}")
+    for ax in (bars, scatter):
+        ax.axhline(0, color="grey", linewidth=0.8, linestyle="--")
+        ax.axhline(1, color="grey", linewidth=0.8, linestyle=":")
+    bars.set_xticks(range(len(mazes)), mazes)
+    bars.set_ylabel("normalised score (0 random, 1 optimal)")
+    bars.set_title("zero-shot transfer, mean and 95% CI over tasks x seeds")
+    bars.legend(title="method", frameon=False)
+    unidentified = sum(1 for row in rows if not int(row["identified"]))
+    scatter.set_xlabel(r"$R^2$ of $r \approx \phi(s')^\top c$ on the identification data")
+    scatter.set_ylabel("normalised score")
+    note = f"\n({unidentified} tasks saw no reward: no $R^2$, not shown)" if unidentified else ""
+    scatter.set_title(f"score against how linear the task is in $\\phi${note}")
+    scatter.legend(frameon=False, fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def _curve(ax, summary: dict, keys: Sequence, x: Sequence[float], colour: str, style: str, label: str | None,
+           alpha: float = 1.0):
+    """A line through the means of `summary[key]` for each key (at x) with a shaded 95% interval."""
+    shown = [(xi, summary[k]) for xi, k in zip(x, keys, strict=True) if k in summary]
+    if not shown:
+        return
+    xs, stats = zip(*shown, strict=True)
+    ax.plot(xs, [s[0] for s in stats], style, color=colour, label=label, marker="o", markersize=4,
+            alpha=alpha)
+    ax.fill_between(xs, [s[1] for s in stats], [s[2] for s in stats], color=colour, alpha=0.12 * alpha,
+                    linewidth=0)
+
+
+def plot_study_budget(levels: Sequence[dict], transfer: Sequence[dict]):
+    """The budget study: one row of panels per feature dimension d; per key level, success against
+    pretraining steps (fine-tuned solid, zero-shot dashed, with the last identification budget), per maze
+    the zero-shot transfer score (0 random, 1 optimal); means and 95% intervals over seeds (tasks x seeds
+    for transfer). dqn, which does not pretrain, is drawn as a flat reference line."""
+    dims = sorted({int(row["feature_dim"]) for row in [*levels, *transfer]})
+    names = list(dict.fromkeys(str(row["level"]) for row in levels))
+    mazes = list(dict.fromkeys(str(row["maze"]) for row in transfer))
+    budgets = sorted({int(row["pretrain_steps"]) for row in [*levels, *transfer]} - {0})
+    last_id = max(int(row["identify_steps"]) for row in levels) if levels else 0
+    methods = list(dict.fromkeys(str(row["method"]) for row in [*levels, *transfer]))
+    chosen = [row for row in levels if row["phase"] == "finetuned" or (
+        row["phase"] == "zero_shot" and int(row["identify_steps"]) in (0, last_id))]
+    summary = summarise(chosen, by=("feature_dim", "level", "method", "phase", "pretrain_steps"),
+                        value="success_rate")
+    scores = summarise(transfer, by=("feature_dim", "maze", "method", "pretrain_steps"),
+                       value="normalised_score")
+    panels = len(names) + len(mazes)
+    fig, axes = plt.subplots(len(dims), panels, figsize=(3.4 * panels, 3.0 * len(dims)), squeeze=False,
+                             sharex=True)
+    for r, d in enumerate(dims):
+        for c, name in enumerate(names + mazes):
+            ax = axes[r][c]
+            for m, method in enumerate(methods):
+                colour = method_colour(method, m)
+                if name in mazes:
+                    keys = [(str(d), name, method, str(b)) for b in budgets]
+                    _curve(ax, scores, keys, budgets, colour, "-", method if c == len(names) else None)
+                    continue
+                for phase, style in (("finetuned", "-"), ("zero_shot", "--")):
+                    if method == "dqn":  # no pretraining: one value, drawn across the budgets
+                        stat = summary.get((str(d), name, method, phase, "0"))
+                        if stat and phase == "finetuned":
+                            ax.axhline(stat[0], color=colour, linestyle=":", label="dqn (fine-tuned)"
+                                       if r == c == 0 else None)
+                        continue
+                    keys = [(str(d), name, method, phase, str(b)) for b in budgets]
+                    _curve(ax, summary, keys, budgets, colour, style,
+                           f"{method} ({phase.replace('_', '-')})" if r == c == 0 else None)
+            ax.set_xscale("log")
+            ax.set_xticks(budgets, [f"{b // 1000}k" for b in budgets])
+            ax.minorticks_off()
+            ax.axhline(0, color="grey", linewidth=0.6)
+            ax.set_title(f"{name}, d = {d}" + (" (transfer)" if name in mazes else ""))
+            ax.set_ylabel("normalised score" if name in mazes else "success rate")
+            if name not in mazes:
+                ax.set_ylim(-0.02, 1.02)
+            if r == len(dims) - 1:
+                ax.set_xlabel("pretraining env steps")
+    axes[0][0].legend(frameon=False, fontsize="x-small")
+    if mazes:
+        axes[0][len(names)].legend(frameon=False, fontsize="x-small")
+    fig.tight_layout()
+    return fig
+
+
+def plot_study_identify(levels: Sequence[dict]):
+    """Zero-shot success against task-identification steps, per key level and d (panels), for each
+    method with a task to identify and pretraining budget (line shade: darker = longer pretraining)."""
+    rows = [row for row in levels if row["phase"] == "zero_shot" and int(row["identify_steps"]) > 0]
+    summary = summarise(rows, by=("feature_dim", "level", "method", "pretrain_steps", "identify_steps"),
+                        value="success_rate")
+    dims = sorted({int(row["feature_dim"]) for row in rows})
+    names = list(dict.fromkeys(str(row["level"]) for row in rows))
+    ids = sorted({int(row["identify_steps"]) for row in rows})
+    budgets = sorted({int(row["pretrain_steps"]) for row in rows})
+    fig, axes = plt.subplots(1, len(dims) * len(names), figsize=(3.4 * len(dims) * len(names), 3.2),
+                             squeeze=False)
+    for p, (d, name) in enumerate((d, name) for d in dims for name in names):
+        ax = axes[0][p]
+        for m, method in enumerate(dict.fromkeys(str(row["method"]) for row in rows)):
+            for b, budget in enumerate(budgets):
+                keys = [(str(d), name, method, str(budget), str(i)) for i in ids]
+                _curve(ax, summary, keys, ids, method_colour(method, m), "-",
+                       f"{method}, {budget // 1000}k pretraining" if p == 0 else None,
+                       alpha=0.35 + 0.65 * (b + 1) / len(budgets))
+        ax.set_xscale("log")
+        ax.set_xticks(ids, [f"{i / 1000:g}k" for i in ids])
+        ax.minorticks_off()
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(f"{name}, d = {d}")
+        ax.set_xlabel("identification env steps")
+        ax.set_ylabel("zero-shot success")
+    axes[0][0].legend(frameon=False, fontsize="x-small")
+    fig.tight_layout()
+    return fig
+
+
+def plot_study_adaptation(levels: Sequence[dict], pretrain_steps: int | None = None,
+                          feature_dim: int | None = None):
+    """Success against fine-tuning steps (0 = zero-shot), per key level, for one pretraining budget and d
+    (default: the largest of each), every method, dqn included; means and 95% intervals over seeds."""
+    pretrain_steps = pretrain_steps or max(int(row["pretrain_steps"]) for row in levels)
+    feature_dim = feature_dim or max(int(row["feature_dim"]) for row in levels)
+    last_id = max(int(row["identify_steps"]) for row in levels)
+    rows = [row for row in levels if int(row["feature_dim"]) == feature_dim
+            and int(row["pretrain_steps"]) in (0, pretrain_steps)
+            and (row["phase"] != "zero_shot" or int(row["identify_steps"]) in (0, last_id))]
+    summary = summarise(rows, by=("level", "method", "finetune_steps"), value="success_rate")
+    names = list(dict.fromkeys(str(row["level"]) for row in rows))
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.4), squeeze=False)
+    for ax, name in zip(axes[0], names, strict=True):
+        for m, method in enumerate(dict.fromkeys(str(row["method"]) for row in rows)):
+            steps = sorted({int(row["finetune_steps"]) for row in rows
+                            if row["level"] == name and row["method"] == method})
+            _curve(ax, summary, [(name, method, str(s)) for s in steps], steps, method_colour(method, m), "-",
+                   method)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("fine-tuning env steps")
+        ax.set_ylabel("success rate")
+        ax.set_title(f"{name}: adaptation ({pretrain_steps // 1000}k pretraining, d = {feature_dim})")
+    axes[0][0].legend(frameon=False, fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def plot_ablation(rows, by: str, metrics: dict[str, str], order: Sequence[str] | None = None,
+                  title: str | None = None, xlabel: str | None = None, dot_label: str = "one run (seed)"):
+    """One panel per metric (column -> axis label): for each value of column `by` (in `order`), the mean of
+    its rows with a 95% bootstrap interval (red), and every row (`dot_label`) as a grey dot. NaN values
+    are left out of both; a panel's title counts them."""
+    order = list(order or dict.fromkeys(str(row[by]) for row in rows))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(0.8 + 3.3 * len(metrics), 3.6), squeeze=False)
+    for ax, (metric, label) in zip(axes[0], metrics.items(), strict=True):
+        summary = summarise(rows, by=(by,), value=metric, drop_nan=True)
+        for i, name in enumerate(order):
+            values = [float(row[metric]) for row in rows if str(row[by]) == name]
+            values = [v for v in values if not np.isnan(v)]
+            offsets = np.linspace(-0.12, 0.12, len(values)) if len(values) > 1 else np.zeros(len(values))
+            ax.scatter(i + 0.22 + offsets, values, s=14, color="grey", alpha=0.8,
+                       label=dot_label if i == 0 else None)
+        shown = [(i, summary[(name,)]) for i, name in enumerate(order) if (name,) in summary]
+        means = [s[0] for _, s in shown]
+        errors = [[s[0] - s[1] for _, s in shown], [s[2] - s[0] for _, s in shown]]
+        ax.errorbar([i for i, _ in shown], means, yerr=errors, fmt="o", color="#d62728", capsize=4,
+                    label="mean, 95% CI", zorder=3)
+        long = max(map(len, order)) * len(order) > 30  # labels that would overlap side by side
+        ax.set_xticks(range(len(order)), order, rotation=25 if long else 0, ha="right" if long else "center")
+        ax.set_xlim(-0.5, len(order) - 0.5)
+        ax.set_xlabel(xlabel or by)
+        ax.set_ylabel(label)
+        dropped = sum(1 for row in rows if np.isnan(float(row[metric])))
+        ax.set_title(label + (f"\n({dropped} NaN runs left out)" if dropped else ""))
+    axes[0][0].legend(frameon=False, fontsize="small")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def _write(fig, path: Path) -> Path:
+    """Save `fig` to `path` and close it (written, not shown: a notebook would otherwise display it)."""
+    save_figure(fig, path)
+    plt.close(fig)
+    return path
+
+
+def write_figure4(out_dir: str | Path, methods: Sequence[str] | None = None,
+                  levels: Sequence[str] | None = None) -> Path | None:
+    """OUT/figure4.png: `plot_figure4` of every row in OUT/figure4.csv; None while it holds no row."""
+    rows = read_rows(Path(out_dir) / "figure4.csv")
+    return _write(plot_figure4(rows, methods, levels), Path(out_dir) / "figure4.png") if rows else None
+
+
+def write_transfer_figure(out_dir: str | Path) -> Path:
+    """OUT/transfer.png: `plot_transfer` of every method and maze with results in OUT
+    (`transfer.transfer_rows`)."""
+    return _write(plot_transfer(transfer_rows(out_dir)), Path(out_dir) / "transfer.png")
+
+
+def write_study_figures(out_dir: str | Path) -> list[Path]:
+    """From OUT's study CSVs (`study.study_rows`), for the grid's default gamma and fine-tuning epsilon
+    (`study.is_main_grid`): study_budget.png, study_identify.png and study_adaptation.png (at the arms'
+    budget and d); none while OUT holds no such key-level row."""
+    every, transfer, grid = study_rows(out_dir)
+    levels = [row for row in every if is_main_grid(row, grid["train"])]
+    adaptation = {"pretrain_steps": grid["arm_pretrain_steps"], "feature_dim": grid["arm_feature_dim"]}
+    figures = []
+    for name, draw in (("study_budget", lambda: plot_study_budget(levels, transfer)),
+                       ("study_identify", lambda: plot_study_identify(levels)),
+                       ("study_adaptation", lambda: plot_study_adaptation(levels, **adaptation))):
+        if levels:
+            figures.append(_write(draw(), Path(out_dir) / f"{name}.png"))
+    return figures

@@ -1,0 +1,94 @@
+"""Pipelines compute, views draw: no module of the computing and pipeline layer imports matplotlib or a
+drawing module, directly or through any module of the repository it imports (walked with `ast`, lazy
+imports inside functions included, so the check needs no import and no display)."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+PACKAGES = ("aps_teach", "gridworld")
+DRAWING = {"aps_teach.plots", "aps_teach.study_plots", "aps_teach.atari.plots", "aps_teach.widgets"}
+"""The view layer: figures and widgets."""
+ENTRY_POINTS = {"aps_teach.__main__", "aps_teach.cli", "aps_teach.cli_gridworld", "aps_teach.cli_atari",
+                "aps_teach.demo"}
+"""The commands: they run a pipeline and draw what it returns."""
+
+
+def repo_modules() -> dict[str, Path]:
+    """Every module of the repository's packages: dotted name -> file."""
+    modules = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def imported_names(name: str, source: str, modules: dict[str, Path]) -> set[str]:
+    """The modules `source` (module `name`) imports anywhere in its text, with the packages whose
+    __init__ each import runs; `from a import b` counts a.b when it is a module."""
+    package = name if modules[name].name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found.add(module)
+            found |= {f"{module}.{alias.name}" for alias in node.names if f"{module}.{alias.name}" in modules}
+    parents = {".".join(n.split(".")[:i]) for n in found for i in range(1, n.count(".") + 1)}
+    return found | parents
+
+
+def drawing_chain(start: str, sources: dict[str, str], modules: dict[str, Path]) -> list[str] | None:
+    """The shortest import chain from `start` to matplotlib or a drawing module, or None (breadth-first
+    over the repository's modules)."""
+    chains, queue = {start: [start]}, [start]
+    while queue:
+        name = queue.pop(0)
+        for imported in sorted(imported_names(name, sources[name], modules)):
+            if imported.split(".")[0] == "matplotlib" or imported in DRAWING:
+                return [*chains[name], imported]
+            if imported in modules and imported not in chains:
+                chains[imported] = [*chains[name], imported]
+                queue.append(imported)
+    return None
+
+
+MODULES = repo_modules()
+SOURCES = {name: path.read_text() for name, path in MODULES.items()}
+COMPUTING = sorted(set(MODULES) - DRAWING - ENTRY_POINTS)
+
+
+@pytest.mark.parametrize("module", COMPUTING)
+def test_no_computing_module_reaches_matplotlib_or_a_drawing_module(module):
+    chain = drawing_chain(module, SOURCES, MODULES)
+    assert chain is None, " -> ".join(chain)
+
+
+def test_the_layers_are_the_modules_they_name():
+    assert DRAWING | ENTRY_POINTS <= set(MODULES)
+    assert {"aps_teach.cell_maps", "aps_teach.experiments", "aps_teach.transfer", "aps_teach.study",
+            "aps_teach.quickstart", "aps_teach.atari.sweep", "aps_teach.train", "gridworld"} <= set(COMPUTING)
+    for module in DRAWING:  # each view does draw, so the walk would find it from anything importing it
+        imported = imported_names(module, SOURCES[module], MODULES)
+        assert "matplotlib" in {name.split(".")[0] for name in imported}
+
+
+@pytest.mark.parametrize(("module", "added", "start", "end"), [
+    ("aps_teach.experiments", "from aps_teach import plots\n", "aps_teach.experiments", "aps_teach.plots"),
+    ("aps_teach.transfer", "from .study_plots import plot_transfer\n", "aps_teach.transfer",
+     "aps_teach.study_plots"),
+    ("aps_teach.atari.sweep", "from ..plots import save_figure\n", "aps_teach.atari.sweep",
+     "aps_teach.plots"),
+    # a lazy import some modules down: study -> ... -> rewards -> matplotlib
+    ("aps_teach.rewards", "def draw():\n    import matplotlib.pyplot as plt\n", "aps_teach.study",
+     "matplotlib"),
+])
+def test_the_walk_finds_a_drawing_import_added_to_a_pipeline(module, added, start, end):
+    assert drawing_chain(start, SOURCES, MODULES) is None
+    found = drawing_chain(start, {**SOURCES, module: SOURCES[module] + "\n" + added}, MODULES)
+    assert found is not None and found[0] == start and found[-1] == end and module in found, found
