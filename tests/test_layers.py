@@ -92,3 +92,45 @@ def test_the_walk_finds_a_drawing_import_added_to_a_pipeline(module, added, star
     assert drawing_chain(start, SOURCES, MODULES) is None
     found = drawing_chain(start, {**SOURCES, module: SOURCES[module] + "\n" + added}, MODULES)
     assert found is not None and found[0] == start and found[-1] == end and module in found, found
+
+
+def readme_layers() -> dict[str, int]:
+    """Module -> row of the README's layer table ("Layout: the library's layers"): `gridworld/` is the
+    environments package, `atari/x` and the names after `atari/`: are modules of aps_teach.atari."""
+    text = (ROOT / "README.md").read_text().split("### Layout: the library's layers", 1)[1]
+    rows = [line for line in text.split("\n\n", 2)[2].splitlines() if line.startswith("| ")][1:]
+    layers = {}
+    for index, row in enumerate(rows):
+        cell = row.split("|")[2]
+        prefix = "aps_teach.atari." if cell.strip().startswith("`atari/`:") else "aps_teach."
+        for name in cell.replace("`atari/`:", "").split(","):
+            name = name.strip().strip("`")
+            if name == "gridworld/":
+                layers.update({m: index for m in MODULES if m.split(".")[0] == "gridworld"})
+            else:
+                layers[prefix + name.replace("atari/", "atari.")] = index
+    return layers
+
+
+def runtime_imports(name: str) -> set[str]:
+    """The repository modules `name` imports, lazy ones included, those under `if TYPE_CHECKING:` left out."""
+    tree = ast.parse(SOURCES[name])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            node.body = [ast.Pass()]
+    return {m for m in imported_names(name, ast.unparse(tree), MODULES) if m in MODULES} - {name}
+
+
+LAYERS = readme_layers()
+PACKAGE_FILES = {"aps_teach", "aps_teach.__main__", "aps_teach.atari"}
+"""Package __init__ files and `python -m`'s entry, outside the table."""
+
+
+def test_the_readme_layer_table_names_every_module_once():
+    assert set(LAYERS) == set(MODULES) - PACKAGE_FILES
+
+
+@pytest.mark.parametrize("module", sorted(set(MODULES) - PACKAGE_FILES))
+def test_a_module_imports_only_its_own_row_of_the_layer_table_or_rows_above(module):
+    upward = sorted(m for m in runtime_imports(module) if LAYERS.get(m, -1) > LAYERS[module])
+    assert not upward, f"{module} (row {LAYERS[module]}) imports {upward} from rows below it"
