@@ -25,7 +25,6 @@ def state_grid(layout: gridworld.Layout, states, values, keys_held=()) -> np.nda
     return grid
 
 
-
 @dataclass(frozen=True)
 class CellStates:
     """The reachable states of a level that hold `keys_held`: one per cell, with the env's observation."""

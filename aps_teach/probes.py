@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 import gridworld
+from aps_teach.checks import check_range
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_IDENTIFY_STEPS,
@@ -43,8 +44,7 @@ REWARD_TERMS = ("reward_exploit", "reward_explore")
 def late_reward_terms(log: PhaseLog, fraction: float = 0.25) -> dict[str, float]:
     """Mean of each reward term over the last `fraction` of the rounds (at least one); NaN for a term the
     method does not have or that no round in that window logged (e.g. no updates yet)."""
-    if not 0 < fraction <= 1:
-        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+    check_range("fraction", fraction, 0, 1, low_open=True)
     window = log.metrics[-max(1, math.ceil(fraction * len(log.metrics))):]
     means = {}
     for term in REWARD_TERMS:

@@ -23,7 +23,7 @@ from typing import Literal
 
 from aps_teach.agents import AgentConfig
 from aps_teach.atari.devices import parse_device
-from aps_teach.checks import check_int
+from aps_teach.checks import check_int, check_range
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
 
@@ -198,18 +198,15 @@ class AtariConfig:
         for name in ("noop_max", "shift_pad", "min_replay_size", "epsilon_decay_steps"):
             check_int(name, getattr(self, name), 0)
         for name in ("repeat_action_probability", "epsilon_start", "epsilon_end", "eval_epsilon"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+            check_range(name, getattr(self, name), 0, 1)
         for name in ("adam_beta1", "adam_beta2"):
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)!r}")
+            check_range(name, getattr(self, name), 0, 1, high_open=True)
         if self.epsilon_end > self.epsilon_start:
             raise ValueError(f"epsilon_end ({self.epsilon_end}) must not exceed epsilon_start "
                              f"({self.epsilon_start})")
         if self.reward_clip is not None and not self.reward_clip > 0:
             raise ValueError(f"reward_clip must be > 0 or None (raw rewards), got {self.reward_clip!r}")
-        if not self.intensity_scale >= 0:
-            raise ValueError(f"intensity_scale must be >= 0, got {self.intensity_scale!r}")
+        check_range("intensity_scale", self.intensity_scale, 0)
         if self.max_frames_per_episode < self.action_repeat:
             raise ValueError(f"max_frames_per_episode ({self.max_frames_per_episode}) must be at least "
                              f"action_repeat ({self.action_repeat})")
