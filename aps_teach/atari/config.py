@@ -247,6 +247,11 @@ def atari_from_dict(values: dict) -> AtariConfig:
                           **{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}})
 
 
+RUN_FIELDS = ("atari", "num_envs", "backend")
+"""The `AtariTrainConfig` fields a run's numbers depend on; the others (device, threads, logging, compile,
+checkpoints) may differ between the sessions of a resumed run."""
+
+
 @dataclass
 class AtariTrainConfig:
     """How the learner meets the games: the protocol and schedule (`atari`), device, envs, logging."""

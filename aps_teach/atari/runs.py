@@ -14,7 +14,7 @@ import torch
 
 from aps_teach.agents import Method, check_method
 from aps_teach.atari.agent import AtariLearner, agent_config
-from aps_teach.atari.config import AtariTrainConfig, atari_from_dict
+from aps_teach.atari.config import RUN_FIELDS, AtariTrainConfig, atari_from_dict
 from aps_teach.atari.devices import resolve_device
 from aps_teach.atari.envs import check_game
 from aps_teach.atari.train import (
@@ -25,6 +25,7 @@ from aps_teach.atari.train import (
     identify_task,
     new_learner,
     pretrain,
+    run_identity,
 )
 from aps_teach.atari.update_step import check_compile_backend
 from aps_teach.checks import check_seed
@@ -51,11 +52,6 @@ def score_row(result: EvalResult, method: str, seed: int, phase: str, config: At
             "nstep_reward": atari.nstep_reward, "gpi": result.gpi,
             "games": result.episodes, "score": result.score, "human_normalised": result.human_normalised,
             "task_w": "" if task_w is None else " ".join(f"{x:.6f}" for x in task_w.tolist())}
-
-
-RUN_FIELDS = ("atari", "num_envs", "backend")
-"""The `AtariTrainConfig` fields a run's numbers depend on; the others (device, threads, logging, compile,
-checkpoints) may differ between the sessions of a resumed run."""
 
 
 def run_record(game: str, method: str, seed: int, config: AtariTrainConfig) -> dict:
@@ -100,9 +96,7 @@ def check_run_checkpoint(path: Path, meta: dict, game: str, method: str, seed: i
                          config: AtariTrainConfig) -> None:
     """Refuse a checkpoint (its `load_learner` metadata) that is not of the run its config.json describes,
     naming the fields that differ."""
-    expected = jsonable({"game": game, "method": method, "seed": seed, "atari": asdict(config.atari),
-                          "num_envs": config.num_envs, "backend": config.backend})
-    check_checkpoint(path, meta, expected)
+    check_checkpoint(path, meta, run_identity(game, method, seed, config))
 
 
 def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariTrainConfig,

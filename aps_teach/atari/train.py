@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 
 from aps_teach.agents import Method, check_method
 from aps_teach.atari.agent import AtariLearner
-from aps_teach.atari.config import AtariConfig, AtariTrainConfig, atari_from_dict
+from aps_teach.atari.config import RUN_FIELDS, AtariConfig, AtariTrainConfig, atari_from_dict
 from aps_teach.atari.devices import resolve_device, to_device
 from aps_teach.atari.envs import check_game, make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
@@ -143,13 +143,20 @@ def _new_replay(atari: AtariConfig, n: int, steps: int, store_rewards: bool,
                        store_rewards, device)
 
 
+def run_identity(game: str, method: str, seed: int, config: AtariTrainConfig) -> dict:
+    """What every checkpoint of a run shares with it: game, method, seed and the `RUN_FIELDS` of its
+    config."""
+    train = asdict(config)
+    shared = {name: train[name] for name in RUN_FIELDS}
+    return jsonable({"game": game, "method": method, "seed": seed, **shared})
+
+
 def _identity(phase: str, game: str, method: str, seed: int, config: AtariTrainConfig, num_actions: int,
               task_w: torch.Tensor | None) -> dict:
-    """What a checkpoint must share with the run that resumes it."""
-    return jsonable({"phase": phase, "game": game, "method": method, "seed": seed,
-                      "atari": asdict(config.atari), "num_envs": config.num_envs, "backend": config.backend,
-                      "num_actions": num_actions,
-                      "task_w": None if task_w is None else [float(x) for x in task_w.tolist()]})
+    """What a phase checkpoint must share with the phase that resumes it: `run_identity`, the phase, the
+    action count and the task w."""
+    return {"phase": phase, **run_identity(game, method, seed, config), "num_actions": num_actions,
+            "task_w": None if task_w is None else [float(x) for x in task_w.tolist()]}
 
 
 def _restore(ckpt: Path | None, identity: dict, learner: AtariLearner, gen: torch.Generator) -> dict:
