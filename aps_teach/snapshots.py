@@ -19,7 +19,8 @@ from aps_teach.seeds import snapshot_generator
 from aps_teach.train import EnvSource, PhaseLog, RoundEnd, TrainConfig, pretrain
 from gridworld.layout import KEYS
 
-_KEY_PLANES = {name: gridworld.LAYER_NAMES.index(f"{name}_key") for name in KEYS}
+_KEY_PLANES = {name: gridworld.layer_names(len(KEYS)).index(f"{name}_key") for name in KEYS}
+"""A key's plane index, the same in every level."""
 _AGENT_PLANE = gridworld.LAYER_NAMES.index("agent")
 
 

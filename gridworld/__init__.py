@@ -17,8 +17,15 @@ from gridworld import pycolab_compat
 pycolab_compat.apply()
 
 from gridworld.compiled import CompiledLevel, compile_level  # noqa: E402
-from gridworld.env import COLOURS, LAYER_NAMES, MAX_EPISODE_STEPS, PassagewayEnv, resolve_level  # noqa: E402
-from gridworld.layout import ACTIONS, LEGEND, Layout, shortest_path  # noqa: E402
+from gridworld.env import (  # noqa: E402
+    COLOURS,
+    LAYER_COLOURS,
+    LAYER_NAMES,
+    MAX_EPISODE_STEPS,
+    PassagewayEnv,
+    resolve_level,
+)
+from gridworld.layout import ACTIONS, KEYS, LEGEND, Layout, layer_names, shortest_path  # noqa: E402
 from gridworld.levels import LEVELS, MAZES  # noqa: E402
 from gridworld.reward_maps import (  # noqa: E402
     normalised_score,
@@ -84,8 +91,8 @@ def make_vector(level: str | Sequence[str] = "easy", num_envs: int = 8, **kwargs
 
 
 __all__ = [
-    "ACTIONS", "COLOURS", "CUSTOM_ENV_ID", "CompiledLevel", "ENV_IDS", "LAYER_NAMES", "LEGEND", "LEVELS",
-    "MAZES", "Layout", "MAX_EPISODE_STEPS", "PassagewayEnv", "PassagewayVectorEnv", "compile_level", "make",
-    "make_vector", "normalised_score", "optimal_return", "random_box_reward_map", "random_return",
-    "resolve_level", "shortest_path",
+    "ACTIONS", "COLOURS", "CUSTOM_ENV_ID", "CompiledLevel", "ENV_IDS", "KEYS", "LAYER_COLOURS", "LAYER_NAMES",
+    "LEGEND", "LEVELS", "MAZES", "Layout", "MAX_EPISODE_STEPS", "PassagewayEnv", "PassagewayVectorEnv",
+    "compile_level", "layer_names", "make", "make_vector", "normalised_score", "optimal_return",
+    "random_box_reward_map", "random_return", "resolve_level", "shortest_path",
 ]

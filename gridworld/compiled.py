@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from gridworld.env import LAYER_NAMES, PassagewayEnv, resolve_level
+from gridworld.env import PassagewayEnv, resolve_level
 from gridworld.layout import ACTIONS, KEY_REWARD, TARGET_REWARD, Layout, State, as_reward_map
 
 MAX_STATES = 20_000
@@ -113,11 +113,12 @@ def check_size(layout: Layout) -> None:
             "(~0.7 ms a state)"
         )
     height, width = layout.shape
-    size = bound * len(LAYER_NAMES) * height * width
+    planes = len(layout.layer_names)
+    size = bound * planes * height * width
     if size > MAX_OBSERVATION_BYTES:
         raise ValueError(
             f"level too large to compile: its observation table needs up to {size / 2**20:,.1f} MiB "
-            f"({bound:,} states x {len(LAYER_NAMES)} planes x {height}x{width} cells); the limit is "
+            f"({bound:,} states x {planes} planes x {height}x{width} cells); the limit is "
             f"{MAX_OBSERVATION_BYTES / 2**20:.0f} MiB, as the table is held in memory and cached per level"
         )
 

@@ -10,31 +10,34 @@ import gymnasium as gym
 import numpy as np
 
 from gridworld.game import AGENT, build_game
-from gridworld.layout import ACTIONS, KEYS, Cell, Layout, State, as_reward_map
+from gridworld.layout import ACTIONS, KEYS, Cell, Layout, State, as_reward_map, layer_names
 from gridworld.levels import LEVELS, MAZES
 
 MAX_EPISODE_STEPS = 100
 """Default step limit (gymnasium's `TimeLimit` truncates): ~9x the longest shortest solution."""
 
-LAYER_NAMES: tuple[str, ...] = (
-    "floor", "wall", "agent", "green_key", "green_passage", "purple_key", "purple_passage", "target",
-)
-"""Observation planes, in order; each cell is 1 in exactly one of them."""
-_LAYER_CHARS = "." + "#" + AGENT + "aAbBT"
-COLOURS = np.array(
-    [
-        (245, 245, 245),  # floor
-        (110, 110, 110),  # wall
-        (31, 119, 180),  # agent
-        (44, 160, 44),  # green key
-        (0, 0, 0),  # green passageway (closed)
-        (148, 103, 189),  # purple key
-        (0, 0, 0),  # purple passageway (closed)
-        (255, 127, 14),  # target (orange)
-    ],
-    dtype=np.uint8,
-)
-"""RGB colour of each observation plane when rendered."""
+LAYER_NAMES: tuple[str, ...] = layer_names()
+"""Observation planes, in order, of every level using no key but green and purple (every built-in one);
+each cell is 1 in exactly one of them. A level's own: `Layout.layer_names`."""
+_KEY_COLOURS = {"green": (44, 160, 44), "purple": (148, 103, 189), "cyan": (23, 190, 207),
+                "red": (214, 39, 40), "yellow": (230, 190, 0), "pink": (227, 119, 194)}
+LAYER_COLOURS: dict[str, tuple[int, int, int]] = {
+    "floor": (245, 245, 245),
+    "wall": (110, 110, 110),
+    "agent": (31, 119, 180),
+    **{f"{name}_{part}": _KEY_COLOURS[name] if part == "key" else (0, 0, 0)  # a closed passageway: black
+       for name in KEYS for part in ("key", "passage")},
+    "target": (255, 127, 14),  # orange
+}
+"""RGB colour of every observation plane a level may have, by name, for rendering."""
+COLOURS = np.array([LAYER_COLOURS[name] for name in LAYER_NAMES], dtype=np.uint8)
+"""RGB colour of each of the `LAYER_NAMES` planes; a level's own: `PassagewayEnv.colours`."""
+_LAYER_CHARS: dict[str, str] = {
+    "floor": ".", "wall": "#", "agent": AGENT, "target": "T",
+    **{f"{name}_key": key for name, (key, _) in KEYS.items()},
+    **{f"{name}_passage": passage for name, (_, passage) in KEYS.items()},
+}
+"""The character on pycolab's board that each observation plane shows."""
 CELL_PIXELS = 16
 """Side of one grid cell in `render_mode="rgb_array"` images."""
 
@@ -96,7 +99,8 @@ def unreachable_start(state: State) -> ValueError:
 class PassagewayEnv(gym.Env):
     """Fetch the key(s), pass the opened passageway(s), reach the target (APS paper, Section 4.3).
 
-    Observation: uint8 one-hot planes of shape (C, H, W), named by `layer_names`. Actions:
+    Observation: uint8 one-hot planes of shape (C, H, W), named by `layer_names` (the level's
+    `Layout.layer_names`) and drawn in `colours` (C x RGB). Actions:
     0 up, 1 down, 2 left, 3 right. Reward: +1 the first time each key is picked up, +10 on the
     target, which terminates the episode (`info["success"]` is then True). `info` also carries
     the agent's `position` (row, col) and the `keys_held`. The registered ids add gymnasium's
@@ -116,7 +120,6 @@ class PassagewayEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["rgb_array", "ansi"], "render_fps": 8}
-    layer_names = LAYER_NAMES
 
     def __init__(self, level: str | Sequence[str] = "easy", render_mode: str | None = None,
                  reward_map=None, absorbing_target: bool = False):
@@ -126,10 +129,13 @@ class PassagewayEnv(gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; valid: {self.metadata['render_modes']}")
         self.render_mode = render_mode
+        self.layer_names = self.layout.layer_names
+        self.colours = np.array([LAYER_COLOURS[name] for name in self.layer_names], dtype=np.uint8)
         height, width = self.layout.shape
-        self.observation_space = gym.spaces.Box(0, 1, (len(LAYER_NAMES), height, width), np.uint8)
+        self.observation_space = gym.spaces.Box(0, 1, (len(self.layer_names), height, width), np.uint8)
         self.action_space = gym.spaces.Discrete(len(ACTIONS))
-        self._layer_codes = np.frombuffer(_LAYER_CHARS.encode("ascii"), np.uint8)[:, None, None]
+        chars = "".join(_LAYER_CHARS[name] for name in self.layer_names)
+        self._layer_codes = np.frombuffer(chars.encode("ascii"), np.uint8)[:, None, None]
         self._reachable = frozenset(self.layout.reachable_states())
         self._game = None
 
@@ -179,7 +185,7 @@ class PassagewayEnv(gym.Env):
         if self.render_mode == "ansi":
             return "\n".join(row.tobytes().decode("ascii") for row in self._board)
         if self.render_mode == "rgb_array":
-            image = COLOURS[self._observe().argmax(axis=0)]
+            image = self.colours[self._observe().argmax(axis=0)]
             return image.repeat(CELL_PIXELS, axis=0).repeat(CELL_PIXELS, axis=1)
         return None
 

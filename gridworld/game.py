@@ -9,15 +9,13 @@ from gridworld.layout import KEY_REWARD, KEYS, TARGET_REWARD, Layout, State
 
 AGENT = "P"
 """The agent's character on pycolab's board; not part of the level legend."""
-UPDATE_ORDER = (AGENT, "a", "b", "A", "B", "T")
-"""Agent moves first, then keys, passageways and the target react to where it now stands."""
 
 
 class Agent(sprites.MazeWalker):
     """Moves one cell per action (0 up, 1 down, 2 left, 3 right); walls and closed passageways block."""
 
-    def __init__(self, corner, position, character):
-        super().__init__(corner, position, character, impassable="#AB", confined_to_board=True)
+    def __init__(self, corner, position, character, impassable: str):
+        super().__init__(corner, position, character, impassable=impassable, confined_to_board=True)
 
     def update(self, actions, board, layers, backdrop, things, the_plot):
         if actions is None:
@@ -52,15 +50,22 @@ class Target(things.Drape):
 
 
 def build_game(layout: Layout, state: State):
-    """A pycolab `Engine` for `layout` with the agent at `state`'s position holding its keys."""
+    """A pycolab `Engine` for `layout` with the agent at `state`'s position holding its keys.
+
+    A drape for each of the level's keys and passageways (and the target); walls and every passageway
+    block the agent. The agent moves first, then keys, passageways and the target react to where it
+    now stands.
+    """
     (row, col), held = state
     removed = {"S"} | {char for name in held for char in KEYS[name]}
     grid = [["." if char in removed else char for char in line] for line in layout.art]
     grid[row][col] = AGENT
+    keys = [KEYS[name][0] for name in layout.key_names]
+    passages = [KEYS[name][1] for name in layout.key_names]
     return ascii_art.ascii_art_to_game(
         ["".join(line) for line in grid],
         what_lies_beneath=".",
-        sprites={AGENT: Agent},
-        drapes={"a": Key, "b": Key, "A": Passage, "B": Passage, "T": Target},
-        update_schedule=list(UPDATE_ORDER),
+        sprites={AGENT: ascii_art.Partial(Agent, "#" + "".join(passages))},
+        drapes={**dict.fromkeys(keys, Key), **dict.fromkeys(passages, Passage), "T": Target},
+        update_schedule=[AGENT, *keys, *passages, "T"],
     )

@@ -17,27 +17,48 @@ Cell = tuple[int, int]
 State = tuple[Cell, tuple[str, ...]]
 """(agent position, names of the keys held, in `KEYS` order)."""
 
+KEYS: dict[str, tuple[str, str]] = {
+    "green": ("a", "A"), "purple": ("b", "B"), "cyan": ("c", "C"), "red": ("d", "D"), "yellow": ("e", "E"),
+    "pink": ("f", "F"),
+}
+"""Key name -> (key character, passageway character): the keys a level may use (at most `len(KEYS)`, as each
+needs its own observation planes). Keys held are always listed in this order."""
+MIN_KEY_PLANES = 2
+"""Every level has the planes of at least the first two keys (green, purple), so every level using no other
+key shows the same 8 planes."""
 LEGEND: dict[str, str] = {
     "#": "wall",
     ".": "floor",
     "S": "start cell (floor; each episode starts on one of them, uniformly at random)",
-    "a": "green key",
-    "A": "green passageway (closed, drawn black, until the green key is held)",
-    "b": "purple key",
-    "B": "purple passageway (closed, drawn black, until the purple key is held)",
+    **{char: meaning for name, (key, passage) in KEYS.items() for char, meaning in (
+        (key, f"{name} key"),
+        (passage, f"{name} passageway (closed, drawn black, until the {name} key is held)"),
+    )},
     "T": "target (reaching it ends the episode)",
 }
-KEYS: dict[str, tuple[str, str]] = {"green": ("a", "A"), "purple": ("b", "B")}
-"""Key name -> (key character, passageway character)."""
-
 ACTIONS: tuple[str, ...] = ("up", "down", "left", "right")
 MOVES: tuple[Cell, ...] = ((-1, 0), (1, 0), (0, -1), (0, 1))
 KEY_REWARD = 1.0
 TARGET_REWARD = 10.0
 
 
+def _key_letters() -> str:
+    return ", ".join(f"{key!r} {name}" for name, (key, _) in KEYS.items())
+
+
 def _legend_text() -> str:
-    return "; ".join(f"{char!r} {meaning}" for char, meaning in LEGEND.items())
+    """The legend in one line, the keys as one entry."""
+    keys = (f"keys {_key_letters()}, each opening the passageways of its capital letter (closed, drawn "
+            "black, until the key is held)")
+    return "; ".join([*(f"{char!r} {LEGEND[char]}" for char in "#.S"), keys, f"'T' {LEGEND['T']}"])
+
+
+def layer_names(num_keys: int = MIN_KEY_PLANES) -> tuple[str, ...]:
+    """Observation planes, in order, with the planes of the first `num_keys` keys of `KEYS`: floor, wall,
+    agent, each key and its passageway, target. A key's planes have the same index in every level."""
+    keys = tuple(KEYS)[:num_keys]
+    return ("floor", "wall", "agent", *(f"{name}_{part}" for name in keys for part in ("key", "passage")),
+            "target")
 
 
 @dataclass(frozen=True)
@@ -65,6 +86,13 @@ class Layout:
         """Names of the keys this maze contains, in `KEYS` order."""
         return tuple(name for name in KEYS if name in self.key_cells)
 
+    @property
+    def layer_names(self) -> tuple[str, ...]:
+        """This maze's observation planes: `layer_names` up to its last key in `KEYS` order, and at least
+        `MIN_KEY_PLANES` keys' (a maze with keys green and red has empty purple and cyan planes)."""
+        last = max((tuple(KEYS).index(name) + 1 for name in self.key_names), default=0)
+        return layer_names(max(MIN_KEY_PLANES, last))
+
     @classmethod
     def parse(cls, art: Sequence[str]) -> Layout:
         """Check `art` against the legend and the rules; raise ValueError saying what is wrong."""
@@ -79,14 +107,22 @@ class Layout:
                     f"art is ragged: row {i} has {len(row)} characters, row 0 has {len(art[0])}"
                 )
         cells: dict[str, list[Cell]] = {char: [] for char in LEGEND}
+        unknown = []
         for r, row in enumerate(art):
             for c, char in enumerate(row):
-                if char not in LEGEND:
-                    raise ValueError(
-                        f"unknown character {char!r} at row {r}, column {c}; "
-                        f"the legend is: {_legend_text()}"
-                    )
-                cells[char].append((r, c))
+                (cells[char] if char in LEGEND else unknown).append((r, c))
+        for r, c in unknown:
+            char = art[r][c]
+            if char.isascii() and char.islower() and char.upper() not in LEGEND:
+                raise ValueError(
+                    f"too many keys for the observation planes: {char!r} at row {r}, column {c} is not a "
+                    f"key; a level has at most {len(KEYS)} keys, the letters {_key_letters()}"
+                )
+        if unknown:
+            r, c = unknown[0]
+            raise ValueError(
+                f"unknown character {art[r][c]!r} at row {r}, column {c}; the legend is: {_legend_text()}"
+            )
         if not cells["S"]:
             raise ValueError("art has no agent start: mark at least one start cell with 'S'")
         if len(cells["T"]) > 1:

@@ -2,6 +2,7 @@
 `PassagewayEnv`, and `PassagewayVectorEnv` against a `SyncVectorEnv` of pycolab envs, step for step."""
 
 import functools
+import hashlib
 import warnings
 
 import gymnasium
@@ -10,15 +11,29 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import gridworld
-from gridworld.compiled import MAX_OBSERVATION_BYTES, MAX_STATES, compile_level
+from gridworld.compiled import MAX_OBSERVATION_BYTES, MAX_STATES, check_size, compile_level
 
-AGENT, TARGET = gridworld.LAYER_NAMES.index("agent"), gridworld.LAYER_NAMES.index("target")
+AGENT = gridworld.LAYER_NAMES.index("agent")
 TWO_KEYS = ("#######",
             "#SaA.T#",
             "#S#b#.#",
             "#..B..#",
             "#######")
 """The target is reached holding the green key only (top row) or both keys (around through B)."""
+THREE_KEYS = ("#######",
+              "#SaA.T#",
+              "#S#b#C#",
+              "#c.B..#",
+              "#######")
+"""As `TWO_KEYS`, but the way round through B ends at the cyan passageway C; the cyan key may be picked up
+first."""
+FOUR_KEYS = ("########",
+             "#SaA.D.#",
+             "#S#b#cT#",
+             "#d.B.C.#",
+             "########")
+"""Green and red (picked up in either order) open the way to the target; the cyan key lies behind the red
+passageway D, and purple plus cyan open a second way round through B and C."""
 KEY_MAZE = ("#####",
             "#S..#",
             "#.#.#",
@@ -43,6 +58,10 @@ CASES = {
     "reward-map maze": (KEY_MAZE, {"reward_map": KEY_MAZE_MAP, "max_episode_steps": 10}),
     "easy absorbing": ("easy", {"absorbing_target": True, "max_episode_steps": 14}),
     "two-key absorbing": (TWO_KEYS, {"absorbing_target": True, "max_episode_steps": 7}),
+    "three-key art": (THREE_KEYS, {"max_episode_steps": 7}),
+    "three-key absorbing": (THREE_KEYS, {"absorbing_target": True, "max_episode_steps": 7}),
+    "four-key art": (FOUR_KEYS, {"max_episode_steps": 12}),
+    "four-key absorbing": (FOUR_KEYS, {"absorbing_target": True, "max_episode_steps": 12}),
 }
 MODES = [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP]
 
@@ -161,8 +180,8 @@ def test_state_observations_index_the_boards_of_board_mode(mode):
 
 
 @pytest.mark.parametrize(("level", "reward_map"), [
-    ("easy", None), ("hard", None), (TWO_KEYS, None), (KEY_MAZE, KEY_MAZE_MAP),
-    ("fourroom", box_map("fourroom")), ("open10", None),
+    ("easy", None), ("hard", None), (TWO_KEYS, None), (THREE_KEYS, None), (FOUR_KEYS, None),
+    (KEY_MAZE, KEY_MAZE_MAP), ("fourroom", box_map("fourroom")), ("open10", None),
 ])
 def test_tables_follow_the_rules_of_layout_step(level, reward_map):
     """Every (state, action) of the tables against the plain-Python rules, an independent model."""
@@ -191,10 +210,12 @@ def test_tables_follow_the_rules_of_layout_step(level, reward_map):
     assert compiled.successor.dtype == np.int64 and compiled.reward.dtype == np.float64
 
 
-@pytest.mark.parametrize("level", ["hard", TWO_KEYS])
+@pytest.mark.parametrize("level", ["hard", TWO_KEYS, THREE_KEYS, FOUR_KEYS])
 def test_observations_are_what_pycolab_shows_after_every_move(level):
     compiled = compile_level(level)
     env = gridworld.PassagewayEnv(level)
+    assert compiled.observations.shape[1] == len(env.layer_names) == len(compiled.layout.layer_names)
+    target = env.layer_names.index("target")
     for i, (position, held) in enumerate(compiled.states[:compiled.num_nonterminal]):
         for action in range(4):
             obs, _ = env.reset(options={"position": position, "keys_held": held})
@@ -203,7 +224,7 @@ def test_observations_are_what_pycolab_shows_after_every_move(level):
             np.testing.assert_array_equal(compiled.observations[compiled.successor[i, action]], obs)
     for j in range(compiled.num_nonterminal, len(compiled.states)):
         board = compiled.observations[j]
-        assert board[AGENT].sum() == 0 and board[TARGET][compiled.layout.target] == 1  # target over agent
+        assert board[AGENT].sum() == 0 and board[target][compiled.layout.target] == 1  # target over agent
 
 
 def test_reward_maps_are_cheap_views_of_the_cached_dynamics():
@@ -271,6 +292,8 @@ def open_room(height, width, keys=""):
     (open_room(102, 100, "a"), None,
      rf"observation table needs up to 1,5\d\d.\d MiB .*19,600 states x 8 planes x 102x100 cells.* "
      rf"limit is {MAX_OBSERVATION_BYTES // 2**20} MiB"),
+    (open_room(42, 42, "fF"), None,  # within the limit with 8 planes (see the next test)
+     r"observation table needs up to 86.1 MiB \(3,200 states x 16 planes x 42x42 cells\)"),
     ("easy", {(1, 1): 1.0}, "replaces the key/target protocol"),
     ("open10", np.zeros((3, 3)), r"shape \(3, 3\); this maze is 12x12"),
     ("open10", np.full((12, 12), np.inf), "finite"),
@@ -281,6 +304,58 @@ def open_room(height, width, keys=""):
 def test_compile_level_refuses_bad_input_with_a_clear_error(level, reward_map, message):
     with pytest.raises(ValueError, match=message):
         compile_level(level, reward_map)
+
+
+def test_the_observation_size_limit_counts_the_level_s_own_planes():
+    pink = gridworld.Layout.parse(open_room(42, 42, "fF"))
+    green = gridworld.Layout.parse(open_room(42, 42, "aA"))
+    assert len(pink.layer_names) == 16 and len(green.layer_names) == 8
+    check_size(green)  # the same room with the green key: 3,200 states x 8 planes x 42x42 cells = 43 MiB
+
+
+OLD_PLANES = ("floor", "wall", "agent", "green_key", "green_passage", "purple_key", "purple_passage",
+              "target")
+"""The observation planes of every level before levels could have more than two keys."""
+BUILT_IN_TABLES = {
+    "easy": (80, "96cf21d36d1cf436"),
+    "hard": (124, "8167bfb715228ba1"),
+    "open10": (100, "5cc55cbebf947f53"),
+    "fourroom": (85, "7a63ec20ac26d7ee"),
+}
+"""Number of states and the digest of the tables of each built-in level, computed before levels could have
+more than two keys (`table_digest`)."""
+
+
+def table_digest(compiled) -> str:
+    tables = (compiled.observations, compiled.successor, compiled.reward, compiled.terminal,
+              compiled.positions, compiled.held, compiled.start_states)
+    digest = hashlib.sha256(b"".join(np.ascontiguousarray(table).tobytes() for table in tables))
+    return digest.hexdigest()[:16]
+
+
+@pytest.mark.parametrize("level", list(BUILT_IN_TABLES))
+def test_built_in_levels_keep_their_eight_planes_and_tables(level):
+    compiled = compile_level(level)
+    assert compiled.layout.layer_names == gridworld.LAYER_NAMES == OLD_PLANES
+    states, digest = BUILT_IN_TABLES[level]
+    assert compiled.observations.shape == (states, 8, *compiled.layout.shape)
+    assert table_digest(compiled) == digest
+
+
+@pytest.mark.parametrize(("level", "cells"), [
+    ("easy", {"agent": [(1, 1)], "green_key": [(2, 2)], "green_passage": [(4, 4)], "purple_key": [],
+              "purple_passage": [], "target": [(6, 7)]}),
+    ("hard", {"agent": [(1, 1)], "green_key": [(2, 2)], "green_passage": [(4, 4)], "purple_key": [(6, 7)],
+              "purple_passage": [(3, 7)], "target": [(1, 8)]}),
+])
+def test_built_in_boards_by_hand(level, cells):
+    """The start board on (1, 1), plane by plane, in the old order."""
+    compiled = compile_level(level)
+    planes = dict(zip(OLD_PLANES, compiled.observations[compiled.state_index((1, 1))], strict=True))
+    for name, expected in cells.items():
+        assert [tuple(cell) for cell in np.argwhere(planes[name]).tolist()] == expected, name
+    np.testing.assert_array_equal(planes["wall"], compiled.layout.walls)
+    assert planes["floor"].sum() == 100 - compiled.layout.walls.sum() - sum(map(len, cells.values()))
 
 
 def test_state_index_names_what_is_wrong():

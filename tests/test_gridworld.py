@@ -188,7 +188,12 @@ def test_custom_art_works_with_the_same_legend():
     [
         (["#S#", "#T"], "ragged: row 1 has 2"),
         (["#..T#"], "no agent start"),
-        (["#SxT#"], "unknown character 'x' at row 0, column 2"),
+        (["#S@T#"], "unknown character '@' at row 0, column 2"),
+        (["#SGT#"], "unknown character 'G' at row 0, column 2"),  # no key 'g' claims it
+        (["#SsT#"], "unknown character 's' at row 0, column 2"),  # not a key: 'S' is the start
+        (["#SaAgGT#"], "too many keys for the observation planes: 'g' at row 0, column 4 is not a key"),
+        (["#SCT#"], "art has a cyan passageway 'C' but no cyan key 'c'"),
+        (["#SdDdT#"], "the red key 'd' appears 2 times"),
         (["#S#T#"], "cannot be reached"),
         (["#SAT#"], "passageway 'A' but no green key"),
         (["#S.aaT"], "appears 2 times"),
@@ -200,6 +205,69 @@ def test_custom_art_works_with_the_same_legend():
 def test_malformed_art_raises_a_clear_error(art, message):
     with pytest.raises(ValueError, match=message):
         gridworld.make(art)
+
+
+def test_a_key_beyond_the_supported_ones_names_the_maximum_and_the_key_letters():
+    with pytest.raises(ValueError) as error:
+        Layout.parse(["#SaAbBcCdDeEfFgGT#"])
+    assert str(error.value) == (
+        "too many keys for the observation planes: 'g' at row 0, column 14 is not a key; a level has at most "
+        "6 keys, the letters 'a' green, 'b' purple, 'c' cyan, 'd' red, 'e' yellow, 'f' pink")
+    with pytest.raises(ValueError) as error:
+        Layout.parse(["#S?T#"])
+    assert str(error.value) == (
+        "unknown character '?' at row 0, column 2; the legend is: '#' wall; '.' floor; 'S' start cell "
+        "(floor; each episode starts on one of them, uniformly at random); keys 'a' green, 'b' purple, "
+        "'c' cyan, 'd' red, 'e' yellow, 'f' pink, each opening the passageways of its capital letter "
+        "(closed, drawn black, until the key is held); 'T' target (reaching it ends the episode)")
+
+
+def test_the_legend_has_every_key_and_its_passageway():
+    assert len(gridworld.KEYS) == 6
+    assert list(gridworld.LEGEND) == ["#", ".", "S", *"aAbBcCdDeEfF", "T"]
+    assert gridworld.LEGEND["d"] == "red key"
+    assert gridworld.LEGEND["D"] == "red passageway (closed, drawn black, until the red key is held)"
+
+
+GREEN_AND_RED = ["########",
+                 "#SdDaAT#",
+                 "########"]
+"""Keys green and red, the red one first: the level has (empty) purple and cyan planes too."""
+
+
+def test_planes_run_to_the_last_key_used_and_keys_held_follow_the_table_order():
+    env = gridworld.PassagewayEnv(GREEN_AND_RED, render_mode="rgb_array")
+    names = ("floor", "wall", "agent", "green_key", "green_passage", "purple_key", "purple_passage",
+             "cyan_key", "cyan_passage", "red_key", "red_passage", "target")
+    assert env.layer_names == env.layout.layer_names == names == gridworld.layer_names(4)
+    assert env.observation_space.shape == (12, 3, 8)
+    obs, _ = env.reset(options={"position": (1, 1)})
+    planes = dict(zip(names, obs, strict=True))
+    for name, cell in [("agent", (1, 1)), ("red_key", (1, 2)), ("red_passage", (1, 3)), ("green_key", (1, 4)),
+                       ("green_passage", (1, 5)), ("target", (1, 6))]:
+        assert np.argwhere(planes[name]).tolist() == [list(cell)], name
+    assert not planes["purple_key"].any() and not planes["cyan_passage"].any()
+    image = env.render()
+    cell = gridworld.env.CELL_PIXELS
+    assert image[1 * cell + 1, 2 * cell + 1].tolist() == list(gridworld.LAYER_COLOURS["red_key"])
+    assert gridworld.LAYER_COLOURS["red_key"] == (214, 39, 40)
+    assert image[1 * cell + 1, 3 * cell + 1].tolist() == [0, 0, 0]  # closed passageway: black
+    steps = [env.step(RIGHT) for _ in range(5)]
+    assert [step[1] for step in steps] == [1.0, 0.0, 1.0, 0.0, 10.0]
+    assert [step[4]["keys_held"] for step in steps[:3]] == [("red",), ("red",), ("green", "red")]
+    assert steps[-1][2] and steps[-1][4]["success"]
+
+
+def test_gymnasium_env_checker_passes_on_a_four_key_art():
+    art = ["#######",
+           "#SaAbB#",
+           "#cCdDT#",
+           "#######"]
+    env = gridworld.make(art, render_mode="rgb_array").unwrapped
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env)
+    assert env.observation_space.shape == (12, 4, 7) and env.colours.shape == (12, 3)
 
 
 def test_unreachable_target_behind_a_passageway_whose_key_is_locked_away():
