@@ -22,16 +22,17 @@ from aps_teach.cell_maps import state_grid
 from aps_teach.files import atomic_path
 from aps_teach.random_policy import RandomPolicyStats
 
-_CHAR_LAYER = {".": "floor", "S": "floor", "#": "wall", "a": "green_key", "A": "green_passage",
-               "b": "purple_key", "B": "purple_passage", "T": "target"}
+_CHAR_LAYER = {".": "floor", "S": "floor", "#": "wall", "T": "target",
+               **{key: f"{name}_key" for name, (key, _) in gridworld.KEYS.items()},
+               **{passage: f"{name}_passage" for name, (_, passage) in gridworld.KEYS.items()}}
 START_COLOUR = np.array((198, 219, 239), dtype=np.uint8)
 """Light blue: the start region, where each episode begins on a random cell."""
 
 
 def level_image(layout: gridworld.Layout) -> np.ndarray:
     """(H, W, 3) uint8 picture of a level: legend colours, start cells in light blue, no agent."""
-    colour = dict(zip(gridworld.LAYER_NAMES, gridworld.COLOURS, strict=True))
-    image = np.array([[colour[_CHAR_LAYER[char]] for char in row] for row in layout.art], dtype=np.uint8)
+    image = np.array([[gridworld.LAYER_COLOURS[_CHAR_LAYER[char]] for char in row] for row in layout.art],
+                     dtype=np.uint8)
     for cell in layout.start_cells:
         image[cell] = START_COLOUR
     return image
@@ -56,11 +57,11 @@ def plot_level(ax, layout: gridworld.Layout, title: str | None = None):
     return image
 
 
-def level_legend_handles() -> list[Patch]:
-    """Legend patches for `plot_level` pictures."""
-    colour = dict(zip(gridworld.LAYER_NAMES, gridworld.COLOURS / 255, strict=True))
+def level_legend_handles(key_names: Sequence[str] = ("green", "purple")) -> list[Patch]:
+    """Legend patches for `plot_level` pictures, one for each key of `key_names`."""
+    colour = {name: np.array(rgb) / 255 for name, rgb in gridworld.LAYER_COLOURS.items()}
     entries = [("start region", START_COLOUR / 255), ("agent", colour["agent"]), ("wall", colour["wall"]),
-               ("green key", colour["green_key"]), ("purple key", colour["purple_key"]),
+               *((f"{name} key", colour[f"{name}_key"]) for name in key_names),
                ("closed passageway", colour["green_passage"]), ("target", colour["target"])]
     return [Patch(facecolor=c, edgecolor="grey", label=label) for label, c in entries]
 
@@ -81,7 +82,7 @@ def plot_visitation(ax, layout: gridworld.Layout, visits: np.ndarray, title: str
 
 
 def _draw_walls(ax, layout: gridworld.Layout) -> None:
-    wall_colour = np.append(gridworld.COLOURS[gridworld.LAYER_NAMES.index("wall")] / 255, 1.0)
+    wall_colour = np.append(np.array(gridworld.LAYER_COLOURS["wall"]) / 255, 1.0)
     ax.imshow(np.where(layout.walls[..., None], wall_colour, 0.0))
 
 
@@ -142,13 +143,16 @@ def plot_random_policy_overview(stats: Sequence[RandomPolicyStats]):
         fig.colorbar(image, ax=row[1], fraction=0.046, label="fraction of steps")
         names = [f"{name} key" for name in result.key_rates] + ["target"]
         rates = [*result.key_rates.values(), result.success_rate]
-        bars = row[2].bar(names, rates, color=["#2ca02c", "#9467bd"][: len(result.key_rates)] + ["#ff7f0e"])
+        planes = [*(f"{name}_key" for name in result.key_rates), "target"]
+        bars = row[2].bar(names, rates, color=[np.array(gridworld.LAYER_COLOURS[p]) / 255 for p in planes])
         row[2].bar_label(bars, labels=[f"{rate:.1%}" for rate in rates])
         row[2].set_ylim(0, 1.1)
         row[2].set_ylabel("fraction of episodes")
         row[2].set_title("random policy: milestones reached")
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.legend(handles=level_legend_handles(), loc="lower center", ncol=7, frameon=False)
+    shown = {"green", "purple"}.union(*(result.key_rates for result in stats))
+    keys = [name for name in gridworld.KEYS if name in shown]
+    fig.legend(handles=level_legend_handles(keys), loc="lower center", ncol=5 + len(keys), frameon=False)
     return fig
 
 

@@ -138,7 +138,7 @@ class RewardExplorer:
         for name, image in images.items():
             colorbar = fig.colorbar(image, ax=image.axes, fraction=0.046, label=COLORBAR_LABELS[name])
             colorbar.locator = MaxNLocator(4)  # fewer tick labels: laying out text is most of a redraw
-        wall = gridworld.COLOURS[gridworld.LAYER_NAMES.index("wall")] / 255
+        wall = np.array(gridworld.LAYER_COLOURS["wall"]) / 255
         legend = [Patch(facecolor="white", edgecolor="grey", label="white: no state there with these keys "
                         "held (behind a closed passageway, the key itself, the target), or a term the method "
                         "lacks"),
@@ -281,7 +281,7 @@ class RewardPainter:
         self.buttons: dict[tuple[int, int], widgets.ToggleButton] = {}
         self._callbacks: list = []
         size = widgets.Layout(width="30px", height="30px", padding="0")
-        wall = "#{:02x}{:02x}{:02x}".format(*gridworld.COLOURS[gridworld.LAYER_NAMES.index("wall")])
+        wall = "#{:02x}{:02x}{:02x}".format(*gridworld.LAYER_COLOURS["wall"])
         children = []
         for row, col in np.ndindex(layout.shape):
             if layout.walls[row, col]:

@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
+from matplotlib.colors import to_hex
 
 import gridworld
 from aps_teach.cli import main
 from aps_teach.files import atomic_path
-from aps_teach.plots import level_image, plot_random_policy_overview, plot_visitation
+from aps_teach.plots import level_image, level_legend_handles, plot_random_policy_overview, plot_visitation
 from aps_teach.random_policy import exact_random_policy, random_policy_stats
 
 
@@ -44,6 +45,11 @@ def test_overview_figure_shows_the_numbers_it_was_given():
     for ax, result in zip(bar_axes, stats, strict=True):
         heights = [bar.get_height() for bar in ax.patches]
         assert heights == [*result.key_rates.values(), result.success_rate]
+    colours = [to_hex(bar.get_facecolor()) for bar in bar_axes[1].patches]
+    assert colours == ["#2ca02c", "#9467bd", "#ff7f0e"]  # green key, purple key, target
+    labels = [text.get_text() for text in fig.legends[0].get_texts()]
+    assert labels == ["start region", "agent", "wall", "green key", "purple key", "closed passageway",
+                      "target"]
 
 
 def test_visitation_heatmap_shows_frequencies_and_level_image_uses_the_legend():
@@ -57,6 +63,19 @@ def test_visitation_heatmap_shows_frequencies_and_level_image_uses_the_legend():
     colour = dict(zip(gridworld.LAYER_NAMES, gridworld.COLOURS.tolist(), strict=True))
     assert picture[layout.target].tolist() == colour["target"]
     assert picture[layout.key_cells["green"]].tolist() == colour["green_key"]
+
+
+def test_level_pictures_and_legends_show_any_key():
+    layout = gridworld.Layout.parse(["#######",
+                                     "#SdDcC#",
+                                     "#aA..T#"])
+    picture = level_image(layout)
+    assert picture[1, 2].tolist() == list(gridworld.LAYER_COLOURS["red_key"])
+    assert picture[1, 4].tolist() == list(gridworld.LAYER_COLOURS["cyan_key"])
+    assert picture[1, 3].tolist() == picture[1, 5].tolist() == [0, 0, 0]  # closed passageways: black
+    handles = level_legend_handles(layout.key_names)
+    keys = [(handle.get_label(), to_hex(handle.get_facecolor())) for handle in handles[3:6]]
+    assert keys == [("green key", "#2ca02c"), ("cyan key", "#17becf"), ("red key", "#d62728")]
 
 
 def test_demo_cli_writes_the_picture_and_prints_the_numbers(tmp_path, capsys):
