@@ -57,6 +57,17 @@ def test_visit_counts_match_the_agent_positions_by_hand():
     assert counts[("green", "purple")][6, 5] == 1 and counts[("green", "purple")].sum() == 1
 
 
+def test_keys_held_are_read_from_the_planes_of_any_key():
+    compiled = gridworld.compile_level(["#######",
+                                        "#SaAdD#",
+                                        "#c.CT.#"])
+    boards = torch.tensor(compiled.observations)
+    keys = compiled.layout.key_names
+    assert keys == ("green", "cyan", "red")
+    assert snapshots.keys_held_in(boards, keys) == [held for _, held in compiled.states]
+    assert {("cyan",), ("green", "red"), ("green", "cyan", "red")} <= {held for _, held in compiled.states}
+
+
 def _shown(explorer):
     return {name: np.ma.filled(image.get_array(), np.nan) for name, image in explorer.images.items()}
 
