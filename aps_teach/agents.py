@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 import torch
+from torch.nn import functional as F
 
 from aps_teach.batch import Batch
 from aps_teach.checks import check_int, check_range
@@ -73,6 +74,10 @@ class AgentConfig:
     term O(1) whatever the scale of the kNN space (README, Configuration, has the measured means)."""
     shared_encoder: bool = True
     """APS: compute the kNN reward on phi(s') (Eq. 10); False uses the `representation` of APT instead."""
+    knn_phi_normalised: bool = True
+    """APS with a shared encoder: kNN distances between phi(s') on the unit sphere (Eq. 10's h = phi), or,
+    False, between g(s'), phi's output before its L2 normalisation, as the authors' code measures them
+    (rll-research/url_benchmark agent/aps.py, `self.aps(next_obs, norm=False)`)."""
     representation: Literal["contrastive", "observation"] = "contrastive"
     """The kNN space when it is not phi (apt; aps without shared encoder): 'contrastive' = an encoder f
     trained by InfoNCE between f(s) and f(s') (APT, with time steps for augmentations); 'observation' =
@@ -96,6 +101,11 @@ class AgentConfig:
     c^T w = r; 'scalar': TD on psi^T w as in Algorithm 1. Vector is the default because the scalar loss
     never trains psi(s, a, z) along directions other than z, yet GPI scores psi(s, a, z_i)^T w (notebook
     05 compares the two on zero-shot transfer)."""
+    knn_feature: bool = False
+    """aps: the kNN reward is a successor feature of its own. psi has d + 1 outputs per action, the SFs of
+    (phi(s'), r_kNN(s')), and Q = psi^T (exploit_weight w, explore_weight) while pretraining (the same
+    Eq. 10 reward), psi^T (w, 0) on a task. False: the kNN return is carried along w (cumulant
+    phi(s') + r_kNN(s') w), so psi must output it multiplied by its own input w."""
     gpi: bool = True
     """Act with generalised policy improvement over {w} + `gpi_samples` fresh tasks (visr, aps)."""
     gpi_samples: int = 10
@@ -145,6 +155,11 @@ class AgentConfig:
         """States in the kNN particle set of a minibatch: the last state of each window ('last'), or every
         state of each window ('sum'; windows cut short at an episode end or a change of w give fewer)."""
         return self.batch_size * (self.n_step if self.nstep_reward == "sum" else 1)
+
+    @property
+    def sf_dim(self) -> int:
+        """Successor features per action: d, or d + 1 with the kNN reward as a feature of its own (aps)."""
+        return self.feature_dim + (self.knn_feature and self.method == "aps")
 
     @property
     def task_conditioned(self) -> bool:
@@ -220,7 +235,7 @@ class Learner:
         subclass swaps in other networks with the same call signatures (`aps_teach.atari.agent`)."""
         cfg = self.config
         obs_dim, d, hidden = math.prod(self.obs_shape), cfg.feature_dim, cfg.hidden
-        psi = SuccessorFeatureNet(obs_dim, hidden, self.num_actions, d)
+        psi = SuccessorFeatureNet(obs_dim, hidden, self.num_actions, d, cfg.sf_dim)
         phi = FeatureNet(obs_dim, hidden, d) if cfg.task_conditioned else None
         rep = FeatureNet(obs_dim, hidden, d) if self._separate_knn_space == "contrastive" else None
         return psi, phi, rep
@@ -308,20 +323,34 @@ class Learner:
             self.observation_mean.frozen = True
         self.optimizer = self._adam(self.config.finetune_lr)
 
+    def task_weights(self, w: torch.Tensor, explore: bool = False) -> torch.Tensor:
+        """The weights Q = psi^T w~ scores successor features with: w itself, or with the kNN reward as a
+        feature of its own (`AgentConfig.knn_feature`) w~ = (exploit_weight w, explore_weight) when
+        `explore` (pretraining's Eq. 10 reward), else (w, 0), the task alone."""
+        cfg = self.config
+        if cfg.sf_dim == cfg.feature_dim:
+            return w
+        if explore:
+            return torch.cat([cfg.exploit_weight * w, torch.full_like(w[..., :1], cfg.explore_weight)], -1)
+        return torch.cat([w, torch.zeros_like(w[..., :1])], -1)
+
     @torch.no_grad()
     def act(self, obs: torch.Tensor, w: torch.Tensor, epsilon: float, generator: torch.Generator,
-            gpi: bool) -> torch.Tensor:
-        """epsilon-greedy on Q(s, a) = psi(s, a, w)^T w, or its GPI max over candidates if `gpi`."""
+            gpi: bool, explore: bool = False) -> torch.Tensor:
+        """epsilon-greedy on Q(s, a) = psi(s, a, w)^T w~ (`task_weights`; `explore`: pretraining's reward),
+        or its GPI max over candidates if `gpi`."""
         candidates = gpi_candidates(w, self.config.gpi_samples, generator) if gpi else w[:, None]
-        greedy = gpi_action_values(self.psi(self.inputs(obs), candidates), w).argmax(dim=1)
+        greedy = gpi_action_values(self.psi(self.inputs(obs), candidates),
+                                   self.task_weights(w, explore)).argmax(dim=1)
         explore = torch.rand(len(w), generator=generator) < epsilon
         random = torch.randint(self.num_actions, (len(w),), generator=generator)
         return torch.where(explore.to(greedy.device), random.to(greedy.device), greedy)
 
     @torch.no_grad()
-    def q_values(self, obs: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-        """Q(s, a | w) = psi(s, a, w)^T w, (B, A), for observations (B, ...) and tasks w (B, d)."""
-        return q_values(self.psi(self.inputs(obs), w), w[:, None])
+    def q_values(self, obs: torch.Tensor, w: torch.Tensor, explore: bool = False) -> torch.Tensor:
+        """Q(s, a | w) = psi(s, a, w)^T w~ (`task_weights`), (B, A), for observations (B, ...) and tasks w
+        (B, d)."""
+        return q_values(self.psi(self.inputs(obs), w), self.task_weights(w, explore)[:, None])
 
     @torch.no_grad()
     def features(self, obs: torch.Tensor) -> torch.Tensor:
@@ -340,10 +369,13 @@ class Learner:
 
     def _phi_and_knn(self, x) -> tuple[torch.Tensor, torch.Tensor]:
         """phi(s) of network inputs x, and the space h(s) where APS with a shared encoder measures kNN
-        distances: phi itself, on the unit sphere (Eq. 10). `AtariLearner` can measure them before phi's
-        normalisation instead (`AtariConfig.knn_phi_normalised`)."""
-        phi = self.phi(x)
-        return phi, phi
+        distances: phi itself, on the unit sphere (Eq. 10), or with `knn_phi_normalised=False` (the
+        authors' code) g(s), phi's output before its normalisation (phi = g / ||g||, one forward pass)."""
+        if self.config.knn_phi_normalised:
+            phi = self.phi(x)
+            return phi, phi
+        g = self.phi.unnormalised(x)
+        return F.normalize(g, dim=-1), g
 
     def embed(self, obs: torch.Tensor, knn: bool = True) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """(phi(s), h(s)) for a batch of observations (N, ...): the task features (None for apt, dqn) and,

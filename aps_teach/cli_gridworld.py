@@ -45,7 +45,7 @@ from aps_teach.sweeps import default_sweep_dir
 from aps_teach.train import TrainConfig, evaluate, identify_task, pretrain, with_method
 from aps_teach.transfer import DEFAULT_BOX_SIZE, DEFAULT_NUM_BOXES, DEFAULT_TRANSFER_EPISODES, run_transfer
 
-Level = Literal["easy", "hard"]
+Level = Literal["easy", "hard", "deep"]
 
 
 @dataclass
@@ -136,7 +136,7 @@ class Sweep:
     config is refused) and OUT/figure4.png."""
 
     methods: tuple[Method, ...] = ("visr", "apt", "aps", "dqn")
-    levels: tuple[Level, ...] = ("easy", "hard")
+    levels: tuple[Level, ...] = ("easy", "hard", "deep")
     seeds: int = 10
     """Number of seeds: 0 .. seeds-1."""
     out: Path | None = None

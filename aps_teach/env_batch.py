@@ -83,8 +83,9 @@ def make_env_batch(source: EnvSource, num_envs: int, *, engine: str, reward_free
 
 
 class EnvBatch:
-    """What both engines share: sizes, and coverage of the (position, keys held) states, keys ever picked
-    up, whether the target was ever reached, and how often it was entered since `successes` was reset."""
+    """What both engines share: sizes, and coverage of the (position, keys held) states (which were visited,
+    how often: the visitation entropy), keys ever picked up, whether the target was ever reached, and how
+    often it was entered since `successes` was reset."""
 
     engine: str
     obs_shape: tuple[int, ...]
@@ -100,6 +101,8 @@ class EnvBatch:
 
     def _init_coverage(self) -> None:
         self.visited: set[State] = set()
+        self.visits: dict[State, int] = {}
+        """How often each non-terminal state was occupied: after every reset and every step."""
         self.keys: set[str] = set()
         self.target_reached = False
         self.successes = 0
@@ -112,13 +115,19 @@ class EnvBatch:
     def coverage(self) -> dict:
         return {"states_visited": len(self.visited), "states_reachable": self.num_reachable,
                 "state_coverage": len(self.visited) / self.num_reachable,
+                "visitation_entropy": visitation_entropy(self._visit_counts(), self.num_reachable),
                 "keys_picked": len(self.keys), "target_reached": self.target_reached}
 
+    def _visit_counts(self) -> np.ndarray:
+        return np.fromiter(self.visits.values(), dtype=np.int64, count=len(self.visits))
+
     def coverage_state(self) -> dict:
-        return {"visited": sorted(self.visited), "keys": sorted(self.keys), "target": self.target_reached}
+        return {"visited": sorted(self.visited), "keys": sorted(self.keys), "target": self.target_reached,
+                "visits": sorted(self.visits.items())}
 
     def load_coverage_state(self, state: dict) -> None:
         self.visited = {(tuple(p), tuple(k)) for p, k in state["visited"]}
+        self.visits = {(tuple(p), tuple(k)): int(n) for (p, k), n in state.get("visits", [])}
         self.keys, self.target_reached = set(state["keys"]), bool(state["target"])
 
     def reset(self, seeds: Sequence[int]) -> torch.Tensor:
@@ -129,6 +138,17 @@ class EnvBatch:
         """Step every env; an ended episode restarts (unless `last`). Keys: next_obs (s'), obs (the
         observation to act on next), terminated, ended, and reward unless the batch is reward-free."""
         raise NotImplementedError
+
+
+def visitation_entropy(counts, num_states: int) -> float:
+    """H(p) / log(num_states), p the visit frequencies `counts` of the states: 1 when every one of
+    `num_states` states was occupied equally often, 0 when one state took every visit."""
+    counts = np.sort(np.asarray(counts, dtype=float))  # sorted: the same sum in any order of the states
+    counts = counts[counts > 0]
+    if num_states < 2 or not len(counts):
+        return 0.0
+    p = counts / counts.sum()
+    return float(-(p * np.log(p)).sum() / np.log(num_states))
 
 
 class PycolabBatch(EnvBatch):
@@ -160,7 +180,9 @@ class PycolabBatch(EnvBatch):
         if info["success"]:
             self.target_reached = True
         else:
-            self.visited.add((tuple(info["position"]), tuple(info["keys_held"])))
+            state = (tuple(info["position"]), tuple(info["keys_held"]))
+            self.visited.add(state)
+            self.visits[state] = self.visits.get(state, 0) + 1
         self.keys.update(info["keys_held"])
 
     def reset(self, seeds: Sequence[int]) -> torch.Tensor:
@@ -216,6 +238,7 @@ class CompiledBatch(EnvBatch):
         self._states = level.states
         self._terminal = level.terminal
         self._seen = np.zeros(len(level.states), dtype=bool)
+        self._counts = np.zeros(len(level.states), dtype=np.int64)
         self._init_coverage()
 
     def _note(self, states: np.ndarray) -> None:
@@ -230,6 +253,22 @@ class CompiledBatch(EnvBatch):
                     self.visited.add((position, held))
                 self.keys.update(held)
 
+    @property
+    def visits(self) -> dict[State, int]:
+        """How often each non-terminal state was occupied (from the counts kept per state index)."""
+        occupied = np.flatnonzero(self._counts[:self.num_reachable])
+        return {self._states[i]: int(self._counts[i]) for i in occupied}
+
+    @visits.setter
+    def visits(self, visits: dict[State, int]) -> None:
+        self._counts[:] = 0
+        index = {s: i for i, s in enumerate(self._states)}
+        for state, count in visits.items():
+            self._counts[index[state]] = count
+
+    def _visit_counts(self) -> np.ndarray:
+        return self._counts[:self.num_reachable]
+
     def load_coverage_state(self, state: dict) -> None:
         super().load_coverage_state(state)
         index = {s: i for i, s in enumerate(self._states)}
@@ -239,6 +278,7 @@ class CompiledBatch(EnvBatch):
     def reset(self, seeds: Sequence[int]) -> torch.Tensor:
         self._current, _ = self.env.reset(seed=[int(s) for s in seeds])
         self._note(self._current)
+        np.add.at(self._counts, self._current, 1)
         return torch.as_tensor(self._current)
 
     def step(self, actions: torch.Tensor, last: bool) -> dict[str, torch.Tensor]:
@@ -248,8 +288,10 @@ class CompiledBatch(EnvBatch):
         if ended.any():
             reached[ended] = np.asarray(info["final_obs"][ended], dtype=np.int64)
         self._note(reached)
+        np.add.at(self._counts, reached, 1)
         if not last:  # the round's last step ends every episode: the autoreset starts nothing
             self._note(states)
+            np.add.at(self._counts, states[ended], 1)
         self.successes += int((self._terminal[reached] & ~self._terminal[self._current]).sum())
         self._current = states
         out = {"next_obs": torch.as_tensor(reached), "obs": torch.as_tensor(states),

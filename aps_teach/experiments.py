@@ -12,6 +12,7 @@ from pathlib import Path
 
 import gridworld
 from aps_teach.agents import METHODS, AgentConfig, Learner, check_method
+from aps_teach.blame import BLAME_COLUMNS, ZeroShotBlame, zero_shot_blame
 from aps_teach.checks import check_int, check_seed
 from aps_teach.files import write_text_atomic
 from aps_teach.run_dir import RUN_FILES, RunDir
@@ -25,6 +26,7 @@ from aps_teach.sweeps import (
     run_sweep,
     with_overrides,
 )
+from aps_teach.tasks import fit_task
 from aps_teach.train import (
     RUN_SETTINGS,
     PhaseLog,
@@ -34,10 +36,10 @@ from aps_teach.train import (
     check_memory,
     evaluate,
     finetune,
-    identify_task,
     load_learner,
     new_learner,
     pretrain,
+    task_data,
     with_method,
 )
 
@@ -66,6 +68,8 @@ class GridworldResult:
     finetuned_return: float
     state_coverage: float
     """Fraction of reachable (position, keys held) states visited in pretraining (dqn: in fine-tuning)."""
+    visitation_entropy: float
+    """Entropy of the visits over those states, over log(number of states): 1 for even visits."""
     states_visited: int
     keys_picked: int
     """Distinct keys ever picked up in pretraining (dqn: in fine-tuning)."""
@@ -76,6 +80,8 @@ class GridworldResult:
     whole budget (fine-tuned)."""
     task_w: list[float] | None
     """The identified task vector (visr, aps); None for apt and dqn."""
+    blame: ZeroShotBlame | None
+    """Where the zero-shot score was lost (`aps_teach.blame`; visr, aps); None for apt and dqn."""
     pretrain_seconds: float
     """Wall seconds of pretraining (a resumed run: summed over sessions, see `PhaseLog.earlier_seconds`)."""
     finetune_seconds: float
@@ -120,10 +126,15 @@ def adapt_and_score(learner: Learner, method: str, level: str, *, seed: int, pre
     fine-tuning's when there was none (dqn)."""
     earlier = pretrain_log.earlier_seconds if pretrain_log is not None else 0.0
     pretrain_seconds = time.perf_counter() - start + earlier
-    w = None
+    w = blame = None
     if learner.config.task_conditioned:
-        w = identify_task(learner, level, identify_steps, seed, config)
+        features, rewards = task_data(learner, level, identify_steps, seed, config)
+        fit = fit_task(features, rewards, seed)
+        w = fit.w
     zero = evaluate(learner, level, w, eval_episodes, seed, config)
+    if w is not None:
+        blame = zero_shot_blame(learner, level, fit, rewards, zero.success_rate, lambda oracle_w: evaluate(
+            learner, level, oracle_w, eval_episodes, seed, config).success_rate)
     tick = time.perf_counter()
 
     def score(end: RoundEnd) -> None:
@@ -143,9 +154,10 @@ def adapt_and_score(learner: Learner, method: str, level: str, *, seed: int, pre
         method=method, level=level, seed=seed,
         zero_shot_success=zero.success_rate, zero_shot_return=zero.mean_return,
         finetuned_success=curve[-1]["success_rate"], finetuned_return=curve[-1]["return"],
-        state_coverage=coverage["state_coverage"], states_visited=coverage["states_visited"],
+        state_coverage=coverage["state_coverage"], visitation_entropy=coverage["visitation_entropy"],
+        states_visited=coverage["states_visited"],
         keys_picked=coverage["keys_picked"], target_reached=coverage["target_reached"], adaptation=curve,
-        task_w=None if w is None else [round(x, 6) for x in w.tolist()],
+        task_w=None if w is None else [round(x, 6) for x in w.tolist()], blame=blame,
         pretrain_seconds=pretrain_seconds, finetune_seconds=finetune_seconds,
         wall_seconds=time.perf_counter() - start + earlier + log.earlier_seconds,
         metrics={**metrics, "finetune": log.metrics},
@@ -252,8 +264,10 @@ def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,
     shared = {
         "method": spec.method, "level": spec.env, "seed": spec.seed,
         "overrides": json.dumps(spec.overrides) if spec.overrides else "",
-        "state_coverage": result.state_coverage, "states_visited": result.states_visited,
-        "keys_picked": result.keys_picked, "target_reached": result.target_reached,
+        "state_coverage": result.state_coverage, "visitation_entropy": round(result.visitation_entropy, 4),
+        "states_visited": result.states_visited, "keys_picked": result.keys_picked,
+        "target_reached": result.target_reached,
+        **(result.blame.row() if result.blame is not None else dict.fromkeys(BLAME_COLUMNS, "")),
         "wall_seconds": round(result.wall_seconds, 3), "config_hash": config_hash(budget, config),
     }
     last = len(result.adaptation) - 1

@@ -29,23 +29,28 @@ class FeatureNet(nn.Module):
         """The hidden layer's ReLU activations."""
         return F.relu(first_layer(self.input, x))
 
+    def unnormalised(self, x: Inputs) -> torch.Tensor:
+        """g(s), phi before the L2 normalisation (the authors' kNN space: `knn_phi_normalised=False`)."""
+        return self.output(self.hidden(x))
+
     def forward(self, x: Inputs) -> torch.Tensor:
-        return F.normalize(self.output(self.hidden(x)), dim=-1)
+        return F.normalize(self.unnormalised(x), dim=-1)
 
 
 class SuccessorFeatureNet(nn.Module):
-    """psi(s, a, w): the state encoding concatenated with w, one output per (action, feature dimension).
+    """psi(s, a, w): the state encoding concatenated with w, one output per (action, successor feature).
 
-    `forward(x (B, ...), w (B, d))` gives (B, A, d); `w (B, C, d)` (C candidate tasks, for GPI)
-    gives (B, C, A, d), encoding each observation once.
+    `forward(x (B, ...), w (B, d))` gives (B, A, D); `w (B, C, d)` (C candidate tasks, for GPI)
+    gives (B, C, A, D), encoding each observation once. D = `out_dim`, d by default (D = d + 1 when the
+    kNN reward is a successor feature of its own, `AgentConfig.knn_feature`).
     """
 
-    def __init__(self, obs_dim: int, hidden: int, num_actions: int, dim: int):
+    def __init__(self, obs_dim: int, hidden: int, num_actions: int, dim: int, out_dim: int | None = None):
         super().__init__()
-        self.num_actions, self.dim = num_actions, dim
+        self.num_actions, self.dim = num_actions, dim if out_dim is None else out_dim
         self.input = nn.Linear(obs_dim, hidden)
         self.head = nn.Sequential(nn.Linear(hidden + dim, hidden), nn.ReLU(),
-                                  nn.Linear(hidden, num_actions * dim))
+                                  nn.Linear(hidden, num_actions * self.dim))
 
     def forward(self, x: Inputs, w: torch.Tensor) -> torch.Tensor:
         h = F.relu(first_layer(self.input, x))

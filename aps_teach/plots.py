@@ -189,6 +189,20 @@ PATH_COLOURS = ("#d62728", "#17becf", "#e377c2", "#8c564b", "#bcbd22", "#1f77b4"
 """Line colours of `plot_paths`, none of them a key's, the target's or the floor's."""
 
 
+def mark_target(ax, layout: gridworld.Layout) -> None:
+    """A star on the level's target cell, in the target's colour (nothing on a maze without one)."""
+    if layout.target is not None:
+        row, col = layout.target
+        ax.plot(col, row, "*", color=np.array(gridworld.LAYER_COLOURS["target"]) / 255, markersize=16,
+                markeredgecolor="black", markeredgewidth=0.8)
+
+
+def target_handle() -> Line2D:
+    """The legend entry of `mark_target`."""
+    return Line2D([], [], color=np.array(gridworld.LAYER_COLOURS["target"]) / 255, marker="*", markersize=13,
+                  markeredgecolor="black", linestyle="", label="target")
+
+
 def path_marker_handles() -> list[Line2D]:
     """Legend entries for the markers of `draw_path`: a circle at the start, a cross at the end."""
     return [Line2D([], [], color="grey", marker="o", markersize=7, linestyle="", label="start of a path"),
@@ -263,6 +277,7 @@ def plot_run_overview(layout: gridworld.Layout, maps: dict[tuple[str, ...], dict
             if name in held_maps:
                 fig.colorbar(plot_cell_map(ax, layout, held_maps[name], label, cmap=cmap), ax=ax,
                              fraction=0.046)
+                mark_target(ax, layout)
             else:
                 ax.set_axis_off()
         ax = fig.add_subplot(grid[r, 2])
@@ -271,6 +286,7 @@ def plot_run_overview(layout: gridworld.Layout, maps: dict[tuple[str, ...], dict
                               cmap="cividis")
         fig.colorbar(image, ax=ax, fraction=0.046)
         plot_greedy_arrows(ax, held_maps["action"])
+        mark_target(ax, layout)
         for rollout, style, label in ((zero_shot, "-", "zero-shot"), (finetuned, "--", "fine-tuned")):
             if rollout is None:
                 continue
@@ -285,8 +301,8 @@ def plot_run_overview(layout: gridworld.Layout, maps: dict[tuple[str, ...], dict
     steps = [point["finetune_steps"] for point in adaptation]
     ax.plot(steps, [point["success_rate"] for point in adaptation], "o-", color=method_colour(method, 0),
             label="success rate")
-    ax.legend(handles=[*ax.get_lines(), *paths, *path_marker_handles()], frameon=False, fontsize="small",
-              loc="center right")
+    ax.legend(handles=[*ax.get_lines(), *paths, *path_marker_handles(), target_handle()], frameon=False,
+              fontsize="small", loc="center right")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("fine-tuning env steps (0 = zero-shot)")
     ax.set_ylabel("success rate (greedy episodes)")

@@ -45,7 +45,7 @@ class QuickstartConfig:
     """Run directory (config.json, pretrain/, finetune/, summary.json, overview.png)."""
     method: Literal["aps", "visr"] = "aps"
     """aps | visr: the methods whose reward has the term phi(s')^T w the figure draws."""
-    level: Literal["easy", "hard"] = "easy"
+    level: Literal["easy", "hard", "deep"] = "easy"
     seed: int = 0
     pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
     finetune_steps: int = DEFAULT_FINETUNE_STEPS

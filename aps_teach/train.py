@@ -8,10 +8,11 @@ round comes from that seed, so a run resumed from a checkpoint taken between rou
 uninterrupted run bit for bit on CPU. Step budgets are rounded up to whole rounds (num_envs * T env steps).
 
 Pretraining is reward-free by construction: its env batch is built with `reward_free=True` and drops the
-reward inside `step`, and its replay has no reward column. Its target is absorbing (`absorbing_target`):
-reaching it ends nothing and the agent stays on it until the round ends, so that a skill can be "go to the
-target and stay"; task identification, evaluation and fine-tuning keep the paper's protocol (+10 ends the
-episode).
+reward inside `step`, and its replay has no reward column. In both training phases the target is absorbing
+(`absorbing_target`): reaching it ends nothing and the agent stays on it until the round ends, so that a
+skill can be "go to the target and stay", and fine-tuning learns the task's values in the same dynamics
+the pretrained values were learnt in (the +10 is paid once, so every policy's return is the task's); task
+identification and evaluation keep the paper's protocol (+10 ends the episode).
 """
 
 from __future__ import annotations
@@ -63,22 +64,25 @@ class TrainConfig:
     learning_starts: int = 1600
     """Env steps collected before the first update, per phase (paper: min replay size 1600)."""
     epsilon_start: float = 1.0
-    """epsilon-greedy: epsilon at the first step of pretraining (and of an untrained learner's fine-tuning).
-    """
+    """epsilon-greedy: epsilon at the first step of pretraining."""
     epsilon_end: float = 0.05
     """epsilon-greedy: epsilon after the decay (`identify_task` acts with it)."""
     finetune_epsilon_start: float = 0.3
-    """epsilon at the start of fine-tuning a pretrained learner, the same for every method, decaying to
-    epsilon_end like pretraining's: low, so the pretrained (zero-shot) policy is kept, but not so low that
-    a policy without the task in it (apt's) never finds the reward (the budget study's epsilon arm). An
-    untrained learner (dqn) starts at epsilon_start instead: it has no policy to keep."""
+    """epsilon at the start of fine-tuning, the same for every method (the dqn baseline, which learns from
+    scratch here, included: one protocol), decaying to epsilon_end like pretraining's: low, so a pretrained
+    (zero-shot) policy is kept, but not so low that a policy without the task in it (apt's) never finds the
+    reward (the budget study's epsilon arm)."""
     epsilon_decay_fraction: float = 0.5
     """Fraction of a phase's env steps over which epsilon decays linearly from epsilon_start to epsilon_end
     (tied to the phase: a fixed 2,500 steps ended exploration before learning had started)."""
     absorbing_target: bool = True
-    """Pretraining: the target is absorbing (reaching it ends nothing; the agent stays until the round ends),
-    so "go to the target" is a behaviour a skill can have. Off, reaching it ends the episode, as in the
-    task, and no policy of the fitted reward phi^T w would go there."""
+    """Training phases (pretraining and fine-tuning): the target is absorbing (reaching it ends nothing; the
+    agent stays until the round ends; the task's +10 is paid once, on arrival). In pretraining "go to the
+    target" is then a behaviour a skill can have (off, no policy of the fitted reward phi^T w would go
+    there). In fine-tuning the pretrained values, learnt with the target absorbing, are corrected in the
+    same dynamics: with the target ending the episode the moves into it lose their stale value first, and
+    the greedy policy turns away from the target until the rest catch up (the README's fine-tuning study).
+    Identification and evaluation keep the paper's protocol: +10 ends the episode."""
     task_resample_every: int = 10
     """Pretraining: each env's w is redrawn from the unit sphere every this many steps (paper: 10)."""
     checkpoint_every: int = 10
@@ -171,12 +175,12 @@ def _write_metrics(path: Path, rows: list[dict]) -> None:
     write_csv_atomic(path, rows, columns)
 
 
-def env_batch(source: EnvSource, config: TrainConfig, *, reward_free: bool, pretraining: bool = False,
+def env_batch(source: EnvSource, config: TrainConfig, *, reward_free: bool, training: bool = False,
               learner: Learner | None = None) -> EnvBatch:
-    """The env batch of a phase on the configured engine (absorbing target in pretraining only); given a
-    learner, it is set up to read the batch's observations (`Learner.set_observation_table`)."""
+    """The env batch of a phase on the configured engine (absorbing target in the training phases only);
+    given a learner, it is set up to read the batch's observations (`Learner.set_observation_table`)."""
     envs = make_env_batch(source, config.num_envs, engine=config.engine, reward_free=reward_free,
-                          absorbing_target=pretraining and config.absorbing_target)
+                          absorbing_target=training and config.absorbing_target)
     if learner is not None:
         learner.set_observation_table(envs.observation_table)
     return envs
@@ -197,9 +201,8 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
     check_phase_memory(phase, steps, cfg, horizon, envs.replay_obs)
     replay = NStepReplay(rounds * horizon, n, obs_shape, agent_cfg.feature_dim,
                          store_rewards=not envs.reward_free, store_features=store_phi, obs_dtype=obs_dtype)
-    # an untrained learner (dqn's fine-tuning) explores from scratch; a pretrained one keeps its policy
-    explores = phase == "pretrain" or learner.updates == 0
-    start_eps = cfg.epsilon_start if explores else cfg.finetune_epsilon_start
+    # one fine-tuning protocol for every method, the dqn baseline's from-scratch learner included
+    start_eps = cfg.epsilon_start if phase == "pretrain" else cfg.finetune_epsilon_start
     log, first_round = PhaseLog(), 0
     ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None
     identity = {"phase": phase, "method": agent_cfg.method, "engine": envs.engine, "art": list(envs.art),
@@ -237,7 +240,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
                 w = sample_tasks(n, agent_cfg.feature_dim, gen) if agent_cfg.task_conditioned \
                     else learner.default_task(n)
             eps = linear_schedule(start_eps, cfg.epsilon_end, cfg.epsilon_decay_fraction * total, env_steps)
-            action = learner.act(obs, w, eps, gen, gpi=False)
+            action = learner.act(obs, w, eps, gen, gpi=False, explore=phase == "pretrain")
             out = envs.step(action, last=t == horizon - 1)
             row = {"obs": obs, "action": action, "w": w, "next_obs": out["next_obs"],
                    "terminated": out["terminated"], "ended": out["ended"]}
@@ -348,12 +351,29 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
     check_int("pretrain steps", steps)
     check_seed(seed)
-    envs = env_batch(env, config, reward_free=True, pretraining=True)
+    envs = env_batch(env, config, reward_free=True, training=True)
     learner = learner_for(envs, config.agent, seed)
     with single_thread():
         log = _train_phase(learner, envs, steps, seed, config, "pretrain", None,
                            Path(run_dir) if run_dir is not None else None, resume, on_round)
     return learner, log
+
+
+def random_walk(env: EnvSource, steps: int, seed: int, config: TrainConfig | None = None) -> dict:
+    """The coverage a uniformly random walk reaches under pretraining's protocol: the same env batch
+    (absorbing target), rounds, reset seeds and step budget as `pretrain`, every action uniform, no learner.
+    The reference a pretraining method's exploration is judged against (`EnvBatch.coverage`)."""
+    config = config or TrainConfig()
+    check_int("random walk steps", steps)
+    check_seed(seed)
+    envs = env_batch(env, config, reward_free=True, training=True)
+    for index in range(math.ceil(steps / (config.num_envs * envs.horizon))):
+        seeds, gen = round_seeds(seed, "pretrain", index, config.num_envs)
+        envs.reset(seeds)
+        for t in range(envs.horizon):
+            actions = torch.randint(envs.num_actions, (config.num_envs,), generator=gen)
+            envs.step(actions, last=t == envs.horizon - 1)
+    return envs.coverage()
 
 
 def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
@@ -374,7 +394,7 @@ def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
             for t in range(envs.horizon):
                 if t % config.task_resample_every == 0:
                     w = sample_tasks(config.num_envs, learner.config.feature_dim, gen)
-                action = learner.act(obs, w, config.epsilon_end, gen, gpi=False)
+                action = learner.act(obs, w, config.epsilon_end, gen, gpi=False, explore=True)
                 out = envs.step(action, last=t == envs.horizon - 1)
                 features.append(learner.features(out["next_obs"]))
                 rewards.append(out["reward"])
@@ -432,16 +452,16 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
              config: TrainConfig | None = None, *, run_dir: str | Path | None = None,
              resume: bool = False, on_round: RoundHook | None = None) -> PhaseLog:
     """Continue training psi on the task reward with w fixed (phi, f frozen; pretrained weights carried
-    over). `w=None` uses the learner's fixed task (apt, dqn). A pretrained learner starts from the low
-    `finetune_epsilon_start`, keeping its zero-shot policy; an untrained one (dqn) explores as pretraining
-    does. Same logging, checkpoints and `on_round` hook as `pretrain`."""
+    over), the target absorbing (`TrainConfig.absorbing_target`). `w=None` uses the learner's fixed task
+    (apt, dqn). Every learner starts from the low `finetune_epsilon_start` (one protocol: dqn's untrained
+    learner too). Same logging, checkpoints and `on_round` hook as `pretrain`."""
     config = config or TrainConfig(agent=learner.config)
     check_int("finetune steps", steps)
     check_seed(seed)
     w = learner.default_task(1)[0] if w is None else w
     if w.shape != (learner.config.feature_dim,):
         raise ValueError(f"w must have shape ({learner.config.feature_dim},), got {tuple(w.shape)}")
-    envs = env_batch(env, config, reward_free=False, learner=learner)
+    envs = env_batch(env, config, reward_free=False, training=True, learner=learner)
     if learner.phase != "finetune":
         learner.start_finetune()
     with single_thread():

@@ -53,7 +53,7 @@ from aps_teach.rollouts import Rollout, greedy_rollout, state_observations
 from aps_teach.seeds import task_seed
 from aps_teach.stats import mean_with_ci
 from aps_teach.sweeps import RunSpec, config_hash, read_rows, with_overrides
-from aps_teach.tasks import infer_task, sample_tasks
+from aps_teach.tasks import TaskFit, fit_task
 from aps_teach.train import TrainConfig, evaluate, pretrain, task_data
 from gridworld.layout import Layout
 from gridworld.reward_maps import (
@@ -119,43 +119,6 @@ def dead_units(learner: Learner, level) -> int:
         raise ValueError(f"method {learner.config.method!r} has no task features phi")
     _, observations = state_observations(level)
     return int((learner.phi.hidden(learner.inputs(observations)) == 0).all(0).sum())
-
-
-def r_squared(features: torch.Tensor, rewards: torch.Tensor, coefficients: torch.Tensor) -> float:
-    """R^2 = 1 - sum (r - Phi c)^2 / sum (r - mean r)^2; NaN when the rewards are all equal."""
-    r = rewards.double()
-    ss_res = float(((r - features.double() @ coefficients.double()) ** 2).sum())
-    ss_tot = float(((r - r.mean()) ** 2).sum())
-    return 1.0 - ss_res / ss_tot if ss_tot > 0 else math.nan
-
-
-@dataclass
-class TaskFit:
-    """Least-squares task identification of one task."""
-
-    w: torch.Tensor
-    """The unit task vector acted on: infer_task's, or a random one when no reward was seen."""
-    coefficients: torch.Tensor | None
-    """c = argmin ||Phi c - r|| (unnormalised, float64), so w = c / ||c||; None when no reward was seen."""
-    r2: float
-    """R^2 of r ~ Phi c on the identification data (NaN when no reward was seen)."""
-    identified: bool
-
-
-def fit_task(features: torch.Tensor, rewards: torch.Tensor, seed: int) -> TaskFit:
-    """`infer_task` on (Phi, r) and its R^2; with no reward in r, a w drawn on the sphere from `seed`.
-
-    c is w scaled by the least-squares step along it, (Phi w)^T r / ||Phi w||^2: the minimiser lies on
-    the line through w, so this is the unnormalised solution without solving the regression twice. It
-    uses w in float64: with nearly collinear features (condition numbers of 1e8 occur) the float32 w
-    acted on is off the minimiser's line enough to understate R^2."""
-    if not rewards.any():
-        w = sample_tasks(1, features.shape[1], torch.Generator().manual_seed(seed))[0]
-        return TaskFit(w, None, math.nan, False)
-    w = infer_task(features.double(), rewards)
-    direction = features.double() @ w
-    coefficients = w * (direction @ rewards.double()) / (direction @ direction)
-    return TaskFit(w.to(features.dtype), coefficients, r_squared(features, rewards, coefficients), True)
 
 
 def identify(learner: Learner, env: EnvSource, steps: int, seed: int, config: TrainConfig | None = None

@@ -71,13 +71,18 @@ def td_targets(learner: Learner, batch: Batch
             raise ValueError("fine-tuning needs a batch with the task reward (a replay built with rewards)")
         else:
             reward, stats = batch.reward, {}
+        # the kNN reward as a successor feature of its own: cumulant (phi(s'), r_kNN(s')), weights w~
+        dims = cfg.sf_dim if pretraining else cfg.feature_dim
+        if dims > cfg.feature_dim:
+            base = torch.cat([base, r.explore.to(base.dtype)[..., None]], -1)
+        w_sf = learner.task_weights(w, explore=True) if dims > cfg.feature_dim else w
         # 4. double Q: a* from the online psi, its value from the target copy; the n-step SF target
         boot_x = learner.inputs(batch.boot_obs)
-        a_star = q_values(learner.psi(boot_x, w), w[:, None]).argmax(1)
-        boot = learner.psi_target(boot_x, w)[rows, a_star]
+        a_star = q_values(learner.psi(boot_x, w)[..., :dims], w_sf[:, None]).argmax(1)
+        boot = learner.psi_target(boot_x, w)[rows, a_star, :dims]
         through = pretraining and cfg.bootstrap_through_termination  # no terminal without a task
         alive = torch.ones_like(batch.boot_alive) if through else batch.boot_alive
-        return sf_td_target(base, reward, w, mask, cfg.gamma, boot, batch.boot_steps, alive), stats, phi
+        return sf_td_target(base, reward, w_sf, mask, cfg.gamma, boot, batch.boot_steps, alive), stats, phi
 
 
 def sf_td_target(base: torch.Tensor, reward: torch.Tensor, w: torch.Tensor, mask: torch.Tensor, gamma: float,
@@ -114,11 +119,13 @@ def gradient_step(learner: Learner, batch: Batch) -> dict[str, torch.Tensor]:
     y, stats, phi_next = td_targets(learner, batch)  # steps 2-4
     # 5. the losses: successor features, then what trains phi (vMF) or f (InfoNCE) while pretraining
     w, rows = batch.w, torch.arange(len(batch.w), device=batch.w.device)
-    psi_sa = learner.psi(learner.inputs(batch.obs), w)[rows, batch.action]
+    dims = y.shape[-1]  # d + 1 while pretraining with the kNN feature, else d
+    psi_sa = learner.psi(learner.inputs(batch.obs), w)[rows, batch.action, :dims]
     if cfg.sf_loss == "vector":
         loss = ((psi_sa - y) ** 2).sum(-1).mean()
     else:  # Algorithm 1's scalar loss on Q = psi^T w
-        loss = ((q_values(psi_sa, w) - q_values(y, w)) ** 2).mean()
+        w_sf = learner.task_weights(w, explore=True) if dims > cfg.feature_dim else w
+        loss = ((q_values(psi_sa, w_sf) - q_values(y, w_sf)) ** 2).mean()
     stats["loss_sf"] = loss.detach()
     first_next = batch.next_obs[:, 0]
     if pretraining and learner.phi is not None:

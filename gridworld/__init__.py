@@ -38,10 +38,11 @@ from gridworld.vector import PassagewayVectorEnv, positive_int  # noqa: E402
 ENV_IDS = {
     "easy": "gridworld/Passageway-Easy-v0",
     "hard": "gridworld/Passageway-Hard-v0",
+    "deep": "gridworld/Passageway-Deep-v0",
     "open10": "gridworld/Open10-v0",
     "fourroom": "gridworld/FourRoom-v0",
 }
-"""Registered ids of the built-in levels (easy, hard) and target-free mazes (open10, fourroom:
+"""Registered ids of the built-in levels (easy, hard, deep) and target-free mazes (open10, fourroom:
 `gymnasium.make` them with `reward_map=...`)."""
 CUSTOM_ENV_ID = "gridworld/Passageway-v0"
 

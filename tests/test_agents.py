@@ -161,6 +161,63 @@ def test_pretrain_targets_match_brute_force_rewarding_the_last_state(method):
 
 
 @torch.no_grad()
+@pytest.mark.parametrize("nstep_reward", ["last", "sum"])
+def test_knn_feature_targets_are_the_successor_features_of_phi_and_the_knn_reward(nstep_reward):
+    """With the kNN reward as a feature of its own, y = sum gamma^i (phi(s'_i), r_kNN(s'_i)) + gamma^m
+    psi_target(s'_m, a*) over d + 1 outputs, a* = argmax psi(s'_m, a, w)^T (exploit w, explore): the same
+    Eq. 10 reward, y^T (exploit w, explore) its n-step return."""
+    cfg = AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=4, k=3, knn_normalise=False,
+                      bootstrap_through_termination=False, nstep_reward=nstep_reward, knn_feature=True,
+                      exploit_weight=0.5, explore_weight=2.0)
+    learner = Learner(cfg, OBS, 4, seed=0)
+    learner.psi_target.load_state_dict(Learner(cfg, OBS, 4, seed=1).psi.state_dict())
+    batch = _filled_replay(resample_every=5).sample(16, 4, torch.Generator().manual_seed(2))
+    y, stats = td_targets(learner, batch)[:2]
+    assert y.shape == (16, 5)
+    last = nstep_reward == "last"
+    states = batch.boot_obs[:, None] if last else batch.next_obs
+    mask = torch.ones(16, 1, dtype=torch.bool) if last else batch.mask
+    phi = learner.features(states.flatten(0, 1)).unflatten(0, states.shape[:2]).double().numpy()
+    knn = np.zeros(mask.shape)
+    knn[mask.numpy()] = _knn(phi[mask.numpy()], 3)
+    expected = []
+    for b in range(16):
+        w = batch.w[b]
+        weights = np.append(0.5 * w.double().numpy(), 2.0)
+        m = int(batch.boot_steps[b])
+        steps = [0] if last else range(m)
+        total = sum((1.0 if last else cfg.gamma**i) * np.append(phi[b, i], knn[b, i]) for i in steps)
+        x = learner.inputs(batch.boot_obs[b][None])
+        a_star = int((learner.psi(x, w[None])[0].double().numpy() @ weights).argmax())
+        alive = float(batch.boot_alive[b])
+        boot = learner.psi_target(x, w[None])[0, a_star].double().numpy()
+        expected.append(total + cfg.gamma**m * alive * boot)
+    np.testing.assert_allclose(y.numpy(), np.array(expected), rtol=1e-4, atol=1e-5)
+    assert learner.task_weights(batch.w[:1], explore=True).tolist() == [[*(0.5 * batch.w[0]).tolist(), 2.0]]
+    assert learner.task_weights(batch.w[:1]).tolist() == [[*batch.w[0].tolist(), 0.0]]
+
+
+def test_knn_feature_is_left_alone_by_finetuning_and_decides_only_pretraining_actions():
+    cfg = AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=3, k=3, knn_feature=True)
+    learner = Learner(cfg, OBS, 4, seed=0)
+    out = learner.psi.head[-1]
+    with torch.no_grad():  # psi's kNN output of action 2 (row 2 * 5 + 4) dwarfs every other output
+        out.weight[2 * 5 + 4].zero_()
+        out.bias[2 * 5 + 4] = 1e3
+    obs, w = torch.zeros(3, *OBS), sample_tasks(3, 4, torch.Generator().manual_seed(0))
+    generator = torch.Generator().manual_seed(0)
+    assert learner.act(obs, w, 0.0, generator, gpi=False, explore=True).tolist() == [2, 2, 2]
+    task_q = (learner.psi(learner.inputs(obs), w)[..., :4] * w[:, None]).sum(-1)
+    assert learner.act(obs, w, 0.0, generator, gpi=False).tolist() == task_q.argmax(1).tolist()
+    # fine-tuning trains psi on the task's d features only: the kNN outputs get no gradient
+    learner.start_finetune()
+    replay = _filled_replay(resample_every=5, rewards=True)
+    knn_rows, task_rows = out.weight[4::5].clone(), out.weight[0::5].clone()
+    learner.update(replay.sample(8, 3, torch.Generator().manual_seed(1)))
+    assert torch.equal(out.weight[4::5], knn_rows) and not torch.equal(out.weight[0::5], task_rows)
+
+
+@torch.no_grad()
 def test_finetune_targets_use_task_reward_and_terminals():
     learner = Learner(AgentConfig(method="dqn", feature_dim=4, hidden=16, n_step=3), OBS, 4, seed=0)
     learner.start_finetune()

@@ -299,7 +299,7 @@ def open_room(height, width, keys=""):
     ("open10", np.full((12, 12), np.inf), "finite"),
     ("open10", {(0, 0): 1.0}, r"wall cells \[\(0, 0\)\]"),
     (["#S#", "#T"], None, "ragged: row 1 has 2"),
-    ("medium", None, "unknown level 'medium'; valid levels: easy, hard, open10, fourroom"),
+    ("medium", None, "unknown level 'medium'; valid levels: easy, hard, deep, open10, fourroom"),
 ])
 def test_compile_level_refuses_bad_input_with_a_clear_error(level, reward_map, message):
     with pytest.raises(ValueError, match=message):
@@ -373,7 +373,7 @@ def test_state_index_names_what_is_wrong():
     ({"observation": "pixels"}, "unknown observation 'pixels'; valid: board, state"),
     ({"autoreset_mode": "Disabled"}, "unsupported autoreset_mode 'Disabled'; valid: AutoresetMode.NEXT_STEP"),
     ({"level": "open10"}, "no target 'T': give it a reward_map"),
-    ({"level": "maze"}, "unknown level 'maze'; valid levels: easy, hard, open10, fourroom"),
+    ({"level": "maze"}, "unknown level 'maze'; valid levels: easy, hard, deep, open10, fourroom"),
 ])
 def test_vector_env_refuses_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -12,7 +12,17 @@ import gridworld
 from aps_teach import env_batch
 from aps_teach.agents import AgentConfig
 from aps_teach.experiments import run_gridworld
-from aps_teach.train import TrainConfig, finetune, identify_task, new_learner, pretrain
+from aps_teach.seeds import round_seeds
+from aps_teach.train import (
+    TrainConfig,
+    evaluate,
+    finetune,
+    identify_task,
+    new_learner,
+    pretrain,
+    random_walk,
+    task_data,
+)
 
 ROUND = 200  # 2 envs x 100-step episode limit
 ENGINES = ("compiled", "pycolab")
@@ -56,7 +66,7 @@ def test_pretraining_never_sees_the_reward(method):
     # the scrambled rewards are real: fine-tuning on them changes the weights
     w = plain.default_task(1)[0]
     finetune(plain, "easy", w, ROUND, seed=3, config=config)
-    finetune(scrambled, lambda: ScrambledReward(gridworld.make("easy"), 9), w, ROUND, seed=3, config=config)
+    finetune(scrambled, absorbing, w, ROUND, seed=3, config=config)
     assert not _same(_weights(plain), _weights(scrambled))
 
 
@@ -74,20 +84,77 @@ def test_both_engines_train_alike(method):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_pretraining_target_is_absorbing_and_the_task_target_ends_the_episode(engine):
+def test_training_phases_keep_the_target_absorbing_and_the_task_target_ends_the_episode(engine):
     corridor = env_batch.LevelSpec(("######", "#S..T#", "######"))
     replays = []
     _, log = pretrain("visr", corridor, ROUND, seed=0, config=tiny("visr", engine),
-                            on_round=lambda end: replays.append(end.replay))
+                      on_round=lambda end: replays.append(end.replay))
     data = replays[-1].data
     assert log.coverage["target_reached"] and not data["terminated"].any()
     if engine == "compiled":  # once on the target (state 3), every later step of the round stays there
         on_target = (data["next_obs"] == 3).int()
         assert on_target.any() and (on_target.cummax(0).values == on_target).all()
-    dqn = new_learner("dqn", corridor, 0, tiny("dqn", engine))  # explores from scratch: finds the target
+    # fine-tuning (dqn, from scratch) too: no terminal; the +10 is paid once, on arrival, then 0 per step
+    dqn = new_learner("dqn", corridor, 0, tiny("dqn", engine))
     finetune(dqn, corridor, None, ROUND, seed=0, config=tiny("dqn", engine),
              on_round=lambda end: replays.append(end.replay))
-    assert replays[-1].data["terminated"].any()  # the task's target ends the episode
+    data = replays[-1].data
+    assert not data["terminated"].any() and (data["reward"] == 10).any()
+    for env in range(data["reward"].shape[1]):
+        rewards = data["reward"][:, env]
+        arrivals = (rewards == 10).nonzero().flatten()
+        ends = data["ended"][:, env].nonzero().flatten()
+        # between an arrival and the end of its episode (the round's last step) nothing more is paid
+        for arrival in arrivals:
+            end = ends[ends >= arrival][0]
+            assert not rewards[arrival + 1:end + 1].any()
+    # the task itself (identification, evaluation) keeps the paper's protocol: the target ends the episode
+    features, rewards = task_data(pretrain("visr", corridor, ROUND, seed=0, config=tiny("visr", engine))[0],
+                                  corridor, ROUND, seed=0, config=tiny("visr", engine))
+    assert (rewards == 10).sum() > 1  # every arrival pays again: the episode restarted
+    assert evaluate(dqn, corridor, None, 4, seed=0, config=tiny("dqn", engine)).episodes == 4
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_visitation_entropy_counts_every_occupied_state(engine):
+    """Visits per state against a replay of the same steps: each reset state and each step's s'."""
+    replays, config = [], tiny("visr", engine)
+    _, log = pretrain("visr", "easy", ROUND, seed=2, config=config,
+                      on_round=lambda end: replays.append((end.replay, end.envs)))
+    replay, envs = replays[-1]
+    visits = envs.visits
+    assert sum(visits.values()) == config.num_envs * (100 + 1)  # one reset and 100 steps per env
+    assert set(visits) == envs.visited
+    counts = np.array(list(visits.values()), dtype=float)
+    p = counts / counts.sum()
+    expected = -(p * np.log(p)).sum() / np.log(envs.num_reachable)
+    assert log.coverage["visitation_entropy"] == pytest.approx(expected)
+
+
+def test_visitation_entropy_closed_forms():
+    assert env_batch.visitation_entropy([5, 5, 5, 5], 4) == pytest.approx(1.0)
+    assert env_batch.visitation_entropy([7], 4) == 0.0
+    assert env_batch.visitation_entropy([3, 3], 4) == pytest.approx(0.5)  # log 2 / log 4
+
+
+def test_random_walk_is_pretraining_without_a_learner():
+    """The random walk's coverage equals a hand-rolled walk on the compiled tables with the same draws."""
+    config = TrainConfig(num_envs=4, progress=False)
+    coverage = random_walk("hard", 800, seed=3, config=config)
+    level = gridworld.compile_level("hard", absorbing_target=True)
+    envs = gridworld.make_vector("hard", 4, observation="state", absorbing_target=True)
+    seen = set()
+    for index in range(2):
+        seeds, gen = round_seeds(3, "pretrain", index, 4)
+        state, _ = envs.reset(seed=seeds)
+        seen.update(state.tolist())
+        for _ in range(100):
+            state = level.successor[state, torch.randint(4, (4,), generator=gen).numpy()]
+            seen.update(state.tolist())
+    visited = {s for s in seen if s < level.num_nonterminal}
+    assert coverage["states_visited"] == len(visited)
+    assert coverage["target_reached"] == any(s >= level.num_nonterminal for s in seen)
+    assert 0 < coverage["visitation_entropy"] < 1
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -169,13 +236,12 @@ def test_epsilon_decays_over_half_the_phase_and_finetuning_starts_low():
     expected = [0.05 + 0.95 * max(0.0, 1 - (200 * r - 2) / 400) for r in (1, 2, 3, 4)]
     np.testing.assert_allclose([row["epsilon"] for row in log.metrics], expected)
     tuned = finetune(learner, "easy", learner.default_task(1)[0], 2 * ROUND, seed=0, config=config)
-    # a pretrained learner starts low: finetune_epsilon_start 0.3, down to 0.05 over half of its 400 steps
+    # fine-tuning starts low: finetune_epsilon_start 0.3, down to 0.05 over half of its 400 steps
     np.testing.assert_allclose([row["epsilon"] for row in tuned.metrics],
                                [0.05 + 0.25 * max(0.0, 1 - (200 * r - 2) / 200) for r in (1, 2)])
     scratch = finetune(new_learner("dqn", "easy", 0, tiny("dqn")), "easy", None, 2 * ROUND, seed=0,
-                       config=tiny("dqn"))  # nothing pretrained to keep: explores as pretraining does
-    np.testing.assert_allclose([row["epsilon"] for row in scratch.metrics],
-                               [0.05 + 0.95 * max(0.0, 1 - (200 * r - 2) / 200) for r in (1, 2)])
+                       config=tiny("dqn"))  # one protocol: the learner from scratch starts there too
+    assert [row["epsilon"] for row in scratch.metrics] == [row["epsilon"] for row in tuned.metrics]
 
 
 def test_a_run_reports_success_along_finetuning():

@@ -18,7 +18,6 @@ compares the two).
 from __future__ import annotations
 
 import torch
-from torch.nn import functional as F
 
 from aps_teach.agents import AgentConfig, Learner, Method
 from aps_teach.atari.config import AtariConfig, learner_fields
@@ -50,14 +49,6 @@ class AtariLearner(Learner):
     def inputs(self, obs: torch.Tensor) -> torch.Tensor:
         """The conv networks read the frame stacks themselves (uint8, or augmented floats)."""
         return obs
-
-    def _phi_and_knn(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """phi(s) and APS's kNN space: phi on the unit sphere, or with `knn_phi_normalised=False` (the
-        authors' code) g(s), phi's output before its normalisation (phi = g / ||g||, one forward pass)."""
-        if self.atari.knn_phi_normalised:
-            return super()._phi_and_knn(x)
-        g = self.phi.unnormalised(x)
-        return F.normalize(g, dim=-1), g
 
     def _adam(self, lr: float) -> torch.optim.Adam:
         """Adam with the config's betas; on CUDA `capturable` (its step count on the GPU), so that an

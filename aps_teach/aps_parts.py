@@ -1,0 +1,105 @@
+"""APS's parts, tested where they matter: each arm of APS beside VISR, APT and a uniformly random walk,
+through the whole pipeline at the same budget, on the same levels and seeds.
+
+    report = run_parts_study(levels=("deep", "easy", "hard"), num_seeds=5, out_dir="runs/aps_parts")
+
+An arm is APS with one part changed (`ARMS`): its own contrastive encoder for the kNN reward instead of
+phi (the paper's ablation), the kNN on phi before its normalisation (the authors' code), the exploration
+weight, and the kNN reward as a successor feature of its own (`AgentConfig.knn_feature`); or a reference:
+VISR, APT, DQN, a random walk. Every run is an `experiments.run_gridworld` row set (coverage, visitation
+entropy, zero-shot success with its blame, success along fine-tuning); the random walk's row is its
+coverage under pretraining's protocol (`train.random_walk`). `study_plots.write_parts_figure` draws
+the results.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+
+import gridworld
+from aps_teach.checks import check_int
+from aps_teach.experiments import (
+    DEFAULT_EVAL_EPISODES,
+    DEFAULT_FINETUNE_STEPS,
+    DEFAULT_IDENTIFY_STEPS,
+    DEFAULT_PRETRAIN_STEPS,
+    figure4_config,
+    run_gridworld_rows,
+)
+from aps_teach.sweeps import RunSpec, SweepReport, local_executor, run_sweep
+from aps_teach.train import TrainConfig, random_walk
+
+ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
+    "aps": ("aps", ()),
+    "aps, own encoder": ("aps", (("agent.shared_encoder", False),)),
+    "aps, kNN on g": ("aps", (("agent.knn_phi_normalised", False),)),
+    "aps, explore 0": ("aps", (("agent.explore_weight", 0.0),)),
+    "aps, explore 3": ("aps", (("agent.explore_weight", 3.0),)),
+    "aps, kNN feature": ("aps", (("agent.knn_feature", True),)),
+    "visr": ("visr", ()),
+    "apt": ("apt", ()),
+    "dqn": ("dqn", ()),
+    "dqn, epsilon 1": ("dqn", (("finetune_epsilon_start", 1.0),)),
+    "random": ("random", ()),
+}
+"""Arm name -> (method, overrides of the default `TrainConfig`). APS with one part changed (the default
+first): own encoder, the kNN reward on APT's contrastive encoder f (trained by InfoNCE) instead of phi;
+kNN on g, on phi's output before its L2 normalisation, as the authors' code measures it; explore 0 / 3, the
+exploration term's weight (Eq. 10 adds the two terms with weight 1); kNN feature, the kNN reward as a
+successor feature of its own (`AgentConfig.knn_feature`), so its return is not carried along w. Beside
+them, at the same budget: VISR (APS without the kNN term), APT (the kNN term alone), the DQN baseline
+under the one fine-tuning protocol and, for reference, with pretraining's exploration schedule (epsilon
+from 1), and a uniformly random walk (coverage only, `train.random_walk`)."""
+RESULTS = "aps_parts.csv"
+
+
+def arm_name(method: str, overrides: str | Sequence) -> str:
+    """The arm a results row belongs to (`overrides` as the row's JSON text or as pairs)."""
+    pairs = json.loads(overrides) if isinstance(overrides, str) and overrides else overrides or ()
+    key = (method, tuple(tuple(pair) for pair in pairs))
+    for name, arm in ARMS.items():
+        if arm == key:
+            return name
+    raise ValueError(f"{key} is no arm of the APS-parts study; arms: {', '.join(ARMS)}")
+
+
+def parts_specs(levels: Sequence[str], num_seeds: int) -> list[RunSpec]:
+    """Every arm x level x seed 0..num_seeds-1, in `ARMS` order."""
+    return [RunSpec(method, level, seed, overrides) for method, overrides in ARMS.values() for level in levels
+            for seed in range(num_seeds)]
+
+
+def run_part_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
+    """One run of the study: `experiments.run_gridworld_rows`, or for 'random' the random walk's coverage
+    at the pretraining budget (one row, phase 'random_walk', no success)."""
+    if spec.method != "random":
+        return run_gridworld_rows(spec, budget)
+    coverage = random_walk(spec.env, budget["pretrain_steps"], spec.seed, TrainConfig(progress=False))
+    return [{"method": "random", "level": spec.env, "seed": spec.seed, "overrides": "",
+             "phase": "random_walk",
+             **{key: coverage[key] for key in ("state_coverage", "visitation_entropy", "states_visited",
+                                               "keys_picked", "target_reached")}}]
+
+
+def run_parts_study(levels: Sequence[str] = ("deep", "easy", "hard"), num_seeds: int = 5,
+                    out_dir: str | Path = "runs/aps_parts", budget: dict[str, int] | None = None, *,
+                    workers: int | None = None, progress: bool = True) -> SweepReport:
+    """Every arm and reference x level x seed into out_dir/aps_parts.csv (resumable: finished runs are
+    skipped; a file of another budget or config is refused), on `workers` local processes (default: one per
+    core). `budget`: the defaults of `experiments` (the same for every run)."""
+    unknown = sorted(set(levels) - set(gridworld.LEVELS))
+    if unknown:
+        raise ValueError(f"unknown levels {unknown}; valid levels: {', '.join(gridworld.LEVELS)}")
+    check_int("num_seeds", num_seeds)
+    budget = budget or {"pretrain_steps": DEFAULT_PRETRAIN_STEPS, "finetune_steps": DEFAULT_FINETUNE_STEPS,
+                        "identify_steps": DEFAULT_IDENTIFY_STEPS, "eval_episodes": DEFAULT_EVAL_EPISODES}
+    executor = local_executor(workers)
+    try:
+        return run_sweep(parts_specs(levels, num_seeds), partial(run_part_rows, budget=budget),
+                         Path(out_dir) / RESULTS, config=figure4_config(budget), executor=executor,
+                         progress=progress)
+    finally:
+        executor.shutdown()
