@@ -43,3 +43,21 @@ def summarise(rows, by: tuple[str, ...], value: str, *, drop_nan: bool = False
             continue
         groups.setdefault(tuple(str(row[column]) for column in by), []).append(number)
     return {key: (*mean_with_ci(values), len(values)) for key, values in groups.items()}
+
+
+SOLVED = 0.5
+"""A seed solves a level when at least this share of its evaluation episodes reach the target."""
+
+
+def solved_count(values: Sequence[float], threshold: float = SOLVED) -> tuple[int, int]:
+    """(k, N): how many of N seeds' success rates are >= `threshold` (`SOLVED`), the "k of N seeds" reported
+    beside every mean success rate."""
+    values = np.asarray(values, dtype=float)
+    return int((values >= threshold).sum()), int(values.size)
+
+
+def rate_text(values: Sequence[float]) -> str:
+    """'mean [low, high], k/N': a success rate over seeds as the README and figures report it."""
+    mean, low, high = mean_with_ci(values)
+    k, n = solved_count(values)
+    return f"{mean:.2f} [{low:.2f}, {high:.2f}], {k}/{n}"

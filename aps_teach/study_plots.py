@@ -11,21 +11,27 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
+from aps_teach.aps_parts import ARMS, arm_name
+from aps_teach.aps_parts import RESULTS as PARTS_RESULTS
 from aps_teach.plots import method_colour, save_figure
-from aps_teach.stats import summarise
+from aps_teach.stats import mean_with_ci, solved_count, summarise
 from aps_teach.study import is_main_grid, study_rows
 from aps_teach.sweeps import read_rows
 from aps_teach.transfer import transfer_rows
 
 
 def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[str] | None = None):
-    """The paper's Figure 4 form: success rate per method, grouped by level. Each bar's dark lower
-    part is the zero-shot success and its full (light) height the fine-tuned success, both means
-    over seeds with 95% bootstrap intervals. `rows` have method, level, phase, success_rate."""
+    """The paper's Figure 4 form, and the adaptation behind it. Top: success rate per method, grouped by
+    level; each bar's dark lower part is the zero-shot success and its full (light) height the fine-tuned
+    success, both means over seeds with 95% bootstrap intervals, and above it k/N, the seeds that solve the
+    level (`stats.solved_count`) fine-tuned. Below, one panel per level: mean success against fine-tuning
+    steps (0 = zero-shot). `rows` have method, level, phase, finetune_steps, success_rate."""
     summary = summarise(rows, by=("level", "method", "phase"), value="success_rate")
     levels = list(levels or dict.fromkeys(level for level, _, _ in summary))
     methods = list(methods or dict.fromkeys(method for _, method, _ in summary))
-    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(methods) * len(levels), 4))
+    fig = plt.figure(figsize=(max(7.0, 1.6 + 1.1 * len(methods) * len(levels)), 7.2))
+    grid = fig.add_gridspec(2, len(levels), height_ratios=(1.2, 1))
+    ax = fig.add_subplot(grid[0, :])
     width = 0.8 / len(methods)
     for m, method in enumerate(methods):
         colour = method_colour(method, m)
@@ -37,11 +43,35 @@ def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[st
             ax.bar(x, means, width * 0.92, color=colour, alpha=alpha, yerr=errors, capsize=3,
                    error_kw={"alpha": 0.8, "linewidth": 1}, label=method if phase == "finetuned" else None,
                    gid=f"{method}/{phase}")
+        for i, level in enumerate(levels):
+            finetuned = [float(row["success_rate"]) for row in rows if row["method"] == method
+                         and row["level"] == level and row["phase"] == "finetuned"]
+            if finetuned:
+                k, n = solved_count(finetuned)
+                high = summary[(level, method, "finetuned")][2]
+                ax.text(i + (m - (len(methods) - 1) / 2) * width, min(high, 1.0) + 0.02, f"{k}/{n}",
+                        ha="center", va="bottom", fontsize="x-small")
     ax.set_xticks(range(len(levels)), [f"{level} level" for level in levels])
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.12)
     ax.set_ylabel("success rate")
-    ax.set_title("zero-shot (dark) and fine-tuned (full bar) success, mean and 95% CI over seeds")
+    ax.set_title("zero-shot (dark) and fine-tuned (full bar) success, mean and 95% CI over seeds; "
+                 "k/N: seeds that solve it fine-tuned", fontsize="medium")
     ax.legend(title="method", frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
+    curves = summarise([row for row in rows if row["phase"] != "random_walk"],
+                       by=("level", "method", "finetune_steps"), value="success_rate")
+    for i, level in enumerate(levels):
+        panel = fig.add_subplot(grid[1, i])
+        for m, method in enumerate(methods):
+            points = sorted((int(steps), s[0]) for (lv, me, steps), s in curves.items()
+                            if lv == level and me == method)
+            if points:
+                panel.plot(*zip(*points, strict=True), "o-", color=method_colour(method, m), label=method,
+                           markersize=3)
+        panel.set_ylim(-0.02, 1.02)
+        panel.set_title(f"{level}: success along fine-tuning", fontsize="medium")
+        panel.set_xlabel("fine-tuning env steps")
+        if i == 0:
+            panel.set_ylabel("mean success rate")
     fig.tight_layout()
     return fig
 
@@ -248,6 +278,61 @@ def plot_ablation(rows, by: str, metrics: dict[str, str], order: Sequence[str] |
     return fig
 
 
+PARTS_MEASURES = {"state_coverage": "coverage of the states", "visitation_entropy": "visitation entropy",
+                  "zero_shot": "zero-shot success", "finetuned": "fine-tuned success"}
+
+
+def plot_parts(rows: Sequence[dict], levels: Sequence[str] | None = None):
+    """The APS-parts study (`aps_parts`): one row of panels per measure (pretraining's coverage and
+    visitation entropy, zero-shot and fine-tuned success), one column per level; per arm the mean over
+    seeds with its 95% bootstrap interval and every seed as a dot; success panels name k/N, the seeds
+    that solve the level; the random walk is a dashed line in the coverage panels."""
+    rows = [{**row, "arm": arm_name(row["method"], row["overrides"])} for row in rows]
+    levels = list(levels or dict.fromkeys(row["level"] for row in rows))
+    arms = [arm for arm in ARMS if any(row["arm"] == arm for row in rows)]
+    fig, axes = plt.subplots(len(PARTS_MEASURES), len(levels), figsize=(4.6 * len(levels), 12.5),
+                             squeeze=False, sharey="row")
+    for r, (measure, label) in enumerate(PARTS_MEASURES.items()):
+        success = measure in ("zero_shot", "finetuned")
+        for c, level in enumerate(levels):
+            ax = axes[r][c]
+            mine = [row for row in rows if row["level"] == level]
+            shown = [arm for arm in arms if arm != "random" or not success]
+            for i, arm in enumerate(shown):
+                if success:
+                    picked = [row for row in mine if row["arm"] == arm and row["phase"] == measure]
+                    values = [float(row["success_rate"]) for row in picked]
+                else:
+                    picked = [row for row in mine if row["arm"] == arm
+                              and row["phase"] in ("finetuned", "random_walk")]
+                    values = [float(row[measure]) for row in picked]
+                if not values:
+                    continue
+                colour = method_colour(ARMS[arm][0], i)
+                if arm == "random":
+                    ax.axhline(np.mean(values), color="black", linestyle="--", linewidth=1,
+                               label="random walk")
+                    continue
+                mean, low, high = mean_with_ci(values)
+                ax.bar(i, mean, 0.8, color=colour, alpha=0.45 if arm != ARMS[arm][0] else 0.9)
+                ax.errorbar(i, mean, yerr=[[mean - low], [high - mean]], color="black", capsize=3)
+                ax.scatter(i + np.linspace(-0.2, 0.2, len(values)), values, s=8, color="black", zorder=3)
+                if success:
+                    k, n = solved_count(values)
+                    ax.text(i, 1.03, f"{k}/{n}", ha="center", fontsize="x-small")
+            ax.set_xticks(range(len(shown)), shown, rotation=60, ha="right", fontsize="small")
+            ax.set_ylim(0, 1.12)
+            if c == 0:
+                ax.set_ylabel(label)
+            if r == 0:
+                ax.set_title(f"{level} level")
+            if not success and r == 0 and c == 0 and ax.get_legend_handles_labels()[0]:
+                ax.legend(frameon=False, fontsize="small", loc="lower left")
+    fig.suptitle("APS's parts at the same budget: arms of APS, VISR, APT, DQN (mean, 95% CI, seeds as dots)")
+    fig.tight_layout()
+    return fig
+
+
 def _write(fig, path: Path) -> Path:
     """Save `fig` to `path` and close it (written, not shown: a notebook would otherwise display it)."""
     save_figure(fig, path)
@@ -260,6 +345,12 @@ def write_figure4(out_dir: str | Path, methods: Sequence[str] | None = None,
     """OUT/figure4.png: `plot_figure4` of every row in OUT/figure4.csv; None while it holds no row."""
     rows = read_rows(Path(out_dir) / "figure4.csv")
     return _write(plot_figure4(rows, methods, levels), Path(out_dir) / "figure4.png") if rows else None
+
+
+def write_parts_figure(out_dir: str | Path) -> Path | None:
+    """OUT/aps_parts.png: `plot_parts` of OUT/aps_parts.csv; None while it holds no row."""
+    rows = read_rows(Path(out_dir) / PARTS_RESULTS)
+    return _write(plot_parts(rows), Path(out_dir) / "aps_parts.png") if rows else None
 
 
 def write_transfer_figure(out_dir: str | Path) -> Path:

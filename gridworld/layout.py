@@ -137,6 +137,11 @@ class Layout:
                 raise ValueError(
                     f"art has a {name} passageway {passage_char!r} but no {name} key {key_char!r}"
                 )
+            if cells[key_char] and not cells[passage_char]:
+                raise ValueError(
+                    f"art has a {name} key {key_char!r} but no {name} passageway {passage_char!r}: every key "
+                    f"opens its passageway (a key that only pays can open a walled-off {passage_char!r})"
+                )
             if cells[key_char]:
                 key_cells[name] = cells[key_char][0]
                 passage_cells[name] = tuple(cells[passage_char])

@@ -189,8 +189,8 @@ gpi = exercises.check_gpi(my_gpi)
 # %% [markdown]
 # On the passageway levels the policies are nested (chasing the target means fetching every key
 # first), so one of them is already best everywhere. GPI shows its strength when policies are good
-# in different places. So draw a room of your own, with the same legend: two keys, no
-# passageways, the target out of the way in a corner.
+# in different places. So draw a room of your own, with the same legend: two keys whose passageways
+# are walled off (every key has one; here they open nothing), the target out of the way in a corner.
 
 # %%
 two_keys_art = [
@@ -202,6 +202,7 @@ two_keys_art = [
     "#.......#",
     "#......T#",
     "#########",
+    "###A#B###",
 ]
 room = tabular.TabularGridworld.from_level(two_keys_art)
 print("features:", room.event_names)

@@ -52,6 +52,8 @@ def box_map(level, seed=0):
 CASES = {
     "easy": ("easy", {"max_episode_steps": 13}),
     "hard": ("hard", {"max_episode_steps": 22}),
+    "deep": ("deep", {"max_episode_steps": 36}),
+    "deep absorbing": ("deep", {"absorbing_target": True, "max_episode_steps": 40}),
     "open10": ("open10", {"reward_map": box_map("open10"), "max_episode_steps": 7}),
     "fourroom": ("fourroom", {"reward_map": box_map("fourroom", 1), "max_episode_steps": 9}),
     "two-key art": (TWO_KEYS, {"max_episode_steps": 7}),
@@ -115,7 +117,7 @@ def pycolab_batch(level, num_envs, mode, **kwargs):
 @pytest.mark.parametrize("case", list(CASES))
 def test_vector_engine_equals_a_batch_of_pycolab_envs_step_for_step(case, mode):
     level, kwargs = CASES[case]
-    num_envs, steps = 6, 120
+    num_envs, steps = 6, max(120, 4 * kwargs["max_episode_steps"])  # several episodes of the longest levels
     reference = pycolab_batch(level, num_envs, mode, **kwargs)
     engine = gridworld.make_vector(level, num_envs, autoreset_mode=mode, **kwargs)
     got, expected = engine.reset(seed=11), reference.reset(seed=11)
@@ -289,7 +291,7 @@ def open_room(height, width, keys=""):
 @pytest.mark.parametrize(("level", "reward_map", "message"), [
     (open_room(150, 150), None,
      rf"up to 21,904 states \(21904 open cells x 1 key combinations\); the limit is {MAX_STATES:,}"),
-    (open_room(102, 100, "a"), None,
+    (open_room(102, 100, "aA"), None,
      rf"observation table needs up to 1,5\d\d.\d MiB .*19,600 states x 8 planes x 102x100 cells.* "
      rf"limit is {MAX_OBSERVATION_BYTES // 2**20} MiB"),
     (open_room(42, 42, "fF"), None,  # within the limit with 8 planes (see the next test)

@@ -196,6 +196,7 @@ def test_custom_art_works_with_the_same_legend():
         (["#SdDdT#"], "the red key 'd' appears 2 times"),
         (["#S#T#"], "cannot be reached"),
         (["#SAT#"], "passageway 'A' but no green key"),
+        (["#SaT#"], "art has a green key 'a' but no green passageway 'A': every key opens its passageway"),
         (["#S.aaT"], "appears 2 times"),
         (["#S..#"], "no target 'T'"),
         (["#STT#"], "at most one target"),
@@ -346,3 +347,18 @@ def test_a_time_limit_below_one_step_is_refused_not_taken_as_none(limit):
         gridworld.make_vector("easy", 2, max_episode_steps=limit)
     registered = gridworld.make("easy", max_episode_steps=None).spec.max_episode_steps
     assert registered == gridworld.MAX_EPISODE_STEPS
+
+
+def test_deep_level_needs_exploration():
+    """Its defining measurement: at the default pretraining budget (64k steps, 32 envs, the target absorbing)
+    a uniformly random walk covers under 60% of its states and never enters the target's room."""
+    from aps_teach.train import random_walk
+
+    compiled = gridworld.compile_level("deep")
+    bottom_room = [s for s, (position, _) in enumerate(compiled.states[:compiled.num_nonterminal])
+                   if position[0] > 7]
+    assert len(bottom_room) == 89  # 5 x 18 cells but the target, entered holding both keys
+    for seed in range(3):
+        coverage = random_walk("deep", 64_000, seed)
+        assert coverage["state_coverage"] < 0.6 and not coverage["target_reached"]
+        assert coverage["states_visited"] <= compiled.num_nonterminal - len(bottom_room)

@@ -104,7 +104,7 @@ def test_atomic_path_leaves_the_old_file_when_writing_fails(tmp_path):
 
 def test_exact_random_policy_on_a_corridor_by_hand():
     """'#SaT#': from S, the key is one step right (p 1/4 per step; left/up/down stay put)."""
-    corridor = ["#####", "#SaT#", "#####"]
+    corridor = ["#####", "#SaT#", "#####", "##A##"]  # the passageway walled off: the key only pays
     exact = exact_random_policy(corridor, horizon=2)
     # t=1: right to the key (1/4). t=2: from the key, right to the target (1/4 * 1/4).
     np.testing.assert_allclose(exact.success_by_step, [0, 0, 1 / 16])

@@ -29,7 +29,7 @@ def test_psi_dot_w_is_the_q_of_the_environment_reward(level, w):
 
 def test_corridor_by_hand():
     """'#SaT#' always moving right: psi(S, right) = [1 (key now), gamma (target next)]."""
-    mdp = TabularGridworld.from_level(["#####", "#SaT#", "#####"])
+    mdp = TabularGridworld.from_level(["#####", "#SaT#", "#####", "##A##"])  # A walled off
     right = np.zeros(mdp.next_state.shape)
     right[:, 3] = 1.0
     psi = successor_features(mdp, right, GAMMA)

@@ -1,0 +1,54 @@
+"""The APS-parts study: its arms, a run of each kind, its figure."""
+
+import json
+
+import matplotlib
+import pytest
+
+from aps_teach.aps_parts import ARMS, arm_name, parts_specs, run_part_rows
+from aps_teach.study_plots import plot_parts
+from aps_teach.sweeps import RunSpec
+from aps_teach.train import random_walk
+
+matplotlib.use("Agg")
+BUDGET = {"pretrain_steps": 3200, "finetune_steps": 3200, "identify_steps": 3200, "eval_episodes": 4}
+
+
+def test_every_arm_is_one_run_per_level_and_seed_and_named_back_from_its_row():
+    specs = parts_specs(["deep", "easy"], 2)
+    assert len(specs) == len(ARMS) * 2 * 2 and len({spec.key for spec in specs}) == len(specs)
+    for spec in specs:
+        text = json.dumps(spec.overrides) if spec.overrides else ""  # as results rows hold it
+        assert ARMS[arm_name(spec.method, text)] == (spec.method, spec.overrides)
+    with pytest.raises(ValueError, match="no arm of the APS-parts study"):
+        arm_name("aps", json.dumps([["agent.k", 3]]))
+
+
+def test_the_random_walk_row_is_its_coverage_at_the_pretraining_budget():
+    (row,) = run_part_rows(RunSpec("random", "deep", 1), BUDGET)
+    coverage = random_walk("deep", 3200, 1)
+    assert row["phase"] == "random_walk" and row["state_coverage"] == coverage["state_coverage"]
+    assert row["visitation_entropy"] == coverage["visitation_entropy"]
+
+
+def test_an_arm_runs_the_whole_pipeline_with_its_override():
+    rows = run_part_rows(RunSpec("aps", "easy", 0, ARMS["aps, kNN on g"][1]), BUDGET)
+    assert [row["phase"] for row in rows][0] == "zero_shot" and rows[-1]["phase"] == "finetuned"
+    assert all(arm_name(row["method"], row["overrides"]) == "aps, kNN on g" for row in rows)
+    assert all(0 <= row["visitation_entropy"] <= 1 and row["blame"] for row in rows)
+
+
+def test_the_figure_reports_k_of_n_and_the_random_walk():
+    rows = []
+    for seed, (coverage, zero, tuned) in enumerate([(0.5, 0.0, 1.0), (0.6, 0.7, 0.2), (0.7, 0.0, 0.9)]):
+        shared = {"method": "aps", "level": "deep", "seed": seed, "overrides": "", "state_coverage": coverage,
+                  "visitation_entropy": coverage}
+        rows += [{**shared, "phase": "zero_shot", "success_rate": zero},
+                 {**shared, "phase": "finetuned", "success_rate": tuned}]
+        rows.append({"method": "random", "level": "deep", "seed": seed, "overrides": "",
+                     "phase": "random_walk", "state_coverage": 0.4, "visitation_entropy": 0.3})
+    fig = plot_parts(rows)
+    texts = [text.get_text() for ax in fig.axes for text in ax.texts]
+    assert texts == ["1/3", "2/3"]  # zero-shot: 0.7 solves; fine-tuned: 1.0 and 0.9 do
+    dashed = [line.get_ydata()[0] for line in fig.axes[0].get_lines() if line.get_linestyle() == "--"]
+    assert dashed == pytest.approx([0.4])
