@@ -13,6 +13,8 @@ import numpy as np
 
 from aps_teach.aps_parts import ARMS, arm_name
 from aps_teach.aps_parts import RESULTS as PARTS_RESULTS
+from aps_teach.finetune_study import ARMS as FINETUNE_ARMS
+from aps_teach.finetune_study import RESULTS as FINETUNE_RESULTS
 from aps_teach.plots import method_colour, save_figure
 from aps_teach.stats import mean_with_ci, solved_count, summarise
 from aps_teach.study import is_main_grid, study_rows
@@ -333,6 +335,46 @@ def plot_parts(rows: Sequence[dict], levels: Sequence[str] | None = None):
     return fig
 
 
+def plot_finetune(rows: Sequence[dict]):
+    """The fine-tuning study (`finetune_study`): per method, mean success against fine-tuning steps for each
+    protocol arm (top), and the range of max_a Q over the level's states, mean over seeds, against the
+    task's own optimal values (grey band; bottom)."""
+    methods = list(dict.fromkeys(row["method"] for row in rows))
+    arms = [arm for arm in FINETUNE_ARMS if any(row["arm"] == arm for row in rows)]
+    fig, axes = plt.subplots(2, len(methods), figsize=(4.4 * len(methods), 7.5), squeeze=False, sharex=True)
+    colours = dict(zip(arms, plt.get_cmap("tab10").colors, strict=False))
+    for c, method in enumerate(methods):
+        mine = [row for row in rows if row["method"] == method]
+        for arm in arms:
+            steps = sorted({int(row["finetune_steps"]) for row in mine if row["arm"] == arm})
+            if not steps:
+                continue
+            at = {step: [row for row in mine if row["arm"] == arm and int(row["finetune_steps"]) == step]
+                  for step in steps}
+            style = "-" if "absorbing" in arm else "--"
+            axes[0][c].plot(steps, [np.mean([float(r["success_rate"]) for r in at[s]]) for s in steps], style,
+                            color=colours[arm], label=arm, marker="o", markersize=3)
+            for key in ("value_min", "value_max"):
+                axes[1][c].plot(steps, [np.mean([float(r[key]) for r in at[s]]) for s in steps], style,
+                                color=colours[arm])
+        optimal = mine[0]
+        axes[1][c].axhspan(float(optimal["optimal_value_min"]), float(optimal["optimal_value_max"]),
+                           color="grey", alpha=0.3, label="the task's optimal values")
+        seeds = len({row["seed"] for row in mine})
+        axes[0][c].set_title(f"{method}: success along fine-tuning ({seeds} seeds)", fontsize="medium")
+        axes[0][c].set_ylim(-0.02, 1.02)
+        axes[1][c].set_title(f"{method}: min and max over states of max_a Q", fontsize="medium")
+        axes[1][c].set_xlabel("fine-tuning env steps")
+    axes[0][0].set_ylabel("mean success rate")
+    axes[1][0].set_ylabel("value (task units)")
+    handles = {label: handle for ax in axes.flat for handle, label in zip(*ax.get_legend_handles_labels(),
+                                                                          strict=True)}
+    fig.legend(handles.values(), handles.keys(), frameon=False, fontsize="small", loc="center left",
+               bbox_to_anchor=(1, 0.5), title="fine-tuning protocol")
+    fig.tight_layout()
+    return fig
+
+
 def _write(fig, path: Path) -> Path:
     """Save `fig` to `path` and close it (written, not shown: a notebook would otherwise display it)."""
     save_figure(fig, path)
@@ -351,6 +393,12 @@ def write_parts_figure(out_dir: str | Path) -> Path | None:
     """OUT/aps_parts.png: `plot_parts` of OUT/aps_parts.csv; None while it holds no row."""
     rows = read_rows(Path(out_dir) / PARTS_RESULTS)
     return _write(plot_parts(rows), Path(out_dir) / "aps_parts.png") if rows else None
+
+
+def write_finetune_figure(out_dir: str | Path) -> Path | None:
+    """OUT/finetune.png: `plot_finetune` of OUT/finetune.csv; None while it holds no row."""
+    rows = read_rows(Path(out_dir) / FINETUNE_RESULTS)
+    return _write(plot_finetune(rows), Path(out_dir) / "finetune.png") if rows else None
 
 
 def write_transfer_figure(out_dir: str | Path) -> Path:

@@ -9,10 +9,10 @@ uninterrupted run bit for bit on CPU. Step budgets are rounded up to whole round
 
 Pretraining is reward-free by construction: its env batch is built with `reward_free=True` and drops the
 reward inside `step`, and its replay has no reward column. In both training phases the target is absorbing
-(`absorbing_target`): reaching it ends nothing and the agent stays on it until the round ends, so that a
-skill can be "go to the target and stay", and fine-tuning learns the task's values in the same dynamics
-the pretrained values were learnt in (the +10 is paid once, so every policy's return is the task's); task
-identification and evaluation keep the paper's protocol (+10 ends the episode).
+(`absorbing_target`, `finetune_absorbing_target`): reaching it ends nothing and the agent stays on it until
+the round ends, so that a skill can be "go to the target and stay", and fine-tuning learns the task's values
+in the same dynamics the pretrained values were learnt in (the +10 is paid once, so every policy's return
+is the task's); task identification and evaluation keep the paper's protocol (+10 ends the episode).
 """
 
 from __future__ import annotations
@@ -76,13 +76,18 @@ class TrainConfig:
     """Fraction of a phase's env steps over which epsilon decays linearly from epsilon_start to epsilon_end
     (tied to the phase: a fixed 2,500 steps ended exploration before learning had started)."""
     absorbing_target: bool = True
-    """Training phases (pretraining and fine-tuning): the target is absorbing (reaching it ends nothing; the
-    agent stays until the round ends; the task's +10 is paid once, on arrival). In pretraining "go to the
-    target" is then a behaviour a skill can have (off, no policy of the fitted reward phi^T w would go
-    there). In fine-tuning the pretrained values, learnt with the target absorbing, are corrected in the
-    same dynamics: with the target ending the episode the moves into it lose their stale value first, and
-    the greedy policy turns away from the target until the rest catch up (the README's fine-tuning study).
-    Identification and evaluation keep the paper's protocol: +10 ends the episode."""
+    """Pretraining: the target is absorbing (reaching it ends nothing; the agent stays until the round ends),
+    so "go to the target" is a behaviour a skill can have. Off, reaching it ends the episode, as in the
+    task, and no policy of the fitted reward phi^T w would go there."""
+    finetune_absorbing_target: bool = True
+    """Fine-tuning: the target is absorbing too (the task's +10 is paid once, on arrival; every policy's
+    return is the task's), so the pretrained values, learnt with the target absorbing, are corrected in the
+    dynamics they were learnt in. Off (the paper's protocol, as identification and evaluation keep it), the
+    moves into the target lose their stale value first and the greedy policy turns away from the target
+    until the rest catch up (the README's fine-tuning study)."""
+    reward_clip: float | None = None
+    """Fine-tuning: task rewards clipped to [-reward_clip, reward_clip] before the learner sees them (the
+    paper's Atari protocol, `AtariConfig.reward_clip`); None keeps them. Scores are always raw."""
     task_resample_every: int = 10
     """Pretraining: each env's w is redrawn from the unit sphere every this many steps (paper: 10)."""
     checkpoint_every: int = 10
@@ -99,6 +104,8 @@ class TrainConfig:
         check_range("epsilon_decay_fraction", self.epsilon_decay_fraction, 0, 1, low_open=True)
         for name in ("epsilon_start", "epsilon_end", "finetune_epsilon_start"):
             check_range(name, getattr(self, name), 0, 1)
+        if self.reward_clip is not None:
+            check_range("reward_clip", self.reward_clip, 0, low_open=True)
 
 
 @dataclass
@@ -175,12 +182,12 @@ def _write_metrics(path: Path, rows: list[dict]) -> None:
     write_csv_atomic(path, rows, columns)
 
 
-def env_batch(source: EnvSource, config: TrainConfig, *, reward_free: bool, training: bool = False,
+def env_batch(source: EnvSource, config: TrainConfig, *, reward_free: bool, absorbing_target: bool = False,
               learner: Learner | None = None) -> EnvBatch:
-    """The env batch of a phase on the configured engine (absorbing target in the training phases only);
-    given a learner, it is set up to read the batch's observations (`Learner.set_observation_table`)."""
+    """The env batch of a phase on the configured engine; given a learner, it is set up to read the batch's
+    observations (`Learner.set_observation_table`)."""
     envs = make_env_batch(source, config.num_envs, engine=config.engine, reward_free=reward_free,
-                          absorbing_target=training and config.absorbing_target)
+                          absorbing_target=absorbing_target)
     if learner is not None:
         learner.set_observation_table(envs.observation_table)
     return envs
@@ -188,9 +195,10 @@ def env_batch(source: EnvSource, config: TrainConfig, *, reward_free: bool, trai
 
 def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config: TrainConfig,
                  phase: str, fixed_w: torch.Tensor | None, run_dir: Path | None, resume: bool,
-                 on_round: RoundHook | None = None) -> PhaseLog:
+                 on_round: RoundHook | None = None, reward_scale: float = 1.0) -> PhaseLog:
     """The round loop shared by pretraining (intrinsic reward, w resampled) and fine-tuning (task
-    reward, w fixed): act, store, update `updates_per_step` times per step of the batch, log, checkpoint."""
+    reward times `reward_scale`, clipped to `config.reward_clip`; w fixed): act, store, update
+    `updates_per_step` times per step of the batch, log, checkpoint."""
     cfg, agent_cfg = config, learner.config
     n, horizon = cfg.num_envs, envs.horizon
     rounds = math.ceil(steps / (n * horizon))
@@ -245,7 +253,9 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
             row = {"obs": obs, "action": action, "w": w, "next_obs": out["next_obs"],
                    "terminated": out["terminated"], "ended": out["ended"]}
             if "reward" in out:
-                row["reward"] = out["reward"]
+                row["reward"] = out["reward"] * reward_scale
+                if cfg.reward_clip is not None:
+                    row["reward"] = row["reward"].clamp(-cfg.reward_clip, cfg.reward_clip)
             if store_phi:
                 row["next_phi"] = learner.features(out["next_obs"])
             replay.add(**row)
@@ -351,7 +361,7 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
     check_int("pretrain steps", steps)
     check_seed(seed)
-    envs = env_batch(env, config, reward_free=True, training=True)
+    envs = env_batch(env, config, reward_free=True, absorbing_target=config.absorbing_target)
     learner = learner_for(envs, config.agent, seed)
     with single_thread():
         log = _train_phase(learner, envs, steps, seed, config, "pretrain", None,
@@ -366,7 +376,7 @@ def random_walk(env: EnvSource, steps: int, seed: int, config: TrainConfig | Non
     config = config or TrainConfig()
     check_int("random walk steps", steps)
     check_seed(seed)
-    envs = env_batch(env, config, reward_free=True, training=True)
+    envs = env_batch(env, config, reward_free=True, absorbing_target=config.absorbing_target)
     for index in range(math.ceil(steps / (config.num_envs * envs.horizon))):
         seeds, gen = round_seeds(seed, "pretrain", index, config.num_envs)
         envs.reset(seeds)
@@ -450,20 +460,24 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
 
 def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: int, seed: int,
              config: TrainConfig | None = None, *, run_dir: str | Path | None = None,
-             resume: bool = False, on_round: RoundHook | None = None) -> PhaseLog:
+             resume: bool = False, on_round: RoundHook | None = None,
+             reward_scale: float = 1.0) -> PhaseLog:
     """Continue training psi on the task reward with w fixed (phi, f frozen; pretrained weights carried
-    over), the target absorbing (`TrainConfig.absorbing_target`). `w=None` uses the learner's fixed task
-    (apt, dqn). Every learner starts from the low `finetune_epsilon_start` (one protocol: dqn's untrained
-    learner too). Same logging, checkpoints and `on_round` hook as `pretrain`."""
+    over), the target absorbing (`TrainConfig.finetune_absorbing_target`). `w=None` uses the learner's
+    fixed task (apt, dqn). Every learner starts from the low `finetune_epsilon_start` (one protocol: dqn's
+    untrained learner too). Same logging, checkpoints and `on_round` hook as `pretrain`. The learner trains on
+    the task reward times `reward_scale` (e.g. 1 / ||c|| for the least-squares fit c: Q = psi^T w then
+    starts at the fitted reward's scale), clipped to `config.reward_clip` if set."""
     config = config or TrainConfig(agent=learner.config)
     check_int("finetune steps", steps)
     check_seed(seed)
     w = learner.default_task(1)[0] if w is None else w
     if w.shape != (learner.config.feature_dim,):
         raise ValueError(f"w must have shape ({learner.config.feature_dim},), got {tuple(w.shape)}")
-    envs = env_batch(env, config, reward_free=False, training=True, learner=learner)
+    envs = env_batch(env, config, reward_free=False, absorbing_target=config.finetune_absorbing_target,
+                     learner=learner)
     if learner.phase != "finetune":
         learner.start_finetune()
     with single_thread():
         return _train_phase(learner, envs, steps, seed, config, "finetune", w[None].float(),
-                            Path(run_dir) if run_dir is not None else None, resume, on_round)
+                            Path(run_dir) if run_dir is not None else None, resume, on_round, reward_scale)

@@ -1,0 +1,140 @@
+"""Why fine-tuning unlearnt, measured: one pretraining per method and seed, then each fine-tuning protocol
+(`ARMS`) from a copy of it, with the greedy success, the value range and the TD loss after every round.
+
+    report = run_finetune_study(out_dir="runs/finetune")
+
+The arms are the candidates of the question "what keeps a good zero-shot policy through fine-tuning": the
+target ending the episode (the paper's protocol, the default before) or absorbing as in pretraining, a
+lower fine-tuning learning rate, a slower target network, the paper's reward clipping, and w at its
+least-squares magnitude (rewards divided by ||c||, so Q = psi^T w starts at the fitted reward's scale).
+Every arm starts from the same pretrained learner and the same identified w. Each row is one evaluation:
+method, seed, arm, round, env steps, success rate, the range of max_a Q(s, a) over the level's states (in
+the task's units: divided by the arm's reward scale) beside the task's own optimal values, and the round's
+mean TD loss. `study_plots.write_finetune_figure` draws it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import gridworld
+from aps_teach.experiments import (
+    DEFAULT_EVAL_EPISODES,
+    DEFAULT_FINETUNE_STEPS,
+    DEFAULT_IDENTIFY_STEPS,
+    DEFAULT_PRETRAIN_STEPS,
+)
+from aps_teach.sweeps import RunSpec, SweepReport, local_executor, run_sweep, with_overrides
+from aps_teach.tasks import fit_task
+from aps_teach.train import RoundEnd, TrainConfig, evaluate, finetune, new_learner, pretrain, task_data
+
+ARMS: dict[str, tuple[tuple[str, object], ...]] = {
+    "target ends the episode": (("finetune_absorbing_target", False),),
+    "ends, lr 1e-4": (("finetune_absorbing_target", False), ("agent.finetune_lr", 1e-4)),
+    "ends, target period 400": (("finetune_absorbing_target", False), ("agent.target_update_period", 400)),
+    "ends, rewards clipped to 1": (("finetune_absorbing_target", False), ("reward_clip", 1.0)),
+    "ends, w at least-squares scale": (("finetune_absorbing_target", False),),
+    "target absorbing (default)": (),
+    "absorbing, lr 1e-4": (("agent.finetune_lr", 1e-4),),
+}
+"""Arm -> overrides of the default `TrainConfig` for fine-tuning ('w at least-squares scale' also divides
+the task rewards by ||c||, `LEAST_SQUARES_ARM`)."""
+LEAST_SQUARES_ARM = "ends, w at least-squares scale"
+METHOD_ARMS = {"visr": tuple(ARMS), "aps": tuple(ARMS),
+               "apt": ("target ends the episode", "target absorbing (default)"),
+               "dqn": ("target ends the episode", "target absorbing (default)")}
+"""The arms each method runs: every arm for the methods with a zero-shot policy to keep (visr, aps), the
+protocol alone for those that must find the task while fine-tuning (apt, dqn)."""
+RESULTS = "finetune.csv"
+
+
+@torch.no_grad()
+def value_range(learner, level, w: torch.Tensor) -> tuple[float, float]:
+    """(min, max) over the level's non-terminal states of max_a Q(s, a) = psi(s, a, w)^T w."""
+    compiled = gridworld.compile_level(level)
+    states = torch.tensor(compiled.observations[:compiled.num_nonterminal])
+    values = learner.q_values(states, w.expand(len(states), -1).float()).amax(1)
+    return float(values.min()), float(values.max())
+
+
+def optimal_value_range(level, gamma: float) -> tuple[float, float]:
+    """(min, max) over the level's non-terminal states of the task's optimal discounted value (the target
+    ending the episode), by value iteration on its compiled tables."""
+    compiled = gridworld.compile_level(level)
+    ends = compiled.terminal[compiled.successor]
+    q = np.zeros(compiled.reward.shape)
+    while True:
+        updated = compiled.reward + gamma * np.where(ends, 0.0, q.max(1)[compiled.successor])
+        if np.abs(updated - q).max() < 1e-9:
+            break
+        q = updated
+    values = q[:compiled.num_nonterminal].max(1)
+    return float(values.min()), float(values.max())
+
+
+def run_finetune_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
+    """One method and seed: pretrain (not dqn) and identify the task once, then every arm of
+    `METHOD_ARMS[spec.method]` from a copy, evaluated after every fine-tuning round."""
+    config = TrainConfig(progress=False)
+    level, seed = spec.env, spec.seed
+    if spec.method == "dqn":
+        pretrained = new_learner("dqn", level, seed, config)
+    else:
+        pretrained, _ = pretrain(spec.method, level, budget["pretrain_steps"], seed, config)
+    w, scale = None, 1.0
+    if pretrained.config.task_conditioned:
+        fit = fit_task(*task_data(pretrained, level, budget["identify_steps"], seed, config), seed)
+        w = fit.w
+        scale = float(fit.coefficients.norm()) if fit.coefficients is not None else 1.0
+    task_w = pretrained.default_task(1)[0] if w is None else w
+    optimal = optimal_value_range(level, config.agent.gamma)
+    zero = evaluate(pretrained, level, w, budget["eval_episodes"], seed, config)
+    rows = []
+    for arm in METHOD_ARMS[spec.method]:
+        arm_config = with_overrides(config, ARMS[arm])
+        learner = copy.deepcopy(pretrained)
+        learner.config = arm_config.agent
+        factor = 1 / scale if arm == LEAST_SQUARES_ARM else 1.0
+        low, high = value_range(learner, level, task_w)
+        shared = {"method": spec.method, "level": level, "seed": seed, "arm": arm, "reward_scale": factor,
+                  "optimal_value_min": optimal[0], "optimal_value_max": optimal[1]}
+        rows.append({**shared, "round": 0, "finetune_steps": 0, "success_rate": zero.success_rate,
+                     "value_min": low / factor, "value_max": high / factor, "loss_sf": math.nan})
+
+        def score(end: RoundEnd, shared=shared, factor=factor, arm_config=arm_config) -> None:
+            result = evaluate(end.learner, level, w, budget["eval_episodes"], seed, arm_config)
+            low, high = value_range(end.learner, level, task_w)
+            rows.append({**shared, "round": end.round, "finetune_steps": end.env_steps,
+                         "success_rate": result.success_rate, "value_min": low / factor,
+                         "value_max": high / factor, "loss_sf": end.metrics.get("loss_sf", math.nan)})
+
+        finetune(learner, level, w, budget["finetune_steps"], seed, arm_config, on_round=score,
+                 reward_scale=factor)
+    return rows
+
+
+def run_finetune_study(methods: Sequence[str] = ("visr", "aps", "apt", "dqn"), level: str = "easy",
+                       num_seeds: int = 4, out_dir: str | Path = "runs/finetune", *,
+                       workers: int | None = None, progress: bool = True) -> SweepReport:
+    """Every method x seed 0..num_seeds-1 (`run_finetune_rows`: all its arms) at the default budgets into
+    out_dir/finetune.csv (resumable), on `workers` local processes (default: one per core)."""
+    unknown = sorted(set(methods) - set(METHOD_ARMS))
+    if unknown:
+        raise ValueError(f"unknown methods {unknown}; valid: {', '.join(METHOD_ARMS)}")
+    budget = {"pretrain_steps": DEFAULT_PRETRAIN_STEPS, "finetune_steps": DEFAULT_FINETUNE_STEPS,
+              "identify_steps": DEFAULT_IDENTIFY_STEPS, "eval_episodes": DEFAULT_EVAL_EPISODES}
+    specs = [RunSpec(method, level, seed) for method in methods for seed in range(num_seeds)]
+    executor = local_executor(workers)
+    try:
+        return run_sweep(specs, partial(run_finetune_rows, budget=budget), Path(out_dir) / RESULTS,
+                         config={"budget": budget, "train": TrainConfig(progress=False), "arms": ARMS},
+                         executor=executor, progress=progress)
+    finally:
+        executor.shutdown()
