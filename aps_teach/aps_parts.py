@@ -29,6 +29,7 @@ from aps_teach.experiments import (
     figure4_config,
     run_gridworld_rows,
 )
+from aps_teach.probes import run_probe_rows
 from aps_teach.sweeps import RunSpec, SweepReport, local_executor, run_sweep
 from aps_teach.train import TrainConfig, random_walk
 
@@ -101,5 +102,42 @@ def run_parts_study(levels: Sequence[str] = ("deep", "easy", "hard"), num_seeds:
         return run_sweep(parts_specs(levels, num_seeds), partial(run_part_rows, budget=budget),
                          Path(out_dir) / RESULTS, config=figure4_config(budget), executor=executor,
                          progress=progress)
+    finally:
+        executor.shutdown()
+
+
+APT_REWARD = (("agent.exploit_weight", 0.0), ("agent.shared_encoder", False))
+"""APS paid APT's reward exactly: no exploitation term, the kNN on its own contrastive encoder."""
+W_ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
+    "apt": ("apt", ()),
+    "aps": ("aps", ()),
+    "aps, kNN feature": ("aps", (("agent.knn_feature", True),)),
+    "aps with APT's reward": ("aps", APT_REWARD),
+    "aps with APT's reward, kNN feature": ("aps", (*APT_REWARD, ("agent.knn_feature", True))),
+}
+"""Why APS's exploration term explores so little: APS paid APT's reward exactly (exploit weight 0, the kNN on
+its own contrastive encoder) beside APT, with and without the kNN reward as a feature of its own, each
+pretrained and probed (`probes.probe_pretraining`: coverage, visitation entropy, `probes.w_dependence`)."""
+W_RESULTS = "w_dependence.csv"
+
+
+def w_arm_name(method: str, overrides: str | Sequence) -> str:
+    """The `W_ARMS` arm a probe row belongs to (`overrides` as the row's JSON text or as pairs)."""
+    pairs = json.loads(overrides) if isinstance(overrides, str) and overrides else overrides or ()
+    key = (method, tuple(tuple(pair) for pair in pairs))
+    return next(name for name, arm in W_ARMS.items() if arm == key)
+
+
+def run_w_dependence_study(level: str = "deep", num_seeds: int = 3, out_dir: str | Path = "runs/aps_parts", *,
+                           workers: int | None = None, progress: bool = True) -> SweepReport:
+    """Every `W_ARMS` arm x seed probed after the default pretraining into out_dir/w_dependence.csv."""
+    budget = {"pretrain_steps": DEFAULT_PRETRAIN_STEPS, "identify_steps": DEFAULT_IDENTIFY_STEPS,
+              "eval_episodes": DEFAULT_EVAL_EPISODES}
+    specs = [RunSpec(method, level, seed, overrides) for method, overrides in W_ARMS.values()
+             for seed in range(num_seeds)]
+    executor = local_executor(workers)
+    try:
+        return run_sweep(specs, partial(run_probe_rows, budget=budget), Path(out_dir) / W_RESULTS,
+                         config=figure4_config(budget), executor=executor, progress=progress)
     finally:
         executor.shutdown()

@@ -13,8 +13,11 @@ One probe = `train.pretrain`, then, without any further training:
   how linear the task is in the learned features where the pretrained policy goes (NaN when the
   identification data hold no reward);
 - zero-shot success and return of the greedy policy on the identified w (`train.evaluate`);
+- how much the behaviour depends on w (`w_dependence`): how often the greedy action of a state is the
+  same under different w, and the spread of Q over w against the gap between the best two actions;
 - its cost: wall seconds, and CPU seconds of its process (what a busy machine does not inflate).
-Methods without phi (apt) get NaN phi_spread and task_r2, and are evaluated on their fixed task.
+Methods without phi (apt) get NaN phi_spread, task_r2 and w dependence, and are evaluated on their fixed
+task.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ import math
 import time
 
 import numpy as np
+import torch
 
 import gridworld
+from aps_teach.agents import Learner
 from aps_teach.checks import check_range
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
@@ -34,6 +39,7 @@ from aps_teach.experiments import (
     check_run,
 )
 from aps_teach.sweeps import RunSpec, config_hash, with_overrides
+from aps_teach.tasks import sample_tasks
 from aps_teach.train import PhaseLog, TrainConfig, evaluate, pretrain
 from aps_teach.transfer import feature_spread, identify
 
@@ -53,6 +59,28 @@ def late_reward_terms(log: PhaseLog, fraction: float = 0.25) -> dict[str, float]
     return means
 
 
+@torch.no_grad()
+def w_dependence(learner: Learner, level, num_tasks: int = 32, seed: int = 0) -> dict[str, float]:
+    """How much a task-conditioned learner's pretraining behaviour depends on w, over the level's
+    non-terminal states s and `num_tasks` w uniform on the sphere, Q(s, a, w) as it acts while pretraining
+    (`Learner.q_values(..., explore=True)`):
+
+    - w_consistency: the mean share of tasks under which s's greedy action is its most frequent one
+      (1: the same action under every w; about 1/4 to 1/3 when the action is noise in w);
+    - q_std_over_w: the standard deviation of Q(s, a, w) over w, averaged over s and a;
+    - action_gap: the mean gap between the best and second-best Q(s, ., w).
+    When Q's spread over w dwarfs the action gap, each w acts as a different policy."""
+    compiled = gridworld.compile_level(level)
+    states = torch.tensor(compiled.observations[:compiled.num_nonterminal])
+    tasks = sample_tasks(num_tasks, learner.config.feature_dim, torch.Generator().manual_seed(seed))
+    q = torch.stack([learner.q_values(states, w.expand(len(states), -1), explore=True) for w in tasks])
+    greedy = q.argmax(-1)  # (W, S)
+    consistency = (greedy == greedy.mode(0).values).float().mean()
+    top = q.topk(2, dim=-1).values
+    return {"w_consistency": float(consistency), "q_std_over_w": float(q.std(0).mean()),
+            "action_gap": float((top[..., 0] - top[..., 1]).mean())}
+
+
 def probe_pretraining(method: str, level: str, *, seed: int, pretrain_steps: int = DEFAULT_PRETRAIN_STEPS,
                       identify_steps: int = DEFAULT_IDENTIFY_STEPS,
                       eval_episodes: int = DEFAULT_EVAL_EPISODES, config: TrainConfig | None = None) -> dict:
@@ -64,12 +92,14 @@ def probe_pretraining(method: str, level: str, *, seed: int, pretrain_steps: int
     config = config or TrainConfig()
     start, cpu_start = time.perf_counter(), time.process_time()
     learner, log = pretrain(method, level, pretrain_steps, seed, config)
-    row = {key: log.coverage[key] for key in ("state_coverage", "states_visited", "keys_picked",
-                                               "target_reached")}
+    row = {key: log.coverage[key] for key in ("state_coverage", "visitation_entropy", "states_visited",
+                                               "keys_picked", "target_reached")}
     row.update(late_reward_terms(log))
     row["updates"] = learner.updates
     w, row["phi_spread"], row["task_r2"] = None, math.nan, math.nan
+    row.update(dict.fromkeys(("w_consistency", "q_std_over_w", "action_gap"), math.nan))
     if learner.config.task_conditioned:
+        row.update(w_dependence(learner, level, seed=seed))
         row["phi_spread"] = feature_spread(learner, gridworld.resolve_level(level))
         fit = identify(learner, level, identify_steps, seed, config)
         w, row["task_r2"] = fit.w, fit.r2
