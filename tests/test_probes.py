@@ -12,8 +12,9 @@ import torch
 import gridworld
 from aps_teach import probes
 from aps_teach.agents import AgentConfig
+from aps_teach.probes import w_dependence
 from aps_teach.sweeps import RunSpec
-from aps_teach.train import PhaseLog, TrainConfig, evaluate, pretrain, task_data
+from aps_teach.train import PhaseLog, TrainConfig, evaluate, new_learner, pretrain, task_data
 
 ROUND = 200  # 2 envs x 100-step episode limit
 AGENT = {"hidden": 16, "batch_size": 8, "n_step": 3, "k": 3, "target_update_period": 20}
@@ -108,3 +109,21 @@ def test_sweep_rows_carry_the_spec_and_apply_its_overrides():
 def test_bad_levels_are_refused_before_training(level, message):
     with pytest.raises(ValueError, match=message):
         probes.probe_pretraining("aps", level, seed=0, config=tiny(), **BUDGET)
+
+
+def test_w_dependence_is_zero_when_behaviour_ignores_w_and_not_otherwise():
+    # the kNN reward alone (exploit weight 0) as its own successor feature, psi blind to w: Q(s, a, w) is
+    # the same for every w, so every state's greedy action is too
+    config = AgentConfig(method="aps", hidden=16, exploit_weight=0.0, knn_feature=True)
+    learner = new_learner("aps", "easy", 0, TrainConfig(agent=config, progress=False))
+    with torch.no_grad():
+        learner.psi.head[0].weight[:, -config.feature_dim:] = 0  # the w inputs of psi's head
+    blind = w_dependence(learner, "easy", num_tasks=8)
+    assert blind["w_consistency"] == 1.0 and blind["q_std_over_w"] == pytest.approx(0.0, abs=1e-6)
+    assert blind["action_gap"] > 0
+    # APS's own cumulant carries the exploration along w: even psi blind to w gives Q = psi^T w varying in w
+    plain = new_learner("aps", "easy", 0, TrainConfig(agent=AgentConfig(hidden=16), progress=False))
+    with torch.no_grad():
+        plain.psi.head[0].weight[:, -16:] = 0
+    carried = w_dependence(plain, "easy", num_tasks=8)
+    assert carried["w_consistency"] < 0.9 and carried["q_std_over_w"] > 0
