@@ -417,9 +417,9 @@ for level in tuned_levels:
 #   policy, with its ε-greedy noise, stumbles on it (the right-hand panel shows how often it did).
 # * **The hard level.** VISR's skills almost never reach the target, so its identified w has no +10
 #   to fit and its fine-tuning starts from a policy that stays away; APT's task-free policy keeps
-#   exploring while it fine-tunes and sometimes finds the reward. It is exploration *during
-#   fine-tuning* that separates them, as the DQN baseline, which explores from ε = 1, confirms in
-#   the committed sweep.
+#   exploring while it fine-tunes and sometimes finds the reward. It is exploration, before and
+#   *during* fine-tuning, that separates them; the DQN baseline, fine-tuned from scratch under the
+#   same ε schedule, shows in the committed sweep what fine-tuning alone finds.
 # </details>
 #
 # ## Summary

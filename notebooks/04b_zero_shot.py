@@ -85,6 +85,7 @@ import torch
 
 import gridworld
 from aps_teach import cell_maps, plots, transfer
+from aps_teach.blame import planner_success
 from aps_teach.rollouts import greedy_rollout, oracle_task, transitions
 from aps_teach.train import TrainConfig, evaluate, pretrain, task_data
 from aps_teach.transfer import DEFAULT_TRANSFER_EPISODES, fit_task, maze_env, maze_layout, task_references
@@ -147,21 +148,10 @@ for level in levels:
 # %%
 def plan_reaches(level: str, reward: np.ndarray, gamma: float, absorbing: bool) -> int:
     """From how many start cells (no key held) the optimal policy for `reward` (S, A) on the level's
-    compiled states reaches the target within an episode: Q* by value iteration on the real moves, with
-    the target absorbing (its state keeps paying its reward) or ending the episode (nothing after it)."""
-    compiled = gridworld.compile_level(level)
-    ends = compiled.terminal[compiled.successor] & (not absorbing)
-    q = np.zeros(reward.shape)
-    while True:
-        updated = reward + gamma * np.where(ends, 0.0, q.max(1)[compiled.successor])
-        if np.abs(updated - q).max() < 1e-9:
-            break
-        q = updated
-    state, reached = compiled.start_states.copy(), np.zeros(len(compiled.start_states), dtype=bool)
-    for _ in range(gridworld.MAX_EPISODE_STEPS):
-        state = compiled.successor[state, q[state].argmax(1)]
-        reached |= compiled.terminal[state]
-    return int(reached.sum())
+    compiled states reaches the target within an episode (`blame.planner_success`: value iteration on the
+    real moves, the target absorbing, its state paying its reward on, or ending the episode)."""
+    starts = len(gridworld.compile_level(level).start_states)
+    return round(planner_success(level, reward, gamma, absorbing=absorbing) * starts)
 
 
 def diagnose(method: str, level: str) -> dict:
