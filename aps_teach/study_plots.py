@@ -59,7 +59,7 @@ def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[st
     ax.set_title("zero-shot (dark) and fine-tuned (full bar) success, mean and 95% CI over seeds; "
                  "k/N: seeds that solve it fine-tuned", fontsize="medium")
     ax.legend(title="method", frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
-    curves = summarise([row for row in rows if row["phase"] != "random_walk"],
+    curves = summarise([row for row in rows if "finetune_steps" in row],
                        by=("level", "method", "finetune_steps"), value="success_rate")
     for i, level in enumerate(levels):
         panel = fig.add_subplot(grid[1, i])

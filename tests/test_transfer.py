@@ -65,7 +65,7 @@ class ColumnStub:
         """The compiled engine's observations are state indices into `table`."""
         self.table = table
 
-    def act(self, obs, w, epsilon, generator, gpi):
+    def act(self, obs, w, epsilon, generator, gpi, explore=False):
         if self.fixed_action is not None:
             return torch.full((len(obs),), self.fixed_action)
         return torch.randint(4, (len(obs),), generator=generator)
