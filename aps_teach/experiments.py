@@ -14,7 +14,7 @@ import gridworld
 from aps_teach.agents import METHODS, AgentConfig, Learner, check_method
 from aps_teach.checks import check_int, check_seed
 from aps_teach.files import write_text_atomic
-from aps_teach.run_dir import RUN_FILES, RunDir
+from aps_teach.run_dir import FINISHED_HINT, RUN_FILES, RunDir
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
@@ -158,9 +158,10 @@ def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = D
                   run_dir: str | Path | None = None, resume: bool = False,
                   force: bool = False) -> GridworldResult:
     """One full run. dqn skips pretraining and identification (zero-shot = its untrained policy); apt
-    skips identification (zero-shot = its pretrained policy). With `run_dir`, claims it (`claim_run`:
-    `resume` continues the run it holds from whatever its phases checkpointed, `force` replaces another
-    run) and writes config.json, pretrain/ and finetune/ (metrics.csv, checkpoint.pt) and summary.json."""
+    skips identification (zero-shot = its pretrained policy). With `run_dir`, owns it for the run (a second
+    process is refused) and claims it (`claim_run`: `resume` continues the run it holds from whatever its
+    phases checkpointed, `force` replaces another run or starts a finished one over) and writes config.json,
+    pretrain/ and finetune/ (metrics.csv, checkpoint.pt) and summary.json."""
     budget = {"pretrain_steps": pretrain_steps, "finetune_steps": finetune_steps,
               "identify_steps": identify_steps, "eval_episodes": eval_episodes}
     config = config or TrainConfig()
@@ -170,9 +171,9 @@ def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = D
         if resume:
             raise ValueError("resume continues a run directory: give run_dir")
         return run_pipeline(method, level, seed, budget, config)
-    run = RunDir(run_dir)
-    claim_run(run, run_record(method, level, seed, budget, config), resume=resume, force=force)
-    return run_pipeline(method, level, seed, budget, config, run)
+    with RunDir(run_dir) as run:
+        claim_run(run, run_record(method, level, seed, budget, config), resume=resume, force=force)
+        return run_pipeline(method, level, seed, budget, config, run)
 
 
 def run_record(method: str, level: str, seed: int, budget: dict[str, int], config: TrainConfig) -> dict:
@@ -187,11 +188,14 @@ def run_method(saved: dict) -> str:
 
 
 def claim_run(run: RunDir, record: dict, *, resume: bool, force: bool,
-              restart: tuple[str, ...] = RUN_FILES) -> dict:
+              restart: tuple[str, ...] = RUN_FILES, finished_hint: str | None = None) -> dict:
     """`RunDir.claim` for a gridworld run (the `RUN_SETTINGS` of its training config may change on resume);
-    the config the directory then holds."""
+    the config the directory then holds. Inside `with run:`, which owns the directory. A finished run is
+    refused with `finished_hint`, by default: score it with `aps-teach gridworld evaluate`, --resume or
+    --force."""
+    hint = finished_hint or f"score it with `aps-teach gridworld evaluate --out {run.path}`, {FINISHED_HINT}"
     return run.claim(record, resume=resume, force=force, restart=restart,
-                     ignore=[f"train.{name}" for name in RUN_SETTINGS])
+                     ignore=[f"train.{name}" for name in RUN_SETTINGS], finished_hint=hint)
 
 
 def run_pipeline(method: str, level: str, seed: int, budget: dict[str, int], config: TrainConfig,

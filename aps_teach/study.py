@@ -37,6 +37,7 @@ from aps_teach.experiments import (
     adapt_and_score,
 )
 from aps_teach.files import write_csv_atomic, write_text_atomic
+from aps_teach.locks import owning
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
@@ -175,21 +176,23 @@ class StudyReport:
 
 def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = None,
               progress: bool = True) -> StudyReport:
-    """Both sweeps of `grid` into OUT (resumable), then OUT/summary.csv from everything in OUT."""
+    """Both sweeps of `grid` into OUT (resumable), then OUT/summary.csv from everything in OUT; OUT is owned
+    for the study (`locks.owning`: a second writer is refused)."""
     out = Path(out_dir)
     sweeps = [(grid.level_specs(), partial(level_rows, grid=grid), out / "study_levels.csv"),
               (grid.transfer_specs(), partial(transfer_rows, grid=grid), out / "study_transfer.csv")]
     for _, run, results in sweeps:  # both refused or both run: study_grid.json describes both files
         check_results(results, default_sweep_config(run))
     check_int("workers", workers, default="one per core")
-    write_text_atomic(out / "study_grid.json", json.dumps(asdict(grid), indent=2, default=str))
-    executor = local_executor(workers)
-    try:
-        levels, transfer = (run_sweep(specs, run, results, executor=executor, progress=progress)
-                            for specs, run, results in sweeps)
-    finally:
-        executor.shutdown(cancel_futures=True)
-    return StudyReport(levels, transfer, write_study_summary(out))
+    with owning(out):
+        write_text_atomic(out / "study_grid.json", json.dumps(asdict(grid), indent=2, default=str))
+        executor = local_executor(workers)
+        try:
+            levels, transfer = (run_sweep(specs, run, results, executor=executor, progress=progress)
+                                for specs, run, results in sweeps)
+        finally:
+            executor.shutdown(cancel_futures=True)
+        return StudyReport(levels, transfer, write_study_summary(out))
 
 
 def study_rows(out_dir: str | Path) -> tuple[list[dict], list[dict], dict]:

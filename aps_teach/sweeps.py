@@ -43,6 +43,7 @@ from tqdm.auto import tqdm
 from aps_teach import __version__
 from aps_teach.checks import check_int
 from aps_teach.files import write_csv_atomic, write_text_atomic
+from aps_teach.locks import owning
 from aps_teach.run_dir import config_differences
 
 PARENT_CHECK_SECONDS = 0.5
@@ -249,8 +250,9 @@ def run_sweep(
 
     `run` must be a module-level function (it is pickled to the workers) returning the run's rows.
     `config` is what the runs depend on besides their spec (default: `default_sweep_config(run)`); a
-    results file of another configuration is refused (see the module docstring). Ctrl-C or an error here
-    stops `executor` (`stop_executor`) before it propagates.
+    results file of another configuration is refused (see the module docstring). The results file's
+    directory is owned for the sweep (`locks.owning`): a second sweep into it is refused, naming this
+    process. Ctrl-C or an error here stops `executor` (`stop_executor`) before it propagates.
     """
     keys = [spec.key for spec in specs]
     if len(set(keys)) != len(keys):
@@ -258,7 +260,15 @@ def run_sweep(
     results_csv = Path(results_csv)
     if results_csv.exists() and not results_csv.is_file():
         raise ValueError(f"results file {results_csv} is not a file")
-    claim_results(results_csv, default_sweep_config(run) if config is None else config)
+    with owning(results_csv.parent):
+        return _run_sweep(specs, run, results_csv, default_sweep_config(run) if config is None else config,
+                          executor, progress)
+
+
+def _run_sweep(specs: Sequence[RunSpec], run: Callable[[RunSpec], list[dict]], results_csv: Path,
+               config: Mapping, executor: Executor | None, progress: bool) -> SweepReport:
+    """`run_sweep` once its directory is owned."""
+    claim_results(results_csv, config)
     rows, torn = read_results(results_csv)
     if torn is not None:  # the torn run's other rows are not all of its rows: do it again
         key = torn.get("run_key")

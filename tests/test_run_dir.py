@@ -138,7 +138,7 @@ def test_resume_from_every_interruption_point_repeats_the_uninterrupted_run(refe
     assert files(out).keys() == before.keys()
 
 
-def test_resume_after_sigkill_mid_pretraining(reference, tmp_path):
+def test_resume_after_sigkill_mid_pretraining(reference, tmp_path, capsys):
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(Path(aps_teach.__file__).parents[1])}
     child = subprocess.Popen([sys.executable, "-m", "aps_teach", *run_argv(out)], env=env,
@@ -151,6 +151,78 @@ def test_resume_after_sigkill_mid_pretraining(reference, tmp_path):
         child.wait()
     assert child.returncode == -signal.SIGKILL and not (out / "summary.json").exists()
     assert main(run_argv(out, "--resume")) == 0
+    assert_same_run(reference, out)
+    assert f"taking over {out}: its last owner (pid {child.pid}) ended without releasing it" in \
+        capsys.readouterr().err
+
+
+def test_a_second_process_writing_a_running_run_is_refused_naming_its_pid(tmp_path, capsys):
+    """Two `run`s into one --out: the second, with or without --resume or --force, is refused while the
+    first runs (it used to start over, deleting the first's files as it wrote them)."""
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(Path(aps_teach.__file__).parents[1])}
+    long = [arg if arg != "400" else "40000" for arg in run_argv(out)]  # minutes of work: it is still running
+    child = subprocess.Popen([sys.executable, "-m", "aps_teach", *long], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        while child.poll() is None and not (out / "pretrain" / "metrics.csv").exists():
+            time.sleep(0.005)
+        for extra in ((), ("--resume",), ("--force", "--seed", "4")):
+            err = error_line([*long, *extra], capsys)
+            assert err == (f"aps-teach gridworld: error: {out} is in use by another aps-teach process "
+                           f"(pid {child.pid}): wait for it to end or stop it, then run this again (or give "
+                           "another --out)")
+        assert child.poll() is None and json.loads((out / "config.json").read_text())["seed"] == 1
+    finally:
+        child.kill()
+        child.wait()
+
+
+@pytest.mark.parametrize("command", ["run", "pretrain", "finetune", "sweep", "transfer", "atari run",
+                                     "atari sweep"])
+def test_every_command_that_writes_a_directory_is_refused_while_another_owns_it(command, reference, tmp_path,
+                                                                               capsys):
+    from test_locks import held_by_another_process
+
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    argv = {"run": run_argv(out, "--resume"),
+            "pretrain": ["gridworld", "pretrain", "--out", str(out), "--seed", "1", "--steps", "400", *TINY,
+                         "--resume"],
+            "finetune": ["gridworld", "finetune", "--out", str(out), "--resume"],
+            "sweep": ["gridworld", "sweep", "--out", str(out), "--seeds", "1", "--methods", "dqn", "--levels",
+                      "easy", "--finetune-steps", "3200"],
+            "transfer": ["gridworld", "transfer", "--out", str(out), "--seeds", "1", "--tasks", "1"],
+            "atari run": ["atari", "run", "--out", str(out), "--game", "pong"],
+            "atari sweep": ["atari", "sweep", "--out", str(out)]}[command]
+    with held_by_another_process(out) as pid:
+        before = files(out)
+        err = error_line(argv, capsys)
+        assert f"{out} is in use by another aps-teach process (pid {pid})" in err
+        assert files(out) == before
+
+
+def test_a_finished_run_is_never_started_over_without_force(reference, tmp_path, capsys):
+    """The same command again, without --resume, used to print "starting over" and delete the finished run;
+    it is refused, saying how to score, resume or start over, and --force starts it over."""
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    before = files(out)
+    err = error_line(run_argv(out), capsys)
+    assert err == (f"aps-teach gridworld: error: {out} holds this run, pretraining finished (400 env "
+                   "steps); fine-tuning finished (400 env steps); results in summary.json, which this "
+                   "command would start over: nothing was changed; score it with `aps-teach gridworld "
+                   f"evaluate --out {out}`, continue it with --resume (finished phases are loaded, not "
+                   "trained again), or start it over with --force")
+    err = error_line(["gridworld", "pretrain", "--out", str(out), "--seed", "1", "--steps", "400", *TINY],
+                     capsys)
+    assert "holds this run, pretraining finished (400 env steps); fine-tuning finished" in err
+    assert f"fine-tune it with `aps-teach gridworld finetune --out {out}`" in err
+    err = error_line(["gridworld", "finetune", "--out", str(out)], capsys)
+    assert "holds this run, fine-tuning finished (400 env steps); results in summary.json" in err
+    assert files(out) == before
+    assert main(run_argv(out, "--force")) == 0
+    assert "starting over in" in capsys.readouterr().err
     assert_same_run(reference, out)
 
 
@@ -277,19 +349,23 @@ def test_claim_keeps_a_run_whole():
 
     with tempfile.TemporaryDirectory() as tmp:
         run = RunDir(Path(tmp) / "out")
-        with pytest.raises(ValueError, match="give one of them"):
+        with pytest.raises(RuntimeError, match="inside `with RunDir"):
+            run.claim({"a": 1})  # only the directory's owner claims it
+        with pytest.raises(ValueError, match="give one of them"), run:
             run.claim({"a": 1}, resume=True, force=True)
-        assert not run.path.exists()  # nothing written on refusal
-        assert run.claim({"method": "aps", "pretrain_steps": 10}) == {"method": "aps", "pretrain_steps": 10}
-        (run.path / "pretrain").mkdir()
-        (run.path / "notes.txt").write_text("mine")
-        merged = run.claim({"method": "aps", "finetune_steps": 5}, resume=True)
-        assert merged == {"method": "aps", "pretrain_steps": 10, "finetune_steps": 5}
-        assert json.loads(run.config_path.read_text()) == merged and run.resumes("pretrain") is False
-        with pytest.raises(ValueError, match=r"method \(saved 'aps', this run 'apt'\)"):
-            run.claim({"method": "apt"})
-        assert run.claim({"method": "apt"}, force=True) == {"method": "apt"}  # a new run: its config alone
-        assert sorted(p.name for p in run.path.iterdir()) == ["config.json", "notes.txt"]
+        assert not run.path.exists()  # nothing written on refusal: not even the directory the lock made
+        with run:
+            first = {"method": "aps", "pretrain_steps": 10}
+            assert run.claim(first) == first
+            (run.path / "pretrain").mkdir()
+            (run.path / "notes.txt").write_text("mine")
+            merged = run.claim({"method": "aps", "finetune_steps": 5}, resume=True)
+            assert merged == {"method": "aps", "pretrain_steps": 10, "finetune_steps": 5}
+            assert json.loads(run.config_path.read_text()) == merged and run.resumes("pretrain") is False
+            with pytest.raises(ValueError, match=r"method \(saved 'aps', this run 'apt'\)"):
+                run.claim({"method": "apt"})
+            assert run.claim({"method": "apt"}, force=True) == {"method": "apt"}  # a new run: config alone
+        assert sorted(p.name for p in run.path.iterdir()) == ["config.json", "notes.txt"]  # no lock left
 
 
 def test_atari_run_directory_shares_the_rules(tmp_path, capsys):
@@ -311,7 +387,8 @@ def test_atari_run_directory_shares_the_rules(tmp_path, capsys):
     assert "game (saved 'pong', this run 'breakout')" in err and "--force" in err
     assert files(out) == before
     _, _, _, config = read_run_config(out)
-    start_run_dir(out, "pong", "apt", 3, config, resume=True)  # the same run: nothing changes
+    with RunDir(out) as run:
+        start_run_dir(run, "pong", "apt", 3, config, resume=True)  # the same run: nothing changes
     assert files(out) == before
 
     capsys.readouterr()

@@ -40,6 +40,7 @@ from aps_teach.atari.runs import run
 from aps_teach.atari.scores import ATARI_26, aggregates
 from aps_teach.executors import make_executor, visible_gpus
 from aps_teach.files import write_csv_atomic
+from aps_teach.locks import owning
 from aps_teach.sweeps import RunSpec, SweepReport, read_rows, run_sweep
 
 GAME_SETS = {"atari26": ATARI_26}
@@ -140,12 +141,13 @@ def run_atari_sweep(games: Iterable[str], methods: Iterable[str], seeds: int, co
     config = replace(config, threads=threads, progress=config.progress and parallel == 1)
     runner = partial(run_one, config=config, out=str(Path(out).absolute()))  # Ray workers run elsewhere
     try:
-        report = run_sweep(specs, runner, Path(out) / "scores.csv", config=sweep_config(config),
-                           executor=executor or own, progress=progress)
+        with owning(out):
+            report = run_sweep(specs, runner, Path(out) / "scores.csv", config=sweep_config(config),
+                               executor=executor or own, progress=progress)
+            write_summary(out)
     finally:
         if own is not None:
             own.shutdown(cancel_futures=True)
-    write_summary(out)
     return report
 
 
