@@ -61,11 +61,12 @@ class Run:
     level: Level = "easy"
     seed: int = 0
     pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
-    """Reward-free env steps (rounded up to whole rounds of num_envs x 100)."""
+    """Reward-free env steps (rounded up to whole rounds of num_envs x 100, said and recorded)."""
     finetune_steps: int = DEFAULT_FINETUNE_STEPS
-    """Env steps on the task reward."""
+    """Env steps on the task reward (rounded up likewise)."""
     identify_steps: int = DEFAULT_IDENTIFY_STEPS
-    """Env steps of random-w rollouts for least-squares task identification (visr, aps)."""
+    """Env steps of random-w rollouts for least-squares task identification (visr, aps; rounded up
+    likewise)."""
     eval_episodes: int = DEFAULT_EVAL_EPISODES
     resume: bool = False
     """Continue the run in OUT (same options) from whatever its phases checkpointed: nothing, part or all
@@ -292,14 +293,15 @@ def _run(cmd: Run) -> dict:
 
 def _pretrain(cmd: Pretrain) -> dict:
     train = with_method(cmd.train, cmd.method)
-    check_run(cmd.level, {"pretrain_steps": cmd.steps}, train, method=cmd.method, seed=cmd.seed)
+    budget = check_run(cmd.level, {"pretrain_steps": cmd.steps}, train, method=cmd.method, seed=cmd.seed,
+                       announce=True)
     with RunDir(cmd.out) as run:
-        claim_run(run, run_record(cmd.method, cmd.level, cmd.seed, {"pretrain_steps": cmd.steps}, train),
+        claim_run(run, run_record(cmd.method, cmd.level, cmd.seed, budget, train),
                   resume=cmd.resume, force=cmd.force,
                   finished_hint=f"fine-tune it with `aps-teach gridworld finetune --out {run.path}`, "
                                 f"{FINISHED_HINT}")
-        _, log = pretrain(cmd.method, cmd.level, cmd.steps, cmd.seed, train, run_dir=run.path / "pretrain",
-                          resume=run.resumes("pretrain"))
+        _, log = pretrain(cmd.method, cmd.level, budget["pretrain_steps"], cmd.seed, train,
+                          run_dir=run.path / "pretrain", resume=run.resumes("pretrain"))
     return {"method": cmd.method, "level": cmd.level, "seed": cmd.seed, **log.coverage}
 
 
@@ -313,7 +315,7 @@ def _finetune(cmd: Finetune) -> dict:
         level, seed = cmd.level or "easy", 0 if cmd.seed is None else cmd.seed
         budget = {name: defaults[name] if value is None else value for name, value in given.items()}
         train = with_method(TrainConfig(), "dqn")
-        check_run(level, budget, train, method="dqn", seed=seed)
+        budget = check_run(level, budget, train, method="dqn", seed=seed, announce=True)
         with run:
             claim_run(run, run_record("dqn", level, seed, budget, train), resume=cmd.resume, force=cmd.force)
             run_pipeline("dqn", level, seed, budget, train, run)
@@ -327,7 +329,7 @@ def _finetune(cmd: Finetune) -> dict:
     method, level, seed, train = run_method(saved), saved["level"], saved["seed"], train_config(run, saved)
     budget = {name: saved.get(name, defaults[name]) if value is None else value
               for name, value in given.items()}
-    check_run(level, budget, train, method=method, seed=seed)
+    budget = check_run(level, budget, train, method=method, seed=seed, announce=True)
     if method != "dqn":
         progress = run.phase_progress("pretrain")
         if progress is None:

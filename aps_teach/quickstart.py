@@ -75,7 +75,8 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
     draws: the pretrained snapshot, w and a greedy episode before and after fine-tuning."""
     budget = {"pretrain_steps": config.pretrain_steps, "finetune_steps": config.finetune_steps,
               "identify_steps": config.identify_steps, "eval_episodes": config.eval_episodes}
-    check_run(config.level, budget, config.train, method=config.method, seed=config.seed)
+    budget = check_run(config.level, budget, config.train, method=config.method, seed=config.seed,
+                       announce=True)
     train = with_method(config.train, config.method)
     out = Path(config.out)
     kept: list[Snapshot] = []
@@ -88,11 +89,11 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
         claim_run(run, run_record(config.method, config.level, config.seed, budget, train), resume=False,
                   force=config.force, finished_hint="give --force to run it again, or another --out")
         start = time.perf_counter()
-        learner, log = pretrain(config.method, config.level, config.pretrain_steps, config.seed, train,
+        learner, log = pretrain(config.method, config.level, budget["pretrain_steps"], config.seed, train,
                                 run_dir=out / "pretrain", on_round=keep_last)
         result = adapt_and_score(learner, config.method, config.level, seed=config.seed, pretrain_log=log,
-                                 start=start, finetune_steps=config.finetune_steps,
-                                 identify_steps=config.identify_steps, eval_episodes=config.eval_episodes,
+                                 start=start, finetune_steps=budget["finetune_steps"],
+                                 identify_steps=budget["identify_steps"], eval_episodes=config.eval_episodes,
                                  config=train, run_dir=out)
         write_text_atomic(out / "summary.json", json.dumps(
             {k: v for k, v in asdict(result).items() if k != "metrics"}, indent=2))

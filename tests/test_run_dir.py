@@ -226,6 +226,26 @@ def test_a_finished_run_is_never_started_over_without_force(reference, tmp_path,
     assert_same_run(reference, out)
 
 
+def test_a_budget_is_rounded_up_to_whole_rounds_said_and_recorded(reference, tmp_path, capsys):
+    """300 pretraining steps of 2 envs run as 2 rounds of 2 x 100 = 400 steps: the run says so, records 400
+    (config.json and the checkpoint, where it used to record 300) and is the run of 400."""
+    out = tmp_path / "run"
+    budget = ["--pretrain-steps", "300", "--finetune-steps", "400", "--identify-steps", "101",
+              "--eval-episodes", "4"]
+    capsys.readouterr()
+    assert main(["gridworld", "run", "--out", str(out), "--seed", "1", *budget, *TINY]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if "whole rounds" in line] == [
+        "pretrain_steps 300 -> 400 env steps: whole rounds of 2 envs x 100 steps",
+        "identify_steps 101 -> 200 env steps: whole rounds of 2 envs x 100 steps"]
+    saved = json.loads((out / "config.json").read_text())
+    assert (saved["pretrain_steps"], saved["finetune_steps"], saved["identify_steps"]) == (400, 400, 200)
+    assert_same_run(reference, out)
+    # the same command resumes it (its budget rounds to the recorded one)
+    assert main(["gridworld", "run", "--out", str(out), "--seed", "1", *budget, *TINY, "--resume"]) == 0
+    assert_same_run(reference, out)
+
+
 def test_pretrain_then_finetune_is_the_run_and_finetune_reads_the_run(reference, tmp_path, capsys):
     """`pretrain` + `finetune` (method, level, seed, training config from the directory) = `run`; a
     later `finetune --resume` takes its budget from config.json; a --level or --seed of another run is
