@@ -313,6 +313,10 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
 
     Runs on `executor` (e.g. `aps_teach.executors.make_executor("ray")`; left open) if given, else on
     `workers` local processes (default: one per core)."""
+    if not methods or not levels:
+        raise ValueError(f"a sweep needs at least one method and one level, got methods {list(methods)}, "
+                         f"levels {list(levels)}; methods: {', '.join(METHODS)}; levels: "
+                         f"{', '.join(gridworld.LEVELS)}")
     unknown = sorted(set(methods) - set(METHODS)) + sorted(set(levels) - set(gridworld.LEVELS))
     if unknown:
         raise ValueError(f"unknown methods or levels {unknown}; methods: {', '.join(METHODS)}; "

@@ -82,9 +82,10 @@ class StudyGrid:
     train: TrainConfig = field(default_factory=lambda: TrainConfig(progress=False))
 
     def __post_init__(self) -> None:
-        if not self.pretrain_steps or not self.feature_dims or not self.identify_steps or self.seeds < 1:
-            raise ValueError("a study needs pretraining budgets, feature dimensions, identification budgets "
-                             "and at least one seed")
+        if (not self.methods or not self.levels or not self.pretrain_steps or not self.feature_dims
+                or not self.identify_steps or self.seeds < 1):
+            raise ValueError("a study needs methods, levels, pretraining budgets, feature dimensions, "
+                             "identification budgets and at least one seed")
 
     def level_specs(self) -> list[RunSpec]:
         specs = []
