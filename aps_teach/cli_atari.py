@@ -37,7 +37,7 @@ from aps_teach.atari.sweep import run_atari_sweep
 from aps_teach.atari.train import EvalResult, evaluate, finetune, load_learner, pretrain
 from aps_teach.cli import run_subcommands
 from aps_teach.cli_errors import Interrupted, check_out
-from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
+from aps_teach.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
 from aps_teach.locks import owning
 from aps_teach.run_dir import FINISHED_HINT, RunDir
 from aps_teach.sweeps import read_rows
@@ -136,6 +136,8 @@ class Sweep:
     """ray: CPUs each run asks for (its games' emulators and, on a CPU, its torch threads)."""
     max_retries: int = DEFAULT_MAX_RETRIES
     """ray: re-runs of a run whose worker was lost before it is reported as failed."""
+    ray_timeout: float = DEFAULT_RAY_TIMEOUT
+    """ray: seconds to wait for the head at --ray-address HOST:PORT to answer before giving up."""
     train: Train = field(default_factory=AtariTrainConfig)
 
     def __post_init__(self) -> None:
@@ -157,7 +159,7 @@ def _run_sweep(cmd: Sweep) -> dict:
         gpu = 1 if cmd.train.device.startswith("cuda") else 0
         try:
             executor = make_executor("ray", address=cmd.ray_address, num_cpus=cmd.cpus_per_run, num_gpus=gpu,
-                                     max_retries=cmd.max_retries)
+                                     max_retries=cmd.max_retries, connect_timeout=cmd.ray_timeout)
         except ImportError as error:
             raise ValueError(str(error)) from None
         with owning(cmd.out), executor:  # the sweep and its figure: one owner
@@ -169,7 +171,7 @@ def _run_sweep(cmd: Sweep) -> dict:
             report = run_atari_sweep(cmd.games, cmd.methods, cmd.seeds, cmd.train, cmd.out, gpus=cmd.gpus)
             write_scores_figure(cmd.out)
     for key, trace in report.failures.items():
-        print(f"run {key} failed:\n{trace}", file=sys.stderr)
+        print(f"run {key} failed: {trace.rstrip()}", file=sys.stderr)
     return {"completed": len(report.completed), "skipped": len(report.skipped),
             "failed": len(report.failures), "scores": cmd.out / "scores.csv",
             "summary": cmd.out / "summary.csv", "figure": cmd.out / "scores.png"}

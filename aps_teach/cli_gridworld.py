@@ -22,7 +22,7 @@ import torch
 from aps_teach.agents import Method
 from aps_teach.cli import run_subcommands
 from aps_teach.cli_errors import Interrupted, check_out
-from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
+from aps_teach.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
@@ -38,6 +38,7 @@ from aps_teach.experiments import (
     run_pipeline,
     run_record,
     train_config,
+    whole_rounds,
 )
 from aps_teach.locks import owning
 from aps_teach.run_dir import FINISHED_HINT, RunDir
@@ -158,6 +159,8 @@ class Sweep:
     max_retries: int = DEFAULT_MAX_RETRIES
     """ray: re-runs of a run whose worker was lost, before it is reported as failed (a run that raises is
     reported at once)."""
+    ray_timeout: float = DEFAULT_RAY_TIMEOUT
+    """ray: seconds to wait for the head at --ray-address HOST:PORT to answer before giving up."""
     pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
     finetune_steps: int = DEFAULT_FINETUNE_STEPS
     identify_steps: int = DEFAULT_IDENTIFY_STEPS
@@ -234,7 +237,7 @@ def _study(cmd: Study) -> dict:
         outputs = [*report.outputs, *write_study_figures(cmd.out)]
     failures = {**report.levels.failures, **report.transfer.failures}
     for key, trace in failures.items():
-        print(f"run {key} failed:\n{trace}", file=sys.stderr)
+        print(f"run {key} failed: {trace.rstrip()}", file=sys.stderr)
     return {"completed": len(report.levels.completed) + len(report.transfer.completed),
             "skipped": len(report.levels.skipped) + len(report.transfer.skipped), "failed": len(failures),
             "results": cmd.out, "outputs": ", ".join(str(path) for path in outputs)}
@@ -259,10 +262,11 @@ def _transfer(cmd: Transfer) -> dict:
 def _sweep(cmd: Sweep) -> dict:
     budget = {"pretrain_steps": cmd.pretrain_steps, "finetune_steps": cmd.finetune_steps,
               "identify_steps": cmd.identify_steps, "eval_episodes": cmd.eval_episodes}
-    out = cmd.out if cmd.out is not None else default_sweep_dir("figure4", figure4_config(budget))
+    rounded = whole_rounds(budget, TrainConfig(progress=False))  # the sweep records what runs (said there)
+    out = cmd.out if cmd.out is not None else default_sweep_dir("figure4", figure4_config(rounded))
     try:
         executor = make_executor(cmd.executor, workers=cmd.workers, address=cmd.ray_address,
-                                 max_retries=cmd.max_retries)
+                                 max_retries=cmd.max_retries, connect_timeout=cmd.ray_timeout)
     except ImportError as error:  # no Ray
         raise ValueError(str(error)) from None
     try:
@@ -273,7 +277,7 @@ def _sweep(cmd: Sweep) -> dict:
         raise Interrupted(f"sweep stopped; its finished runs are kept in {out / 'figure4.csv'}: the same "
                           f"command with --out {out} continues it") from None
     for key, trace in report.failures.items():
-        print(f"run {key} failed:\n{trace}", file=sys.stderr)
+        print(f"run {key} failed: {trace.rstrip()}", file=sys.stderr)
     return {"completed": len(report.completed), "skipped": len(report.skipped),
             "failed": len(report.failures), "results": out / "figure4.csv", "figure": out / "figure4.png"}
 

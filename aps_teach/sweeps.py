@@ -33,7 +33,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -84,7 +84,8 @@ class SweepReport:
     skipped: list[str] = field(default_factory=list)
     """Keys of the runs whose rows were already in the results file."""
     failures: dict[str, str] = field(default_factory=dict)
-    """Key -> traceback of each run that raised (still pending: the next call retries it)."""
+    """Key -> what went wrong with each run that failed (`failure_text`: the traceback of a run that raised,
+    one line for a worker that died); still pending: the next call retries it."""
 
 
 def read_rows(path: str | os.PathLike) -> list[dict[str, str]]:
@@ -295,7 +296,7 @@ def _run_sweep(specs: Sequence[RunSpec], run: Callable[[RunSpec], list[dict]], r
                 try:
                     new_rows, seconds = future.result()
                 except Exception as error:  # one failing run must not lose the others
-                    report.failures[spec.key] = "".join(traceback.format_exception(error))
+                    report.failures[spec.key] = failure_text(error, executor)
                     bar.set_postfix(failed=len(report.failures))
                     continue
                 rows += [{"run_key": spec.key, **row, "run_seconds": round(seconds, 3),
@@ -309,6 +310,17 @@ def _run_sweep(specs: Sequence[RunSpec], run: Callable[[RunSpec], list[dict]], r
         if own_executor:
             executor.shutdown(cancel_futures=True)
     return report
+
+
+def failure_text(error: Exception, executor: Executor) -> str:
+    """What a sweep reports of a failed run: one line when its worker process died (killed, out of memory,
+    its machine gone: the local pool's `BrokenExecutor`, or the executor's own `lost_worker_errors`), which
+    leaves nothing of the run to trace; the traceback of a run that raised."""
+    if isinstance(error, (BrokenExecutor, *getattr(executor, "lost_worker_errors", ()))):
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        return (f"not finished: its worker process died ({type(error).__name__}"
+                f"{': ' + first if first else ''}); the same command runs it again")
+    return "".join(traceback.format_exception(error))
 
 
 def grid(methods: Iterable[str], levels: Iterable[str], seeds: Iterable[int],

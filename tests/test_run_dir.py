@@ -361,6 +361,50 @@ def test_corrupt_config_and_checkpoint_are_named_with_the_reason(reference, tmp_
             assert f"corrupt checkpoint file {checkpoint}: {reason}" in err and "weights_only" not in err, err
 
 
+def test_a_full_disk_while_checkpointing_is_one_line_naming_the_file_and_the_bytes(reference, tmp_path,
+                                                                                   monkeypatch, capsys):
+    """It used to be torch's RuntimeError traceback; the run then continues with --resume once there is
+    room."""
+    from aps_teach import files as files_module
+
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(files_module.shutil, "disk_usage", lambda path: usage._replace(free=20_000))
+    out = tmp_path / "run"
+    err = error_line(run_argv(out), capsys)
+    need = files_module.tensor_bytes(torch.load(reference / "pretrain" / "checkpoint.pt", weights_only=True))
+    # (the first checkpoint, after round 1 of 2, holds a little less than the last)
+    assert err.startswith(f"aps-teach gridworld: error: {out}/pretrain/checkpoint.pt: not enough disk space "
+                          "to write it: it needs ") and "20,000 bytes free" in err, err
+    assert int(err.split("it needs ")[1].split(" bytes")[0].replace(",", "")) <= need
+    assert sorted(files(out)) == ["config.json", "pretrain/metrics.csv"]  # no checkpoint, no temporary file
+    monkeypatch.undo()
+    assert main(run_argv(out, "--resume")) == 0
+    assert_same_run(reference, out)
+
+
+def test_a_write_that_runs_out_of_space_midway_is_disk_full_and_keeps_the_old_file(tmp_path, monkeypatch):
+    from aps_teach import files as files_module
+
+    path = tmp_path / "checkpoint.pt"
+    files_module.save_checkpoint(path, {"w": torch.zeros(10)})
+    old = path.read_bytes()
+    usage = shutil.disk_usage(tmp_path)
+    free = iter([10**9, 100])  # room before the write, 100 bytes once it failed
+
+    def full_midway(state, target):
+        Path(target).write_bytes(b"partial")
+        raise RuntimeError("PytorchStreamWriter failed writing file data/0: file write failed")
+
+    monkeypatch.setattr(files_module.shutil, "disk_usage", lambda p: usage._replace(free=next(free)))
+    monkeypatch.setattr(files_module.torch, "save", full_midway)
+    with pytest.raises(files_module.DiskFull) as full:
+        files_module.save_checkpoint(path, {"w": torch.zeros(1000)})
+    assert str(full.value) == ("[Errno 28] not enough disk space to write it: it needs 4,000 bytes, 100 "
+                               "bytes free; free some space and run the command again (the file it replaces, "
+                               f"if any, is intact): '{path}'")
+    assert path.read_bytes() == old and sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]
+
+
 def test_claim_keeps_a_run_whole():
     """The claim's own rules, on a directory without training: the first write is config.json; a later
     command adds the fields it decides; another run is refused unless forced, which removes the old run's
