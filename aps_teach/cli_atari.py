@@ -25,6 +25,7 @@ from aps_teach.atari.config import AtariTrainConfig
 from aps_teach.atari.envs import check_game
 from aps_teach.atari.plots import write_scores_figure
 from aps_teach.atari.runs import (
+    SCORE_COLUMNS,
     append_score_row,
     check_run_checkpoint,
     identify_or_load,
@@ -193,7 +194,8 @@ def _run(cmd: Run) -> dict:
     _, result = run(cmd.game, cmd.method, cmd.seed, cmd.train, out=cmd.out, resume=cmd.resume,
                     force=cmd.force)
     summary = _summary(result, cmd.method, cmd.seed, cmd.out, "finetune")
-    zero_shot = [row for row in read_rows(cmd.out / "scores.csv") if row["checkpoint"] == "pretrain"]
+    zero_shot = [row for row in read_rows(cmd.out / "scores.csv", SCORE_COLUMNS)
+                 if row["checkpoint"] == "pretrain"]
     if zero_shot:  # visr, aps: the pretrained learner's score under the identified w, with GPI
         normalised = zero_shot[-1]["human_normalised"]
         summary = {**summary, "zero-shot score": f"{float(zero_shot[-1]['score']):.2f}",

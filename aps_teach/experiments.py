@@ -297,6 +297,11 @@ def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
     return result_rows(spec, budget, config, result)
 
 
+FIGURE4_COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "phase": "str",
+                   "finetune_steps": "int", "success_rate": "float", "return": "float"}
+"""The columns of figure4.csv its readers need, and their kinds (`sweeps.read_rows`)."""
+
+
 def figure4_config(budget: dict[str, int]) -> dict:
     """Everything a Figure 4 sweep's runs depend on besides their spec: the budget and the training config
     (`run_gridworld_rows`'s). Recorded beside figure4.csv; its hash names the default results directory."""

@@ -77,15 +77,20 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
         tmp.write_bytes(data)
 
 
-def write_csv_atomic(path: str | os.PathLike, rows: Sequence[dict],
-                     columns: Sequence[str] | None = None) -> None:
-    """Write dict rows as a whole CSV file atomically; columns default to every key, in first-seen order."""
+def csv_text(rows: Sequence[dict], columns: Sequence[str] | None = None) -> str:
+    """Dict rows as the text of a CSV file; columns default to every key, in first-seen order."""
     columns = list(dict.fromkeys(key for row in rows for key in row)) if columns is None else list(columns)
     text = io.StringIO(newline="")
     writer = csv.DictWriter(text, fieldnames=columns)
     writer.writeheader()
     writer.writerows(rows)
-    write_text_atomic(path, text.getvalue())
+    return text.getvalue()
+
+
+def write_csv_atomic(path: str | os.PathLike, rows: Sequence[dict],
+                     columns: Sequence[str] | None = None) -> None:
+    """Write dict rows as a whole CSV file atomically (`csv_text`)."""
+    write_text_atomic(path, csv_text(rows, columns))
 
 
 def tensor_bytes(state) -> int:

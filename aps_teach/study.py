@@ -50,7 +50,13 @@ from aps_teach.sweeps import (
     with_overrides,
 )
 from aps_teach.train import TrainConfig, evaluate, identify_task, new_learner, pretrain
-from aps_teach.transfer import DEFAULT_TRANSFER_EPISODES, dead_units, feature_spread, run_transfer
+from aps_teach.transfer import (
+    DEFAULT_TRANSFER_EPISODES,
+    TRANSFER_COLUMNS,
+    dead_units,
+    feature_spread,
+    run_transfer,
+)
 
 
 @dataclass(frozen=True)
@@ -166,6 +172,15 @@ def transfer_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     return [{**row, **swept} for row in report.rows]
 
 
+LEVEL_COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "pretrain_steps": "int",
+                 "feature_dim": "int", "gamma": "float", "phase": "str", "identify_steps": "int",
+                 "finetune_steps": "int", "success_rate": "float"}
+"""The columns of study_levels.csv its readers need (`sweeps.read_rows`)."""
+STUDY_TRANSFER_COLUMNS = {"run_key": "str", **TRANSFER_COLUMNS, "feature_dim": "int", "gamma": "float",
+                          "pretrain_steps": "int"}
+"""The columns of study_transfer.csv its readers need."""
+
+
 @dataclass
 class StudyReport:
     levels: SweepReport
@@ -201,7 +216,8 @@ def study_rows(out_dir: str | Path) -> tuple[list[dict], list[dict], dict]:
     (OUT/study_grid.json, `StudyGrid` as a dict)."""
     out = Path(out_dir)
     grid = json.loads((out / "study_grid.json").read_text())
-    return read_rows(out / "study_levels.csv"), read_rows(out / "study_transfer.csv"), grid
+    return (read_rows(out / "study_levels.csv", LEVEL_COLUMNS),
+            read_rows(out / "study_transfer.csv", STUDY_TRANSFER_COLUMNS), grid)
 
 
 def write_study_summary(out_dir: str | Path) -> list[Path]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
+from aps_teach.experiments import FIGURE4_COLUMNS
 from aps_teach.plots import method_colour, save_figure
 from aps_teach.stats import summarise
 from aps_teach.study import is_main_grid, study_rows
@@ -258,7 +259,7 @@ def _write(fig, path: Path) -> Path:
 def write_figure4(out_dir: str | Path, methods: Sequence[str] | None = None,
                   levels: Sequence[str] | None = None) -> Path | None:
     """OUT/figure4.png: `plot_figure4` of every row in OUT/figure4.csv; None while it holds no row."""
-    rows = read_rows(Path(out_dir) / "figure4.csv")
+    rows = read_rows(Path(out_dir) / "figure4.csv", FIGURE4_COLUMNS)
     return _write(plot_figure4(rows, methods, levels), Path(out_dir) / "figure4.png") if rows else None
 
 

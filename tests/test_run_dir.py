@@ -361,6 +361,29 @@ def test_corrupt_config_and_checkpoint_are_named_with_the_reason(reference, tmp_
             assert f"corrupt checkpoint file {checkpoint}: {reason}" in err and "weights_only" not in err, err
 
 
+@pytest.mark.parametrize("damage, reason", [
+    (lambda path: path.unlink(), "was missing"),
+    (lambda path: path.write_bytes(path.read_bytes()[:-40]), "was cut short"),
+    (lambda path: path.write_bytes(path.read_bytes().replace(b",", b";", 3)),
+     "did not match the checkpoint's rows"),
+    (lambda path: path.write_bytes(path.read_bytes() + path.read_bytes().splitlines(keepends=True)[-1]),
+     "had 1 row(s) written after the checkpoint (those steps are run again)"),
+])
+def test_a_damaged_metrics_csv_is_rewritten_from_the_checkpoint_on_resume_and_said(damage, reason, reference,
+                                                                                     tmp_path, capsys):
+    """A deleted, truncated or corrupt metrics.csv used to stay so, unreported (a finished phase never
+    rewrites it); resume puts back the checkpoint's rows, as it does the weights."""
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    damage(out / "finetune" / "metrics.csv")
+    capsys.readouterr()
+    assert main(run_argv(out, "--resume")) == 0
+    err = capsys.readouterr().err
+    assert f"fine-tuning: {out}/finetune/metrics.csv {reason}; rewritten from the checkpoint (2 rows)" in err
+    assert "pretraining: " not in err.replace("pretraining: finished", "")  # the intact file is left alone
+    assert_same_run(reference, out)
+
+
 def test_a_full_disk_while_checkpointing_is_one_line_naming_the_file_and_the_bytes(reference, tmp_path,
                                                                                    monkeypatch, capsys):
     """It used to be torch's RuntimeError traceback; the run then continues with --resume once there is

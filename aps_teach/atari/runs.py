@@ -4,7 +4,6 @@ config.json, pretrain/ and finetune/ checkpoints, task.json (the identified w) a
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 from dataclasses import asdict, fields
@@ -33,13 +32,17 @@ from aps_teach.checks import check_seed
 from aps_teach.files import jsonable, write_csv_atomic, write_text_atomic
 from aps_teach.phases import check_checkpoint
 from aps_teach.run_dir import FINISHED_HINT, RunDir
+from aps_teach.sweeps import read_rows
+
+SCORE_COLUMNS = {"game": "str", "method": "str", "seed": "int", "checkpoint": "str", "score": "float",
+                 "human_normalised": "float?"}
+"""The columns of a scores.csv (a run's or a sweep's) its readers need (`sweeps.read_rows`)."""
 
 
 def append_score_row(path: str | os.PathLike, *rows: dict) -> None:
-    """Add `rows` to the scores CSV at `path` (rewritten atomically with the rows already there)."""
-    path = Path(path)
-    before = list(csv.DictReader(path.open())) if path.exists() else []
-    write_csv_atomic(path, [*before, *rows])
+    """Add `rows` to the scores CSV at `path` (rewritten atomically with the rows already there, which are
+    checked first: `sweeps.read_rows`)."""
+    write_csv_atomic(path, [*read_rows(path, SCORE_COLUMNS), *rows])
 
 
 def score_row(result: EvalResult, method: str, seed: int, phase: str, config: AtariTrainConfig,

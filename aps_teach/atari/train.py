@@ -47,7 +47,7 @@ from aps_teach.batch import Batch
 from aps_teach.checks import check_seed
 from aps_teach.files import jsonable, load_checkpoint, save_checkpoint
 from aps_teach.memory import check_fits
-from aps_teach.phases import check_checkpoint, linear_schedule, torch_threads
+from aps_teach.phases import check_checkpoint, linear_schedule, restore_metrics, torch_threads
 from aps_teach.seeds import game_reset_seed, phase_generator
 from aps_teach.tasks import infer_task, sample_tasks
 
@@ -205,6 +205,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
           "w": None if task_w is None else task_w.to(device).expand(n, -1)}
     if resume:
         at = _restore(ckpt, identity, learner, gen)
+        restore_metrics(run_dir / "metrics.csv", at["rows"], PhaseMetrics.columns(at["rows"]), phase)
     env_steps, updates, credit, w = at["env_steps"], at["updates"], at["credit"], at["w"]
     if env_steps >= steps:  # a finished phase: nothing to do
         return PhaseLog(at["rows"], env_steps, updates)
