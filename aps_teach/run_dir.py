@@ -23,7 +23,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,15 +84,17 @@ class RunDir:
         self.path = Path(path)
         self.resume = resume
         """Whether the claim was a --resume: `resumes(phase)` continues a phase from its checkpoint."""
-        self._owner = ExitStack()
+        self._owners: list[AbstractContextManager] = []
 
     def __enter__(self) -> RunDir:
         """Own the directory (created if missing) until the block ends: `locks.owning`."""
-        self._owner.enter_context(owning(self.path))
+        owner = owning(self.path)
+        owner.__enter__()
+        self._owners.append(owner)
         return self
 
     def __exit__(self, *exc) -> None:
-        self._owner.__exit__(*exc)
+        self._owners.pop().__exit__(*exc)
 
     @property
     def config_path(self) -> Path:
