@@ -472,6 +472,14 @@ def test_atari_run_directory_shares_the_rules(tmp_path, capsys):
     before = files(out)
     err = error_line(["atari", "pretrain", *options, "--game", "breakout"], capsys)
     assert "game (saved 'pong', this run 'breakout')" in err and "--force" in err
+    err = error_line(["atari", "pretrain", *options], capsys)  # the same command: its pretraining is done
+    assert f"{out} holds this run, pretraining finished (4 env steps), which this command would start over" \
+        in err and f"score it with `aps-teach atari evaluate --out {out}`" in err
+    assert files(out) == before
+    (out / "pretrain" / "metrics.csv").unlink()
+    assert main(["atari", "pretrain", *options, "--resume"]) == 0
+    assert f"pretraining: {out}/pretrain/metrics.csv was missing; rewritten from the checkpoint (1 rows)" in \
+        capsys.readouterr().err
     assert files(out) == before
     _, _, _, config = read_run_config(out)
     with RunDir(out) as run:
