@@ -34,7 +34,7 @@ import torch
 from torch.nn import functional as F
 
 from aps_teach.batch import Batch
-from aps_teach.checks import check_int, check_range
+from aps_teach.checks import check_finite, check_int, check_range
 from aps_teach.features import FeatureNet, SuccessorFeatureNet
 from aps_teach.inputs import InputColumns, ObservationNormaliser, StateTable, narrow_input
 from aps_teach.rewards import MaskedRunningMean, RunningMean
@@ -149,6 +149,8 @@ class AgentConfig:
         for name in ("lr", "finetune_lr", "adam_eps", "max_grad_norm", "contrastive_temperature",
                      "knn_exponent"):
             check_range(name, getattr(self, name), 0, low_open=True)
+        for name in ("exploit_weight", "explore_weight"):
+            check_finite(name, getattr(self, name))
 
     @property
     def particles(self) -> int:

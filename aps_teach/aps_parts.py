@@ -55,6 +55,9 @@ them, at the same budget: VISR (APS without the kNN term), APT (the kNN term alo
 under the one fine-tuning protocol and, for reference, with pretraining's exploration schedule (epsilon
 from 1), and a uniformly random walk (coverage only, `train.random_walk`)."""
 RESULTS = "aps_parts.csv"
+COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "overrides": "str",
+           "phase": "str", "state_coverage": "float", "visitation_entropy": "float", "success_rate": "float?"}
+"""The columns of aps_parts.csv its readers need, and their kinds (`sweeps.read_rows`)."""
 
 
 def arm_name(method: str, overrides: str | Sequence) -> str:

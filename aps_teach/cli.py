@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import tyro
 
 from aps_teach.cli_errors import check_command, config_errors, pop_debug, run_cli
-from aps_teach.run_dir import resume_command, resume_hint_on_interrupt
+from aps_teach.run_dir import RunDir, resume_command, resume_hint_on_interrupt
 
 if TYPE_CHECKING:
     from aps_teach.quickstart import QuickstartConfig, QuickstartResult
@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         with config_errors():
             config = tyro.cli(QuickstartConfig, args=argv, prog="aps-teach",
                               description=f"{commands_help()}\n\n{QuickstartConfig.__doc__}")
-        show_quickstart(config, run_quickstart(config))
+        with RunDir(config.out):  # owned while it runs and while its figure is drawn
+            show_quickstart(config, run_quickstart(config))
         return 0
 
     return run_cli("aps-teach", quickstart, debug=debug)

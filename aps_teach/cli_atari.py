@@ -4,8 +4,9 @@ at the top level (`--device cuda`, `--num-envs 8`), the protocol and schedule un
 (`--atari.pretrain-steps 100000`).
 
 A run directory holds config.json, pretrain/ and finetune/ (metrics.csv, checkpoint.pt), task.json (the
-identified w) and scores.csv (one row per evaluation), `aps_teach.run_dir`: --resume continues it, --force
-replaces a run of another config; Ctrl-C says how to continue. A sweep's layout is in `aps_teach.atari.sweep`.
+identified w) and scores.csv (one row per evaluation), `aps_teach.run_dir`, owned by the command writing it
+(`aps_teach.locks`): --resume continues it, --force replaces a run of another config or starts a finished
+one over; Ctrl-C says how to continue. A sweep's layout is in `aps_teach.atari.sweep`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from aps_teach.atari.config import AtariTrainConfig
 from aps_teach.atari.envs import check_game
 from aps_teach.atari.plots import write_scores_figure
 from aps_teach.atari.runs import (
+    SCORE_COLUMNS,
     append_score_row,
     check_run_checkpoint,
     identify_or_load,
@@ -36,8 +38,9 @@ from aps_teach.atari.sweep import run_atari_sweep
 from aps_teach.atari.train import EvalResult, evaluate, finetune, load_learner, pretrain
 from aps_teach.cli import run_subcommands
 from aps_teach.cli_errors import Interrupted, check_out
-from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
-from aps_teach.run_dir import RunDir
+from aps_teach.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
+from aps_teach.locks import owning
+from aps_teach.run_dir import FINISHED_HINT, RunDir
 from aps_teach.sweeps import read_rows
 
 Train = Annotated[AtariTrainConfig, tyro.conf.arg(name="")]
@@ -59,7 +62,8 @@ class Run:
     """Continue the run in OUT (same options) from whatever its phases checkpointed: nothing, part or all
     of pretraining, part of fine-tuning; starts it if OUT holds none."""
     force: bool = False
-    """Replace a run of another config in OUT (its checkpoints and scores are deleted)."""
+    """Replace the run in OUT, of another config or finished (its checkpoints and scores are deleted);
+    without it a finished run is kept and the command refused."""
     train: Train = field(default_factory=AtariTrainConfig)
 
 
@@ -74,7 +78,8 @@ class Pretrain:
     resume: bool = False
     """Continue the pretraining in OUT (same options) from its checkpoint."""
     force: bool = False
-    """Replace a run of another config in OUT (its checkpoints and scores are deleted)."""
+    """Replace the run in OUT, of another config or finished (its checkpoints and scores are deleted);
+    without it a finished run is kept and the command refused."""
     train: Train = field(default_factory=AtariTrainConfig)
 
 
@@ -86,7 +91,9 @@ class Finetune:
 
     out: Path
     resume: bool = False
-    """Continue the fine-tuning in OUT from its checkpoint (else it starts over)."""
+    """Continue the fine-tuning in OUT from its checkpoint (else an unfinished one starts over)."""
+    force: bool = False
+    """Start a finished fine-tuning in OUT over (its checkpoint is deleted)."""
     device: str | None = None
     """Override the device of OUT/config.json (e.g. pretrain on one machine, fine-tune on another)."""
 
@@ -130,6 +137,8 @@ class Sweep:
     """ray: CPUs each run asks for (its games' emulators and, on a CPU, its torch threads)."""
     max_retries: int = DEFAULT_MAX_RETRIES
     """ray: re-runs of a run whose worker was lost before it is reported as failed."""
+    ray_timeout: float = DEFAULT_RAY_TIMEOUT
+    """ray: seconds to wait for the head at --ray-address HOST:PORT to answer before giving up."""
     train: Train = field(default_factory=AtariTrainConfig)
 
     def __post_init__(self) -> None:
@@ -151,17 +160,19 @@ def _run_sweep(cmd: Sweep) -> dict:
         gpu = 1 if cmd.train.device.startswith("cuda") else 0
         try:
             executor = make_executor("ray", address=cmd.ray_address, num_cpus=cmd.cpus_per_run, num_gpus=gpu,
-                                     max_retries=cmd.max_retries)
+                                     max_retries=cmd.max_retries, connect_timeout=cmd.ray_timeout)
         except ImportError as error:
             raise ValueError(str(error)) from None
-        with executor:
+        with owning(cmd.out), executor:  # the sweep and its figure: one owner
             report = run_atari_sweep(cmd.games, cmd.methods, cmd.seeds, cmd.train, cmd.out, executor=executor,
                                      threads_per_run=cmd.cpus_per_run)
+            write_scores_figure(cmd.out)
     else:
-        report = run_atari_sweep(cmd.games, cmd.methods, cmd.seeds, cmd.train, cmd.out, gpus=cmd.gpus)
-    write_scores_figure(cmd.out)
+        with owning(cmd.out):
+            report = run_atari_sweep(cmd.games, cmd.methods, cmd.seeds, cmd.train, cmd.out, gpus=cmd.gpus)
+            write_scores_figure(cmd.out)
     for key, trace in report.failures.items():
-        print(f"run {key} failed:\n{trace}", file=sys.stderr)
+        print(f"run {key} failed: {trace.rstrip()}", file=sys.stderr)
     return {"completed": len(report.completed), "skipped": len(report.skipped),
             "failed": len(report.failures), "scores": cmd.out / "scores.csv",
             "summary": cmd.out / "summary.csv", "figure": cmd.out / "scores.png"}
@@ -183,7 +194,8 @@ def _run(cmd: Run) -> dict:
     _, result = run(cmd.game, cmd.method, cmd.seed, cmd.train, out=cmd.out, resume=cmd.resume,
                     force=cmd.force)
     summary = _summary(result, cmd.method, cmd.seed, cmd.out, "finetune")
-    zero_shot = [row for row in read_rows(cmd.out / "scores.csv") if row["checkpoint"] == "pretrain"]
+    zero_shot = [row for row in read_rows(cmd.out / "scores.csv", SCORE_COLUMNS)
+                 if row["checkpoint"] == "pretrain"]
     if zero_shot:  # visr, aps: the pretrained learner's score under the identified w, with GPI
         normalised = zero_shot[-1]["human_normalised"]
         summary = {**summary, "zero-shot score": f"{float(zero_shot[-1]['score']):.2f}",
@@ -193,9 +205,10 @@ def _run(cmd: Run) -> dict:
 
 def _pretrain(cmd: Pretrain) -> dict:
     game = check_game(cmd.game)
-    run_dir = start_run_dir(cmd.out, game, cmd.method, cmd.seed, cmd.train, cmd.resume, cmd.force)
-    _, log = pretrain(game, cmd.method, cmd.seed, cmd.train, run_dir=run_dir.path / "pretrain",
-                      resume=run_dir.resumes("pretrain"))
+    with RunDir(cmd.out) as run_dir:
+        start_run_dir(run_dir, game, cmd.method, cmd.seed, cmd.train, cmd.resume, cmd.force)
+        _, log = pretrain(game, cmd.method, cmd.seed, cmd.train, run_dir=run_dir.path / "pretrain",
+                          resume=run_dir.resumes("pretrain"))
     return {"game": game, "method": cmd.method, "seed": cmd.seed, "env_steps": log.env_steps,
             "updates": log.updates, "checkpoint": run_dir.checkpoint("pretrain")}
 
@@ -217,12 +230,15 @@ def _finetune(cmd: Finetune) -> dict:
                          f"{config.atari.pretrain_steps:,}): continue it with `aps-teach atari pretrain "
                          f"--out {cmd.out} --resume` and its options")
     learner, _ = _load_checked(cmd.out, "pretrain", game, method, seed, config)
-    run_dir.claim({}, resume=cmd.resume, restart=("finetune",))
-    w = identify_or_load(learner, game, seed, config, cmd.out)
-    finetune(learner, game, w, seed, config, run_dir=run_dir.path / "finetune",
-             resume=run_dir.resumes("finetune"))
-    result = evaluate(learner, game, w, seed, config)
-    append_score_row(cmd.out / "scores.csv", score_row(result, method, seed, "finetune", config, w))
+    with run_dir:
+        run_dir.claim({}, resume=cmd.resume, force=cmd.force, restart=("finetune",),
+                      finished_hint=f"score it with `aps-teach atari evaluate --out {cmd.out}`, "
+                                    f"{FINISHED_HINT}")
+        w = identify_or_load(learner, game, seed, config, cmd.out)
+        finetune(learner, game, w, seed, config, run_dir=run_dir.path / "finetune",
+                 resume=run_dir.resumes("finetune"))
+        result = evaluate(learner, game, w, seed, config)
+        append_score_row(cmd.out / "scores.csv", score_row(result, method, seed, "finetune", config, w))
     return _summary(result, method, seed, cmd.out, "finetune")
 
 
@@ -233,10 +249,11 @@ def _evaluate(cmd: Evaluate) -> dict:
     learner, meta = _load_checked(cmd.out, phase, game, method, run_seed, config)
     if cmd.eval_steps is not None:
         config = replace(config, atari=replace(config.atari, eval_steps=cmd.eval_steps))
-    w = torch.tensor(meta["task_w"]) if meta["task_w"] is not None else \
-        identify_or_load(learner, game, run_seed, config, cmd.out)
-    result = evaluate(learner, game, w, seed, config)
-    append_score_row(cmd.out / "scores.csv", score_row(result, method, seed, meta["phase"], config, w))
+    with RunDir(cmd.out):  # it writes task.json and a row of scores.csv
+        w = torch.tensor(meta["task_w"]) if meta["task_w"] is not None else \
+            identify_or_load(learner, game, run_seed, config, cmd.out)
+        result = evaluate(learner, game, w, seed, config)
+        append_score_row(cmd.out / "scores.csv", score_row(result, method, seed, meta["phase"], config, w))
     return _summary(result, method, seed, cmd.out, meta["phase"])
 
 

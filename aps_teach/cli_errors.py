@@ -35,21 +35,60 @@ def pop_debug(argv: Sequence[str], debug: bool = False) -> tuple[list[str], bool
 
 @contextlib.contextmanager
 def config_errors() -> Iterator[None]:
-    """Inside, a value a config refuses while tyro builds it (its __post_init__'s ValueError) leaves tyro.cli
-    as that ValueError, to be reported as one line like any other. Uses tyro's parse-error hook, which tyro
-    marks private: where it is missing, tyro reports the error itself (a box, also exit status 2)."""
+    """Inside, tyro's argument errors (an unknown option, a missing or malformed value, a value not among the
+    choices, a value a config dataclass refuses in its __post_init__) leave tyro.cli as a ValueError of one
+    line naming the option (`argument_error`), reported like any other. Uses tyro's parse-error hook, which
+    tyro marks private: where it is missing, tyro reports the error itself (a box, also exit status 2)."""
     errors = getattr(sys.modules.get("tyro"), "_errors", None)
-    hook, failure = getattr(errors, "on_parse_error", None), getattr(errors, "InstantiationFailure", None)
-    if hook is None or failure is None:
+    hook = getattr(errors, "on_parse_error", None)
+    if hook is None:
         yield
         return
 
     def reraise(event) -> None:
-        if isinstance(event, failure):
-            raise ValueError(str(event.message))
+        raise ValueError(argument_error(event, errors))
 
     with hook(reraise):
         yield
+
+
+def _flag(argument) -> str:
+    """How an option of tyro's is spelt on the command line, e.g. --train.agent.lr."""
+    names = getattr(getattr(argument, "lowered", None), "name_or_flags", None) or ()
+    return names[0] if names else getattr(getattr(argument, "field", None), "intern_name", "an option")
+
+
+def argument_error(event, errors) -> str:
+    """One line for a tyro parse-error `event` (`errors` is tyro's module of event types): what was wrong, and
+    what is valid or where to look (`<prog> --help`)."""
+    help_hint = f"see {event.prog} --help"
+    if isinstance(event, errors.InstantiationFailure):
+        if event.argument is None:  # a config's own check: its message names the field
+            return str(event.message)
+        field_type = getattr(event.argument.field, "type_stripped", None)
+        kind = {int: "an integer", float: "a number"}.get(field_type)
+        value = str(event.message).rpartition(": ")[2]
+        if kind and ("invalid literal" in event.message or "could not convert" in event.message):
+            return f"{_flag(event.argument)} must be {kind}, got {value}"
+        return f"{_flag(event.argument)}: {event.message}"
+    if isinstance(event, errors.InvalidChoice):
+        return f"{_flag(event.argument)} {event.value!r} is not valid; valid: {', '.join(event.choices)}"
+    if isinstance(event, errors.BadValue):
+        if event.offending_value is None:
+            return f"{_flag(event.argument)} needs a value; {help_hint}"
+        return f"{_flag(event.argument)} takes no value, got {event.offending_value!r}; {help_hint}"
+    if isinstance(event, errors.UnrecognizedArgs):
+        return f"unrecognised arguments: {' '.join(event.tokens)}; {help_hint}"
+    if isinstance(event, errors.MissingArgs):
+        missing = ", ".join(_flag(arg.arg) for arg in event.missing_arguments)
+        return f"missing {missing}; {help_hint}"
+    if isinstance(event, errors.MissingSubcommand):
+        names = ", ".join(event.subcommand_spec.parser_from_name)
+        found = f"unknown command {event.found_token!r}; " if event.found_token else "a command is missing; "
+        return f"{found}commands: {names}; {help_hint}"
+    if isinstance(event, errors.MutexConflict):
+        return f"{event.first_token} and {event.second_token} cannot be given together; {help_hint}"
+    return f"the command line was not understood ({type(event).__name__}); {help_hint}"
 
 
 def check_command(prog: str, argv: Sequence[str], commands: Sequence[str], *, optional: bool = False) -> None:

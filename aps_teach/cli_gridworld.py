@@ -4,8 +4,9 @@ the config dataclasses (field docstrings are the help). The pipelines return dat
 figures (`aps_teach.study_plots`).
 
 A run directory holds config.json, pretrain/ and finetune/ (metrics.csv, checkpoint.pt) and summary.json
-(`aps_teach.run_dir`): --resume continues it, --force replaces a run of another config; Ctrl-C says how to
-continue.
+(`aps_teach.run_dir`), and every command writing a run or results directory owns it while it runs
+(`aps_teach.locks`): --resume continues it, --force replaces a run of another config or starts a finished
+one over; Ctrl-C says how to continue.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from aps_teach.agents import Method
 from aps_teach.aps_parts import run_parts_study
 from aps_teach.cli import run_subcommands
 from aps_teach.cli_errors import Interrupted, check_out
-from aps_teach.executors import DEFAULT_MAX_RETRIES, ExecutorName, make_executor
+from aps_teach.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
@@ -38,8 +39,10 @@ from aps_teach.experiments import (
     run_pipeline,
     run_record,
     train_config,
+    whole_rounds,
 )
-from aps_teach.run_dir import RunDir
+from aps_teach.locks import owning
+from aps_teach.run_dir import FINISHED_HINT, RunDir
 from aps_teach.study import StudyGrid, run_study
 from aps_teach.study_plots import (
     write_figure4,
@@ -65,17 +68,19 @@ class Run:
     level: Level = "easy"
     seed: int = 0
     pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
-    """Reward-free env steps (rounded up to whole rounds of num_envs x 100)."""
+    """Reward-free env steps (rounded up to whole rounds of num_envs x 100, said and recorded)."""
     finetune_steps: int = DEFAULT_FINETUNE_STEPS
-    """Env steps on the task reward."""
+    """Env steps on the task reward (rounded up likewise)."""
     identify_steps: int = DEFAULT_IDENTIFY_STEPS
-    """Env steps of random-w rollouts for least-squares task identification (visr, aps)."""
+    """Env steps of random-w rollouts for least-squares task identification (visr, aps; rounded up
+    likewise)."""
     eval_episodes: int = DEFAULT_EVAL_EPISODES
     resume: bool = False
     """Continue the run in OUT (same options) from whatever its phases checkpointed: nothing, part or all
     of pretraining, part of fine-tuning; starts it if OUT holds none."""
     force: bool = False
-    """Replace a run of another config in OUT (its checkpoints and results are deleted)."""
+    """Replace the run in OUT, of another config or finished (its checkpoints and results are deleted);
+    without it a finished run is kept and the command refused."""
     train: TrainConfig = field(default_factory=TrainConfig)
 
 
@@ -91,7 +96,8 @@ class Pretrain:
     resume: bool = False
     """Continue the pretraining in OUT (same options) from its checkpoint."""
     force: bool = False
-    """Replace a run of another config in OUT (its checkpoints and results are deleted)."""
+    """Replace the run in OUT, of another config or finished (its checkpoints and results are deleted);
+    without it a finished run is kept and the command refused."""
     train: TrainConfig = field(default_factory=TrainConfig)
 
 
@@ -117,7 +123,8 @@ class Finetune:
     resume: bool = False
     """Continue the fine-tuning in OUT from its checkpoint."""
     force: bool = False
-    """Replace OUT's fine-tuning of another budget (dqn: a run of another config)."""
+    """Replace OUT's fine-tuning of another budget, or start a finished one over (dqn: a run of another
+    config)."""
 
 
 @dataclass
@@ -158,6 +165,8 @@ class Sweep:
     max_retries: int = DEFAULT_MAX_RETRIES
     """ray: re-runs of a run whose worker was lost, before it is reported as failed (a run that raises is
     reported at once)."""
+    ray_timeout: float = DEFAULT_RAY_TIMEOUT
+    """ray: seconds to wait for the head at --ray-address HOST:PORT to answer before giving up."""
     pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
     finetune_steps: int = DEFAULT_FINETUNE_STEPS
     identify_steps: int = DEFAULT_IDENTIFY_STEPS
@@ -257,26 +266,28 @@ def _parts(cmd: Parts) -> dict:
 
 
 def _study(cmd: Study) -> dict:
-    try:
-        report = run_study(cmd.grid, cmd.out, workers=cmd.workers)
-    except KeyboardInterrupt:
-        raise Interrupted(f"study stopped; its finished runs are kept in {cmd.out}: the same command "
-                          "continues it") from None
-    outputs = [*report.outputs, *write_study_figures(cmd.out)]
+    with owning(cmd.out):  # the study's sweeps, summary and figures: one owner
+        try:
+            report = run_study(cmd.grid, cmd.out, workers=cmd.workers)
+        except KeyboardInterrupt:
+            raise Interrupted(f"study stopped; its finished runs are kept in {cmd.out}: the same command "
+                              "continues it") from None
+        outputs = [*report.outputs, *write_study_figures(cmd.out)]
     failures = {**report.levels.failures, **report.transfer.failures}
     for key, trace in failures.items():
-        print(f"run {key} failed:\n{trace}", file=sys.stderr)
+        print(f"run {key} failed: {trace.rstrip()}", file=sys.stderr)
     return {"completed": len(report.levels.completed) + len(report.transfer.completed),
             "skipped": len(report.levels.skipped) + len(report.transfer.skipped), "failed": len(failures),
             "results": cmd.out, "outputs": ", ".join(str(path) for path in outputs)}
 
 
 def _transfer(cmd: Transfer) -> dict:
-    report = run_transfer(cmd.method, cmd.maze, seeds=range(cmd.seeds), num_tasks=cmd.tasks,
-                          pretrain_steps=cmd.pretrain_steps, identify_steps=cmd.identify_steps,
-                          eval_episodes=cmd.eval_episodes, num_boxes=cmd.boxes, box_size=cmd.box_size,
-                          config=cmd.train, out_dir=cmd.results_dir())
-    figure = write_transfer_figure(cmd.results_dir())
+    with owning(cmd.results_dir()):  # its CSV and the figure of every CSV there: one owner
+        report = run_transfer(cmd.method, cmd.maze, seeds=range(cmd.seeds), num_tasks=cmd.tasks,
+                              pretrain_steps=cmd.pretrain_steps, identify_steps=cmd.identify_steps,
+                              eval_episodes=cmd.eval_episodes, num_boxes=cmd.boxes, box_size=cmd.box_size,
+                              config=cmd.train, out_dir=cmd.results_dir())
+        figure = write_transfer_figure(cmd.results_dir())
     s = report.summary
     return {"method": s["method"], "maze": s["maze"], "tasks x seeds": f"{cmd.tasks} x {s['seeds']}",
             "normalised score": f"{s['normalised_score']:.3f} [{s['score_low']:.3f}, {s['score_high']:.3f}] "
@@ -289,21 +300,22 @@ def _transfer(cmd: Transfer) -> dict:
 def _sweep(cmd: Sweep) -> dict:
     budget = {"pretrain_steps": cmd.pretrain_steps, "finetune_steps": cmd.finetune_steps,
               "identify_steps": cmd.identify_steps, "eval_episodes": cmd.eval_episodes}
-    out = cmd.out if cmd.out is not None else default_sweep_dir("figure4", figure4_config(budget))
+    rounded = whole_rounds(budget, TrainConfig(progress=False))  # the sweep records what runs (said there)
+    out = cmd.out if cmd.out is not None else default_sweep_dir("figure4", figure4_config(rounded))
     try:
         executor = make_executor(cmd.executor, workers=cmd.workers, address=cmd.ray_address,
-                                 max_retries=cmd.max_retries)
+                                 max_retries=cmd.max_retries, connect_timeout=cmd.ray_timeout)
     except ImportError as error:  # no Ray
         raise ValueError(str(error)) from None
     try:
-        with executor:
+        with owning(out), executor:  # the sweep and its figure: one owner
             report = run_figure4_sweep(cmd.methods, cmd.levels, cmd.seeds, out, budget, executor=executor)
-        write_figure4(out, cmd.methods, cmd.levels)
+            write_figure4(out, cmd.methods, cmd.levels)
     except KeyboardInterrupt:
         raise Interrupted(f"sweep stopped; its finished runs are kept in {out / 'figure4.csv'}: the same "
                           f"command with --out {out} continues it") from None
     for key, trace in report.failures.items():
-        print(f"run {key} failed:\n{trace}", file=sys.stderr)
+        print(f"run {key} failed: {trace.rstrip()}", file=sys.stderr)
     return {"completed": len(report.completed), "skipped": len(report.skipped),
             "failed": len(report.failures), "results": out / "figure4.csv", "figure": out / "figure4.png"}
 
@@ -323,12 +335,15 @@ def _run(cmd: Run) -> dict:
 
 def _pretrain(cmd: Pretrain) -> dict:
     train = with_method(cmd.train, cmd.method)
-    check_run(cmd.level, {"pretrain_steps": cmd.steps}, train, method=cmd.method, seed=cmd.seed)
-    run = RunDir(cmd.out)
-    claim_run(run, run_record(cmd.method, cmd.level, cmd.seed, {"pretrain_steps": cmd.steps}, train),
-              resume=cmd.resume, force=cmd.force)
-    _, log = pretrain(cmd.method, cmd.level, cmd.steps, cmd.seed, train, run_dir=run.path / "pretrain",
-                      resume=run.resumes("pretrain"))
+    budget = check_run(cmd.level, {"pretrain_steps": cmd.steps}, train, method=cmd.method, seed=cmd.seed,
+                       announce=True)
+    with RunDir(cmd.out) as run:
+        claim_run(run, run_record(cmd.method, cmd.level, cmd.seed, budget, train),
+                  resume=cmd.resume, force=cmd.force,
+                  finished_hint=f"fine-tune it with `aps-teach gridworld finetune --out {run.path}`, "
+                                f"{FINISHED_HINT}")
+        _, log = pretrain(cmd.method, cmd.level, budget["pretrain_steps"], cmd.seed, train,
+                          run_dir=run.path / "pretrain", resume=run.resumes("pretrain"))
     return {"method": cmd.method, "level": cmd.level, "seed": cmd.seed, **log.coverage}
 
 
@@ -342,9 +357,10 @@ def _finetune(cmd: Finetune) -> dict:
         level, seed = cmd.level or "easy", 0 if cmd.seed is None else cmd.seed
         budget = {name: defaults[name] if value is None else value for name, value in given.items()}
         train = with_method(TrainConfig(), "dqn")
-        check_run(level, budget, train, method="dqn", seed=seed)
-        claim_run(run, run_record("dqn", level, seed, budget, train), resume=cmd.resume, force=cmd.force)
-        run_pipeline("dqn", level, seed, budget, train, run)
+        budget = check_run(level, budget, train, method="dqn", seed=seed, announce=True)
+        with run:
+            claim_run(run, run_record("dqn", level, seed, budget, train), resume=cmd.resume, force=cmd.force)
+            run_pipeline("dqn", level, seed, budget, train, run)
         return json.loads((run.path / "summary.json").read_text())
     saved = run.read_config(("level", "seed", "train"),
                             hint=f"run `aps-teach gridworld pretrain --out {cmd.out}` first")
@@ -355,7 +371,7 @@ def _finetune(cmd: Finetune) -> dict:
     method, level, seed, train = run_method(saved), saved["level"], saved["seed"], train_config(run, saved)
     budget = {name: saved.get(name, defaults[name]) if value is None else value
               for name, value in given.items()}
-    check_run(level, budget, train, method=method, seed=seed)
+    budget = check_run(level, budget, train, method=method, seed=seed, announce=True)
     if method != "dqn":
         progress = run.phase_progress("pretrain")
         if progress is None:
@@ -368,8 +384,9 @@ def _finetune(cmd: Finetune) -> dict:
                              "its options")
         budget["pretrain_steps"] = run.read_config(("pretrain_steps",))["pretrain_steps"]
         load_run_learner(run, "pretrain", saved)  # a checkpoint of another run: refused before any write
-    claim_run(run, budget, resume=cmd.resume, force=cmd.force, restart=("finetune", "summary.json"))
-    run_pipeline(method, level, seed, budget, train, run)
+    with run:
+        claim_run(run, budget, resume=cmd.resume, force=cmd.force, restart=("finetune", "summary.json"))
+        run_pipeline(method, level, seed, budget, train, run)
     return json.loads((run.path / "summary.json").read_text())
 
 

@@ -20,8 +20,9 @@ class DemoConfig:
     """Episodes of the random policy per level."""
     seed: int = 0
     """Seed of the start cells and actions; the same seed gives the same picture."""
-    out: Path = Path("results/demo/gridworlds.png")
-    """Where to write the picture (PNG)."""
+    out: Path = Path("runs/demo/gridworlds.png")
+    """Where to write the picture (PNG); under runs/ like every command's output (results/ holds only the
+    committed results, which ship in the wheel)."""
     progress: bool = True
     """Show progress bars."""
 

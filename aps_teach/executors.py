@@ -19,24 +19,30 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import socket
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from typing import Any, Literal
 
-from aps_teach.checks import check_int
+from aps_teach.checks import check_int, check_range
 from aps_teach.sweeps import LocalPool, local_executor
 
 ExecutorName = Literal["local", "ray"]
 EXECUTORS: tuple[str, ...] = ("local", "ray")
 DEFAULT_MAX_RETRIES = 2
 """Re-runs of a run whose worker was lost before it is reported as failed (ray)."""
+DEFAULT_RAY_TIMEOUT = 30.0
+"""Seconds to wait for a Ray head at HOST:PORT to answer before the sweep is refused (ray)."""
 
 
 def make_executor(name: str = "local", *, workers: int | None = None, address: str | None = None,
                   num_cpus: float = 1, num_gpus: float = 0,
-                  max_retries: int = DEFAULT_MAX_RETRIES, gpus: Sequence[int] | None = None) -> Executor:
+                  max_retries: int = DEFAULT_MAX_RETRIES, gpus: Sequence[int] | None = None,
+                  connect_timeout: float = DEFAULT_RAY_TIMEOUT) -> Executor:
     """An executor for `run_sweep`: `name` is local or ray; num_cpus/num_gpus are what each run needs;
-    `gpus` the local GPUs to spread runs over (local, num_gpus=1; default every visible GPU)."""
+    `gpus` the local GPUs to spread runs over (local, num_gpus=1; default every visible GPU);
+    `connect_timeout` how long a Ray head at HOST:PORT may take to answer (`wait_for_head`)."""
     if name not in EXECUTORS:
         raise ValueError(f"unknown executor {name!r}; executors: {', '.join(EXECUTORS)}")
     if num_cpus <= 0 or num_gpus < 0 or max_retries < 0:
@@ -59,7 +65,8 @@ def make_executor(name: str = "local", *, workers: int | None = None, address: s
     if workers is not None:
         raise ValueError("workers is for the local executor; Ray runs as many runs at once as the cluster's "
                          "CPUs and GPUs allow (num_cpus, num_gpus per run)")
-    return RayExecutor(address, num_cpus=num_cpus, num_gpus=num_gpus, max_retries=max_retries)
+    return RayExecutor(address, num_cpus=num_cpus, num_gpus=num_gpus, max_retries=max_retries,
+                       connect_timeout=connect_timeout)
 
 
 def visible_gpus() -> list[int]:
@@ -103,18 +110,45 @@ def import_ray():
     return ray
 
 
+def wait_for_head(address: str, timeout: float) -> None:
+    """Return once a TCP connection to the Ray head at `address` (HOST:PORT, or ray://HOST:PORT) succeeds,
+    trying every second; ValueError in one line if none has within `timeout` seconds."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"Ray address {address!r} is not auto or HOST:PORT (e.g. 10.0.0.1:6379)")
+    check_range("the Ray connection timeout", timeout, 0, low_open=True)
+    deadline = time.monotonic() + timeout
+    while True:
+        wait = max(0.1, min(5.0, deadline - time.monotonic()))
+        try:
+            with socket.create_connection((host, int(port)), timeout=wait):
+                return
+        except OSError as error:
+            if time.monotonic() + 1 > deadline:
+                raise ValueError(f"no Ray head answered at {address} within {timeout:g} s "
+                                 f"({error.strerror or error}); check the address and `ray status` on the "
+                                 "head, or wait longer with --ray-timeout") from None
+        time.sleep(1)
+
+
 class RayExecutor(Executor):
     """Each `submit` is one Ray task with the given resources; `Future`s come from `ObjectRef.future()`.
 
     Connects to `address` unless this process is already connected to Ray (then it uses that connection
-    and leaves it open on shutdown).
+    and leaves it open on shutdown); a head at HOST:PORT that does not answer within `connect_timeout`
+    seconds is a one-line ValueError (`wait_for_head`).
     """
 
     def __init__(self, address: str | None = None, *, num_cpus: float = 1, num_gpus: float = 0,
-                 max_retries: int = DEFAULT_MAX_RETRIES):
+                 max_retries: int = DEFAULT_MAX_RETRIES, connect_timeout: float = DEFAULT_RAY_TIMEOUT):
         self._ray = import_ray()
+        lost = self._ray.exceptions
+        self.lost_worker_errors = (lost.WorkerCrashedError, lost.NodeDiedError, lost.LocalRayletDiedError)
+        """What a run's future raises when its worker or node was lost (`sweeps.failure_text`)."""
         self._owns_connection = not self._ray.is_initialized()
         if self._owns_connection:
+            if address not in (None, "auto", "local"):
+                wait_for_head(address, connect_timeout)  # ray.init would retry an unreachable head forever
             self._ray.init(address=address)
         self._options = {"num_cpus": num_cpus, "num_gpus": num_gpus, "max_retries": max_retries,
                          "retry_exceptions": False}

@@ -15,7 +15,7 @@ from aps_teach.agents import METHODS, AgentConfig, Learner, check_method
 from aps_teach.blame import BLAME_COLUMNS, ZeroShotBlame, zero_shot_blame
 from aps_teach.checks import check_int, check_seed
 from aps_teach.files import write_text_atomic
-from aps_teach.run_dir import RUN_FILES, RunDir
+from aps_teach.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
@@ -92,11 +92,31 @@ class GridworldResult:
     """Per-round metrics of each phase: {"pretrain": [...], "finetune": [...]}."""
 
 
+ROUNDED_STEPS = ("pretrain_steps", "finetune_steps", "identify_steps")
+"""The budgets a phase runs in whole rounds (every env plays to the round's end): rounded up, see
+`whole_rounds`."""
+
+
+def whole_rounds(budget: dict[str, int], config: TrainConfig, *, announce: bool = False) -> dict[str, int]:
+    """`budget` as the phases run it: each of `ROUNDED_STEPS` rounded up to whole rounds of `num_envs` x
+    `gridworld.MAX_EPISODE_STEPS` env steps. A run records this effective budget (config.json, sweep
+    records) and, with `announce`, says each number it rounded, so what a run claims is what it ran."""
+    size = config.num_envs * gridworld.MAX_EPISODE_STEPS
+    effective = {name: -(-steps // size) * size if name in ROUNDED_STEPS else steps
+                 for name, steps in budget.items()}
+    for name in budget:
+        if announce and effective[name] != budget[name]:
+            say(f"{name} {budget[name]:,} -> {effective[name]:,} env steps: whole rounds of "
+                f"{config.num_envs:,} envs x {gridworld.MAX_EPISODE_STEPS} steps")
+    return effective
+
+
 def check_run(level: str, budget: dict[str, int], config: TrainConfig | None = None, *,
-              method: str | None = None, seed: int | None = None) -> None:
-    """Raise ValueError for an unknown level or method, a step budget that is not a positive integer, a
-    negative seed, or (with `config`) a kNN k the minibatch cannot serve or phases whose replays would not
-    fit in free memory: everything a run can be refused for, before it writes anything."""
+              method: str | None = None, seed: int | None = None, announce: bool = False) -> dict[str, int]:
+    """Raise ValueError for an unknown level or method, a step budget that is not a positive integer, a seed
+    out of range, or (with `config`) a kNN k the minibatch cannot serve or phases whose replays would not fit
+    in free memory: everything a run can be refused for, before it writes anything. Returns the budget the
+    run will have: with `config`, `whole_rounds` of `budget` (said, with `announce`)."""
     if level not in gridworld.ENV_IDS:
         raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(gridworld.ENV_IDS)}")
     if method is not None:
@@ -105,10 +125,13 @@ def check_run(level: str, budget: dict[str, int], config: TrainConfig | None = N
         check_int(name, steps)
     if seed is not None:
         check_seed(seed)
-    if config is not None:
-        config = config if method is None else replace(config, agent=replace(config.agent, method=method))
-        config.agent.check_particles()
-        check_memory(level, budget if method != "dqn" else {**budget, "pretrain_steps": 0}, config)
+    if config is None:
+        return dict(budget)
+    config = config if method is None else replace(config, agent=replace(config.agent, method=method))
+    config.agent.check_particles()
+    effective = whole_rounds(budget, config, announce=announce)
+    check_memory(level, effective if method != "dqn" else {**effective, "pretrain_steps": 0}, config)
+    return effective
 
 
 def adaptation_rounds(rounds: int, points: int) -> set[int]:
@@ -169,22 +192,24 @@ def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = D
                   eval_episodes: int = DEFAULT_EVAL_EPISODES, config: TrainConfig | None = None,
                   run_dir: str | Path | None = None, resume: bool = False,
                   force: bool = False) -> GridworldResult:
-    """One full run. dqn skips pretraining and identification (zero-shot = its untrained policy); apt
-    skips identification (zero-shot = its pretrained policy). With `run_dir`, claims it (`claim_run`:
-    `resume` continues the run it holds from whatever its phases checkpointed, `force` replaces another
-    run) and writes config.json, pretrain/ and finetune/ (metrics.csv, checkpoint.pt) and summary.json."""
+    """One full run of the budget rounded up to whole rounds (`whole_rounds`: said when it changes, and
+    recorded). dqn skips pretraining and identification (zero-shot = its untrained policy); apt
+    skips identification (zero-shot = its pretrained policy). With `run_dir`, owns it for the run (a second
+    process is refused) and claims it (`claim_run`: `resume` continues the run it holds from whatever its
+    phases checkpointed, `force` replaces another run or starts a finished one over) and writes config.json,
+    pretrain/ and finetune/ (metrics.csv, checkpoint.pt) and summary.json."""
     budget = {"pretrain_steps": pretrain_steps, "finetune_steps": finetune_steps,
               "identify_steps": identify_steps, "eval_episodes": eval_episodes}
     config = config or TrainConfig()
-    check_run(level, budget, config, method=method, seed=seed)
+    budget = check_run(level, budget, config, method=method, seed=seed, announce=True)
     config = with_method(config, method)
     if run_dir is None:
         if resume:
             raise ValueError("resume continues a run directory: give run_dir")
         return run_pipeline(method, level, seed, budget, config)
-    run = RunDir(run_dir)
-    claim_run(run, run_record(method, level, seed, budget, config), resume=resume, force=force)
-    return run_pipeline(method, level, seed, budget, config, run)
+    with RunDir(run_dir) as run:
+        claim_run(run, run_record(method, level, seed, budget, config), resume=resume, force=force)
+        return run_pipeline(method, level, seed, budget, config, run)
 
 
 def run_record(method: str, level: str, seed: int, budget: dict[str, int], config: TrainConfig) -> dict:
@@ -199,11 +224,14 @@ def run_method(saved: dict) -> str:
 
 
 def claim_run(run: RunDir, record: dict, *, resume: bool, force: bool,
-              restart: tuple[str, ...] = RUN_FILES) -> dict:
+              restart: tuple[str, ...] = RUN_FILES, finished_hint: str | None = None) -> dict:
     """`RunDir.claim` for a gridworld run (the `RUN_SETTINGS` of its training config may change on resume);
-    the config the directory then holds."""
+    the config the directory then holds. Inside `with run:`, which owns the directory. A finished run is
+    refused with `finished_hint`, by default: score it with `aps-teach gridworld evaluate`, --resume or
+    --force."""
+    hint = finished_hint or f"score it with `aps-teach gridworld evaluate --out {run.path}`, {FINISHED_HINT}"
     return run.claim(record, resume=resume, force=force, restart=restart,
-                     ignore=[f"train.{name}" for name in RUN_SETTINGS])
+                     ignore=[f"train.{name}" for name in RUN_SETTINGS], finished_hint=hint)
 
 
 def run_pipeline(method: str, level: str, seed: int, budget: dict[str, int], config: TrainConfig,
@@ -283,6 +311,11 @@ def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
     return result_rows(spec, budget, config, result)
 
 
+FIGURE4_COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "phase": "str",
+                   "finetune_steps": "int", "success_rate": "float", "return": "float"}
+"""The columns of figure4.csv its readers need, and their kinds (`sweeps.read_rows`)."""
+
+
 def figure4_config(budget: dict[str, int]) -> dict:
     """Everything a Figure 4 sweep's runs depend on besides their spec: the budget and the training config
     (`run_gridworld_rows`'s). Recorded beside figure4.csv; its hash names the default results directory."""
@@ -293,11 +326,16 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
                       workers: int | None = None, executor: Executor | None = None,
                       progress: bool = True) -> SweepReport:
     """Every method x level x seed 0..num_seeds-1, in parallel, into out_dir/figure4.csv (resumable; a file
-    of another budget or config is refused); `study_plots.write_figure4` draws it (out_dir/figure4.png).
+    of another budget or config is refused); `study_plots.write_figure4` draws it (out_dir/figure4.png). The
+    budget is rounded up to whole rounds (`whole_rounds`, said), and recorded so.
     `out_dir=None`: `default_sweep_dir("figure4", figure4_config(budget))`.
 
     Runs on `executor` (e.g. `aps_teach.executors.make_executor("ray")`; left open) if given, else on
     `workers` local processes (default: one per core)."""
+    if not methods or not levels:
+        raise ValueError(f"a sweep needs at least one method and one level, got methods {list(methods)}, "
+                         f"levels {list(levels)}; methods: {', '.join(METHODS)}; levels: "
+                         f"{', '.join(gridworld.LEVELS)}")
     unknown = sorted(set(methods) - set(METHODS)) + sorted(set(levels) - set(gridworld.LEVELS))
     if unknown:
         raise ValueError(f"unknown methods or levels {unknown}; methods: {', '.join(METHODS)}; "
@@ -307,6 +345,9 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
     if executor is not None and workers is not None:
         raise ValueError("give workers (local processes) or an executor, not both")
     check_int("workers", workers, default="one per core")
+    for name, steps in budget.items():
+        check_int(name, steps)
+    budget = whole_rounds(budget, TrainConfig(progress=False), announce=True)
     config = figure4_config(budget)
     for method in methods:
         for level in levels:

@@ -1,10 +1,14 @@
-"""Atomic file writes: a result or checkpoint file is either the old one or the whole new one."""
+"""Atomic file writes: a result or checkpoint file is either the old one or the whole new one, and a disk too
+full for it is one clear error (`DiskFull`: the path and the bytes it needs) instead of a torch traceback."""
 
 from __future__ import annotations
 
 import csv
+import errno
+import io
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -13,14 +17,37 @@ from pathlib import Path
 import torch
 
 
+class DiskFull(OSError):
+    """Not enough free space for a file: its path, the bytes it needs and the bytes free (errno ENOSPC)."""
+
+    def __init__(self, path: str | os.PathLike, need: int, free: int):
+        super().__init__(errno.ENOSPC, f"not enough disk space to write it: it needs {_size(need)}, "
+                                       f"{_size(free)} free; free some space and run the command again (the "
+                                       "file it replaces, if any, is intact)", str(path))
+
+
+def _size(n: int) -> str:
+    return f"{n:,} bytes" if n < 10**6 else f"{n / 1e6:,.1f} MB"
+
+
+def check_disk(path: str | os.PathLike, need: int) -> None:
+    """`DiskFull` if the file system `path` would be written on has fewer than `need` bytes free."""
+    free = shutil.disk_usage(Path(path).parent).free
+    if need > free:
+        raise DiskFull(path, need, free)
+
+
 @contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, need: int = 0) -> Iterator[Path]:
     """Yield a temporary path beside `path`; on success, rename it onto `path` (else delete it).
 
-    The suffix is kept so libraries that pick a format from it (matplotlib, torch) still work.
+    `need`: the bytes the file will take (at least), checked against free disk space first; a write that
+    runs out of space (ENOSPC, or torch's 'file write failed' with less than `need` free) is `DiskFull`
+    too. The suffix is kept so libraries that pick a format from it (matplotlib, torch) still work.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    check_disk(path, need)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
     os.close(fd)
     umask = os.umask(0)
@@ -29,6 +56,15 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; give it a normal file's mode
         os.replace(tmp, path)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskFull(path, need, shutil.disk_usage(path.parent).free) from None
+        raise
+    except RuntimeError as error:  # torch.save reports a failed write as a RuntimeError
+        free = shutil.disk_usage(path.parent).free
+        if "file write failed" in str(error) and free < max(need, 1):
+            raise DiskFull(path, need, free) from None
+        raise
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -36,23 +72,42 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write a whole text file atomically."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(text)
+    data = text.encode()
+    with atomic_path(path, len(data)) as tmp:
+        tmp.write_bytes(data)
+
+
+def csv_text(rows: Sequence[dict], columns: Sequence[str] | None = None) -> str:
+    """Dict rows as the text of a CSV file; columns default to every key, in first-seen order."""
+    columns = list(dict.fromkeys(key for row in rows for key in row)) if columns is None else list(columns)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(rows)
+    return text.getvalue()
 
 
 def write_csv_atomic(path: str | os.PathLike, rows: Sequence[dict],
                      columns: Sequence[str] | None = None) -> None:
-    """Write dict rows as a whole CSV file atomically; columns default to every key, in first-seen order."""
-    columns = list(dict.fromkeys(key for row in rows for key in row)) if columns is None else list(columns)
-    with atomic_path(path) as tmp, tmp.open("w", newline="") as file:
-        writer = csv.DictWriter(file, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
+    """Write dict rows as a whole CSV file atomically (`csv_text`)."""
+    write_text_atomic(path, csv_text(rows, columns))
+
+
+def tensor_bytes(state) -> int:
+    """Bytes of the tensors in a (nested) checkpoint state: what `torch.save` writes at least."""
+    if isinstance(state, torch.Tensor):
+        return state.numel() * state.element_size()
+    if isinstance(state, dict):
+        return sum(tensor_bytes(value) for value in state.values())
+    if isinstance(state, list | tuple):
+        return sum(tensor_bytes(value) for value in state)
+    return 0
 
 
 def save_checkpoint(path: str | os.PathLike, state: dict) -> None:
-    """`torch.save` a checkpoint atomically: an interrupted save leaves the previous checkpoint intact."""
-    with atomic_path(path) as tmp:
+    """`torch.save` a checkpoint atomically: an interrupted save leaves the previous checkpoint intact, and a
+    disk without room for its tensors is `DiskFull` before anything is written."""
+    with atomic_path(path, tensor_bytes(state)) as tmp:
         torch.save(state, tmp)
 
 

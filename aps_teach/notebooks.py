@@ -36,25 +36,35 @@ def install_requirement() -> str:
     return f"aps-teach @ git+{REPOSITORY}@{release_tag()}"
 
 
-def install_cell() -> str:
-    """The source of every notebook's first code cell: on Colab, pip-install the pinned release (errors
-    shown), then ask for a restart if that upgraded a package Colab had preinstalled. `%pip` is spelled
-    `run_line_magic("pip", ...)` so that it can sit under the `if`: outside Colab the cell does nothing."""
+def install_cell(requirement: str | None = None) -> str:
+    """The source of every notebook's first code cell: on Colab, pip-install `requirement` (default: the
+    pinned release, `install_requirement`); if pip fails, stop the notebook with one line naming what could
+    not be installed and pip's own last error (an exception whose `_render_traceback_`, IPython's hook, is
+    that line, so Run All stops there instead of failing later on `import aps_teach`); then ask for a
+    restart if the install upgraded a package Colab had preinstalled. Outside Colab the cell does nothing."""
     return f"""# On Colab, this installs the course's library at the release these notebooks were run with.
 # Elsewhere it does nothing: install once from the repository instead (pip install -e .).
 import sys
 
 if "google.colab" in sys.modules:
+    import subprocess
     from importlib.metadata import distributions
 
-    from IPython import get_ipython
+    class InstallFailed(Exception):
+        def _render_traceback_(self):  # IPython shows this one line instead of a traceback
+            return [str(self)]
 
     def versions():
         return {{d.metadata["Name"].lower(): d.version for d in distributions()}}
 
     before = versions()
-    requirement = "{install_requirement()}"
-    get_ipython().run_line_magic("pip", f'install "{{requirement}}"')  # %pip install, errors shown
+    requirement = "{requirement or install_requirement()}"
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--no-color", requirement],
+                         capture_output=True, text=True)
+    if pip.returncode != 0:
+        said = [line for line in pip.stderr.splitlines() if line.strip()] or ["pip printed no error"]
+        errors = [line for line in said if line.startswith("ERROR")] or said
+        raise InstallFailed(f"aps-teach could not be installed from {{requirement}}: {{errors[-1]}}")
     upgraded = [f"{{name}} {{before[name]}} -> {{new}}" for name, new in versions().items()
                 if before.get(name, new) != new]
     if upgraded:

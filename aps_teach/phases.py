@@ -1,17 +1,19 @@
 """What a training phase does the same way in both wings (`aps_teach.train`, `aps_teach.atari.train`): the
-epsilon schedule, the torch thread limit while it runs, and the check that a checkpoint is of the run
-resuming it. The phases' names and random streams are `aps_teach.seeds`'.
+epsilon schedule, the torch thread limit while it runs, the check that a checkpoint is of the run resuming
+it, and its metrics.csv put back as the checkpoint has it. The phases' names and random streams are
+`aps_teach.seeds`'.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import torch
 
-from aps_teach.run_dir import config_differences, describe_differences
+from aps_teach.files import csv_text, write_text_atomic
+from aps_teach.run_dir import PHASE_NAMES, config_differences, describe_differences, say
 
 
 def linear_schedule(start: float, end: float, duration: float, step: int) -> float:
@@ -49,3 +51,31 @@ def check_checkpoint(path: Path | None, saved: Mapping, expected: Mapping, *, ig
         raise ValueError(f"checkpoint {path} is not of this run: "
                          f"{describe_differences(diff, 'checkpoint', 'this run')}"
                          + "".join(f"; {line}" for line in advice))
+
+
+def restore_metrics(path: Path, rows: Sequence[dict], columns: Sequence[str], phase: str) -> None:
+    """On resume, make the phase's metrics.csv at `path` the checkpoint's `rows` (as checkpoints are the
+    truth of a resumed run) and say what that repaired: a file missing, unreadable or cut short, or rows
+    written after the checkpoint (their steps are run again). Nothing is said or written when it matches,
+    or when the checkpoint has no row yet."""
+    if not rows:
+        return
+    expected = csv_text(rows, columns)
+    try:
+        found = path.read_bytes().decode() if path.exists() else None  # line ends as written
+    except (OSError, UnicodeDecodeError) as error:
+        found, reason = "", f"was unreadable ({error})"
+    else:
+        reason = "was missing" if found is None else ""
+    if found == expected:
+        return
+    if not reason:
+        if found.startswith(expected):
+            extra = len(found[len(expected):].splitlines())
+            reason = f"had {extra} row(s) written after the checkpoint (those steps are run again)"
+        elif expected.startswith(found):
+            reason = "was cut short"
+        else:
+            reason = "did not match the checkpoint's rows"
+    write_text_atomic(path, expected)
+    say(f"{PHASE_NAMES[phase]}: {path} {reason}; rewritten from the checkpoint ({len(rows)} rows)")

@@ -52,8 +52,8 @@ class QuickstartConfig:
     identify_steps: int = DEFAULT_IDENTIFY_STEPS
     eval_episodes: int = DEFAULT_EVAL_EPISODES
     force: bool = False
-    """Replace a run of another config in OUT (its checkpoints and results are deleted); a run of this
-    config there is started over without it."""
+    """Replace the run in OUT (its checkpoints and results are deleted): a run of another config, or a
+    finished one (without --force, a finished run is kept and the command refused)."""
     train: TrainConfig = field(default_factory=TrainConfig)
 
 
@@ -75,26 +75,28 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
     draws: the pretrained snapshot, w and a greedy episode before and after fine-tuning."""
     budget = {"pretrain_steps": config.pretrain_steps, "finetune_steps": config.finetune_steps,
               "identify_steps": config.identify_steps, "eval_episodes": config.eval_episodes}
-    check_run(config.level, budget, config.train, method=config.method, seed=config.seed)
+    budget = check_run(config.level, budget, config.train, method=config.method, seed=config.seed,
+                       announce=True)
     train = with_method(config.train, config.method)
     out = Path(config.out)
-    claim_run(RunDir(out), run_record(config.method, config.level, config.seed, budget, train), resume=False,
-              force=config.force)
     kept: list[Snapshot] = []
 
     def keep_last(end: RoundEnd) -> None:
         if end.round == end.rounds:
             kept.append(take_snapshot(end, config.level, max_particles=2000, seed=config.seed))
 
-    start = time.perf_counter()
-    learner, log = pretrain(config.method, config.level, config.pretrain_steps, config.seed, train,
-                            run_dir=out / "pretrain", on_round=keep_last)
-    result = adapt_and_score(learner, config.method, config.level, seed=config.seed, pretrain_log=log,
-                             start=start, finetune_steps=config.finetune_steps,
-                             identify_steps=config.identify_steps, eval_episodes=config.eval_episodes,
-                             config=train, run_dir=out)
-    write_text_atomic(out / "summary.json", json.dumps(
-        {k: v for k, v in asdict(result).items() if k != "metrics"}, indent=2))
+    with RunDir(out) as run:
+        claim_run(run, run_record(config.method, config.level, config.seed, budget, train), resume=False,
+                  force=config.force, finished_hint="give --force to run it again, or another --out")
+        start = time.perf_counter()
+        learner, log = pretrain(config.method, config.level, budget["pretrain_steps"], config.seed, train,
+                                run_dir=out / "pretrain", on_round=keep_last)
+        result = adapt_and_score(learner, config.method, config.level, seed=config.seed, pretrain_log=log,
+                                 start=start, finetune_steps=budget["finetune_steps"],
+                                 identify_steps=budget["identify_steps"], eval_episodes=config.eval_episodes,
+                                 config=train, run_dir=out)
+        write_text_atomic(out / "summary.json", json.dumps(
+            {k: v for k, v in asdict(result).items() if k != "metrics"}, indent=2))
     snapshot, w = kept[0], torch.tensor(result.task_w)
     zero_shot = greedy_rollout(snapshot.learner, config.level, w, config.seed,
                                gpi=snapshot.learner.config.gpi)

@@ -6,10 +6,14 @@
     OUT/finetune/          the same for fine-tuning
     OUT/summary.json ...   the results (gridworld: summary.json; Atari: task.json, scores.csv)
 
-`RunDir.claim` is the only way in: a directory holding another run's config is refused (nothing changed)
-unless `force`, which replaces that run; `resume` continues the run whose config matches, from whatever
-phase checkpoints exist; a new run in a directory of the same run starts it over. Stale results never mix
-with a new config: a claim that starts over removes the run files it restarts *before* writing config.json.
+One owner: `with RunDir(out) as run:` holds the directory's lock (`aps_teach.locks.owning`) for the block,
+so a second process writing the same directory is refused with the owner's pid and nothing changed.
+`RunDir.claim`, inside that block, is the only way in: a directory holding another run's config is refused
+(nothing changed) unless `force`, which replaces that run; `resume` continues the run whose config matches,
+from whatever phase checkpoints exist; the same run again without `resume` is refused if it would delete a
+finished phase or results (`--force` starts it over) and otherwise starts the unfinished run over. Stale
+results never mix with a new config: a claim that starts over removes the run files it restarts *before*
+writing config.json.
 """
 
 from __future__ import annotations
@@ -19,16 +23,22 @@ import shlex
 import shutil
 import sys
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from aps_teach.cli_errors import Interrupted
+from aps_teach.cli_errors import Interrupted, check_out
 from aps_teach.files import load_checkpoint, write_text_atomic
+from aps_teach.locks import holds, owning
 
 CONFIG = "config.json"
 RUN_FILES = ("pretrain", "finetune", "summary.json", "task.json", "scores.csv", "overview.png")
 """What a run writes besides config.json; a claim that starts a run over removes these and nothing else."""
+RESULTS = ("summary.json", "scores.csv")
+"""The results files of a run (gridworld, Atari): a run holding one has something to lose."""
+FINISHED_HINT = ("continue it with --resume (finished phases are loaded, not trained again), or start it "
+                 "over with --force")
+"""What a refusal to start a finished run over says to do instead (`RunDir.claim`)."""
 PHASE_NAMES = {"pretrain": "pretraining", "finetune": "fine-tuning"}
 """The phases with a directory and checkpoint in a run (all of `seeds.PHASES` but identify and evaluate),
 as a status line names them."""
@@ -70,9 +80,21 @@ class RunDir:
     """A run's directory: its config.json, its phases' checkpoints, its results (see the module docstring)."""
 
     def __init__(self, path: str | Path, resume: bool = False):
+        check_out(path)
         self.path = Path(path)
         self.resume = resume
         """Whether the claim was a --resume: `resumes(phase)` continues a phase from its checkpoint."""
+        self._owners: list[AbstractContextManager] = []
+
+    def __enter__(self) -> RunDir:
+        """Own the directory (created if missing) until the block ends: `locks.owning`."""
+        owner = owning(self.path)
+        owner.__enter__()
+        self._owners.append(owner)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._owners.pop().__exit__(*exc)
 
     @property
     def config_path(self) -> Path:
@@ -119,16 +141,20 @@ class RunDir:
         return saved
 
     def claim(self, config: dict, *, resume: bool = False, force: bool = False, ignore: Collection[str] = (),
-              restart: Sequence[str] = RUN_FILES) -> dict:
+              restart: Sequence[str] = RUN_FILES, finished_hint: str = FINISHED_HINT) -> dict:
         """Make this directory hold the run `config` (a JSON-able dict) and return the config it holds.
 
-        Call it after every input is checked: it is the first write. Against a config.json already there
-        (fields in both compared, `ignore` excepted): another run is refused, naming the differing fields,
-        unless `force`; the same run is continued with `resume` (fields it lacks are added) or else started
-        over. Forced or started over, the `restart` files go first; a claim restarting every run file then
-        writes `config` alone, one restarting a phase (finetune) updates the saved config with it. Without
-        config.json, a directory holding run files is refused unless `force`.
+        Call it inside `with RunDir(...)` (the directory's owner) after every input is checked: it is the
+        first write. Against a config.json already there (fields in both compared, `ignore` excepted):
+        another run is refused, naming the differing fields, unless `force`; the same run is continued with
+        `resume` (fields it lacks are added), refused if starting it over would delete a finished phase or
+        results among `restart` (`finished`; the message ends with `finished_hint`, what to do instead),
+        else started over. Forced or started over, the `restart` files go first; a claim restarting every
+        run file then writes `config` alone, one restarting a phase (finetune) updates the saved config with
+        it. Without config.json, a directory holding run files is refused unless `force`.
         """
+        if not holds(self.path):
+            raise RuntimeError(f"claim {self.path} inside `with RunDir(...)`, which owns it")
         if resume and force:
             raise ValueError("--resume continues the run in --out, --force replaces it: give one of them")
         self.resume = resume
@@ -159,12 +185,31 @@ class RunDir:
             say(f"resuming {self.path}: {self.standing()}")
             merged = {**config, **saved}
         else:
+            finished = self.finished(restart)
+            if finished and not force:
+                raise ValueError(f"{self.path} holds this run, {'; '.join(finished)}, which this command "
+                                 f"would start over: nothing was changed; {finished_hint}")
             removed = self._remove(restart)
             if removed:
-                say(f"starting over in {self.path}: removed {', '.join(removed)} (--resume would have "
-                    "continued from them)")
+                why = "--force" if force else "--resume would have continued from them"
+                say(f"starting over in {self.path}: removed {', '.join(removed)} ({why})")
             merged = config if whole else {**config, **saved}
         return self._write(merged) if merged != saved else saved
+
+    def finished(self, names: Sequence[str] = RUN_FILES) -> list[str]:
+        """What of `names` holds finished work: phases whose checkpoint reached the phase's end, results files
+        present (a corrupt checkpoint counts as unfinished: there is nothing in it to keep)."""
+        done = []
+        for phase in PHASE_NAMES:
+            if phase in names:
+                try:
+                    progress = self.phase_progress(phase)
+                except ValueError:
+                    continue
+                if progress is not None and None not in progress and progress[0] >= progress[1]:
+                    done.append(self.phase_standing(phase))
+        present = [name for name in RESULTS if name in names and (self.path / name).exists()]
+        return done + ([f"results in {', '.join(present)}"] if present else [])
 
     def _present(self, names: Sequence[str]) -> list[str]:
         return [name for name in names if (self.path / name).exists()]

@@ -37,6 +37,7 @@ from aps_teach.experiments import (
     adapt_and_score,
 )
 from aps_teach.files import write_csv_atomic, write_text_atomic
+from aps_teach.locks import owning
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
@@ -49,7 +50,13 @@ from aps_teach.sweeps import (
     with_overrides,
 )
 from aps_teach.train import TrainConfig, evaluate, identify_task, new_learner, pretrain
-from aps_teach.transfer import DEFAULT_TRANSFER_EPISODES, dead_units, feature_spread, run_transfer
+from aps_teach.transfer import (
+    DEFAULT_TRANSFER_EPISODES,
+    TRANSFER_COLUMNS,
+    dead_units,
+    feature_spread,
+    run_transfer,
+)
 
 
 @dataclass(frozen=True)
@@ -81,9 +88,10 @@ class StudyGrid:
     train: TrainConfig = field(default_factory=lambda: TrainConfig(progress=False))
 
     def __post_init__(self) -> None:
-        if not self.pretrain_steps or not self.feature_dims or not self.identify_steps or self.seeds < 1:
-            raise ValueError("a study needs pretraining budgets, feature dimensions, identification budgets "
-                             "and at least one seed")
+        if (not self.methods or not self.levels or not self.pretrain_steps or not self.feature_dims
+                or not self.identify_steps or self.seeds < 1):
+            raise ValueError("a study needs methods, levels, pretraining budgets, feature dimensions, "
+                             "identification budgets and at least one seed")
 
     def level_specs(self) -> list[RunSpec]:
         specs = []
@@ -164,6 +172,15 @@ def transfer_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     return [{**row, **swept} for row in report.rows]
 
 
+LEVEL_COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "pretrain_steps": "int",
+                 "feature_dim": "int", "gamma": "float", "phase": "str", "identify_steps": "int",
+                 "finetune_steps": "int", "success_rate": "float"}
+"""The columns of study_levels.csv its readers need (`sweeps.read_rows`)."""
+STUDY_TRANSFER_COLUMNS = {"run_key": "str", **TRANSFER_COLUMNS, "feature_dim": "int", "gamma": "float",
+                          "pretrain_steps": "int"}
+"""The columns of study_transfer.csv its readers need."""
+
+
 @dataclass
 class StudyReport:
     levels: SweepReport
@@ -175,21 +192,23 @@ class StudyReport:
 
 def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = None,
               progress: bool = True) -> StudyReport:
-    """Both sweeps of `grid` into OUT (resumable), then OUT/summary.csv from everything in OUT."""
+    """Both sweeps of `grid` into OUT (resumable), then OUT/summary.csv from everything in OUT; OUT is owned
+    for the study (`locks.owning`: a second writer is refused)."""
     out = Path(out_dir)
     sweeps = [(grid.level_specs(), partial(level_rows, grid=grid), out / "study_levels.csv"),
               (grid.transfer_specs(), partial(transfer_rows, grid=grid), out / "study_transfer.csv")]
     for _, run, results in sweeps:  # both refused or both run: study_grid.json describes both files
         check_results(results, default_sweep_config(run))
     check_int("workers", workers, default="one per core")
-    write_text_atomic(out / "study_grid.json", json.dumps(asdict(grid), indent=2, default=str))
-    executor = local_executor(workers)
-    try:
-        levels, transfer = (run_sweep(specs, run, results, executor=executor, progress=progress)
-                            for specs, run, results in sweeps)
-    finally:
-        executor.shutdown(cancel_futures=True)
-    return StudyReport(levels, transfer, write_study_summary(out))
+    with owning(out):
+        write_text_atomic(out / "study_grid.json", json.dumps(asdict(grid), indent=2, default=str))
+        executor = local_executor(workers)
+        try:
+            levels, transfer = (run_sweep(specs, run, results, executor=executor, progress=progress)
+                                for specs, run, results in sweeps)
+        finally:
+            executor.shutdown(cancel_futures=True)
+        return StudyReport(levels, transfer, write_study_summary(out))
 
 
 def study_rows(out_dir: str | Path) -> tuple[list[dict], list[dict], dict]:
@@ -197,7 +216,8 @@ def study_rows(out_dir: str | Path) -> tuple[list[dict], list[dict], dict]:
     (OUT/study_grid.json, `StudyGrid` as a dict)."""
     out = Path(out_dir)
     grid = json.loads((out / "study_grid.json").read_text())
-    return read_rows(out / "study_levels.csv"), read_rows(out / "study_transfer.csv"), grid
+    return (read_rows(out / "study_levels.csv", LEVEL_COLUMNS),
+            read_rows(out / "study_transfer.csv", STUDY_TRANSFER_COLUMNS), grid)
 
 
 def write_study_summary(out_dir: str | Path) -> list[Path]:

@@ -12,8 +12,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from aps_teach.aps_parts import ARMS, arm_name
+from aps_teach.aps_parts import COLUMNS as PARTS_COLUMNS
 from aps_teach.aps_parts import RESULTS as PARTS_RESULTS
+from aps_teach.experiments import FIGURE4_COLUMNS
 from aps_teach.finetune_study import ARMS as FINETUNE_ARMS
+from aps_teach.finetune_study import COLUMNS as FINETUNE_COLUMNS
 from aps_teach.finetune_study import RESULTS as FINETUNE_RESULTS
 from aps_teach.plots import method_colour, save_figure
 from aps_teach.stats import mean_with_ci, solved_count, summarise
@@ -385,19 +388,19 @@ def _write(fig, path: Path) -> Path:
 def write_figure4(out_dir: str | Path, methods: Sequence[str] | None = None,
                   levels: Sequence[str] | None = None) -> Path | None:
     """OUT/figure4.png: `plot_figure4` of every row in OUT/figure4.csv; None while it holds no row."""
-    rows = read_rows(Path(out_dir) / "figure4.csv")
+    rows = read_rows(Path(out_dir) / "figure4.csv", FIGURE4_COLUMNS)
     return _write(plot_figure4(rows, methods, levels), Path(out_dir) / "figure4.png") if rows else None
 
 
 def write_parts_figure(out_dir: str | Path) -> Path | None:
     """OUT/aps_parts.png: `plot_parts` of OUT/aps_parts.csv; None while it holds no row."""
-    rows = read_rows(Path(out_dir) / PARTS_RESULTS)
+    rows = read_rows(Path(out_dir) / PARTS_RESULTS, PARTS_COLUMNS)
     return _write(plot_parts(rows), Path(out_dir) / "aps_parts.png") if rows else None
 
 
 def write_finetune_figure(out_dir: str | Path) -> Path | None:
     """OUT/finetune.png: `plot_finetune` of OUT/finetune.csv; None while it holds no row."""
-    rows = read_rows(Path(out_dir) / FINETUNE_RESULTS)
+    rows = read_rows(Path(out_dir) / FINETUNE_RESULTS, FINETUNE_COLUMNS)
     return _write(plot_finetune(rows), Path(out_dir) / "finetune.png") if rows else None
 
 

@@ -33,7 +33,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,8 @@ from tqdm.auto import tqdm
 from aps_teach import __version__
 from aps_teach.checks import check_int
 from aps_teach.files import write_csv_atomic, write_text_atomic
-from aps_teach.run_dir import config_differences
+from aps_teach.locks import owning
+from aps_teach.run_dir import config_differences, say
 
 PARENT_CHECK_SECONDS = 0.5
 """How often a local worker checks that its driver is alive (it exits when the driver has died)."""
@@ -83,30 +84,100 @@ class SweepReport:
     skipped: list[str] = field(default_factory=list)
     """Keys of the runs whose rows were already in the results file."""
     failures: dict[str, str] = field(default_factory=dict)
-    """Key -> traceback of each run that raised (still pending: the next call retries it)."""
+    """Key -> what went wrong with each run that failed (`failure_text`: the traceback of a run that raised,
+    one line for a worker that died); still pending: the next call retries it."""
 
 
-def read_rows(path: str | os.PathLike) -> list[dict[str, str]]:
-    """The whole rows of a results CSV (empty if the file does not exist yet); a torn last row is left out
-    with a warning."""
-    rows, torn = read_results(path)
+TIMING_COLUMNS = ("run_seconds", "wall_seconds", "package_version")
+"""Columns of a results row that may differ between two copies of the same run's row."""
+KINDS = {"str": "text", "int": "an integer", "float": "a number", "float?": "a number or empty",
+         "bool": "True or False"}
+"""What a column of `read_rows`' `columns` may hold (the row's value as `csv` reads it, a string)."""
+
+
+def read_rows(path: str | os.PathLike, columns: Mapping[str, str] | None = None) -> list[dict[str, str]]:
+    """The whole rows of a results CSV (empty if the file does not exist yet), checked as `read_results`
+    does; a torn last row is left out with a warning."""
+    rows, torn = read_results(path, columns)
     if torn is not None:
         warnings.warn(f"{path}: its last row is cut short; left out", stacklevel=2)
     return rows
 
 
-def read_results(path: str | os.PathLike) -> tuple[list[dict[str, str]], dict | None]:
+def read_results(path: str | os.PathLike,
+                 columns: Mapping[str, str] | None = None) -> tuple[list[dict[str, str]], dict | None]:
     """(whole rows, the torn last row or None) of a results CSV. Every row `write_csv_atomic` writes ends
-    in a line break and has every column; a last row without them was cut short."""
+    in a line break and has every column; a last row without them was cut short.
+
+    `columns` (name -> kind, a key of `KINDS`): the columns the reader needs; a file without one of them, or
+    with a value not of its kind, is a ValueError of one line naming the file, the row and the column. In a
+    sweep's file (a run_key column) a run's rows count once: rows repeating an earlier row (timings aside),
+    or a run's rows appearing again after another run's, are left out with a message (`drop_repeats`)."""
     path = Path(path)
     if not path.exists():
         return [], None
     with path.open(newline="") as file:
         text = file.read()
-    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows = list(reader)
+    torn = None
     if rows and (not text.endswith("\n") or None in rows[-1] or None in rows[-1].values()):
-        return rows[:-1], rows[-1]
-    return rows, None
+        rows, torn = rows[:-1], rows[-1]
+    check_columns(path, reader.fieldnames or [], rows, columns or {})
+    return drop_repeats(path, rows), torn
+
+
+def check_columns(path: Path, header: Sequence[str], rows: Sequence[dict[str, str]],
+                  columns: Mapping[str, str]) -> None:
+    """ValueError in one line if the CSV at `path` lacks one of `columns` or a row's value is not of its
+    column's kind (see `KINDS`)."""
+    missing = [name for name in columns if name not in header]
+    if missing:
+        raise ValueError(f"{path} has no column {', '.join(map(repr, missing))} (its columns: "
+                         f"{', '.join(header) or 'none'}): not a results file of this version, or edited; "
+                         "regenerate it or restore the column")
+    for number, row in enumerate(rows, start=2):
+        for name, kind in columns.items():
+            if not _is_kind(row[name], kind):
+                raise ValueError(f"{path}, row {number}: column {name!r} holds {row[name]!r}, not "
+                                 f"{KINDS[kind]}")
+
+
+def _is_kind(value: str, kind: str) -> bool:
+    if kind == "str":
+        return True
+    if kind == "bool":
+        return value in ("True", "False")
+    if kind == "float?" and value == "":
+        return True
+    try:
+        int(value) if kind == "int" else float(value)
+    except ValueError:
+        return False
+    return True
+
+
+def drop_repeats(path: Path, rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """A sweep file's rows with each run counted once: a row equal to an earlier one (timing columns aside),
+    and every row of a run whose rows already ended earlier in the file (the run appended twice), are
+    left out, saying which (the first rows of a run are its own). Files without a run_key column are
+    returned as they are."""
+    if not rows or "run_key" not in rows[0]:
+        return rows
+    kept, seen, ended, current, again, dropped = [], set(), set(), None, False, []
+    for number, row in enumerate(rows, start=2):
+        if row["run_key"] != current:
+            ended.add(current)
+            current, again = row["run_key"], row["run_key"] in ended
+        identity = tuple((key, value) for key, value in row.items() if key not in TIMING_COLUMNS)
+        if again or identity in seen:
+            dropped.append(f"{number} ({row['run_key']})")
+            continue
+        seen.add(identity)
+        kept.append(row)
+    if dropped:
+        say(f"{path}: left out {len(dropped)} repeated row(s), row {', '.join(dropped)}: a run counts once")
+    return kept
 
 
 def sweep_config_path(results_csv: str | os.PathLike) -> Path:
@@ -249,8 +320,9 @@ def run_sweep(
 
     `run` must be a module-level function (it is pickled to the workers) returning the run's rows.
     `config` is what the runs depend on besides their spec (default: `default_sweep_config(run)`); a
-    results file of another configuration is refused (see the module docstring). Ctrl-C or an error here
-    stops `executor` (`stop_executor`) before it propagates.
+    results file of another configuration is refused (see the module docstring). The results file's
+    directory is owned for the sweep (`locks.owning`): a second sweep into it is refused, naming this
+    process. Ctrl-C or an error here stops `executor` (`stop_executor`) before it propagates.
     """
     keys = [spec.key for spec in specs]
     if len(set(keys)) != len(keys):
@@ -258,8 +330,16 @@ def run_sweep(
     results_csv = Path(results_csv)
     if results_csv.exists() and not results_csv.is_file():
         raise ValueError(f"results file {results_csv} is not a file")
-    claim_results(results_csv, default_sweep_config(run) if config is None else config)
-    rows, torn = read_results(results_csv)
+    with owning(results_csv.parent):
+        return _run_sweep(specs, run, results_csv, default_sweep_config(run) if config is None else config,
+                          executor, progress)
+
+
+def _run_sweep(specs: Sequence[RunSpec], run: Callable[[RunSpec], list[dict]], results_csv: Path,
+               config: Mapping, executor: Executor | None, progress: bool) -> SweepReport:
+    """`run_sweep` once its directory is owned."""
+    claim_results(results_csv, config)
+    rows, torn = read_results(results_csv, {"run_key": "str"})
     if torn is not None:  # the torn run's other rows are not all of its rows: do it again
         key = torn.get("run_key")
         rows = [row for row in rows if row.get("run_key") != key]
@@ -285,7 +365,7 @@ def run_sweep(
                 try:
                     new_rows, seconds = future.result()
                 except Exception as error:  # one failing run must not lose the others
-                    report.failures[spec.key] = "".join(traceback.format_exception(error))
+                    report.failures[spec.key] = failure_text(error, executor)
                     bar.set_postfix(failed=len(report.failures))
                     continue
                 rows += [{"run_key": spec.key, **row, "run_seconds": round(seconds, 3),
@@ -299,6 +379,17 @@ def run_sweep(
         if own_executor:
             executor.shutdown(cancel_futures=True)
     return report
+
+
+def failure_text(error: Exception, executor: Executor) -> str:
+    """What a sweep reports of a failed run: one line when its worker process died (killed, out of memory,
+    its machine gone: the local pool's `BrokenExecutor`, or the executor's own `lost_worker_errors`), which
+    leaves nothing of the run to trace; the traceback of a run that raised."""
+    if isinstance(error, (BrokenExecutor, *getattr(executor, "lost_worker_errors", ()))):
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        return (f"not finished: its worker process died ({type(error).__name__}"
+                f"{': ' + first if first else ''}); the same command runs it again")
+    return "".join(traceback.format_exception(error))
 
 
 def grid(methods: Iterable[str], levels: Iterable[str], seeds: Iterable[int],

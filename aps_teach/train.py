@@ -35,7 +35,7 @@ from aps_teach.env_batch import EnvBatch, EnvSource, as_spec, check_engine, make
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.inputs import InputColumns
 from aps_teach.memory import check_fits
-from aps_teach.phases import check_checkpoint, linear_schedule, single_thread
+from aps_teach.phases import check_checkpoint, linear_schedule, restore_metrics, single_thread
 from aps_teach.replay import NStepReplay
 from aps_teach.run_dir import PHASE_NAMES, say
 from aps_teach.seeds import round_seeds
@@ -177,9 +177,13 @@ def check_memory(source: EnvSource, budget: dict[str, int], config: TrainConfig)
             check_phase_memory(phase, budget[f"{phase}_steps"], config, horizon, obs)
 
 
+def _metrics_columns(rows: list[dict]) -> list[str]:
+    """metrics.csv's columns: round and env_steps, then the others in alphabetical order."""
+    return sorted({key for row in rows for key in row}, key=lambda c: (c not in ("round", "env_steps"), c))
+
+
 def _write_metrics(path: Path, rows: list[dict]) -> None:
-    columns = sorted({key for row in rows for key in row}, key=lambda c: (c not in ("round", "env_steps"), c))
-    write_csv_atomic(path, rows, columns)
+    write_csv_atomic(path, rows, _metrics_columns(rows))
 
 
 def env_batch(source: EnvSource, config: TrainConfig, *, reward_free: bool, absorbing_target: bool = False,
@@ -232,6 +236,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
         where = "finished, loaded" if first_round >= rounds else \
             f"resuming at env step {first_round * n * horizon:,} of {total:,}"
         say(f"{PHASE_NAMES[phase]}: {where} ({ckpt})")
+        restore_metrics(run_dir / "metrics.csv", log.metrics, _metrics_columns(log.metrics), phase)
     updates_per_step = cfg.updates_per_step if phase == "pretrain" else cfg.finetune_updates_per_step
     bar = tqdm(total=total, initial=first_round * n * horizon, disable=not cfg.progress,
                desc=f"{phase} {agent_cfg.method}", unit="step", unit_scale=True)

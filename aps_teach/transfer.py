@@ -193,6 +193,11 @@ class TransferReport:
     OUT/transfer.png from every such file in OUT)."""
 
 
+TRANSFER_COLUMNS = {"method": "str", "maze": "str", "seed": "int", "normalised_score": "float", "r2": "float",
+                    "identified": "int", "phi_spread": "float"}
+"""The columns of a transfer CSV its readers need (`sweeps.read_rows`)."""
+
+
 def summarise_transfer(rows: Sequence[dict]) -> dict:
     """Mean normalised score with its 95% bootstrap interval over all rows (tasks x seeds, treated as
     independent though the tasks of a seed share one pretraining), mean R^2 over the identified tasks,
@@ -213,7 +218,7 @@ def summarise_transfer(rows: Sequence[dict]) -> dict:
 def transfer_rows(out_dir: str | Path) -> list[dict]:
     """The rows of every OUT/<method>-<maze>.csv that exists (methods visr, aps; mazes of gridworld.MAZES)."""
     return [row for method in ("visr", "aps") for maze in gridworld.MAZES
-            for row in read_rows(Path(out_dir) / f"{method}-{maze}.csv")]
+            for row in read_rows(Path(out_dir) / f"{method}-{maze}.csv", TRANSFER_COLUMNS)]
 
 
 def _draw_tasks(layout: Layout, seeds: Sequence[int], num_tasks: int, num_boxes: int, box_size: int,

@@ -2,9 +2,9 @@
 
     python benchmarks/figure4_sweep.py [--seeds 10] [--workers 2] [--out DIR]
 
-Runs what `aps-teach gridworld sweep --methods visr apt aps dqn --levels easy hard deep --seeds 10 --workers 2`
-runs (default budgets, one single-threaded run per worker process), into a fresh temporary directory
-unless `--out` names an empty one (a results file already there would make the sweep skip its runs).
+Runs what `aps-teach gridworld sweep --methods visr apt aps dqn --levels easy hard deep --seeds 10
+--workers 2` runs (default budgets, one single-threaded run per worker process), into a fresh temporary
+directory unless `--out` names an empty one (a results file already there would make the sweep skip its runs).
 Prints the wall time and its ratio to 30 minutes, and the mean seconds per run of each method.
 """
 

@@ -12,6 +12,8 @@ return and the uniformly random policy's expected return, so a policy's score ca
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from gridworld.compiled import compile_level
@@ -40,9 +42,16 @@ def random_box_reward_map(layout: Layout, num_boxes: int, box_size: int, seed: i
     return grid
 
 
+def _check_horizon(horizon) -> None:
+    """ValueError unless `horizon` is a whole number of steps >= 1 (a negative one used to return 0.0)."""
+    if isinstance(horizon, bool) or not isinstance(horizon, numbers.Integral) or horizon < 1:
+        raise ValueError(f"horizon must be an integer >= 1 (steps), got {horizon!r}")
+
+
 def optimal_return(layout: Layout, reward_map, horizon: int) -> float:
     """max over policies of E[sum_{t<T} R(s_{t+1})] from a uniform start cell:
     V_T = 0, V_t(s) = max_a R(s') + V_{t+1}(s'), averaged over start states."""
+    _check_horizon(horizon)
     compiled = compile_level(layout, reward_map)
     value = np.zeros(len(compiled.states))
     for _ in range(horizon):
@@ -53,6 +62,7 @@ def optimal_return(layout: Layout, reward_map, horizon: int) -> float:
 def random_return(layout: Layout, reward_map, horizon: int) -> float:
     """E[sum_{t<T} R(s_{t+1})] of the uniformly random policy from a uniform start cell:
     V_T = 0, V_t(s) = mean_a R(s') + V_{t+1}(s')."""
+    _check_horizon(horizon)
     compiled = compile_level(layout, reward_map)
     value = np.zeros(len(compiled.states))
     for _ in range(horizon):

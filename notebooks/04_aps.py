@@ -44,16 +44,24 @@
 import sys
 
 if "google.colab" in sys.modules:
+    import subprocess
     from importlib.metadata import distributions
 
-    from IPython import get_ipython
+    class InstallFailed(Exception):
+        def _render_traceback_(self):  # IPython shows this one line instead of a traceback
+            return [str(self)]
 
     def versions():
         return {d.metadata["Name"].lower(): d.version for d in distributions()}
 
     before = versions()
     requirement = "aps-teach @ git+https://github.com/aps-teach/aps-teach@v0.1.0"
-    get_ipython().run_line_magic("pip", f'install "{requirement}"')  # %pip install, errors shown
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--no-color", requirement],
+                         capture_output=True, text=True)
+    if pip.returncode != 0:
+        said = [line for line in pip.stderr.splitlines() if line.strip()] or ["pip printed no error"]
+        errors = [line for line in said if line.startswith("ERROR")] or said
+        raise InstallFailed(f"aps-teach could not be installed from {requirement}: {errors[-1]}")
     upgraded = [f"{name} {before[name]} -> {new}" for name, new in versions().items()
                 if before.get(name, new) != new]
     if upgraded:

@@ -17,6 +17,7 @@ from aps_teach.atari.envs import AtariEnvs
 from aps_teach.atari.runs import run, start_run_dir
 from aps_teach.atari.train import augment_batch, load_learner, pretrain
 from aps_teach.batch import Batch
+from aps_teach.run_dir import RunDir
 
 TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3, k=3,
                    pretrain_steps=200, finetune_steps=100, min_replay_size=64, update_period=4,
@@ -232,17 +233,41 @@ def test_bad_input_is_a_clear_error(tmp_path):
 
 
 def test_run_directory_refuses_a_different_run_and_drops_a_stale_task(tmp_path):
-    start_run_dir(tmp_path, "pong", "aps", 0, tiny(), resume=False)
+    def claim(config, resume):
+        with RunDir(tmp_path) as run:
+            start_run_dir(run, "pong", "aps", 0, config, resume=resume)
+
+    claim(tiny(), resume=False)
     (tmp_path / "task.json").write_text('{"w": [1, 0, 0, 0, 0]}')
     before = (tmp_path / "config.json").read_text()
     with pytest.raises(ValueError, match=r"another run \(cannot resume it\): seed \(saved 0, this run 1\)"):
         run("pong", "aps", seed=1, config=tiny(), out=tmp_path, resume=True)
     with pytest.raises(ValueError, match=r"train.atari.gamma \(saved 0.99, this run 0.9\)"):
-        start_run_dir(tmp_path, "pong", "aps", 0, tiny(atari=replace(TINY, gamma=0.9)), resume=True)
-    start_run_dir(tmp_path, "pong", "aps", 0, tiny(device="cpu", threads=None, progress=True), resume=True)
+        claim(tiny(atari=replace(TINY, gamma=0.9)), resume=True)
+    claim(tiny(device="cpu", threads=None, progress=True), resume=True)
     assert (tmp_path / "config.json").read_text() == before and (tmp_path / "task.json").exists()
-    start_run_dir(tmp_path, "pong", "aps", 0, tiny(), resume=False)  # a new pretraining: w is stale
+    claim(tiny(), resume=False)  # a new pretraining: w is stale
     assert not (tmp_path / "task.json").exists()
+
+
+def test_a_missing_rom_or_a_replay_too_large_is_refused_before_anything_is_written(tmp_path, monkeypatch,
+                                                                                  capsys):
+    """Both used to write config.json first, so the corrected command was refused as another run."""
+    from aps_teach.cli import main
+
+    out = tmp_path / "run"
+    monkeypatch.setenv("ALE_ROMS_DIR", str(tmp_path))  # a ROM directory without pong.bin
+    assert main(["atari", "run", "--out", str(out), "--game", "pong"]) == 2
+    err = capsys.readouterr().err
+    assert f"the ROM of pong is missing ({tmp_path}/pong.bin); reinstall ale-py" in err
+    assert err.count("\n") == 1
+    assert not out.exists()
+    monkeypatch.delenv("ALE_ROMS_DIR")
+    assert main(["atari", "run", "--out", str(out), "--game", "pong", "--atari.pretrain-steps",
+                 "100000000000"]) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert "pretrain: the replay of 100,000,000,040 transitions needs" in err and "GB free on cpu" in err
+    assert not out.exists()
 
 
 def test_cli_pretrain_finetune_evaluate_give_the_library_numbers(pipeline, tmp_path, capsys):

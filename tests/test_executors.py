@@ -6,7 +6,9 @@ The Ray tests share one local Ray instance (2 CPUs, loopback only) and skip wher
 
 import os
 import signal
+import socket
 import sys
+import time
 from functools import partial
 from pathlib import Path
 
@@ -54,6 +56,45 @@ def test_options_of_the_other_executor_are_refused():
         make_executor("ray", workers=2)
     with pytest.raises(ValueError, match="max_retries >= 0"):
         make_executor("ray", max_retries=-1)
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("wing", ["gridworld", "atari"])
+def test_an_unreachable_ray_head_is_one_line_after_the_timeout_and_nothing_is_written(wing, tmp_path, capsys,
+                                                                                     monkeypatch):
+    """`--executor ray` with an address nobody answers used to retry forever, logging as it went (these run
+    before `local_ray` starts Ray in this process: a connected process would not look for a head)."""
+    from aps_teach.cli import main
+
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # as `local_ray`: Ray reads it on import
+    pytest.importorskip("ray")
+    address, out = f"127.0.0.1:{free_port()}", tmp_path / "out"
+    start = time.monotonic()
+    assert main([wing, "sweep", "--executor", "ray", "--ray-address", address, "--ray-timeout", "2",
+                 "--out", str(out)]) == 2
+    assert 1 <= time.monotonic() - start < 15
+    assert capsys.readouterr().err == (f"aps-teach {wing}: error: no Ray head answered at {address} within "
+                                       "2 s (Connection refused); check the address and `ray status` on the "
+                                       "head, or wait longer with --ray-timeout\n")
+    assert not out.exists()
+
+
+def test_waiting_for_a_ray_head_returns_once_it_answers_and_refuses_a_malformed_address():
+    from aps_teach.executors import wait_for_head
+
+    with socket.socket() as head:
+        head.bind(("127.0.0.1", 0))
+        head.listen()
+        wait_for_head(f"127.0.0.1:{head.getsockname()[1]}", 1)
+        wait_for_head(f"ray://127.0.0.1:{head.getsockname()[1]}", 1)
+    with pytest.raises(ValueError, match="Ray address 'headnode' is not auto or HOST:PORT"):
+        wait_for_head("headnode", 1)
 
 
 @pytest.fixture(scope="module")

@@ -54,6 +54,28 @@ def test_first_code_cell_is_the_install_cell(source):
     assert code[0].source == install_cell(), "paste aps_teach.notebooks.install_cell() and regenerate"
 
 
+def test_the_install_cell_stops_run_all_with_one_line_when_pip_fails(tmp_path):
+    """It used to go on after a failed %pip, so the next cell failed on `import aps_teach`."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    requirement = f"aps-teach @ file://{tmp_path}/not-published"
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("import sys, types\nsys.modules['google.colab'] = types.ModuleType('c')"),
+        nbformat.v4.new_code_cell(install_cell(requirement)),
+        nbformat.v4.new_code_cell("import aps_teach")])
+    with pytest.raises(CellExecutionError):
+        NotebookClient(notebook, timeout=300, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+    (error,) = notebook.cells[1].outputs
+    assert error.output_type == "error" and error.ename == "InstallFailed"
+    (line,) = error.traceback  # what the notebook shows: one line, no traceback
+    assert line.startswith(f"aps-teach could not be installed from {requirement}: ERROR: ")
+    assert "\n" not in line
+    assert "not-published" in line.split(": ERROR: ", 1)[1]  # pip's own reason
+    assert notebook.cells[2].outputs == [] and notebook.cells[2].execution_count is None  # never run
+
+
 def test_every_install_line_names_the_pinned_release():
     texts = [NOTEBOOK_DIR.parent / "README.md", *SOURCES]
     found = [(path.name, line) for path in texts for line in re.findall(r'"aps-teach @ git\+[^"]*"',

@@ -1,7 +1,10 @@
-"""Packaging: environment.yml and pyproject.toml cannot drift; gridworld stays independent of aps_teach."""
+"""Packaging: environment.yml and pyproject.toml cannot drift; gridworld stays independent of aps_teach; the
+README's set-up section states the supported PyTorch range and the number of tests as they are."""
 
 import ast
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -69,3 +72,22 @@ def test_pyproject_lists_every_package():
     on_disk = {".".join(path.parent.relative_to(ROOT).parts) for top in ("aps_teach", "gridworld")
                for path in (ROOT / top).rglob("__init__.py")}
     assert on_disk <= listed and listed - on_disk == {"aps_teach.results"}
+
+
+def setup_section() -> str:
+    text = (ROOT / "README.md").read_text()
+    return text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_states_the_supported_torch_range_of_pyproject():
+    assert f"`torch{pyproject_requirements()['torch']}`" in setup_section()
+
+
+def test_the_readme_states_the_number_of_tests_the_suite_collects():
+    """It said 560 while 698 were collected: the number is checked against a collection of the whole suite."""
+    stated = re.findall(r"([\d,]+) tests in about", setup_section())
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+               str(ROOT / "tests")]
+    collected = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    count = int(re.search(r"^(\d+) tests? collected", collected.stdout, re.MULTILINE).group(1))
+    assert [int(n.replace(",", "")) for n in stated] == [count], f"the suite collects {count} tests"

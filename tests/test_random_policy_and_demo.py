@@ -90,6 +90,25 @@ def test_demo_cli_writes_the_picture_and_prints_the_numbers(tmp_path, capsys):
     assert not (tmp_path / "bad.png").exists()
 
 
+def test_every_command_writes_under_runs_by_default_never_into_the_committed_results(tmp_path, monkeypatch,
+                                                                                   capsys):
+    """`demo` used to write results/demo/gridworlds.png into the checkout, which then shipped in the wheel."""
+    from aps_teach.cli_gridworld import Transfer
+    from aps_teach.demo import DemoConfig
+    from aps_teach.experiments import figure4_config
+    from aps_teach.quickstart import QuickstartConfig
+    from aps_teach.sweeps import default_sweep_dir
+
+    defaults = [DemoConfig().out, QuickstartConfig().out, Transfer().results_dir(),
+                default_sweep_dir("figure4", figure4_config({"pretrain_steps": 1}))]
+    assert [path.parts[0] for path in defaults] == ["runs"] * 4
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--episodes", "2", "--no-progress"]) == 0
+    assert [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")] == \
+        ["runs", "runs/demo", "runs/demo/gridworlds.png"]
+    assert capsys.readouterr().out.endswith("wrote runs/demo/gridworlds.png\n")
+
+
 def test_atomic_path_leaves_the_old_file_when_writing_fails(tmp_path):
     target = tmp_path / "result.txt"
     target.write_text("old")

@@ -123,3 +123,12 @@ def test_reward_maps_and_targets_do_not_mix():
         gridworld.make("open10")
     with pytest.raises(ValueError, match="unknown level 'maze'; valid levels: easy, hard, deep, open10, "):
         gridworld.make("maze")
+
+
+@pytest.mark.parametrize("horizon", [-5, 0, 2.5, True])
+def test_a_horizon_that_is_not_a_positive_number_of_steps_is_refused(horizon):
+    """A negative horizon used to give 0.0 for both references."""
+    layout = gridworld.resolve_level("open10")
+    for reference in (gridworld.optimal_return, gridworld.random_return):
+        with pytest.raises(ValueError, match=rf"horizon must be an integer >= 1 \(steps\), got {horizon!r}"):
+            reference(layout, np.ones(layout.shape), horizon)

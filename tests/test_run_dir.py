@@ -138,7 +138,7 @@ def test_resume_from_every_interruption_point_repeats_the_uninterrupted_run(refe
     assert files(out).keys() == before.keys()
 
 
-def test_resume_after_sigkill_mid_pretraining(reference, tmp_path):
+def test_resume_after_sigkill_mid_pretraining(reference, tmp_path, capsys):
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(Path(aps_teach.__file__).parents[1])}
     child = subprocess.Popen([sys.executable, "-m", "aps_teach", *run_argv(out)], env=env,
@@ -151,6 +151,98 @@ def test_resume_after_sigkill_mid_pretraining(reference, tmp_path):
         child.wait()
     assert child.returncode == -signal.SIGKILL and not (out / "summary.json").exists()
     assert main(run_argv(out, "--resume")) == 0
+    assert_same_run(reference, out)
+    assert f"taking over {out}: its last owner (pid {child.pid}) ended without releasing it" in \
+        capsys.readouterr().err
+
+
+def test_a_second_process_writing_a_running_run_is_refused_naming_its_pid(tmp_path, capsys):
+    """Two `run`s into one --out: the second, with or without --resume or --force, is refused while the
+    first runs (it used to start over, deleting the first's files as it wrote them)."""
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(Path(aps_teach.__file__).parents[1])}
+    long = [arg if arg != "400" else "40000" for arg in run_argv(out)]  # minutes of work: it is still running
+    child = subprocess.Popen([sys.executable, "-m", "aps_teach", *long], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        while child.poll() is None and not (out / "pretrain" / "metrics.csv").exists():
+            time.sleep(0.005)
+        for extra in ((), ("--resume",), ("--force", "--seed", "4")):
+            err = error_line([*long, *extra], capsys)
+            assert err == (f"aps-teach gridworld: error: {out} is in use by another aps-teach process "
+                           f"(pid {child.pid}): wait for it to end or stop it, then run this again (or give "
+                           "another --out)")
+        assert child.poll() is None and json.loads((out / "config.json").read_text())["seed"] == 1
+    finally:
+        child.kill()
+        child.wait()
+
+
+@pytest.mark.parametrize("command", ["run", "pretrain", "finetune", "sweep", "transfer", "atari run",
+                                     "atari sweep"])
+def test_every_command_that_writes_a_directory_is_refused_while_another_owns_it(command, reference, tmp_path,
+                                                                               capsys):
+    from test_locks import held_by_another_process
+
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    argv = {"run": run_argv(out, "--resume"),
+            "pretrain": ["gridworld", "pretrain", "--out", str(out), "--seed", "1", "--steps", "400", *TINY,
+                         "--resume"],
+            "finetune": ["gridworld", "finetune", "--out", str(out), "--resume"],
+            "sweep": ["gridworld", "sweep", "--out", str(out), "--seeds", "1", "--methods", "dqn", "--levels",
+                      "easy", "--finetune-steps", "3200"],
+            "transfer": ["gridworld", "transfer", "--out", str(out), "--seeds", "1", "--tasks", "1"],
+            "atari run": ["atari", "run", "--out", str(out), "--game", "pong"],
+            "atari sweep": ["atari", "sweep", "--out", str(out)]}[command]
+    with held_by_another_process(out) as pid:
+        before = files(out)
+        err = error_line(argv, capsys)
+        assert f"{out} is in use by another aps-teach process (pid {pid})" in err
+        assert files(out) == before
+
+
+def test_a_finished_run_is_never_started_over_without_force(reference, tmp_path, capsys):
+    """The same command again, without --resume, used to print "starting over" and delete the finished run;
+    it is refused, saying how to score, resume or start over, and --force starts it over."""
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    before = files(out)
+    err = error_line(run_argv(out), capsys)
+    assert err == (f"aps-teach gridworld: error: {out} holds this run, pretraining finished (400 env "
+                   "steps); fine-tuning finished (400 env steps); results in summary.json, which this "
+                   "command would start over: nothing was changed; score it with `aps-teach gridworld "
+                   f"evaluate --out {out}`, continue it with --resume (finished phases are loaded, not "
+                   "trained again), or start it over with --force")
+    err = error_line(["gridworld", "pretrain", "--out", str(out), "--seed", "1", "--steps", "400", *TINY],
+                     capsys)
+    assert "holds this run, pretraining finished (400 env steps); fine-tuning finished" in err
+    assert f"fine-tune it with `aps-teach gridworld finetune --out {out}`" in err
+    err = error_line(["gridworld", "finetune", "--out", str(out)], capsys)
+    assert "holds this run, fine-tuning finished (400 env steps); results in summary.json" in err
+    assert files(out) == before
+    assert main(run_argv(out, "--force")) == 0
+    assert "starting over in" in capsys.readouterr().err
+    assert_same_run(reference, out)
+
+
+def test_a_budget_is_rounded_up_to_whole_rounds_said_and_recorded(reference, tmp_path, capsys):
+    """300 pretraining steps of 2 envs run as 2 rounds of 2 x 100 = 400 steps: the run says so, records 400
+    (config.json and the checkpoint, where it used to record 300) and is the run of 400."""
+    out = tmp_path / "run"
+    budget = ["--pretrain-steps", "300", "--finetune-steps", "400", "--identify-steps", "101",
+              "--eval-episodes", "4"]
+    capsys.readouterr()
+    assert main(["gridworld", "run", "--out", str(out), "--seed", "1", *budget, *TINY]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if "whole rounds" in line] == [
+        "pretrain_steps 300 -> 400 env steps: whole rounds of 2 envs x 100 steps",
+        "identify_steps 101 -> 200 env steps: whole rounds of 2 envs x 100 steps"]
+    saved = json.loads((out / "config.json").read_text())
+    assert (saved["pretrain_steps"], saved["finetune_steps"], saved["identify_steps"]) == (400, 400, 200)
+    assert_same_run(reference, out)
+    # the same command resumes it (its budget rounds to the recorded one)
+    assert main(["gridworld", "run", "--out", str(out), "--seed", "1", *budget, *TINY, "--resume"]) == 0
     assert_same_run(reference, out)
 
 
@@ -269,6 +361,73 @@ def test_corrupt_config_and_checkpoint_are_named_with_the_reason(reference, tmp_
             assert f"corrupt checkpoint file {checkpoint}: {reason}" in err and "weights_only" not in err, err
 
 
+@pytest.mark.parametrize("damage, reason", [
+    (lambda path: path.unlink(), "was missing"),
+    (lambda path: path.write_bytes(path.read_bytes()[:-40]), "was cut short"),
+    (lambda path: path.write_bytes(path.read_bytes().replace(b",", b";", 3)),
+     "did not match the checkpoint's rows"),
+    (lambda path: path.write_bytes(path.read_bytes() + path.read_bytes().splitlines(keepends=True)[-1]),
+     "had 1 row(s) written after the checkpoint (those steps are run again)"),
+])
+def test_a_damaged_metrics_csv_is_rewritten_from_the_checkpoint_on_resume_and_said(damage, reason, reference,
+                                                                                     tmp_path, capsys):
+    """A deleted, truncated or corrupt metrics.csv used to stay so, unreported (a finished phase never
+    rewrites it); resume puts back the checkpoint's rows, as it does the weights."""
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    damage(out / "finetune" / "metrics.csv")
+    capsys.readouterr()
+    assert main(run_argv(out, "--resume")) == 0
+    err = capsys.readouterr().err
+    assert f"fine-tuning: {out}/finetune/metrics.csv {reason}; rewritten from the checkpoint (2 rows)" in err
+    assert "pretraining: " not in err.replace("pretraining: finished", "")  # the intact file is left alone
+    assert_same_run(reference, out)
+
+
+def test_a_full_disk_while_checkpointing_is_one_line_naming_the_file_and_the_bytes(reference, tmp_path,
+                                                                                   monkeypatch, capsys):
+    """It used to be torch's RuntimeError traceback; the run then continues with --resume once there is
+    room."""
+    from aps_teach import files as files_module
+
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(files_module.shutil, "disk_usage", lambda path: usage._replace(free=20_000))
+    out = tmp_path / "run"
+    err = error_line(run_argv(out), capsys)
+    need = files_module.tensor_bytes(torch.load(reference / "pretrain" / "checkpoint.pt", weights_only=True))
+    # (the first checkpoint, after round 1 of 2, holds a little less than the last)
+    assert err.startswith(f"aps-teach gridworld: error: {out}/pretrain/checkpoint.pt: not enough disk space "
+                          "to write it: it needs ") and "20,000 bytes free" in err, err
+    assert int(err.split("it needs ")[1].split(" bytes")[0].replace(",", "")) <= need
+    assert sorted(files(out)) == ["config.json", "pretrain/metrics.csv"]  # no checkpoint, no temporary file
+    monkeypatch.undo()
+    assert main(run_argv(out, "--resume")) == 0
+    assert_same_run(reference, out)
+
+
+def test_a_write_that_runs_out_of_space_midway_is_disk_full_and_keeps_the_old_file(tmp_path, monkeypatch):
+    from aps_teach import files as files_module
+
+    path = tmp_path / "checkpoint.pt"
+    files_module.save_checkpoint(path, {"w": torch.zeros(10)})
+    old = path.read_bytes()
+    usage = shutil.disk_usage(tmp_path)
+    free = iter([10**9, 100])  # room before the write, 100 bytes once it failed
+
+    def full_midway(state, target):
+        Path(target).write_bytes(b"partial")
+        raise RuntimeError("PytorchStreamWriter failed writing file data/0: file write failed")
+
+    monkeypatch.setattr(files_module.shutil, "disk_usage", lambda p: usage._replace(free=next(free)))
+    monkeypatch.setattr(files_module.torch, "save", full_midway)
+    with pytest.raises(files_module.DiskFull) as full:
+        files_module.save_checkpoint(path, {"w": torch.zeros(1000)})
+    assert str(full.value) == ("[Errno 28] not enough disk space to write it: it needs 4,000 bytes, 100 "
+                               "bytes free; free some space and run the command again (the file it replaces, "
+                               f"if any, is intact): '{path}'")
+    assert path.read_bytes() == old and sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]
+
+
 def test_claim_keeps_a_run_whole():
     """The claim's own rules, on a directory without training: the first write is config.json; a later
     command adds the fields it decides; another run is refused unless forced, which removes the old run's
@@ -277,19 +436,23 @@ def test_claim_keeps_a_run_whole():
 
     with tempfile.TemporaryDirectory() as tmp:
         run = RunDir(Path(tmp) / "out")
-        with pytest.raises(ValueError, match="give one of them"):
+        with pytest.raises(RuntimeError, match="inside `with RunDir"):
+            run.claim({"a": 1})  # only the directory's owner claims it
+        with pytest.raises(ValueError, match="give one of them"), run:
             run.claim({"a": 1}, resume=True, force=True)
-        assert not run.path.exists()  # nothing written on refusal
-        assert run.claim({"method": "aps", "pretrain_steps": 10}) == {"method": "aps", "pretrain_steps": 10}
-        (run.path / "pretrain").mkdir()
-        (run.path / "notes.txt").write_text("mine")
-        merged = run.claim({"method": "aps", "finetune_steps": 5}, resume=True)
-        assert merged == {"method": "aps", "pretrain_steps": 10, "finetune_steps": 5}
-        assert json.loads(run.config_path.read_text()) == merged and run.resumes("pretrain") is False
-        with pytest.raises(ValueError, match=r"method \(saved 'aps', this run 'apt'\)"):
-            run.claim({"method": "apt"})
-        assert run.claim({"method": "apt"}, force=True) == {"method": "apt"}  # a new run: its config alone
-        assert sorted(p.name for p in run.path.iterdir()) == ["config.json", "notes.txt"]
+        assert not run.path.exists()  # nothing written on refusal: not even the directory the lock made
+        with run:
+            first = {"method": "aps", "pretrain_steps": 10}
+            assert run.claim(first) == first
+            (run.path / "pretrain").mkdir()
+            (run.path / "notes.txt").write_text("mine")
+            merged = run.claim({"method": "aps", "finetune_steps": 5}, resume=True)
+            assert merged == {"method": "aps", "pretrain_steps": 10, "finetune_steps": 5}
+            assert json.loads(run.config_path.read_text()) == merged and run.resumes("pretrain") is False
+            with pytest.raises(ValueError, match=r"method \(saved 'aps', this run 'apt'\)"):
+                run.claim({"method": "apt"})
+            assert run.claim({"method": "apt"}, force=True) == {"method": "apt"}  # a new run: config alone
+        assert sorted(p.name for p in run.path.iterdir()) == ["config.json", "notes.txt"]  # no lock left
 
 
 def test_atari_run_directory_shares_the_rules(tmp_path, capsys):
@@ -309,9 +472,18 @@ def test_atari_run_directory_shares_the_rules(tmp_path, capsys):
     before = files(out)
     err = error_line(["atari", "pretrain", *options, "--game", "breakout"], capsys)
     assert "game (saved 'pong', this run 'breakout')" in err and "--force" in err
+    err = error_line(["atari", "pretrain", *options], capsys)  # the same command: its pretraining is done
+    assert f"{out} holds this run, pretraining finished (4 env steps), which this command would start over" \
+        in err and f"score it with `aps-teach atari evaluate --out {out}`" in err
+    assert files(out) == before
+    (out / "pretrain" / "metrics.csv").unlink()
+    assert main(["atari", "pretrain", *options, "--resume"]) == 0
+    assert f"pretraining: {out}/pretrain/metrics.csv was missing; rewritten from the checkpoint (1 rows)" in \
+        capsys.readouterr().err
     assert files(out) == before
     _, _, _, config = read_run_config(out)
-    start_run_dir(out, "pong", "apt", 3, config, resume=True)  # the same run: nothing changes
+    with RunDir(out) as run:
+        start_run_dir(run, "pong", "apt", 3, config, resume=True)  # the same run: nothing changes
     assert files(out) == before
 
     capsys.readouterr()

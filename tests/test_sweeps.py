@@ -78,6 +78,78 @@ def test_one_failing_run_is_reported_and_retried_later(tmp_path, threads):
     assert CALLS == ["apt-easy-seed1"] and not retry.failures and len(read_rows(results)) == 12
 
 
+def killed_run(spec: RunSpec) -> list[dict]:
+    """Seed 1's worker process dies mid-run, as under the OOM killer."""
+    if spec.seed == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return fake_run(spec)
+
+
+def test_a_dead_worker_is_one_line_per_unfinished_run_and_the_finished_rows_are_kept(tmp_path, capsys):
+    """Killing a worker used to print a growing traceback per unfinished run (1,763 lines for 20 runs)."""
+    from aps_teach.sweeps import local_executor
+
+    specs = grid(["aps"], ["easy"], range(4))
+    with local_executor(1) as pool:  # one worker: seed 0 finishes, seed 1 kills it, 2 and 3 never start
+        report = run_sweep(specs, killed_run, tmp_path / "r.csv", config={}, executor=pool, progress=False)
+    assert report.completed == ["aps-easy-seed0"]
+    assert [row["run_key"] for row in read_rows(tmp_path / "r.csv")] == ["aps-easy-seed0"] * 2
+    assert sorted(report.failures) == ["aps-easy-seed1", "aps-easy-seed2", "aps-easy-seed3"]
+    for text in report.failures.values():
+        assert "\n" not in text and text.endswith("the same command runs it again")
+        assert text.startswith("not finished: its worker process died (BrokenProcessPool")
+
+
+def test_a_repeated_row_or_run_counts_once_with_a_message_and_the_next_sweep_rewrites_it(tmp_path, threads,
+                                                                                       capsys):
+    """A duplicated sweep row used to be kept, counting a seed twice."""
+    specs = grid(["visr"], ["easy"], range(3))
+    results = tmp_path / "figure4.csv"
+    run_sweep(specs, fake_run, results, config={}, executor=threads, progress=False)
+    lines = results.read_bytes().splitlines(keepends=True)
+    header, first = lines[0], lines[1:3]  # the first run's two rows: one repeated at once, then the run again
+    results.write_bytes(b"".join([header, first[0], *lines[1:], *first]))
+    capsys.readouterr()
+    rows = read_rows(results)
+    assert len(rows) == 6 and len({(r["run_key"], r["phase"]) for r in rows}) == 6
+    err = capsys.readouterr().err
+    key = first[0].split(b",")[0].decode()
+    assert err == (f"{results}: left out 3 repeated row(s), row 3 ({key}), 9 ({key}), 10 ({key}): a run "
+                   "counts once\n")
+    run_sweep([*specs, RunSpec("apt", "easy", 0)], fake_run, results, config={}, executor=threads,
+              progress=False)
+    assert len(results.read_bytes().splitlines()) == 1 + 8  # written without the repeats
+    capsys.readouterr()
+    read_rows(results)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_renamed_column_or_a_malformed_value_is_one_error_naming_the_file_row_and_column(tmp_path):
+    """A renamed results column used to be a KeyError traceback."""
+    from aps_teach.experiments import FIGURE4_COLUMNS
+
+    out = tmp_path / "out"
+    specs = grid(["visr"], ["easy"], range(2))
+    rows = [{**row, "finetune_steps": 0, "return": 1.0} for spec in specs for row in fake_run(spec)]
+    out.mkdir()
+    text = "run_key," + ",".join(rows[0]) + "\n" + "".join(
+        f"{spec.key}," + ",".join(str(v) for v in row.values()) + "\n"
+        for spec in specs for row in rows if row["seed"] == spec.seed)
+    (out / "figure4.csv").write_text(text)
+    assert len(read_rows(out / "figure4.csv", FIGURE4_COLUMNS)) == 4
+    (out / "figure4.csv").write_text(text.replace("success_rate", "success", 1))
+    with pytest.raises(ValueError, match=r"figure4.csv has no column 'success_rate' \(its columns: "
+                                         r"run_key, method, level, seed, phase, success, finetune_steps, "
+                                         r"return\): not a results file of this version, or edited"):
+        read_rows(out / "figure4.csv", FIGURE4_COLUMNS)
+    (out / "figure4.csv").write_text(text.replace(",0.25,", ",a quarter,", 1))
+    with pytest.raises(ValueError, match=r"figure4.csv, row 4: column 'success_rate' holds 'a quarter', "
+                                         r"not a number"):
+        read_rows(out / "figure4.csv", FIGURE4_COLUMNS)
+    with pytest.raises(ValueError, match="not a number"):
+        write_figure4(out)  # what `aps-teach gridworld sweep` draws with: one error line there
+
+
 def test_process_pool_runs_module_level_functions(tmp_path):
     report = run_sweep(grid(["visr"], ["easy"], range(2)), fake_run, tmp_path / "p.csv", progress=False)
     assert len(report.completed) == 2 and len(read_rows(tmp_path / "p.csv")) == 4
@@ -184,7 +256,10 @@ def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path, monkeypat
     # no --out: a directory of its own under runs/figure4, named after the recorded configuration's hash
     (out,) = (tmp_path / "runs" / "figure4").iterdir()
     record = json.loads((out / "figure4.sweep.json").read_text())
-    assert record["budget"] == budget and record["train"]["agent"]["method"] == "aps"
+    # what ran: 800 steps of 32 envs are one round of 3,200 (said on stderr, and recorded so)
+    assert record["budget"] == {**budget, "pretrain_steps": 3200, "finetune_steps": 3200,
+                                "identify_steps": 3200}
+    assert record["train"]["agent"]["method"] == "aps"
     expected = hashlib.sha256(json.dumps([record], sort_keys=True).encode()).hexdigest()[:12]
     assert out.name == expected
     assert sorted(report.completed) == ["aps-easy-seed0", "dqn-easy-seed0"] and not report.failures
@@ -206,9 +281,9 @@ def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path, monkeypat
     # another budget into the same directory: refused before any run, every file as it was
     before = {path.name: path.read_bytes() for path in out.iterdir()}
     refusal = (r"figure4.csv holds runs of another configuration; differing fields: "
-               r"budget.pretrain_steps \(file 800, this sweep 1600\)\. Give another")
+               r"budget.pretrain_steps \(file 3200, this sweep 6400\)\. Give another")
     with pytest.raises(ValueError, match=refusal):
-        run_figure4_sweep(["aps", "dqn"], ["easy"], 1, out, {**budget, "pretrain_steps": 1600},
+        run_figure4_sweep(["aps", "dqn"], ["easy"], 1, out, {**budget, "pretrain_steps": 6400},
                           workers=2, progress=False)
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before
 

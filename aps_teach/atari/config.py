@@ -204,8 +204,11 @@ class AtariConfig:
         if self.epsilon_end > self.epsilon_start:
             raise ValueError(f"epsilon_end ({self.epsilon_end}) must not exceed epsilon_start "
                              f"({self.epsilon_start})")
-        if self.reward_clip is not None and not self.reward_clip > 0:
-            raise ValueError(f"reward_clip must be > 0 or None (raw rewards), got {self.reward_clip!r}")
+        if self.reward_clip is not None:
+            try:
+                check_range("reward_clip", self.reward_clip, 0, low_open=True)
+            except ValueError as error:
+                raise ValueError(f"{error} (or None: raw rewards)") from None
         check_range("intensity_scale", self.intensity_scale, 0)
         if self.max_frames_per_episode < self.action_repeat:
             raise ValueError(f"max_frames_per_episode ({self.max_frames_per_episode}) must be at least "

@@ -62,6 +62,23 @@ def check_game(name: str) -> str:
                      f"{', '.join(sorted(by_key.values()))}")
 
 
+def check_rom(game: str) -> str:
+    """`check_game`, then that ale-py's ROM file of the game is there and whole (its checksum); ValueError
+    naming the file and what to do otherwise, before a run writes anything."""
+    from ale_py import roms
+
+    rom = check_game(game)
+    try:
+        roms.get_rom_path(rom)
+    except FileNotFoundError as error:
+        raise ValueError(f"the ROM of {rom} is missing ({error.filename}); reinstall ale-py "
+                         "(pip install --force-reinstall ale-py), or unset ALE_ROMS_DIR") from None
+    except OSError as error:
+        raise ValueError(f"the ROM of {rom} is damaged: {' '.join(str(error).split())}; reinstall ale-py "
+                         "(pip install --force-reinstall ale-py)") from None
+    return rom
+
+
 def gymnasium_id(game: str) -> str:
     """The gymnasium id of a game, e.g. 'ms_pacman' -> 'ALE/MsPacman-v5'."""
     from ale_py.registration import rom_id_to_name

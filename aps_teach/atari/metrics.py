@@ -32,6 +32,11 @@ class PhaseMetrics:
 
             self.writer = SummaryWriter(str(run_dir / "tensorboard"))
 
+    @staticmethod
+    def columns(rows: list[dict]) -> list[str]:
+        """metrics.csv's columns: every key of the rows, in first-seen order."""
+        return list(dict.fromkeys(k for r in rows for k in r))
+
     def add(self, stats: dict[str, torch.Tensor]) -> None:
         for key, value in stats.items():
             self.stats.setdefault(key, []).append(value)
@@ -57,8 +62,7 @@ class PhaseMetrics:
         self.rows.append(row)
         self.stats, self.updates = {}, 0
         if self.run_dir is not None:
-            columns = list(dict.fromkeys(k for r in self.rows for k in r))
-            write_csv_atomic(self.run_dir / "metrics.csv", self.rows, columns)
+            write_csv_atomic(self.run_dir / "metrics.csv", self.rows, self.columns(self.rows))
         if self.writer is not None:
             for key, value in row.items():
                 if key != "env_steps" and value is not None and math.isfinite(value):

@@ -13,6 +13,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
+from aps_teach.atari.runs import SCORE_COLUMNS
 from aps_teach.atari.sweep import run_dirs, summary_rows
 from aps_teach.plots import method_colour, save_figure
 from aps_teach.sweeps import read_rows
@@ -58,7 +59,7 @@ def plot_atari_curves(runs, metrics: str | Sequence[str] = "score", phase: str =
     for ax, metric in zip(axes[0], metrics, strict=True):
         drawn = dict.fromkeys(methods, 0)
         for directory, method in dirs:
-            rows = read_rows(directory / phase / "metrics.csv")
+            rows = read_rows(directory / phase / "metrics.csv", {"env_steps": "int"})
             points = [(int(row["env_steps"]), float(row[metric])) for row in rows if row.get(metric)]
             if points:
                 x, y = zip(*points, strict=True)
@@ -121,7 +122,7 @@ def write_scores_figure(out: str | os.PathLike) -> Path | None:
     """OUT/scores.png: `plot_atari_scores` of a sweep's OUT/scores.csv, each zero-shot row (checkpoint
     pretrain) as the method "<method> zero-shot"; None while no run with reference scores has finished (as
     `sweep.write_summary`)."""
-    rows = read_rows(Path(out) / "scores.csv")
+    rows = read_rows(Path(out) / "scores.csv", SCORE_COLUMNS)
     if not summary_rows(rows):
         return None
     fig = plot_atari_scores([{**row, "method": f"{row['method']} zero-shot"}

@@ -4,7 +4,6 @@ config.json, pretrain/ and finetune/ checkpoints, task.json (the identified w) a
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 from dataclasses import asdict, fields
@@ -16,9 +15,10 @@ from aps_teach.agents import Method, check_method
 from aps_teach.atari.agent import AtariLearner, agent_config
 from aps_teach.atari.config import RUN_FIELDS, AtariTrainConfig, atari_from_dict
 from aps_teach.atari.devices import resolve_device
-from aps_teach.atari.envs import check_game
+from aps_teach.atari.envs import check_game, check_rom
 from aps_teach.atari.train import (
     EvalResult,
+    check_replay_memory,
     evaluate,
     evaluate_zero_shot,
     finetune,
@@ -31,14 +31,18 @@ from aps_teach.atari.update_step import check_compile_backend
 from aps_teach.checks import check_seed
 from aps_teach.files import jsonable, write_csv_atomic, write_text_atomic
 from aps_teach.phases import check_checkpoint
-from aps_teach.run_dir import RunDir
+from aps_teach.run_dir import FINISHED_HINT, RunDir
+from aps_teach.sweeps import read_rows
+
+SCORE_COLUMNS = {"game": "str", "method": "str", "seed": "int", "checkpoint": "str", "score": "float",
+                 "human_normalised": "float?"}
+"""The columns of a scores.csv (a run's or a sweep's) its readers need (`sweeps.read_rows`)."""
 
 
 def append_score_row(path: str | os.PathLike, *rows: dict) -> None:
-    """Add `rows` to the scores CSV at `path` (rewritten atomically with the rows already there)."""
-    path = Path(path)
-    before = list(csv.DictReader(path.open())) if path.exists() else []
-    write_csv_atomic(path, [*before, *rows])
+    """Add `rows` to the scores CSV at `path` (rewritten atomically with the rows already there, which are
+    checked first: `sweeps.read_rows`)."""
+    write_csv_atomic(path, [*read_rows(path, SCORE_COLUMNS), *rows])
 
 
 def score_row(result: EvalResult, method: str, seed: int, phase: str, config: AtariTrainConfig,
@@ -59,22 +63,33 @@ def run_record(game: str, method: str, seed: int, config: AtariTrainConfig) -> d
     return jsonable({"game": game, "method": method, "seed": seed, "train": asdict(config)})
 
 
-def start_run_dir(out: str | os.PathLike, game: str, method: str, seed: int, config: AtariTrainConfig,
-                  resume: bool, force: bool = False) -> RunDir:
-    """Claim a run directory for this run (`RunDir.claim`): another run there is refused (naming the
-    differing fields) unless `force`; `resume` continues the same run (game, method, seed, protocol, envs;
-    device, threads, logging and the like may differ); otherwise the run starts over (an earlier run's
-    checkpoints, task.json and scores.csv removed). Refuses a device this machine does not have, or
-    --compile without a working backend, before writing anything."""
-    resolve_device(config.device)
+def start_run_dir(run: RunDir, game: str, method: str, seed: int, config: AtariTrainConfig, resume: bool,
+                  force: bool = False) -> RunDir:
+    """Check this run's inputs (`check_atari_run`), then claim `run`, a directory the caller owns (`with
+    RunDir(out) as run:`), for it (`RunDir.claim`): another run there is refused (naming the differing
+    fields) unless `force`; `resume` continues the same run (game, method, seed, protocol, envs; device,
+    threads, logging and the like may differ); a finished run is refused unless `force` (or `resume`);
+    otherwise the run starts over (an earlier run's checkpoints, task.json and scores.csv removed)."""
+    check_atari_run(game, method, seed, config)
+    run.claim(run_record(game, method, seed, config), resume=resume, force=force,
+              ignore=[f"train.{f.name}" for f in fields(AtariTrainConfig) if f.name not in RUN_FIELDS],
+              finished_hint=f"score it with `aps-teach atari evaluate --out {run.path}`, {FINISHED_HINT}")
+    return run
+
+
+def check_atari_run(game: str, method: str, seed: int, config: AtariTrainConfig) -> None:
+    """Everything a run can be refused for before it writes anything: the game's ROM, the method, the seed,
+    k against the minibatch, a device this machine does not have, --compile without a working backend, and
+    replays that would not fit in the device's free memory."""
+    check_rom(game)
+    check_method(method)
     check_seed(seed)
     agent_config(config.atari, method).check_particles()  # k against the minibatch, once the method is known
+    device = resolve_device(config.device)
     if config.compile:
         check_compile_backend(config.device)
-    run = RunDir(out)
-    run.claim(run_record(game, method, seed, config), resume=resume, force=force,
-              ignore=[f"train.{f.name}" for f in fields(AtariTrainConfig) if f.name not in RUN_FIELDS])
-    return run
+    for phase in ("finetune",) if method == "dqn" else ("pretrain", "finetune"):
+        check_replay_memory(config.atari, config.num_envs, phase, device)
 
 
 def read_run_config(out: str | os.PathLike) -> tuple[str, str, int, AtariTrainConfig]:
@@ -127,10 +142,18 @@ def run(game: str, method: Method, seed: int, config: AtariTrainConfig | None = 
     same numbers: same checkpoint, same seed)."""
     config = config or AtariTrainConfig()
     game = check_game(game)
-    check_method(method)
-    check_seed(seed)
-    out = Path(out) if out is not None else None
-    claimed = start_run_dir(out, game, method, seed, config, resume, force) if out is not None else None
+    if out is None:
+        check_atari_run(game, method, seed, config)
+        return _run_phases(game, method, seed, config, None)
+    with RunDir(out) as claimed:
+        start_run_dir(claimed, game, method, seed, config, resume, force)
+        return _run_phases(game, method, seed, config, claimed)
+
+
+def _run_phases(game: str, method: Method, seed: int, config: AtariTrainConfig,
+                claimed: RunDir | None) -> tuple[AtariLearner, EvalResult]:
+    """`run` after its checks, in the run directory `claimed` (owned and claimed) if given."""
+    out = claimed.path if claimed is not None else None
 
     def phase_dir(name: str) -> tuple[Path | None, bool]:
         if claimed is None:

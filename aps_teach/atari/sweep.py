@@ -36,10 +36,11 @@ import numpy as np
 from aps_teach.agents import check_method
 from aps_teach.atari.config import AtariTrainConfig
 from aps_teach.atari.envs import check_game
-from aps_teach.atari.runs import run
+from aps_teach.atari.runs import SCORE_COLUMNS, run
 from aps_teach.atari.scores import ATARI_26, aggregates
 from aps_teach.executors import make_executor, visible_gpus
 from aps_teach.files import write_csv_atomic
+from aps_teach.locks import owning
 from aps_teach.sweeps import RunSpec, SweepReport, read_rows, run_sweep
 
 GAME_SETS = {"atari26": ATARI_26}
@@ -93,7 +94,7 @@ def run_one(spec: RunSpec, config: AtariTrainConfig, out: str) -> list[dict]:
     if not (directory / "scores.csv").exists():
         run(spec.env, spec.method, spec.seed, config, out=directory,
             resume=(directory / "config.json").exists())
-    rows = read_rows(directory / "scores.csv")
+    rows = read_rows(directory / "scores.csv", SCORE_COLUMNS)
     return [row for phase in ("pretrain", "finetune")
             for row in [next((r for r in rows if r["checkpoint"] == phase), None)] if row is not None]
 
@@ -140,12 +141,13 @@ def run_atari_sweep(games: Iterable[str], methods: Iterable[str], seeds: int, co
     config = replace(config, threads=threads, progress=config.progress and parallel == 1)
     runner = partial(run_one, config=config, out=str(Path(out).absolute()))  # Ray workers run elsewhere
     try:
-        report = run_sweep(specs, runner, Path(out) / "scores.csv", config=sweep_config(config),
-                           executor=executor or own, progress=progress)
+        with owning(out):
+            report = run_sweep(specs, runner, Path(out) / "scores.csv", config=sweep_config(config),
+                               executor=executor or own, progress=progress)
+            write_summary(out)
     finally:
         if own is not None:
             own.shutdown(cancel_futures=True)
-    write_summary(out)
     return report
 
 
@@ -174,7 +176,7 @@ def summary_rows(rows: Iterable[dict]) -> list[dict]:
 def write_summary(out: str | os.PathLike) -> Path | None:
     """OUT/summary.csv from OUT/scores.csv (atomically); None while no run has finished. OUT/scores.png is
     `atari.plots.write_scores_figure`'s (`aps-teach atari sweep` draws it after the sweep)."""
-    rows = read_rows(Path(out) / "scores.csv")
+    rows = read_rows(Path(out) / "scores.csv", SCORE_COLUMNS)
     summary = summary_rows(rows)
     if not summary:
         return None

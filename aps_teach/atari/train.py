@@ -47,7 +47,7 @@ from aps_teach.batch import Batch
 from aps_teach.checks import check_seed
 from aps_teach.files import jsonable, load_checkpoint, save_checkpoint
 from aps_teach.memory import check_fits
-from aps_teach.phases import check_checkpoint, linear_schedule, torch_threads
+from aps_teach.phases import check_checkpoint, linear_schedule, restore_metrics, torch_threads
 from aps_teach.seeds import game_reset_seed, phase_generator
 from aps_teach.tasks import infer_task, sample_tasks
 
@@ -131,16 +131,28 @@ def load_learner(checkpoint: str | os.PathLike,
     return learner, meta
 
 
-def _new_replay(atari: AtariConfig, n: int, steps: int, store_rewards: bool,
-                device: torch.device) -> FrameReplay:
-    """A frame replay for a phase of `steps` env steps: `replay_capacity` transitions, or all of them."""
-    transitions = atari.replay_capacity or steps
-    rows = math.ceil(transitions / n) + atari.frame_stack + 1
-    per_cell = FrameReplay.bytes_per_transition((atari.frame_size,) * 2, atari.feature_dim, store_rewards)
-    check_fits(rows * n * per_cell, f"the replay of {rows * n:,} transitions",
+def _replay_rows(atari: AtariConfig, n: int, phase: str) -> int:
+    """Rows (of `n` transitions) of a phase's frame replay: `replay_capacity` transitions, or every step of
+    the phase, plus the frames a stack reaches back."""
+    steps = atari.pretrain_steps if phase == "pretrain" else atari.finetune_steps
+    return math.ceil((atari.replay_capacity or steps) / n) + atari.frame_stack + 1
+
+
+def check_replay_memory(atari: AtariConfig, n: int, phase: str, device: torch.device | str) -> None:
+    """ValueError, before anything is allocated or written, if `phase`'s frame replay would not fit in the
+    free memory of `device`."""
+    rows = _replay_rows(atari, n, phase)
+    per_cell = FrameReplay.bytes_per_transition((atari.frame_size,) * 2, atari.feature_dim,
+                                                store_rewards=phase != "pretrain")
+    check_fits(rows * n * per_cell, f"{phase}: the replay of {rows * n:,} transitions",
                "set a smaller --atari.replay-capacity", device)
-    return FrameReplay(rows, n, (atari.frame_size, atari.frame_size), atari.frame_stack, atari.feature_dim,
-                       store_rewards, device)
+
+
+def _new_replay(atari: AtariConfig, n: int, phase: str, device: torch.device) -> FrameReplay:
+    """A frame replay for a phase (`_replay_rows`), checked against free memory first."""
+    check_replay_memory(atari, n, phase, device)
+    return FrameReplay(_replay_rows(atari, n, phase), n, (atari.frame_size, atari.frame_size),
+                       atari.frame_stack, atari.feature_dim, phase != "pretrain", device)
 
 
 def run_identity(game: str, method: str, seed: int, config: AtariTrainConfig) -> dict:
@@ -193,10 +205,11 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
           "w": None if task_w is None else task_w.to(device).expand(n, -1)}
     if resume:
         at = _restore(ckpt, identity, learner, gen)
+        restore_metrics(run_dir / "metrics.csv", at["rows"], PhaseMetrics.columns(at["rows"]), phase)
     env_steps, updates, credit, w = at["env_steps"], at["updates"], at["credit"], at["w"]
     if env_steps >= steps:  # a finished phase: nothing to do
         return PhaseLog(at["rows"], env_steps, updates)
-    replay = _new_replay(atari, n, steps, not reward_free, device)
+    replay = _new_replay(atari, n, phase, device)
     if at["replay"] is not None:
         replay.load_state_dict(at["replay"])
     envs = make_vector_env(game, n, atari, seed, training=True, backend=config.backend)

@@ -18,6 +18,7 @@ tolerance (tests/test_atari_compile.py).
 from __future__ import annotations
 
 import functools
+import logging
 
 import torch
 
@@ -59,12 +60,18 @@ def apply_augmentation(batch: Batch, atari: AtariConfig, draws: Draws) -> Batch:
 @functools.cache
 def compile_backend_error(device_type: str) -> str | None:
     """Why torch.compile cannot run on this machine's `device_type` (cpu, cuda), or None if it can: a tiny
-    function compiled and run once (the CPU backend needs a working C++ compiler)."""
+    function compiled and run once (the CPU backend needs a working C++ compiler). Torch's own log lines
+    while it fails (torch 2.14 warns where it kept its cache) are held back: the returned reason is what
+    the user needs, in one line."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
     try:
         probe = torch.compile(lambda x: torch.sin(x) * 2.0 + 1.0, dynamic=False)
         probe(torch.arange(4.0, device=device_type))
     except Exception as error:  # whatever the backend raises: the message is what the user needs
         return f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+    finally:
+        logging.disable(previous)
     return None
 
 
