@@ -75,7 +75,7 @@ BAD_VALUES = [
     (["gridworld", "transfer", "--out", ""], "gridworld", "--out is empty"),
     (["gridworld", "run", "--out", ""], "gridworld", "--out is empty"),
     (["gridworld", "sweep", "--out", "OUT", "--methods"], "gridworld",
-     "a sweep needs at least one method and one level, got methods [], levels ['easy', 'hard']"),
+     "a sweep needs at least one method and one level, got methods [], levels ['easy', 'hard', 'deep']"),
     (["gridworld", "sweep", "--out", "OUT", "--levels"], "gridworld",
      "a sweep needs at least one method and one level"),
     (["gridworld", "run", "--out", "OUT", "--pretrain-steps", "3.5"], "gridworld",
