@@ -15,9 +15,12 @@ the results.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+
+import numpy as np
 
 import gridworld
 from aps_teach.checks import check_int
@@ -30,6 +33,7 @@ from aps_teach.experiments import (
     run_gridworld_rows,
 )
 from aps_teach.probes import run_probe_rows
+from aps_teach.stats import rate_text
 from aps_teach.sweeps import RunSpec, SweepReport, local_executor, run_sweep
 from aps_teach.train import TrainConfig, random_walk
 
@@ -68,6 +72,30 @@ def arm_name(method: str, overrides: str | Sequence) -> str:
         if arm == key:
             return name
     raise ValueError(f"{key} is no arm of the APS-parts study; arms: {', '.join(ARMS)}")
+
+
+def parts_table(rows: Sequence[dict], level: str) -> str:
+    """A markdown table of one level's arms: coverage and visitation entropy of pretraining (mean over
+    seeds), zero-shot and fine-tuned success as `stats.rate_text` (mean [95% CI], k/N seeds solving), and
+    the zero-shot blame of each seed."""
+    lines = ["| arm | coverage | visitation entropy | zero-shot | fine-tuned | zero-shot blame (seeds) |",
+             "|---|---|---|---|---|---|"]
+    mine = [row for row in rows if row["level"] == level]
+    for arm in ARMS:
+        runs = [row for row in mine if arm_name(row["method"], row["overrides"]) == arm]
+        last = [row for row in runs if row["phase"] in ("finetuned", "random_walk")]
+        if not last:
+            continue
+        coverage = np.mean([float(row["state_coverage"]) for row in last])
+        entropy = np.mean([float(row["visitation_entropy"]) for row in last])
+        cells = [f"{coverage:.2f}", f"{entropy:.3f}"]
+        for phase in ("zero_shot", "finetuned"):
+            values = [float(row["success_rate"]) for row in runs if row["phase"] == phase]
+            cells.append(rate_text(values) if values else "—")
+        blames = Counter(row.get("blame") or "—" for row in runs if row["phase"] == "zero_shot")
+        cells.append(", ".join(f"{name} {count}" for name, count in blames.most_common()) or "—")
+        lines.append(f"| {arm} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def parts_specs(levels: Sequence[str], num_seeds: int) -> list[RunSpec]:
@@ -144,3 +172,22 @@ def run_w_dependence_study(level: str = "deep", num_seeds: int = 3, out_dir: str
                          config=figure4_config(budget), executor=executor, progress=progress)
     finally:
         executor.shutdown()
+
+
+def w_dependence_table(rows: Sequence[dict]) -> str:
+    """A markdown table of the w-dependence study: per `W_ARMS` arm, means over seeds of coverage,
+    visitation entropy and `probes.w_dependence`, and the seeds whose pretraining reached the target."""
+    lines = ["| arm | coverage | visitation entropy | share of w with a state's most common greedy action "
+             "| std of Q over w | action gap | target reached |", "|---|---|---|---|---|---|---|"]
+    for arm in W_ARMS:
+        runs = [row for row in rows if w_arm_name(row["method"], row["overrides"]) == arm]
+        if not runs:
+            continue
+        cells = []
+        for column, digits in (("state_coverage", 2), ("visitation_entropy", 3), ("w_consistency", 2),
+                               ("q_std_over_w", 2), ("action_gap", 2)):
+            values = [float(row[column]) for row in runs]
+            cells.append("—" if np.isnan(values).all() else f"{np.mean(values):.{digits}f}")
+        reached = sum(row["target_reached"] in (True, "True") for row in runs)
+        lines.append(f"| {arm} | " + " | ".join(cells) + f" | {reached}/{len(runs)} |")
+    return "\n".join(lines)

@@ -5,7 +5,7 @@ import json
 import matplotlib
 import pytest
 
-from aps_teach.aps_parts import ARMS, arm_name, parts_specs, run_part_rows
+from aps_teach.aps_parts import ARMS, arm_name, parts_specs, parts_table, run_part_rows, w_dependence_table
 from aps_teach.study_plots import plot_parts
 from aps_teach.sweeps import RunSpec
 from aps_teach.train import random_walk
@@ -52,3 +52,18 @@ def test_the_figure_reports_k_of_n_and_the_random_walk():
     assert texts == ["1/3", "2/3"]  # zero-shot: 0.7 solves; fine-tuned: 1.0 and 0.9 do
     dashed = [line.get_ydata()[0] for line in fig.axes[0].get_lines() if line.get_linestyle() == "--"]
     assert dashed == pytest.approx([0.4])
+
+
+def test_the_tables_report_means_k_of_n_and_blame():
+    shared = {"method": "aps", "level": "easy", "overrides": "", "state_coverage": 1.0,
+              "visitation_entropy": 0.9}
+    rows = [{**shared, "seed": seed, "phase": phase, "success_rate": rate, "blame": blame}
+            for seed, (zero, tuned, blame) in enumerate([(1.0, 1.0, "none"), (0.0, 1.0, "psi")])
+            for phase, rate in (("zero_shot", zero), ("finetuned", tuned))]
+    table = parts_table(rows, "easy").splitlines()
+    assert table[2] == ("| aps | 1.00 | 0.900 | 0.50 [0.00, 1.00], 1/2 | 1.00 [1.00, 1.00], 2/2 "
+                        "| none 1, psi 1 |")
+    probe = {"method": "apt", "overrides": "", "state_coverage": 0.5, "visitation_entropy": 0.8,
+             "w_consistency": float("nan"), "q_std_over_w": float("nan"), "action_gap": float("nan")}
+    rows = [{**probe, "target_reached": "True"}, {**probe, "target_reached": "False"}]
+    assert w_dependence_table(rows).splitlines()[2] == "| apt | 0.50 | 0.800 | — | — | — | 1/2 |"
