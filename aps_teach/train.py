@@ -393,7 +393,8 @@ def random_walk(env: EnvSource, steps: int, seed: int, config: TrainConfig | Non
 
 def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
               config: TrainConfig | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Roll out the pretrained policy with random w (epsilon_end-greedy) for `steps` env steps and return
+    """Roll out the pretrained skills with random w (epsilon_end-greedy on psi^T w; with the kNN reward as a
+    feature of its own, without its exploration term, as zero-shot acts) for `steps` env steps and return
     what task identification regresses: rows phi(s') (N, d) and task rewards r (N,)."""
     config = config or TrainConfig(agent=learner.config)
     if not learner.config.task_conditioned:
@@ -409,7 +410,7 @@ def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
             for t in range(envs.horizon):
                 if t % config.task_resample_every == 0:
                     w = sample_tasks(config.num_envs, learner.config.feature_dim, gen)
-                action = learner.act(obs, w, config.epsilon_end, gen, gpi=False, explore=True)
+                action = learner.act(obs, w, config.epsilon_end, gen, gpi=False)
                 out = envs.step(action, last=t == envs.horizon - 1)
                 features.append(learner.features(out["next_obs"]))
                 rewards.append(out["reward"])
