@@ -4,7 +4,7 @@
     report = run_finetune_study(out_dir="runs/finetune")
 
 The arms are the candidates of the question "what keeps a good zero-shot policy through fine-tuning": the
-target ending the episode (the paper's protocol, the default before) or absorbing as in pretraining, a
+target ending the episode (the paper's protocol, the default) or absorbing as in pretraining, a
 lower fine-tuning learning rate, a slower target network, the paper's reward clipping, and w at its
 least-squares magnitude (rewards divided by ||c||, so Q = psi^T w starts at the fitted reward's scale).
 Every arm starts from the same pretrained learner and the same identified w. Each row is one evaluation:
@@ -31,6 +31,7 @@ from aps_teach.experiments import (
     DEFAULT_IDENTIFY_STEPS,
     DEFAULT_PRETRAIN_STEPS,
 )
+from aps_teach.stats import rate_text
 from aps_teach.sweeps import RunSpec, SweepReport, local_executor, run_sweep, with_overrides
 from aps_teach.tasks import fit_task
 from aps_teach.train import RoundEnd, TrainConfig, evaluate, finetune, new_learner, pretrain, task_data
@@ -142,3 +143,32 @@ def run_finetune_study(methods: Sequence[str] = ("visr", "aps", "apt", "dqn"), l
                          executor=executor, progress=progress)
     finally:
         executor.shutdown()
+
+
+def finetune_table(rows: Sequence[dict]) -> str:
+    """A markdown table of the study: per method and arm, over seeds, the zero-shot success, the fine-tuned
+    success (`stats.rate_text`: mean [95% CI], k/N seeds solving), the mean success along fine-tuning (every
+    round after the start), the seeds that end below their zero-shot success, and the mean of the largest
+    max_a Q over the level's states at the start and after the first round, beside the task's optimum."""
+    lines = ["| method | arm | zero-shot | fine-tuned | mean along fine-tuning | seeds ending below "
+             "zero-shot | max value: start, round 1 (task optimum) |", "|---|---|---|---|---|---|---|"]
+    for method in METHOD_ARMS:
+        for arm in ARMS:
+            runs: dict[int, list[dict]] = {}
+            for row in rows:
+                if row["method"] == method and row["arm"] == arm:
+                    runs.setdefault(int(row["seed"]), []).append(row)
+            if not runs:
+                continue
+            curves = [[float(r["success_rate"]) for r in sorted(seed_rows, key=lambda r: int(r["round"]))]
+                      for seed_rows in runs.values()]
+            starts = [sorted(seed_rows, key=lambda r: int(r["round"]))[:2] for seed_rows in runs.values()]
+            below = sum(curve[-1] < curve[0] for curve in curves)
+            values = f"{np.mean([float(s[0]['value_max']) for s in starts]):.1f}, " \
+                     f"{np.mean([float(s[1]['value_max']) for s in starts]):.1f} " \
+                     f"({float(starts[0][0]['optimal_value_max']):.1f})"
+            zero, along = np.mean([c[0] for c in curves]), np.mean([np.mean(c[1:]) for c in curves])
+            tuned = rate_text([c[-1] for c in curves])
+            lines.append(f"| {method} | {arm} | {zero:.2f} | {tuned} | {along:.2f} | {below}/{len(curves)} "
+                         f"| {values} |")
+    return "\n".join(lines)

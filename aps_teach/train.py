@@ -8,11 +8,11 @@ round comes from that seed, so a run resumed from a checkpoint taken between rou
 uninterrupted run bit for bit on CPU. Step budgets are rounded up to whole rounds (num_envs * T env steps).
 
 Pretraining is reward-free by construction: its env batch is built with `reward_free=True` and drops the
-reward inside `step`, and its replay has no reward column. In both training phases the target is absorbing
-(`absorbing_target`, `finetune_absorbing_target`): reaching it ends nothing and the agent stays on it until
-the round ends, so that a skill can be "go to the target and stay", and fine-tuning learns the task's values
-in the same dynamics the pretrained values were learnt in (the +10 is paid once, so every policy's return
-is the task's); task identification and evaluation keep the paper's protocol (+10 ends the episode).
+reward inside `step`, and its replay has no reward column. Its target is absorbing (`absorbing_target`):
+reaching it ends nothing and the agent stays on it until the round ends, so that a skill can be "go to the
+target and stay"; task identification, evaluation and fine-tuning keep the paper's protocol (+10 ends the
+episode; `finetune_absorbing_target` makes fine-tuning's target absorbing too, an arm of the fine-tuning
+study).
 """
 
 from __future__ import annotations
@@ -79,12 +79,12 @@ class TrainConfig:
     """Pretraining: the target is absorbing (reaching it ends nothing; the agent stays until the round ends),
     so "go to the target" is a behaviour a skill can have. Off, reaching it ends the episode, as in the
     task, and no policy of the fitted reward phi^T w would go there."""
-    finetune_absorbing_target: bool = True
+    finetune_absorbing_target: bool = False
     """Fine-tuning: the target is absorbing too (the task's +10 is paid once, on arrival; every policy's
-    return is the task's), so the pretrained values, learnt with the target absorbing, are corrected in the
-    dynamics they were learnt in. Off (the paper's protocol, as identification and evaluation keep it), the
-    moves into the target lose their stale value first and the greedy policy turns away from the target
-    until the rest catch up (the README's fine-tuning study)."""
+    return is the task's), as in pretraining. Off (the default, the paper's protocol, as identification
+    and evaluation keep it), reaching the target ends the episode. The fine-tuning study (README) measured
+    both: absorbing removes most of APS's early dip but inflates the values next to the target, and more
+    VISR seeds end below their zero-shot success (4 of 10 against 0 of 10)."""
     reward_clip: float | None = None
     """Fine-tuning: task rewards clipped to [-reward_clip, reward_clip] before the learner sees them (the
     paper's Atari protocol, `AtariConfig.reward_clip`); None keeps them. Scores are always raw."""
@@ -469,8 +469,8 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
              resume: bool = False, on_round: RoundHook | None = None,
              reward_scale: float = 1.0) -> PhaseLog:
     """Continue training psi on the task reward with w fixed (phi, f frozen; pretrained weights carried
-    over), the target absorbing (`TrainConfig.finetune_absorbing_target`). `w=None` uses the learner's
-    fixed task (apt, dqn). Every learner starts from the low `finetune_epsilon_start` (one protocol: dqn's
+    over), the target ending the episode (absorbing with `TrainConfig.finetune_absorbing_target`). `w=None`
+    uses the learner's fixed task (apt, dqn). Every learner starts from the low `finetune_epsilon_start` (one protocol: dqn's
     untrained learner too). Same logging, checkpoints and `on_round` hook as `pretrain`. The learner trains on
     the task reward times `reward_scale` (e.g. 1 / ||c|| for the least-squares fit c: Q = psi^T w then
     starts at the fitted reward's scale), clipped to `config.reward_clip` if set."""

@@ -513,10 +513,9 @@ print(f"committed sweep, visr on easy, mean success over {points[0][2]} seeds al
 # %% [markdown]
 # A success curve along fine-tuning can dip before it recovers: ψ was pretrained on intrinsic
 # rewards paid at every step, and under the sparse task reward those values deflate only slowly,
-# while the greedy policy follows their stale ordering. Fine-tuning keeps the target absorbing, as
-# pretraining did, so the moves into the target do not lose their value ahead of the rest (the README's
-# fine-tuning study measures the dip this removes); the last line is the committed sweep's mean over
-# 10 seeds.
+# while the greedy policy follows their stale ordering: the moves into the target, the one place the
+# task pays, lose their stale value first (the README's fine-tuning study measures it). The last line is
+# the committed sweep's mean over 10 seeds.
 #
 # ## Where VISR never went on the hard level
 #

@@ -311,10 +311,8 @@ print(f"the ten lines compute the library's losses: {agree}")
 #   target ends the episode. In pretraining the agent stays on it until the round ends, paid
 #   $\phi(\text{target})^\top w$ at every step like anywhere else it might stay, so "go to the target and
 #   stay" is a skill $\phi$ and $\psi$ can learn. That is also why the ten lines pass `alive` = 1:
-#   pretraining bootstraps through the target (`bootstrap_through_termination`). Fine-tuning keeps the
-#   target absorbing too (`finetune_absorbing_target`: the +10 is paid once, on arrival), so the
-#   pretrained values are corrected in the dynamics they were learnt in; identification and evaluation
-#   keep the paper's protocol (+10 ends the episode).
+#   pretraining bootstraps through the target (`bootstrap_through_termination`). Identification,
+#   evaluation and fine-tuning keep the paper's protocol (+10 ends the episode).
 # * **Centred inputs** (`normalise_observations`). A one-hot board is mostly entries that are always on;
 #   fed raw, $\phi$'s ReLUs died and $\phi$ collapsed to one vector. The networks read the board minus its
 #   running mean, on the entries that vary between states (`aps_teach.inputs`).
@@ -506,11 +504,11 @@ for (method, level), curve in curves.items():
 #
 # Not always. The pretrained values are returns of another reward, on another scale; fine-tuning moves
 # them by bootstrapping, a little per target-network copy, and meanwhile the greedy policy follows their
-# stale ordering. With the target ending the episode while fine-tuning (the paper's protocol, and this
-# course's before), the moves into the target lost their stale value first and success fell to 0 on most
-# seeds before it rose; keeping the target absorbing, as in pretraining, removes most of that dip (the
-# README's fine-tuning study), but a greedy policy can still flip a step of its one path. The fine-tuned
-# score is one point of a curve, which is why the sweep's file keeps the whole curve.
+# stale ordering. With the target ending the episode while fine-tuning (the paper's protocol), the moves
+# into the target lose their stale value first, and success often falls to 0 before it rises. Keeping the
+# target absorbing, as in pretraining, removes most of APS's dip but inflates the values next to the target
+# and makes other seeds fall later (the README's fine-tuning study). The fine-tuned score is one point of a
+# curve, which is why the sweep's file keeps the whole curve.
 # </details>
 #
 # The figure puts this run's single seed (black markers) on the file's bars.

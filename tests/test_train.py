@@ -66,7 +66,7 @@ def test_pretraining_never_sees_the_reward(method):
     # the scrambled rewards are real: fine-tuning on them changes the weights
     w = plain.default_task(1)[0]
     finetune(plain, "easy", w, ROUND, seed=3, config=config)
-    finetune(scrambled, absorbing, w, ROUND, seed=3, config=config)
+    finetune(scrambled, lambda: ScrambledReward(gridworld.make("easy"), 9), w, ROUND, seed=3, config=config)
     assert not _same(_weights(plain), _weights(scrambled))
 
 
@@ -84,7 +84,7 @@ def test_both_engines_train_alike(method):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_training_phases_keep_the_target_absorbing_and_the_task_target_ends_the_episode(engine):
+def test_pretraining_target_is_absorbing_and_the_task_target_ends_the_episode(engine):
     corridor = env_batch.LevelSpec(("######", "#S..T#", "######"))
     replays = []
     _, log = pretrain("visr", corridor, ROUND, seed=0, config=tiny("visr", engine),
@@ -94,23 +94,26 @@ def test_training_phases_keep_the_target_absorbing_and_the_task_target_ends_the_
     if engine == "compiled":  # once on the target (state 3), every later step of the round stays there
         on_target = (data["next_obs"] == 3).int()
         assert on_target.any() and (on_target.cummax(0).values == on_target).all()
-    # fine-tuning (dqn, from scratch) too: no terminal; the +10 is paid once, on arrival, then 0 per step
+    # fine-tuning keeps the paper's protocol: the task's target ends the episode
     dqn = new_learner("dqn", corridor, 0, tiny("dqn", engine))
     finetune(dqn, corridor, None, ROUND, seed=0, config=tiny("dqn", engine),
+             on_round=lambda end: replays.append(end.replay))
+    assert replays[-1].data["terminated"].any()
+    # finetune_absorbing_target: no terminal; the +10 is paid once, on arrival, then 0 per step
+    absorbing = replace(tiny("dqn", engine), finetune_absorbing_target=True)
+    finetune(new_learner("dqn", corridor, 0, absorbing), corridor, None, ROUND, seed=0, config=absorbing,
              on_round=lambda end: replays.append(end.replay))
     data = replays[-1].data
     assert not data["terminated"].any() and (data["reward"] == 10).any()
     for env in range(data["reward"].shape[1]):
         rewards = data["reward"][:, env]
-        arrivals = (rewards == 10).nonzero().flatten()
         ends = data["ended"][:, env].nonzero().flatten()
-        # between an arrival and the end of its episode (the round's last step) nothing more is paid
-        for arrival in arrivals:
+        for arrival in (rewards == 10).nonzero().flatten():  # nothing more is paid until the round ends
             end = ends[ends >= arrival][0]
             assert not rewards[arrival + 1:end + 1].any()
-    # the task itself (identification, evaluation) keeps the paper's protocol: the target ends the episode
-    features, rewards = task_data(pretrain("visr", corridor, ROUND, seed=0, config=tiny("visr", engine))[0],
-                                  corridor, ROUND, seed=0, config=tiny("visr", engine))
+    # identification and evaluation keep the paper's protocol too
+    learner, _ = pretrain("visr", corridor, ROUND, seed=0, config=tiny("visr", engine))
+    _, rewards = task_data(learner, corridor, ROUND, seed=0, config=tiny("visr", engine))
     assert (rewards == 10).sum() > 1  # every arrival pays again: the episode restarted
     assert evaluate(dqn, corridor, None, 4, seed=0, config=tiny("dqn", engine)).episodes == 4
 
