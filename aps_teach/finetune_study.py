@@ -42,15 +42,15 @@ ARMS: dict[str, tuple[tuple[str, object], ...]] = {
     "ends, target period 400": (("finetune_absorbing_target", False), ("agent.target_update_period", 400)),
     "ends, rewards clipped to 1": (("finetune_absorbing_target", False), ("reward_clip", 1.0)),
     "ends, w at least-squares scale": (("finetune_absorbing_target", False),),
-    "target absorbing (default)": (),
-    "absorbing, lr 1e-4": (("agent.finetune_lr", 1e-4),),
+    "target absorbing": (("finetune_absorbing_target", True),),
+    "absorbing, lr 1e-4": (("finetune_absorbing_target", True), ("agent.finetune_lr", 1e-4)),
 }
 """Arm -> overrides of the default `TrainConfig` for fine-tuning ('w at least-squares scale' also divides
-the task rewards by ||c||, `LEAST_SQUARES_ARM`)."""
+the task rewards by ||c||, `LEAST_SQUARES_ARM`). The first is the default protocol, the paper's."""
 LEAST_SQUARES_ARM = "ends, w at least-squares scale"
 METHOD_ARMS = {"visr": tuple(ARMS), "aps": tuple(ARMS),
-               "apt": ("target ends the episode", "target absorbing (default)"),
-               "dqn": ("target ends the episode", "target absorbing (default)")}
+               "apt": ("target ends the episode", "target absorbing"),
+               "dqn": ("target ends the episode", "target absorbing")}
 """The arms each method runs: every arm for the methods with a zero-shot policy to keep (visr, aps), the
 protocol alone for those that must find the task while fine-tuning (apt, dqn)."""
 RESULTS = "finetune.csv"

@@ -470,10 +470,11 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
              reward_scale: float = 1.0) -> PhaseLog:
     """Continue training psi on the task reward with w fixed (phi, f frozen; pretrained weights carried
     over), the target ending the episode (absorbing with `TrainConfig.finetune_absorbing_target`). `w=None`
-    uses the learner's fixed task (apt, dqn). Every learner starts from the low `finetune_epsilon_start` (one protocol: dqn's
-    untrained learner too). Same logging, checkpoints and `on_round` hook as `pretrain`. The learner trains on
-    the task reward times `reward_scale` (e.g. 1 / ||c|| for the least-squares fit c: Q = psi^T w then
-    starts at the fitted reward's scale), clipped to `config.reward_clip` if set."""
+    uses the learner's fixed task (apt, dqn). Every learner starts from the low `finetune_epsilon_start`
+    (one protocol: dqn's untrained learner too). Same logging, checkpoints and `on_round` hook as
+    `pretrain`. The learner trains on the task reward times `reward_scale` (e.g. 1 / ||c|| for the
+    least-squares fit c: Q = psi^T w then starts at the fitted reward's scale), clipped to
+    `config.reward_clip` if set."""
     config = config or TrainConfig(agent=learner.config)
     check_int("finetune steps", steps)
     check_seed(seed)
