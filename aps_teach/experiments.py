@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections import Counter
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
@@ -16,6 +17,7 @@ from aps_teach.blame import BLAME_COLUMNS, ZeroShotBlame, zero_shot_blame
 from aps_teach.checks import check_int, check_seed
 from aps_teach.files import write_text_atomic
 from aps_teach.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
+from aps_teach.stats import rate_text
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
@@ -314,6 +316,29 @@ def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
 FIGURE4_COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "phase": "str",
                    "finetune_steps": "int", "success_rate": "float", "return": "float"}
 """The columns of figure4.csv its readers need, and their kinds (`sweeps.read_rows`)."""
+
+
+def figure4_table(rows: list[dict], levels: list[str], methods: tuple[str, ...] = METHODS) -> str:
+    """A markdown table of a Figure 4 sweep: per method and level, zero-shot and fine-tuned success as
+    `stats.rate_text` (mean [95% CI], k/N seeds solving), pretraining's coverage and visitation entropy
+    (dqn: fine-tuning's), and the zero-shot blame of each seed."""
+    lines = ["| level | method | zero-shot | fine-tuned | coverage | visitation entropy | zero-shot blame |",
+             "|---|---|---|---|---|---|---|"]
+    for level in levels:
+        for method in methods:
+            runs = [row for row in rows if row["level"] == level and row["method"] == method]
+            if not runs:
+                continue
+            rates = {phase: rate_text([float(row["success_rate"]) for row in runs if row["phase"] == phase])
+                     for phase in ("zero_shot", "finetuned")}
+            last = [row for row in runs if row["phase"] == "finetuned"]
+            coverage = sum(float(row["state_coverage"]) for row in last) / len(last)
+            entropy = sum(float(row["visitation_entropy"]) for row in last) / len(last)
+            blames = Counter(row.get("blame") or "—" for row in runs if row["phase"] == "zero_shot")
+            blame = ", ".join(f"{name} {count}" for name, count in blames.most_common())
+            lines.append(f"| {level} | {method} | {rates['zero_shot']} | {rates['finetuned']} "
+                         f"| {coverage:.2f} | {entropy:.3f} | {blame} |")
+    return "\n".join(lines)
 
 
 def figure4_config(budget: dict[str, int]) -> dict:
