@@ -88,7 +88,8 @@ for name, art in gridworld.LEVELS.items():
     print()
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(8, 4.4))
+fig, axes = plt.subplots(1, len(gridworld.LEVELS), figsize=(4.4 * len(gridworld.LEVELS), 4.4),
+                         width_ratios=[gridworld.resolve_level(level).shape[1] for level in gridworld.LEVELS])
 for ax, level in zip(axes, gridworld.LEVELS, strict=True):
     plots.plot_level(ax, gridworld.resolve_level(level), title=f"{level} level")
 fig.legend(handles=plots.level_legend_handles(), loc="lower center", ncol=4, frameon=False)
@@ -125,7 +126,8 @@ assert (observation.sum(axis=0) == 1).all()
 
 # %%
 print("step limit:", gridworld.MAX_EPISODE_STEPS)
-fig, axes = plt.subplots(1, 2, figsize=(8, 4))
+fig, axes = plt.subplots(1, len(gridworld.LEVELS), figsize=(4.4 * len(gridworld.LEVELS), 4),
+                         width_ratios=[gridworld.resolve_level(level).shape[1] for level in gridworld.LEVELS])
 for ax, level in zip(axes, gridworld.LEVELS, strict=True):
     env = gridworld.make(level)
     _, info = env.reset(seed=seed)
@@ -158,7 +160,8 @@ fig = plots.plot_random_policy_overview(stats)
 # On the easy level the random walk picks up the green key in most episodes and stumbles on the
 # target now and then. On the hard level it still finds the first key, but it rarely gets as far
 # as the purple key, and it almost never reaches the target: the upper-right room stays nearly
-# dark in the heatmap.
+# dark in the heatmap. The deep level, the paper's two keys in three large rooms, was chosen for that
+# darkness: a random walk there does not reach its bottom room at all.
 #
 # Sampling can only say "rarely". Because the worlds are tiny, we can instead compute the random
 # policy's chance of success *exactly*. Let $p_t(s)$ be the probability of being in state
@@ -193,5 +196,5 @@ plt.show()
 #
 # **Try it.** Draw your own level with the legend above (say, the target behind both passageways
 # in a longer maze, or the start cells far from the green key), build it with
-# `gridworld.make(my_art)`, and rerun the two figures above on it. The legend has two keys, so
-# a level has at most two key-passageway pairs.
+# `gridworld.make(my_art)`, and rerun the two figures above on it. The legend has six keys (a-f),
+# so a level has at most six key-passageway pairs.

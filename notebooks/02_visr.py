@@ -102,7 +102,7 @@ from aps_teach.train import TrainConfig, evaluate, finetune, pretrain, task_data
 
 course.fast_mode_banner(FAST)
 config = TrainConfig(progress=not FAST)  # the library's defaults
-levels = list(gridworld.LEVELS)
+levels = ["easy", "hard"]  # the paper's two levels
 VISR = plots.METHOD_COLOURS["visr"]
 started = time.perf_counter()
 d = config.agent.feature_dim
