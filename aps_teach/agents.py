@@ -344,9 +344,9 @@ class Learner:
         candidates = gpi_candidates(w, self.config.gpi_samples, generator) if gpi else w[:, None]
         greedy = gpi_action_values(self.psi(self.inputs(obs), candidates),
                                    self.task_weights(w, explore)).argmax(dim=1)
-        explore = torch.rand(len(w), generator=generator) < epsilon
+        at_random = torch.rand(len(w), generator=generator) < epsilon
         random = torch.randint(self.num_actions, (len(w),), generator=generator)
-        return torch.where(explore.to(greedy.device), random.to(greedy.device), greedy)
+        return torch.where(at_random.to(greedy.device), random.to(greedy.device), greedy)
 
     @torch.no_grad()
     def q_values(self, obs: torch.Tensor, w: torch.Tensor, explore: bool = False) -> torch.Tensor:

@@ -40,7 +40,9 @@ def td_targets(learner: Learner, batch: Batch
     a* = argmax_a psi(s'_m, a, w)^T w (double Q). Pretraining with `nstep_reward='last'` (the authors'
     code) pays the window one cumulant, that of s'_m: y = c_m + gamma^m alive psi_target(s'_m, a*, w), and
     the kNN particles are the B states s'_m. phi(s'_i) is the batch's `next_phi` when fine-tuning's replay
-    stored it (phi is frozen then).
+    stored it (phi is frozen then). With the kNN reward as a successor feature of its own
+    (`AgentConfig.knn_feature`, pretraining) y has d + 1 columns: base_i = (phi(s'_i), r_kNN(s'_i)) and
+    w~ = (exploit_weight w, explore_weight) replace base_i and w, so c_i = base_i (c_i^T w~ = r_i already).
     """
     cfg, pretraining = learner.config, learner.phase == "pretrain"
     last = pretraining and cfg.nstep_reward == "last"
