@@ -2,7 +2,7 @@
 
     aps-teach [--help]             the main job: APS on the easy level, start to finish, one figure
                                    (aps_teach.quickstart)
-    aps-teach demo [--help]        a random policy on both gridworlds, a picture (aps_teach.demo)
+    aps-teach demo [--help]        a random policy on every level, a picture (aps_teach.demo)
     aps-teach gridworld ...        run | pretrain | finetune | evaluate | sweep | transfer | study
                                    (see aps_teach.cli_gridworld)
     aps-teach atari ...            run | pretrain | finetune | evaluate | sweep (see aps_teach.cli_atari)
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from aps_teach.quickstart import QuickstartConfig, QuickstartResult
 
 COMMANDS = {
-    "demo": "a random policy on both gridworlds: statistics and a picture",
+    "demo": "a random policy on every gridworld level: statistics and a picture",
     "gridworld": "the key-passageway gridworlds: run, pretrain, finetune, evaluate, sweep, transfer, study",
     "atari": "Atari games (ale-py): run, pretrain, finetune, evaluate, sweep",
 }

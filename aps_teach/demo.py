@@ -1,4 +1,4 @@
-"""`aps-teach demo`: a random policy on both gridworlds, drawn — the picture notebook 00 explains."""
+"""`aps-teach demo`: a random policy on every gridworld level, drawn — the picture notebook 00 explains."""
 
 from __future__ import annotations
 
