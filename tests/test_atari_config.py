@@ -100,7 +100,7 @@ def test_none_clip_and_unbounded_replay_are_valid():
 LEARNER_FIELDS = {"feature_dim", "k", "knn_exponent", "knn_normalise", "shared_encoder", "nstep_reward",
                   "exploit_weight", "explore_weight", "sf_loss", "gpi", "gpi_samples", "gamma",
                   "bootstrap_through_termination", "n_step", "batch_size", "lr", "finetune_lr", "adam_eps",
-                  "max_grad_norm", "target_update_period", "contrastive_temperature"}
+                  "max_grad_norm", "target_update_period", "contrastive_temperature", "knn_phi_normalised"}
 """The `AgentConfig` fields `AtariConfig` names too: all but the method (a command's choice), the MLP width
 and kNN representation (the conv networks have their own) and the observation mean (frames need none)."""
 
@@ -111,7 +111,7 @@ def test_the_learner_gets_every_field_the_atari_config_shares_with_it_by_name():
                           nstep_reward="sum", exploit_weight=0.5, explore_weight=2.0, sf_loss="scalar",
                           gpi=False, gpi_samples=3, gamma=0.9, bootstrap_through_termination=False, n_step=5,
                           batch_size=16, lr=3e-4, finetune_lr=2e-3, adam_eps=1e-5, max_grad_norm=5.0,
-                          target_update_period=50, contrastive_temperature=0.2)
+                          target_update_period=50, contrastive_temperature=0.2, knn_phi_normalised=False)
     default, agent = AtariConfig(), agent_config(changed, "apt")
     assert all(getattr(changed, name) != getattr(default, name) for name in LEARNER_FIELDS)
     assert {name: getattr(agent, name) for name in LEARNER_FIELDS} == \
