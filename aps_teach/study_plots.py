@@ -302,22 +302,20 @@ def plot_parts(rows: Sequence[dict], levels: Sequence[str] | None = None):
         for c, level in enumerate(levels):
             ax = axes[r][c]
             mine = [row for row in rows if row["level"] == level]
-            shown = [arm for arm in arms if arm != "random" or not success]
+            shown = [arm for arm in arms if arm != "random"]
+            walk = [float(row[measure]) for row in mine if row["arm"] == "random"] if not success else []
+            if walk:
+                ax.axhline(np.mean(walk), color="black", linestyle="--", linewidth=1, label="random walk")
             for i, arm in enumerate(shown):
                 if success:
                     picked = [row for row in mine if row["arm"] == arm and row["phase"] == measure]
                     values = [float(row["success_rate"]) for row in picked]
                 else:
-                    picked = [row for row in mine if row["arm"] == arm
-                              and row["phase"] in ("finetuned", "random_walk")]
+                    picked = [row for row in mine if row["arm"] == arm and row["phase"] == "finetuned"]
                     values = [float(row[measure]) for row in picked]
                 if not values:
                     continue
                 colour = method_colour(ARMS[arm][0], i)
-                if arm == "random":
-                    ax.axhline(np.mean(values), color="black", linestyle="--", linewidth=1,
-                               label="random walk")
-                    continue
                 mean, low, high = mean_with_ci(values)
                 ax.bar(i, mean, 0.8, color=colour, alpha=0.45 if arm != ARMS[arm][0] else 0.9)
                 ax.errorbar(i, mean, yerr=[[mean - low], [high - mean]], color="black", capsize=3)
