@@ -12,6 +12,7 @@ Errors follow `aps_teach.cli_errors`: one line and exit status 2; `--debug` show
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -125,4 +126,10 @@ def show_quickstart(config: QuickstartConfig, run: QuickstartResult) -> None:
           f"{result.target_reached}")
     print(f"zero-shot success {result.zero_shot_success:.2f} (identified w, GPI) -> fine-tuned "
           f"{result.finetuned_success:.2f}; {result.wall_seconds:.0f} s in all")
+    blame = result.blame
+    planner = "nothing fitted" if math.isnan(blame.planner_success) else \
+        f"{blame.planner_success:.2f} of start cells"
+    print(f"zero-shot blame: {blame.blame} (identification data: {blame.target_rewards} target rewards; "
+          f"exact planner on the fitted reward: {planner}; psi under the oracle w: "
+          f"{blame.oracle_success:.2f})")
     print(f"wrote {out}/ (checkpoints, metrics, summary.json) and {figure}")
