@@ -64,14 +64,15 @@ COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "ov
 """The columns of aps_parts.csv its readers need, and their kinds (`sweeps.read_rows`)."""
 
 
-def arm_name(method: str, overrides: str | Sequence) -> str:
-    """The arm a results row belongs to (`overrides` as the row's JSON text or as pairs)."""
+def arm_name(method: str, overrides: str | Sequence, arms: dict = ARMS) -> str:
+    """The arm of `arms` (default `ARMS`) a results row belongs to (`overrides` as the row's JSON text or
+    as pairs)."""
     pairs = json.loads(overrides) if isinstance(overrides, str) and overrides else overrides or ()
     key = (method, tuple(tuple(pair) for pair in pairs))
-    for name, arm in ARMS.items():
+    for name, arm in arms.items():
         if arm == key:
             return name
-    raise ValueError(f"{key} is no arm of the APS-parts study; arms: {', '.join(ARMS)}")
+    raise ValueError(f"{key} is no arm of the study; arms: {', '.join(arms)}")
 
 
 def parts_table(rows: Sequence[dict], level: str) -> str:
@@ -152,13 +153,6 @@ pretrained and probed (`probes.probe_pretraining`: coverage, visitation entropy,
 W_RESULTS = "w_dependence.csv"
 
 
-def w_arm_name(method: str, overrides: str | Sequence) -> str:
-    """The `W_ARMS` arm a probe row belongs to (`overrides` as the row's JSON text or as pairs)."""
-    pairs = json.loads(overrides) if isinstance(overrides, str) and overrides else overrides or ()
-    key = (method, tuple(tuple(pair) for pair in pairs))
-    return next(name for name, arm in W_ARMS.items() if arm == key)
-
-
 def run_w_dependence_study(level: str = "deep", num_seeds: int = 3, out_dir: str | Path = "runs/aps_parts", *,
                            workers: int | None = None, progress: bool = True) -> SweepReport:
     """Every `W_ARMS` arm x seed probed after the default pretraining into out_dir/w_dependence.csv."""
@@ -180,7 +174,7 @@ def w_dependence_table(rows: Sequence[dict]) -> str:
     lines = ["| arm | coverage | visitation entropy | share of w with a state's most common greedy action "
              "| std of Q over w | action gap | target reached |", "|---|---|---|---|---|---|---|"]
     for arm in W_ARMS:
-        runs = [row for row in rows if w_arm_name(row["method"], row["overrides"]) == arm]
+        runs = [row for row in rows if arm_name(row["method"], row["overrides"], W_ARMS) == arm]
         if not runs:
             continue
         cells = []

@@ -62,21 +62,27 @@ BLAME_COLUMNS = tuple(field.name for field in fields(ZeroShotBlame))
 """The columns a `ZeroShotBlame` adds to a results row."""
 
 
-def planner_success(level, reward: np.ndarray, gamma: float, *, absorbing: bool = True) -> float:
-    """Share of start cells (no key held) from which the optimal policy for `reward` (S, A) on `level`'s
-    compiled states reaches the target within `gridworld.MAX_EPISODE_STEPS` steps: Q* by value iteration,
-    Q(s, a) = reward(s, a) + gamma max_a' Q(succ(s, a), a'), the target absorbing (its state keeps paying
-    its reward) or, with `absorbing=False`, ending the episode."""
+def optimal_q(level, reward: np.ndarray, gamma: float, *, absorbing: bool = True) -> np.ndarray:
+    """Q* (S, A) of `reward` (S, A) on `level`'s compiled states by value iteration, Q(s, a) = reward(s, a) +
+    gamma max_a' Q(succ(s, a), a'): the target absorbing (its state keeps paying its reward) or, with
+    `absorbing=False`, ending the episode (nothing after it)."""
     compiled = gridworld.compile_level(level)
-    if compiled.layout.target is None:
-        raise ValueError("the planner's success is reaching the target: give a level with a target 'T'")
     ends = compiled.terminal[compiled.successor] & (not absorbing)
     q = np.zeros(reward.shape)
     while True:
         updated = reward + gamma * np.where(ends, 0.0, q.max(1)[compiled.successor])
         if np.abs(updated - q).max() < 1e-9 * max(1.0, np.abs(updated).max()):
-            break
+            return updated
         q = updated
+
+
+def planner_success(level, reward: np.ndarray, gamma: float, *, absorbing: bool = True) -> float:
+    """Share of start cells (no key held) from which the optimal policy for `reward` (S, A) on `level`'s
+    compiled states (`optimal_q`) reaches the target within `gridworld.MAX_EPISODE_STEPS` steps."""
+    compiled = gridworld.compile_level(level)
+    if compiled.layout.target is None:
+        raise ValueError("the planner's success is reaching the target: give a level with a target 'T'")
+    q = optimal_q(level, reward, gamma, absorbing=absorbing)
     state, reached = compiled.start_states.copy(), np.zeros(len(compiled.start_states), dtype=bool)
     for _ in range(gridworld.MAX_EPISODE_STEPS):
         state = compiled.successor[state, q[state].argmax(1)]

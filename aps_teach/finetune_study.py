@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 import gridworld
+from aps_teach.blame import optimal_q
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
@@ -71,16 +72,9 @@ def value_range(learner, level, w: torch.Tensor) -> tuple[float, float]:
 
 def optimal_value_range(level, gamma: float) -> tuple[float, float]:
     """(min, max) over the level's non-terminal states of the task's optimal discounted value (the target
-    ending the episode), by value iteration on its compiled tables."""
+    ending the episode; `blame.optimal_q`)."""
     compiled = gridworld.compile_level(level)
-    ends = compiled.terminal[compiled.successor]
-    q = np.zeros(compiled.reward.shape)
-    while True:
-        updated = compiled.reward + gamma * np.where(ends, 0.0, q.max(1)[compiled.successor])
-        if np.abs(updated - q).max() < 1e-9:
-            break
-        q = updated
-    values = q[:compiled.num_nonterminal].max(1)
+    values = optimal_q(level, compiled.reward, gamma, absorbing=False)[:compiled.num_nonterminal].max(1)
     return float(values.min()), float(values.max())
 
 

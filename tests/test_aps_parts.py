@@ -20,7 +20,7 @@ def test_every_arm_is_one_run_per_level_and_seed_and_named_back_from_its_row():
     for spec in specs:
         text = json.dumps(spec.overrides) if spec.overrides else ""  # as results rows hold it
         assert ARMS[arm_name(spec.method, text)] == (spec.method, spec.overrides)
-    with pytest.raises(ValueError, match="no arm of the APS-parts study"):
+    with pytest.raises(ValueError, match="no arm of the study"):
         arm_name("aps", json.dumps([["agent.k", 3]]))
 
 
