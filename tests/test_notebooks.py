@@ -101,7 +101,7 @@ def check_printed_output(source, notebook) -> None:
         assert "sf_td_target: not attempted yet: using the library's answer" in printed
         # the paper's claims, decided from the committed Figure 4 intervals
         claims = (("VISR beats APT on the easy level", "holds"),
-                  ("APT beats VISR on the hard level", "holds"),
+                  ("APT beats VISR on the hard level", "does not hold"),  # 1 of 10 APT seeds: [0.00, 0.30]
                   ("APS is best or tied-best on both levels (nobody beats it)", "does not hold"))
         for claim, verdict in claims:
             assert f"the paper's claim '{claim}': {verdict}" in printed
@@ -149,7 +149,7 @@ def check_printed_output(source, notebook) -> None:
         assert printed.count("the reversed regression lands further from the oracle's w than infer_task") == 2
         assert printed.count("states scoring higher than the target") == 4  # 2 levels x 2 w
         # the committed sweep read from the package: VISR's four Figure 4 rows, 10 seeds each
-        assert "easy  visr  success: zero-shot 0.94 [0.85, 1.00] | fine-tuned 0.97 [0.93, 1.00] (10 seeds)" \
+        assert "easy  visr  success: zero-shot 0.93 [0.86, 0.98] | fine-tuned 1.00 [1.00, 1.00] (10 seeds)" \
             in printed
         assert "Algorithm 1: loss_phi = -phi(s')^T w     (Eq. 5)          library: vmf = vmf_loss(" in printed
     if source.stem == "02b_visr_transfer":
