@@ -15,7 +15,6 @@ the results.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -23,18 +22,12 @@ from pathlib import Path
 import numpy as np
 
 import gridworld
+from aps_teach.blame import blame_summary
 from aps_teach.checks import check_int
-from aps_teach.experiments import (
-    DEFAULT_EVAL_EPISODES,
-    DEFAULT_FINETUNE_STEPS,
-    DEFAULT_IDENTIFY_STEPS,
-    DEFAULT_PRETRAIN_STEPS,
-    figure4_config,
-    run_gridworld_rows,
-)
+from aps_teach.experiments import default_budget, figure4_config, run_gridworld_rows
 from aps_teach.probes import run_probe_rows
 from aps_teach.stats import rate_text
-from aps_teach.sweeps import RunSpec, SweepReport, local_executor, run_sweep
+from aps_teach.sweeps import RunSpec, SweepReport, run_sweep
 from aps_teach.train import TrainConfig, random_walk
 
 ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
@@ -93,8 +86,7 @@ def parts_table(rows: Sequence[dict], level: str) -> str:
         for phase in ("zero_shot", "finetuned"):
             values = [float(row["success_rate"]) for row in runs if row["phase"] == phase]
             cells.append(rate_text(values) if values else "—")
-        blames = Counter(row.get("blame") or "—" for row in runs if row["phase"] == "zero_shot")
-        cells.append(", ".join(f"{name} {count}" for name, count in blames.most_common()) or "—")
+        cells.append(blame_summary(runs) or "—")
         lines.append(f"| {arm} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -127,15 +119,10 @@ def run_parts_study(levels: Sequence[str] = ("deep", "easy", "hard"), num_seeds:
     if unknown:
         raise ValueError(f"unknown levels {unknown}; valid levels: {', '.join(gridworld.LEVELS)}")
     check_int("num_seeds", num_seeds)
-    budget = budget or {"pretrain_steps": DEFAULT_PRETRAIN_STEPS, "finetune_steps": DEFAULT_FINETUNE_STEPS,
-                        "identify_steps": DEFAULT_IDENTIFY_STEPS, "eval_episodes": DEFAULT_EVAL_EPISODES}
-    executor = local_executor(workers)
-    try:
-        return run_sweep(parts_specs(levels, num_seeds), partial(run_part_rows, budget=budget),
-                         Path(out_dir) / RESULTS, config=figure4_config(budget), executor=executor,
-                         progress=progress)
-    finally:
-        executor.shutdown()
+    budget = budget or default_budget()
+    return run_sweep(parts_specs(levels, num_seeds), partial(run_part_rows, budget=budget),
+                     Path(out_dir) / RESULTS, config=figure4_config(budget), workers=workers,
+                     progress=progress)
 
 
 APT_REWARD = (("agent.exploit_weight", 0.0), ("agent.shared_encoder", False))
@@ -156,16 +143,11 @@ W_RESULTS = "w_dependence.csv"
 def run_w_dependence_study(level: str = "deep", num_seeds: int = 3, out_dir: str | Path = "runs/aps_parts", *,
                            workers: int | None = None, progress: bool = True) -> SweepReport:
     """Every `W_ARMS` arm x seed probed after the default pretraining into out_dir/w_dependence.csv."""
-    budget = {"pretrain_steps": DEFAULT_PRETRAIN_STEPS, "identify_steps": DEFAULT_IDENTIFY_STEPS,
-              "eval_episodes": DEFAULT_EVAL_EPISODES}
+    budget = {name: steps for name, steps in default_budget().items() if name != "finetune_steps"}  # a probe
     specs = [RunSpec(method, level, seed, overrides) for method, overrides in W_ARMS.values()
              for seed in range(num_seeds)]
-    executor = local_executor(workers)
-    try:
-        return run_sweep(specs, partial(run_probe_rows, budget=budget), Path(out_dir) / W_RESULTS,
-                         config=figure4_config(budget), executor=executor, progress=progress)
-    finally:
-        executor.shutdown()
+    return run_sweep(specs, partial(run_probe_rows, budget=budget), Path(out_dir) / W_RESULTS,
+                     config=figure4_config(budget), workers=workers, progress=progress)
 
 
 def w_dependence_table(rows: Sequence[dict]) -> str:

@@ -20,6 +20,7 @@ its policy). The verdict names the largest share, or 'identification' when the d
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 
@@ -60,6 +61,13 @@ class ZeroShotBlame:
 
 BLAME_COLUMNS = tuple(field.name for field in fields(ZeroShotBlame))
 """The columns a `ZeroShotBlame` adds to a results row."""
+
+
+def blame_summary(rows) -> str:
+    """'psi 7, none 2, identification 1': how many of the zero-shot result rows (phase zero_shot, a `blame`
+    column) blame each link, most first; '—' stands for rows without one (apt, dqn)."""
+    blames = Counter(row.get("blame") or "—" for row in rows if row["phase"] == "zero_shot")
+    return ", ".join(f"{name} {count}" for name, count in blames.most_common())
 
 
 def optimal_q(level, reward: np.ndarray, gamma: float, *, absorbing: bool = True) -> np.ndarray:

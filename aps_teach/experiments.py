@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections import Counter
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import gridworld
 from aps_teach.agents import METHODS, AgentConfig, Learner, check_method
-from aps_teach.blame import BLAME_COLUMNS, ZeroShotBlame, zero_shot_blame
+from aps_teach.blame import BLAME_COLUMNS, ZeroShotBlame, blame_summary, zero_shot_blame
 from aps_teach.checks import check_int, check_seed
 from aps_teach.files import write_text_atomic
 from aps_teach.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
@@ -24,7 +23,6 @@ from aps_teach.sweeps import (
     config_hash,
     default_sweep_dir,
     grid,
-    local_executor,
     run_sweep,
     with_overrides,
 )
@@ -54,6 +52,12 @@ DEFAULT_IDENTIFY_STEPS = 16_000
 DEFAULT_EVAL_EPISODES = 64
 DEFAULT_ADAPTATION_POINTS = 4
 """Evaluations during fine-tuning, evenly spaced in rounds (the last one is the fine-tuned score)."""
+
+
+def default_budget() -> dict[str, int]:
+    """The default budget of a run: pretrain, fine-tune and identify steps, evaluation episodes."""
+    return {"pretrain_steps": DEFAULT_PRETRAIN_STEPS, "finetune_steps": DEFAULT_FINETUNE_STEPS,
+            "identify_steps": DEFAULT_IDENTIFY_STEPS, "eval_episodes": DEFAULT_EVAL_EPISODES}
 
 
 @dataclass
@@ -334,8 +338,7 @@ def figure4_table(rows: list[dict], levels: list[str], methods: tuple[str, ...] 
             last = [row for row in runs if row["phase"] == "finetuned"]
             coverage = sum(float(row["state_coverage"]) for row in last) / len(last)
             entropy = sum(float(row["visitation_entropy"]) for row in last) / len(last)
-            blames = Counter(row.get("blame") or "—" for row in runs if row["phase"] == "zero_shot")
-            blame = ", ".join(f"{name} {count}" for name, count in blames.most_common())
+            blame = blame_summary(runs)
             lines.append(f"| {level} | {method} | {rates['zero_shot']} | {rates['finetuned']} "
                          f"| {coverage:.2f} | {entropy:.3f} | {blame} |")
     return "\n".join(lines)
@@ -367,7 +370,7 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
                          f"levels: {', '.join(gridworld.LEVELS)}")
     if num_seeds < 1:
         raise ValueError(f"num_seeds must be >= 1, got {num_seeds}")
-    if executor is not None and workers is not None:
+    if executor is not None and workers is not None:  # refused before any run is checked
         raise ValueError("give workers (local processes) or an executor, not both")
     check_int("workers", workers, default="one per core")
     for name, steps in budget.items():
@@ -379,12 +382,5 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
             check_run(level, budget, config["train"], method=method)
     out_dir = default_sweep_dir("figure4", config) if out_dir is None else Path(out_dir)
     results = out_dir / "figure4.csv"
-    own = local_executor(workers) if workers is not None else None
-    try:
-        report = run_sweep(grid(methods, levels, range(num_seeds)),
-                           partial(run_gridworld_rows, budget=budget), results, config=config,
-                           executor=executor or own, progress=progress)
-    finally:
-        if own is not None:
-            own.shutdown()
-    return report
+    return run_sweep(grid(methods, levels, range(num_seeds)), partial(run_gridworld_rows, budget=budget),
+                     results, config=config, executor=executor, workers=workers, progress=progress)

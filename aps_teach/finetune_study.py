@@ -26,14 +26,9 @@ import torch
 
 import gridworld
 from aps_teach.blame import optimal_q
-from aps_teach.experiments import (
-    DEFAULT_EVAL_EPISODES,
-    DEFAULT_FINETUNE_STEPS,
-    DEFAULT_IDENTIFY_STEPS,
-    DEFAULT_PRETRAIN_STEPS,
-)
+from aps_teach.experiments import default_budget
 from aps_teach.stats import rate_text
-from aps_teach.sweeps import RunSpec, SweepReport, local_executor, run_sweep, with_overrides
+from aps_teach.sweeps import RunSpec, SweepReport, run_sweep, with_overrides
 from aps_teach.tasks import fit_task
 from aps_teach.train import RoundEnd, TrainConfig, evaluate, finetune, new_learner, pretrain, task_data
 
@@ -127,16 +122,11 @@ def run_finetune_study(methods: Sequence[str] = ("visr", "aps", "apt", "dqn"), l
     unknown = sorted(set(methods) - set(METHOD_ARMS))
     if unknown:
         raise ValueError(f"unknown methods {unknown}; valid: {', '.join(METHOD_ARMS)}")
-    budget = {"pretrain_steps": DEFAULT_PRETRAIN_STEPS, "finetune_steps": DEFAULT_FINETUNE_STEPS,
-              "identify_steps": DEFAULT_IDENTIFY_STEPS, "eval_episodes": DEFAULT_EVAL_EPISODES}
+    budget = default_budget()
     specs = [RunSpec(method, level, seed) for method in methods for seed in range(num_seeds)]
-    executor = local_executor(workers)
-    try:
-        return run_sweep(specs, partial(run_finetune_rows, budget=budget), Path(out_dir) / RESULTS,
-                         config={"budget": budget, "train": TrainConfig(progress=False), "arms": ARMS},
-                         executor=executor, progress=progress)
-    finally:
-        executor.shutdown()
+    return run_sweep(specs, partial(run_finetune_rows, budget=budget), Path(out_dir) / RESULTS,
+                     config={"budget": budget, "train": TrainConfig(progress=False), "arms": ARMS},
+                     workers=workers, progress=progress)
 
 
 def finetune_table(rows: Sequence[dict]) -> str:

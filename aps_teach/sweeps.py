@@ -314,6 +314,7 @@ def run_sweep(
     *,
     config: Mapping | None = None,
     executor: Executor | None = None,
+    workers: int | None = None,
     progress: bool = True,
 ) -> SweepReport:
     """Run every spec not yet in `results_csv` and append its rows (with run_key, run_seconds, version).
@@ -322,8 +323,13 @@ def run_sweep(
     `config` is what the runs depend on besides their spec (default: `default_sweep_config(run)`); a
     results file of another configuration is refused (see the module docstring). The results file's
     directory is owned for the sweep (`locks.owning`): a second sweep into it is refused, naming this
-    process. Ctrl-C or an error here stops `executor` (`stop_executor`) before it propagates.
+    process. The runs go to `executor` (left open), else to a local pool of its own, `workers` processes
+    (default: one per core, at most one per pending run). Ctrl-C or an error here stops the executor
+    (`stop_executor`) before it propagates.
     """
+    if executor is not None and workers is not None:
+        raise ValueError("give workers (local processes) or an executor, not both")
+    check_int("workers", workers, default="one per core")
     keys = [spec.key for spec in specs]
     if len(set(keys)) != len(keys):
         raise ValueError("run_sweep got the same run twice; each (method, level, seed, overrides) once")
@@ -332,11 +338,12 @@ def run_sweep(
         raise ValueError(f"results file {results_csv} is not a file")
     with owning(results_csv.parent):
         return _run_sweep(specs, run, results_csv, default_sweep_config(run) if config is None else config,
-                          executor, progress)
+                          executor, workers, progress)
 
 
 def _run_sweep(specs: Sequence[RunSpec], run: Callable[[RunSpec], list[dict]], results_csv: Path,
-               config: Mapping, executor: Executor | None, progress: bool) -> SweepReport:
+               config: Mapping, executor: Executor | None, workers: int | None,
+               progress: bool) -> SweepReport:
     """`run_sweep` once its directory is owned."""
     claim_results(results_csv, config)
     rows, torn = read_results(results_csv, {"run_key": "str"})
@@ -355,7 +362,7 @@ def _run_sweep(specs: Sequence[RunSpec], run: Callable[[RunSpec], list[dict]], r
     if not pending:
         return report
     own_executor = executor is None
-    executor = executor or local_executor(min(len(pending), os.cpu_count() or 1))
+    executor = executor or local_executor(workers or min(len(pending), os.cpu_count() or 1))
     try:
         futures = {executor.submit(_timed_run, run, spec): spec for spec in pending}
         with tqdm(total=len(pending), desc="sweep runs", unit="run", disable=not progress) as bar:

@@ -15,13 +15,7 @@ import time
 from pathlib import Path
 
 from aps_teach.agents import METHODS
-from aps_teach.experiments import (
-    DEFAULT_EVAL_EPISODES,
-    DEFAULT_FINETUNE_STEPS,
-    DEFAULT_IDENTIFY_STEPS,
-    DEFAULT_PRETRAIN_STEPS,
-    run_figure4_sweep,
-)
+from aps_teach.experiments import default_budget, run_figure4_sweep
 from aps_teach.sweeps import read_rows
 
 LEVELS = ("easy", "hard", "deep")
@@ -37,8 +31,7 @@ def timed_sweep(out: Path, seeds: int, workers: int) -> tuple[float, list[dict]]
     if (out / "figure4.csv").exists():
         raise SystemExit(f"{out / 'figure4.csv'} exists: its runs would be skipped, not timed; "
                          "give an empty --out")
-    budget = {"pretrain_steps": DEFAULT_PRETRAIN_STEPS, "finetune_steps": DEFAULT_FINETUNE_STEPS,
-              "identify_steps": DEFAULT_IDENTIFY_STEPS, "eval_episodes": DEFAULT_EVAL_EPISODES}
+    budget = default_budget()
     start = time.perf_counter()
     report = run_figure4_sweep(METHODS, LEVELS, seeds, out, budget, workers=workers)
     wall = time.perf_counter() - start
