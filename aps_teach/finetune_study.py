@@ -27,6 +27,7 @@ import torch
 import gridworld
 from aps_teach.blame import optimal_q
 from aps_teach.experiments import default_budget
+from aps_teach.rollouts import state_observations
 from aps_teach.stats import rate_text
 from aps_teach.sweeps import RunSpec, SweepReport, run_sweep, with_overrides
 from aps_teach.tasks import fit_task
@@ -59,8 +60,7 @@ COLUMNS = {"run_key": "str", "method": "str", "seed": "int", "arm": "str", "fine
 @torch.no_grad()
 def value_range(learner, level, w: torch.Tensor) -> tuple[float, float]:
     """(min, max) over the level's non-terminal states of max_a Q(s, a) = psi(s, a, w)^T w."""
-    compiled = gridworld.compile_level(level)
-    states = torch.tensor(compiled.observations[:compiled.num_nonterminal])
+    _, states = state_observations(level)
     values = learner.q_values(states, w.expand(len(states), -1).float()).amax(1)
     return float(values.min()), float(values.max())
 

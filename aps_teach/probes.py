@@ -38,6 +38,7 @@ from aps_teach.experiments import (
     DEFAULT_PRETRAIN_STEPS,
     check_run,
 )
+from aps_teach.rollouts import state_observations
 from aps_teach.sweeps import RunSpec, config_hash, with_overrides
 from aps_teach.tasks import sample_tasks
 from aps_teach.train import PhaseLog, TrainConfig, evaluate, pretrain
@@ -70,8 +71,7 @@ def w_dependence(learner: Learner, level, num_tasks: int = 32, seed: int = 0) ->
     - q_std_over_w: the standard deviation of Q(s, a, w) over w, averaged over s and a;
     - action_gap: the mean gap between the best and second-best Q(s, ., w).
     When Q's spread over w dwarfs the action gap, each w acts as a different policy."""
-    compiled = gridworld.compile_level(level)
-    states = torch.tensor(compiled.observations[:compiled.num_nonterminal])
+    _, states = state_observations(level)
     tasks = sample_tasks(num_tasks, learner.config.feature_dim, torch.Generator().manual_seed(seed))
     q = torch.stack([learner.q_values(states, w.expand(len(states), -1), explore=True) for w in tasks])
     greedy = q.argmax(-1)  # (W, S)
