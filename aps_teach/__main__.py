@@ -1,5 +1,5 @@
 import sys
 
-from aps_teach.cli import main
+from aps_teach.cli.main import main
 
 sys.exit(main())

@@ -12,8 +12,8 @@ import numpy as np
 import torch
 
 import gridworld
-from aps_teach.agents import Learner
-from aps_teach.rewards import intrinsic_reward
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.rewards import intrinsic_reward
 
 
 def state_grid(layout: gridworld.Layout, states, values, keys_held=()) -> np.ndarray:

@@ -24,7 +24,6 @@ from dataclasses import replace
 
 import torch
 
-from aps_teach.agents import Learner
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
@@ -36,10 +35,11 @@ from aps_teach.experiments import (
     result_rows,
     run_gridworld_rows,
 )
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.tasks import sample_tasks
 from aps_teach.replay import NStepReplay
 from aps_teach.seeds import shadow_generator
 from aps_teach.sweeps import RunSpec, with_overrides
-from aps_teach.tasks import sample_tasks
 from aps_teach.train import (
     EnvSource,
     PhaseLog,

@@ -27,10 +27,10 @@ import numpy as np
 import torch
 
 from aps_teach.atari.augment import shift
-from aps_teach.rewards import particle_entropy_reward
+from aps_teach.learner.rewards import particle_entropy_reward
+from aps_teach.learner.tasks import gpi_action_values, infer_task
+from aps_teach.learner.update import sf_td_target
 from aps_teach.tabular import gpi as tabular_gpi
-from aps_teach.tasks import gpi_action_values, infer_task
-from aps_teach.update import sf_td_target
 
 FALLBACK = "using the library's answer until yours passes; exercises.failing_case('{name}') gives the inputs"
 

@@ -11,10 +11,11 @@ from functools import partial
 from pathlib import Path
 
 import gridworld
-from aps_teach.agents import METHODS, AgentConfig, Learner, check_method
 from aps_teach.blame import BLAME_COLUMNS, ZeroShotBlame, blame_summary, zero_shot_blame
 from aps_teach.checks import check_int, check_seed
 from aps_teach.files import write_text_atomic
+from aps_teach.learner.agent import METHODS, AgentConfig, Learner, check_method
+from aps_teach.learner.tasks import fit_task
 from aps_teach.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
 from aps_teach.stats import rate_text
 from aps_teach.sweeps import (
@@ -26,7 +27,6 @@ from aps_teach.sweeps import (
     run_sweep,
     with_overrides,
 )
-from aps_teach.tasks import fit_task
 from aps_teach.train import (
     RUN_SETTINGS,
     PhaseLog,

@@ -30,7 +30,6 @@ import numpy as np
 import torch
 
 import gridworld
-from aps_teach.agents import Learner
 from aps_teach.checks import check_range
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
@@ -38,9 +37,10 @@ from aps_teach.experiments import (
     DEFAULT_PRETRAIN_STEPS,
     check_run,
 )
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.tasks import sample_tasks
 from aps_teach.rollouts import state_observations
 from aps_teach.sweeps import RunSpec, config_hash, with_overrides
-from aps_teach.tasks import sample_tasks
 from aps_teach.train import PhaseLog, TrainConfig, evaluate, pretrain
 from aps_teach.transfer import feature_spread, identify
 

@@ -2,7 +2,7 @@
 
 Pretrain reward-free (compiled engine), identify the task by least squares, evaluate zero-shot (GPI),
 fine-tune on the task reward with evaluations on the way (`run_quickstart`, which returns what the figure
-needs); the command (`aps_teach.cli`) then draws one figure of what was learnt: the two terms of APS's
+needs); the command (`aps_teach.cli.main`) then draws one figure of what was learnt: the two terms of APS's
 intrinsic reward over the level, the value map with the greedy path, and success before and after
 fine-tuning (`plots.plot_run_overview` of `cell_maps.overview_maps`). OUT is a run directory as
 `aps-teach gridworld run` writes it (config.json, pretrain/, finetune/, summary.json), plus overview.png.

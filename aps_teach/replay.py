@@ -16,7 +16,7 @@ import math
 import numpy as np
 import torch
 
-from aps_teach.batch import Batch
+from aps_teach.learner.batch import Batch
 
 
 class NStepReplay:

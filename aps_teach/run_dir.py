@@ -27,9 +27,18 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from aps_teach.cli_errors import Interrupted, check_out
 from aps_teach.files import load_checkpoint, write_text_atomic
 from aps_teach.locks import holds, owning
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, with a message saying where the work stands and how to continue it."""
+
+
+def check_out(path: Path | None, option: str = "--out") -> None:
+    """ValueError for an empty output path (`--out ""`, which would write into the current directory)."""
+    if path is not None and str(path) in ("", "."):
+        raise ValueError(f"{option} is empty; give a directory (for the current one, its full path)")
 
 CONFIG = "config.json"
 RUN_FILES = ("pretrain", "finetune", "summary.json", "task.json", "scores.csv", "overview.png")

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 import gridworld
-from aps_teach.agents import Learner
+from aps_teach.learner.agent import Learner
 from aps_teach.seeds import snapshot_generator
 from aps_teach.train import EnvSource, PhaseLog, RoundEnd, TrainConfig, pretrain
 from gridworld.layout import KEYS

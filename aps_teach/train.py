@@ -29,17 +29,17 @@ import torch
 from tqdm.auto import tqdm
 
 import gridworld
-from aps_teach.agents import AgentConfig, Learner
 from aps_teach.checks import check_int, check_range, check_seed
 from aps_teach.env_batch import EnvBatch, EnvSource, as_spec, check_engine, make_env, make_env_batch
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
-from aps_teach.inputs import InputColumns
+from aps_teach.learner.agent import AgentConfig, Learner
+from aps_teach.learner.inputs import InputColumns
+from aps_teach.learner.tasks import infer_task, sample_tasks
 from aps_teach.memory import check_fits
 from aps_teach.phases import check_checkpoint, linear_schedule, restore_metrics, single_thread
 from aps_teach.replay import NStepReplay
 from aps_teach.run_dir import PHASE_NAMES, say
 from aps_teach.seeds import round_seeds
-from aps_teach.tasks import infer_task, sample_tasks
 
 RoundHook = Callable[["RoundEnd"], None]
 """Called after every round of `pretrain` / `finetune` (e.g. to keep snapshots for the heatmap widgets)."""

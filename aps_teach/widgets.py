@@ -34,8 +34,8 @@ from matplotlib.ticker import MaxNLocator
 import gridworld
 from aps_teach import cell_maps, plots
 from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS
+from aps_teach.learner.tasks import sample_tasks
 from aps_teach.snapshots import Snapshot, visit_counts
-from aps_teach.tasks import sample_tasks
 from aps_teach.train import single_thread
 from aps_teach.transfer import maze_layout, zero_shot_on_reward_map
 from gridworld.reward_maps import as_reward_map

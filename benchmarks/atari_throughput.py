@@ -59,7 +59,7 @@ from aps_teach.atari.networks import AtariSuccessorFeatureNet
 from aps_teach.atari.scores import ATARI_26
 from aps_teach.atari.train import finetune, new_learner, pretrain, window_use
 from aps_teach.atari.update_step import UpdateStep
-from aps_teach.tasks import sample_tasks
+from aps_teach.learner.tasks import sample_tasks
 
 
 def malloc_reuse() -> None:

@@ -83,8 +83,8 @@ def checkpoint_fingerprints(run_dir: Path) -> dict[str, str]:
 def gridworld_runs(out: Path) -> dict[str, dict[str, str]]:
     from dataclasses import replace
 
-    from aps_teach.agents import AgentConfig
     from aps_teach.experiments import run_gridworld
+    from aps_teach.learner.agent import AgentConfig
     from aps_teach.train import TrainConfig
 
     prints = {}

@@ -93,7 +93,8 @@ from matplotlib.colors import ListedColormap
 from scipy.stats import vonmises_fisher
 
 import gridworld
-from aps_teach import cell_maps, course, exercises, plots, rewards, tasks, transfer, update
+from aps_teach import cell_maps, course, exercises, plots, transfer
+from aps_teach.learner import rewards, tasks, update
 from aps_teach.random_policy import random_policy_stats
 from aps_teach.rollouts import greedy_rollout, oracle_task
 from aps_teach.stats import summarise

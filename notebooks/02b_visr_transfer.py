@@ -109,7 +109,7 @@ for name in gridworld.MAZES:
 # $$x = \text{board} - m,$$
 #
 # m the running mean of the observations trained on, and only the board entries that vary between
-# the level's states (`aps_teach.inputs`): what reaches φ is what tells states apart.
+# the level's states (`aps_teach.learner.inputs`): what reaches φ is what tells states apart.
 #
 # Pretrain VISR on the maze twice, reward-free, exactly as in notebook 02: once with the default,
 # once with `AgentConfig.normalise_observations` switched off. `transfer.dead_units` counts φ's
@@ -144,7 +144,7 @@ print(f"raw boards left more of phi's units dead than centred inputs: "
 # same everywhere, nothing tells skills apart, and ψ learns one behaviour for all of them. That state
 # is self-consistent, since with a constant φ the vMF loss and the gradient that would spread φ out
 # both vanish on average over w. An earlier version of this library, which fed raw boards, ended
-# there on this maze with 118-123 of φ's 128 units dead (`aps_teach.inputs` records it), and its
+# there on this maze with 118-123 of φ's 128 units dead (`aps_teach.learner.inputs` records it), and its
 # transfer scores were at or below random.
 # </details>
 #

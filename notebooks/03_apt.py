@@ -87,9 +87,9 @@ import numpy as np
 import torch
 
 from aps_teach import course, exercises
-from aps_teach.agents import AgentConfig
 from aps_teach.entropy import gaussian_entropy, knn_entropy, uniform_box_entropy
-from aps_teach.rewards import RunningMean, particle_entropy_reward
+from aps_teach.learner.agent import AgentConfig
+from aps_teach.learner.rewards import RunningMean, particle_entropy_reward
 
 course.fast_mode_banner(FAST)
 started = time.perf_counter()

@@ -90,8 +90,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import gridworld
-from aps_teach import cell_maps, course, plots, rewards, update
+from aps_teach import cell_maps, course, plots
 from aps_teach.experiments import adapt_and_score
+from aps_teach.learner import rewards, update
 from aps_teach.random_policy import random_policy_stats
 from aps_teach.snapshots import pretrain_with_snapshots
 from aps_teach.stats import summarise
@@ -135,8 +136,8 @@ print(f"committed: VISR ahead of APT on easy (zero-shot means) {visr_ahead} | AP
 #   {\sum_{j=1}^{B} \exp\big(f(s_i)^\top f(s'_j)/\tau\big)}.$$
 #
 # The library's lines for the reward and for f's loss, beside the lines of Algorithm 1 they replace: the
-# update (`aps_teach.update`) takes the states s'_m and their kNN space h from `Learner.embed` (h is φ(s'_m)
-# for APS, whose encoder is shared; for APT it is f(s'_m)), and Eq. 10's reward
+# update (`aps_teach.learner.update`) takes the states s'_m and their kNN space h from `Learner.embed` (h is
+# φ(s'_m) for APS, whose encoder is shared; for APT it is f(s'_m)), and Eq. 10's reward
 # (`rewards.intrinsic_reward`) pays each its kNN term, the other states its particles:
 
 # %%

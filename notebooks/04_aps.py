@@ -103,11 +103,11 @@ from scipy.stats import spearmanr
 import gridworld
 from aps_teach import cell_maps, exercises, plots, study_plots
 from aps_teach.experiments import adapt_and_score, result_rows
-from aps_teach.rewards import particle_entropy_reward
+from aps_teach.learner.rewards import particle_entropy_reward
+from aps_teach.learner.tasks import gpi_candidates, sample_tasks
 from aps_teach.snapshots import pretrain_with_snapshots
 from aps_teach.stats import summarise
 from aps_teach.sweeps import RunSpec, config_hash, read_rows
-from aps_teach.tasks import gpi_candidates, sample_tasks
 from aps_teach.train import TrainConfig, evaluate, identify_task, pretrain
 from aps_teach.widgets import reward_explorer
 
@@ -315,7 +315,7 @@ print(f"the ten lines compute the library's losses: {agree}")
 #   evaluation and fine-tuning keep the paper's protocol (+10 ends the episode).
 # * **Centred inputs** (`normalise_observations`). A one-hot board is mostly entries that are always on;
 #   fed raw, $\phi$'s ReLUs died and $\phi$ collapsed to one vector. The networks read the board minus its
-#   running mean, on the entries that vary between states (`aps_teach.inputs`).
+#   running mean, on the entries that vary between states (`aps_teach.learner.inputs`).
 #
 # **Explain it.** Line 13 of the ten lines uses `y.detach()`. What would go wrong without it?
 #

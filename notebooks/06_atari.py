@@ -16,7 +16,7 @@
 #
 # Everything the gridworld notebooks built carries over unchanged: the successor features ψ(s, a, w),
 # the features φ(s) on the unit sphere, the two reward terms, least-squares task inference and GPI are
-# `aps_teach.agents.Learner`'s. What changes is the world around the learner: observations are
+# `aps_teach.learner.agent.Learner`'s. What changes is the world around the learner: observations are
 # pictures, a game has a protocol that decides what a step and an episode are, the networks are
 # convolutional, every sampled batch is augmented, and a replay of a million pictures has to fit in
 # memory. This notebook walks through each change on a real game, runs the whole pipeline once on the
@@ -106,7 +106,6 @@ import torch
 
 import gridworld
 from aps_teach import exercises
-from aps_teach.agents import AgentConfig, Learner
 from aps_teach.atari import augment
 from aps_teach.atari import plots as atari_plots
 from aps_teach.atari.agent import AtariLearner
@@ -118,6 +117,7 @@ from aps_teach.atari.scores import reference_scores
 from aps_teach.atari.sweep import run_atari_sweep, run_dirs
 from aps_teach.atari.train import augment_batch
 from aps_teach.course import fast_mode_banner
+from aps_teach.learner.agent import AgentConfig, Learner
 from aps_teach.sweeps import read_rows
 
 fast_mode_banner(FAST)

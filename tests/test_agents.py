@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from aps_teach.agents import AgentConfig, Learner
+from aps_teach.learner.agent import AgentConfig, Learner
+from aps_teach.learner.tasks import sample_tasks
+from aps_teach.learner.update import td_targets
 from aps_teach.replay import NStepReplay
-from aps_teach.tasks import sample_tasks
-from aps_teach.update import td_targets
 
 OBS = (2, 3, 3)
 

@@ -10,7 +10,7 @@ from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.train import augment_batch
-from aps_teach.rewards import MaskedRunningMean, RunningMean, intrinsic_reward, valid_mean
+from aps_teach.learner.rewards import MaskedRunningMean, RunningMean, intrinsic_reward, valid_mean
 
 SMALL = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, frame_size=44)
 

@@ -82,7 +82,7 @@ def test_eager_update_step_is_the_learners_update_bit_for_bit():
 def test_compile_without_a_working_backend_is_a_clear_error(tmp_path, monkeypatch, capsys, request):
     import torch._inductor.config as inductor
 
-    from aps_teach.cli import main
+    from aps_teach.cli.main import main
 
     monkeypatch.setattr(inductor.cpp, "cxx", ("/nonexistent/g++",))  # a machine without a C++ compiler
     monkeypatch.setattr(inductor, "force_disable_caches", True)  # no kernel compiled earlier may stand in

@@ -81,8 +81,8 @@ def test_the_summary_is_the_aggregate_of_each_games_seed_mean(swept):
 
 
 def test_the_sweep_command_draws_the_scores_of_the_sweep(swept, tmp_path, monkeypatch, capsys):
-    from aps_teach import cli_atari
-    from aps_teach.cli import main
+    from aps_teach.cli import atari as cli_atari
+    from aps_teach.cli.main import main
 
     out, report = swept
     (tmp_path / "scores.csv").write_bytes((out / "scores.csv").read_bytes())
@@ -153,7 +153,7 @@ def test_the_local_gpu_pool_pins_one_gpu_to_each_worker(monkeypatch):
 
 
 def test_sweep_command_bad_input_writes_nothing(tmp_path, monkeypatch, capsys):
-    from aps_teach.cli import main
+    from aps_teach.cli.main import main
 
     out = tmp_path / "sweep"
     for argv, message in ((["--games", "pongg"], "unknown Atari game 'pongg'"),

@@ -16,7 +16,7 @@ from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import AtariEnvs
 from aps_teach.atari.runs import run, start_run_dir
 from aps_teach.atari.train import augment_batch, load_learner, pretrain
-from aps_teach.batch import Batch
+from aps_teach.learner.batch import Batch
 from aps_teach.run_dir import RunDir
 
 TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3, k=3,
@@ -253,7 +253,7 @@ def test_run_directory_refuses_a_different_run_and_drops_a_stale_task(tmp_path):
 def test_a_missing_rom_or_a_replay_too_large_is_refused_before_anything_is_written(tmp_path, monkeypatch,
                                                                                   capsys):
     """Both used to write config.json first, so the corrected command was refused as another run."""
-    from aps_teach.cli import main
+    from aps_teach.cli.main import main
 
     out = tmp_path / "run"
     monkeypatch.setenv("ALE_ROMS_DIR", str(tmp_path))  # a ROM directory without pong.bin
@@ -271,7 +271,7 @@ def test_a_missing_rom_or_a_replay_too_large_is_refused_before_anything_is_writt
 
 
 def test_cli_pretrain_finetune_evaluate_give_the_library_numbers(pipeline, tmp_path, capsys):
-    from aps_teach.cli import main
+    from aps_teach.cli.main import main
 
     library_zero_shot, library = _rows(pipeline[0] / "scores.csv")
     options = ["--out", str(tmp_path), "--game", "PONG", "--seed", "0", "--num-envs", "2",

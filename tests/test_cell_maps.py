@@ -6,9 +6,9 @@ import pytest
 import torch
 
 import gridworld
-from aps_teach.agents import AgentConfig, Learner
 from aps_teach.cell_maps import cell_states, reward_maps, value_map
-from aps_teach.rewards import particle_entropy_reward
+from aps_teach.learner.agent import AgentConfig, Learner
+from aps_teach.learner.rewards import particle_entropy_reward
 
 HARD = gridworld.resolve_level("hard")
 OBS_SHAPE = (len(gridworld.LAYER_NAMES), *HARD.shape)

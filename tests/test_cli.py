@@ -3,8 +3,9 @@ one error line (exit status 2, no traceback) that names what was wrong, unless -
 
 import pytest
 
-from aps_teach.cli import COMMANDS, main
-from aps_teach.cli_errors import Interrupted, run_cli
+from aps_teach.cli.common import run_cli
+from aps_teach.cli.main import COMMANDS, main
+from aps_teach.run_dir import Interrupted
 
 
 def test_help_lists_every_command_on_a_line_of_its_own(capsys):
@@ -144,7 +145,7 @@ def test_interrupted_is_one_line_with_where_the_work_stands(capsys):
 def test_transfer_writes_under_runs_by_default_one_directory_per_configuration():
     from pathlib import Path
 
-    from aps_teach.cli_gridworld import Transfer
+    from aps_teach.cli.gridworld import Transfer
 
     default, other = Transfer().results_dir(), Transfer(pretrain_steps=1600).results_dir()
     assert default.parent == other.parent == Path("runs/transfer") and default != other

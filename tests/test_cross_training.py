@@ -6,7 +6,6 @@ import pytest
 import torch
 
 from aps_teach import env_batch, train
-from aps_teach.agents import AgentConfig
 from aps_teach.cross_training import (
     parse_pair,
     pretrain_on_data_of,
@@ -16,6 +15,7 @@ from aps_teach.cross_training import (
     train_on_replay,
 )
 from aps_teach.experiments import run_gridworld_rows
+from aps_teach.learner.agent import AgentConfig
 from aps_teach.sweeps import RunSpec
 from aps_teach.train import TrainConfig, new_learner, pretrain
 

@@ -34,7 +34,7 @@ def test_ray_without_the_extra_names_the_extra(monkeypatch):
 
 
 def test_sweep_command_without_ray_exits_with_the_extra_to_install(monkeypatch, tmp_path, capsys):
-    from aps_teach.cli_gridworld import gridworld_main
+    from aps_teach.cli.gridworld import gridworld_main
 
     monkeypatch.setitem(sys.modules, "ray", None)
     assert gridworld_main(["sweep", "--executor", "ray", "--seeds", "1", "--out", str(tmp_path)]) == 2
@@ -70,7 +70,7 @@ def test_an_unreachable_ray_head_is_one_line_after_the_timeout_and_nothing_is_wr
                                                                                      monkeypatch):
     """`--executor ray` with an address nobody answers used to retry forever, logging as it went (these run
     before `local_ray` starts Ray in this process: a connected process would not look for a head)."""
-    from aps_teach.cli import main
+    from aps_teach.cli.main import main
 
     monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # as `local_ray`: Ray reads it on import
     pytest.importorskip("ray")

@@ -5,8 +5,8 @@ import pytest
 import torch
 from torch import nn
 
-from aps_teach.agents import AgentConfig, Learner
-from aps_teach.inputs import InputColumns, ObservationNormaliser, StateTable, first_layer
+from aps_teach.learner.agent import AgentConfig, Learner
+from aps_teach.learner.inputs import InputColumns, ObservationNormaliser, StateTable, first_layer
 
 OBS = (3, 4, 4)
 

@@ -3,6 +3,7 @@ drawing module, directly or through any module of the repository it imports (wal
 imports inside functions included, so the check needs no import and no display)."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ ROOT = Path(__file__).parents[1]
 PACKAGES = ("aps_teach", "gridworld")
 DRAWING = {"aps_teach.plots", "aps_teach.study_plots", "aps_teach.atari.plots", "aps_teach.widgets"}
 """The view layer: figures and widgets."""
-ENTRY_POINTS = {"aps_teach.__main__", "aps_teach.cli", "aps_teach.cli_gridworld", "aps_teach.cli_atari",
+ENTRY_POINTS = {"aps_teach.__main__", "aps_teach.cli.main", "aps_teach.cli.gridworld", "aps_teach.cli.atari",
                 "aps_teach.demo"}
 """The commands: they run a pipeline and draw what it returns."""
 
@@ -85,7 +86,7 @@ def test_the_layers_are_the_modules_they_name():
     ("aps_teach.atari.sweep", "from ..plots import save_figure\n", "aps_teach.atari.sweep",
      "aps_teach.plots"),
     # a lazy import some modules down: study -> ... -> rewards -> matplotlib
-    ("aps_teach.rewards", "def draw():\n    import matplotlib.pyplot as plt\n", "aps_teach.study",
+    ("aps_teach.learner.rewards", "def draw():\n    import matplotlib.pyplot as plt\n", "aps_teach.study",
      "matplotlib"),
 ])
 def test_the_walk_finds_a_drawing_import_added_to_a_pipeline(module, added, start, end):
@@ -96,19 +97,22 @@ def test_the_walk_finds_a_drawing_import_added_to_a_pipeline(module, added, star
 
 def readme_layers() -> dict[str, int]:
     """Module -> row of the README's layer table ("Layout: the library's layers"): `gridworld/` is the
-    environments package, `atari/x` and the names after `atari/`: are modules of aps_teach.atari."""
+    environments package; `folder/x`, and each name of a cell that starts `folder/`:, is
+    aps_teach.folder.x."""
     text = (ROOT / "README.md").read_text().split("### Layout: the library's layers", 1)[1]
     rows = [line for line in text.split("\n\n", 2)[2].splitlines() if line.startswith("| ")][1:]
     layers = {}
     for index, row in enumerate(rows):
-        cell = row.split("|")[2]
-        prefix = "aps_teach.atari." if cell.strip().startswith("`atari/`:") else "aps_teach."
-        for name in cell.replace("`atari/`:", "").split(","):
+        cell = row.split("|")[2].strip()
+        folder = re.match(r"`(\w+)/`:", cell)
+        prefix = f"aps_teach.{folder[1]}." if folder else "aps_teach."
+        names = cell[folder.end():] if folder else cell
+        for name in names.split(","):
             name = name.strip().strip("`")
             if name == "gridworld/":
                 layers.update({m: index for m in MODULES if m.split(".")[0] == "gridworld"})
             else:
-                layers[prefix + name.replace("atari/", "atari.")] = index
+                layers[prefix + name.replace("/", ".")] = index
     return layers
 
 
@@ -122,7 +126,7 @@ def runtime_imports(name: str) -> set[str]:
 
 
 LAYERS = readme_layers()
-PACKAGE_FILES = {"aps_teach", "aps_teach.__main__", "aps_teach.atari"}
+PACKAGE_FILES = {"aps_teach", "aps_teach.__main__", "aps_teach.atari", "aps_teach.learner", "aps_teach.cli"}
 """Package __init__ files and `python -m`'s entry, outside the table."""
 
 
@@ -134,3 +138,4 @@ def test_the_readme_layer_table_names_every_module_once():
 def test_a_module_imports_only_its_own_row_of_the_layer_table_or_rows_above(module):
     upward = sorted(m for m in runtime_imports(module) if LAYERS.get(m, -1) > LAYERS[module])
     assert not upward, f"{module} (row {LAYERS[module]}) imports {upward} from rows below it"
+

@@ -4,9 +4,9 @@ import json
 
 import numpy as np
 
-from aps_teach.agents import AgentConfig
-from aps_teach.cli import main
+from aps_teach.cli.main import main
 from aps_teach.experiments import run_gridworld
+from aps_teach.learner.agent import AgentConfig
 from aps_teach.train import TrainConfig
 
 TINY = ["--pretrain-steps", "400", "--finetune-steps", "400", "--identify-steps", "200",

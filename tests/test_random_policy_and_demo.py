@@ -5,7 +5,7 @@ import pytest
 from matplotlib.colors import to_hex
 
 import gridworld
-from aps_teach.cli import main
+from aps_teach.cli.main import main
 from aps_teach.files import atomic_path
 from aps_teach.plots import level_image, level_legend_handles, plot_random_policy_overview, plot_visitation
 from aps_teach.random_policy import exact_random_policy, random_policy_stats
@@ -93,7 +93,7 @@ def test_demo_cli_writes_the_picture_and_prints_the_numbers(tmp_path, capsys):
 def test_every_command_writes_under_runs_by_default_never_into_the_committed_results(tmp_path, monkeypatch,
                                                                                    capsys):
     """`demo` used to write results/demo/gridworlds.png into the checkout, which then shipped in the wheel."""
-    from aps_teach.cli_gridworld import Transfer
+    from aps_teach.cli.gridworld import Transfer
     from aps_teach.demo import DemoConfig
     from aps_teach.experiments import figure4_config
     from aps_teach.quickstart import QuickstartConfig

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from aps_teach.rewards import (
+from aps_teach.learner.rewards import (
     MaskedRunningMean,
     RunningMean,
     intrinsic_reward,

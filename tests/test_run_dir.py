@@ -18,8 +18,9 @@ import pytest
 import torch
 
 import aps_teach
-from aps_teach import cli_gridworld, train
-from aps_teach.cli import main
+from aps_teach import train
+from aps_teach.cli import gridworld as cli_gridworld
+from aps_teach.cli.main import main
 from aps_teach.experiments import level_art
 from aps_teach.files import save_checkpoint
 from aps_teach.run_dir import RunDir

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from aps_teach.agents import AgentConfig
+from aps_teach.learner.agent import AgentConfig
 from aps_teach.plots import METHOD_COLOURS, method_colour
 from aps_teach.stats import mean_with_ci, summarise
 from aps_teach.study_plots import plot_ablation, plot_figure4, write_figure4
@@ -269,7 +269,7 @@ def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path, monkeypat
     assert not (out / "figure4.png").exists()  # the pipeline returns data; the command draws
     again = run_figure4_sweep(["aps", "dqn"], ["easy"], 1, None, budget, workers=2, progress=False)
     assert again.completed == [] and len(again.skipped) == 2  # the same command found its directory
-    from aps_teach.cli_gridworld import gridworld_main
+    from aps_teach.cli.gridworld import gridworld_main
 
     argv = ["sweep", "--methods", "aps", "dqn", "--levels", "easy", "--seeds", "1", "--workers", "2",
             *[f"--{name.replace('_', '-')}={value}" for name, value in budget.items()]]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from aps_teach.tasks import gpi_action_values, gpi_candidates, infer_task, sample_tasks
+from aps_teach.learner.tasks import gpi_action_values, gpi_candidates, infer_task, sample_tasks
 
 
 def test_sample_tasks_unit_norm_and_isotropic():

@@ -10,8 +10,8 @@ import torch
 
 import gridworld
 from aps_teach import env_batch
-from aps_teach.agents import AgentConfig
 from aps_teach.experiments import run_gridworld
+from aps_teach.learner.agent import AgentConfig
 from aps_teach.seeds import round_seeds
 from aps_teach.train import (
     TrainConfig,
@@ -301,7 +301,7 @@ def test_bad_input_is_a_clear_error(call, message):
 def test_cli_run_gives_the_library_numbers_and_resumes_to_them(tmp_path):
     import json
 
-    from aps_teach.cli_gridworld import gridworld_main
+    from aps_teach.cli.gridworld import gridworld_main
 
     argv = ["run", "--out", str(tmp_path), "--method", "visr", "--seed", "4", "--pretrain-steps", "200",
             "--finetune-steps", "200", "--identify-steps", "200", "--eval-episodes", "4",
@@ -322,7 +322,7 @@ def test_cli_run_gives_the_library_numbers_and_resumes_to_them(tmp_path):
 
 
 def test_cli_unknown_method_lists_the_valid_ones(tmp_path, capsys):
-    from aps_teach.cli_gridworld import gridworld_main
+    from aps_teach.cli.gridworld import gridworld_main
 
     assert gridworld_main(["run", "--out", str(tmp_path), "--method", "diayn"]) == 2
     assert capsys.readouterr().err == ("aps-teach gridworld: error: --method 'diayn' is not valid; valid: "

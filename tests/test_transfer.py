@@ -17,10 +17,10 @@ import torch  # noqa: E402
 
 import gridworld  # noqa: E402
 from aps_teach import cell_maps, seeds, study_plots, transfer  # noqa: E402
-from aps_teach.agents import AgentConfig  # noqa: E402
+from aps_teach.learner.agent import AgentConfig  # noqa: E402
+from aps_teach.learner.tasks import sample_tasks  # noqa: E402
 from aps_teach.stats import mean_with_ci  # noqa: E402
 from aps_teach.sweeps import RunSpec, read_rows  # noqa: E402
-from aps_teach.tasks import sample_tasks  # noqa: E402
 from aps_teach.train import TrainConfig, evaluate, new_learner, task_data  # noqa: E402
 from gridworld.reward_maps import as_reward_map  # noqa: E402
 
@@ -245,7 +245,7 @@ def test_painted_tasks_need_a_target_free_maze():
 
 
 def test_cli_transfer_writes_the_library_numbers(tmp_path, capsys):
-    from aps_teach.cli_gridworld import gridworld_main
+    from aps_teach.cli.gridworld import gridworld_main
 
     argv = ["transfer", "--out", str(tmp_path), "--method", "visr", "--maze", "fourroom", "--tasks", "2",
             "--seeds", "1", "--pretrain-steps", "400", "--identify-steps", "200", "--eval-episodes", "2",

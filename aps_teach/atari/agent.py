@@ -1,11 +1,11 @@
 """The gridworld learner on pixels: `Learner` with the Atari conv networks and the paper's Atari settings.
 
 Nothing of the update changes: TD targets, the vMF and kNN rewards, GPI and the fine-tuning switch are
-`aps_teach.agents.Learner`'s (the update is `aps_teach.update`). `agent_config` maps `AtariConfig` onto
-`AgentConfig` field by field, by name (the two share their names), except the observation mean, which the
-conv networks do without (they read the frames, scaled to [0, 1]); `AgentConfig.hidden` and
-`representation` keep the learner's defaults, unused here (the conv networks have their own sizes, the
-kNN space is phi or the conv f).
+`aps_teach.learner.agent.Learner`'s (the update is `aps_teach.learner.update`). `agent_config` maps
+`AtariConfig` onto `AgentConfig` field by field, by name (the two share their names), except the
+observation mean, which the conv networks do without (they read the frames, scaled to [0, 1]);
+`AgentConfig.hidden` and `representation` keep the learner's defaults, unused here (the conv networks have
+their own sizes, the kNN space is phi or the conv f).
 
 What does change is how: the learner is built with `fixed_shapes=True`, so an update here never waits on
 the device: its statistics stay tensors (the training loop reads them when it writes a metrics row), and
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import torch
 
-from aps_teach.agents import AgentConfig, Learner, Method
 from aps_teach.atari.config import AtariConfig, learner_fields
 from aps_teach.atari.networks import AtariFeatureNet, AtariSuccessorFeatureNet
+from aps_teach.learner.agent import AgentConfig, Learner, Method
 
 
 def agent_config(atari: AtariConfig, method: Method) -> AgentConfig:

@@ -21,9 +21,9 @@ import textwrap
 from dataclasses import dataclass, field, fields
 from typing import Literal
 
-from aps_teach.agents import AgentConfig
 from aps_teach.atari.devices import parse_device
 from aps_teach.checks import check_int, check_range
+from aps_teach.learner.agent import AgentConfig
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
 

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from aps_teach.atari.devices import to_device
-from aps_teach.batch import Batch
+from aps_teach.learner.batch import Batch
 
 
 class FrameReplay:

@@ -7,7 +7,7 @@ paper's tables (`AtariConfig.conv_*`; 32, 64, 64 channels, kernels 8, 4, 3, stri
 - psi: conv with ReLU, 512 ReLU units h(s); for each feature dimension j an MLP on [h(s), w] with 512
   ReLU units and one output per action, psi_j(s, ., w). That reads "one MLP for each dimension of the
   successor feature" and psi as a UVFA of w.
-Call signatures match `aps_teach.features.FeatureNet` / `SuccessorFeatureNet`, so the same learner can
+Call signatures match `aps_teach.learner.networks.FeatureNet` / `SuccessorFeatureNet`, so the same learner can
 use either pair.
 """
 

@@ -1,7 +1,7 @@
 """The Atari phases: reward-free `pretrain` -> `identify_task` -> `evaluate_zero_shot` -> `finetune` ->
 `evaluate` (the whole run and its directory: `aps_teach.atari.runs`).
 
-The learner, its updates and task inference are the gridworld's (`AtariLearner`, `aps_teach.tasks`);
+The learner, its updates and task inference are the gridworld's (`AtariLearner`, `aps_teach.learner.tasks`);
 what pixels add is here. Each step of the `num_envs` games (one ale-py vector env): act epsilon-greedily
 on psi(s, a, w)^T w under each game's w, store the step in the frame replay, and once it holds
 `min_replay_size` transitions do one update per `update_period` env steps on a sampled batch whose
@@ -34,7 +34,6 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from aps_teach.agents import Method, check_method
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.config import RUN_FIELDS, AtariConfig, AtariTrainConfig, atari_from_dict
 from aps_teach.atari.devices import resolve_device, to_device
@@ -43,13 +42,14 @@ from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.metrics import PhaseMetrics
 from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
 from aps_teach.atari.update_step import UpdateStep, apply_augmentation, augmentation_draws
-from aps_teach.batch import Batch
 from aps_teach.checks import check_seed
 from aps_teach.files import jsonable, load_checkpoint, save_checkpoint
+from aps_teach.learner.agent import Method, check_method
+from aps_teach.learner.batch import Batch
+from aps_teach.learner.tasks import infer_task, sample_tasks
 from aps_teach.memory import check_fits
 from aps_teach.phases import check_checkpoint, linear_schedule, restore_metrics, torch_threads
 from aps_teach.seeds import game_reset_seed, phase_generator
-from aps_teach.tasks import infer_task, sample_tasks
 
 
 @dataclass

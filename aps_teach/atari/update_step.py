@@ -3,12 +3,12 @@
 `UpdateStep(learner, atari, windows, compile_mode)` is what the training loop calls per update. It draws
 the augmentation's random numbers on the host from the caller's generator (`augmentation_draws`, a few
 hundred numbers, sent to the device without a sync), then runs `step(batch, draws)`: the augmentation's
-arithmetic (`augment.augment_with`) and `aps_teach.update.gradient_step` (targets, losses, backward,
+arithmetic (`augment.augment_with`) and `aps_teach.learner.update.gradient_step` (targets, losses, backward,
 gradient clip, Adam). That function reads nothing back from the device and keeps every piece of state it
 changes on the device at a fixed address (the kNN distance normaliser updated in place, Adam
 `capturable` on CUDA), so `compile_mode` can hand the whole of it to `torch.compile` (`reduce-overhead`
 replays it as CUDA graphs). What changes shape or needs the host stays outside: the random draws, the
-update counter and the target network's copy (`aps_teach.update.count_update`).
+update counter and the target network's copy (`aps_teach.learner.update.count_update`).
 
 The draws are made in `augment_batch`'s order from the same generator, so an eager `UpdateStep` gives
 the weights of `learner.update(augment_batch(...))` bit for bit; a compiled one gives them within float
@@ -25,8 +25,8 @@ import torch
 from aps_teach.atari.augment import augment_with, draw
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.devices import to_device
-from aps_teach.batch import Batch
-from aps_teach.update import count_update, gradient_step
+from aps_teach.learner.batch import Batch
+from aps_teach.learner.update import count_update, gradient_step
 
 Draws = dict[str, tuple[torch.Tensor, torch.Tensor]]
 

@@ -19,7 +19,6 @@ from typing import Annotated, Literal
 import torch
 import tyro
 
-from aps_teach.agents import Method
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.config import AtariTrainConfig
 from aps_teach.atari.envs import check_game
@@ -36,11 +35,11 @@ from aps_teach.atari.runs import (
 )
 from aps_teach.atari.sweep import run_atari_sweep
 from aps_teach.atari.train import EvalResult, evaluate, finetune, load_learner, pretrain
-from aps_teach.cli import run_subcommands
-from aps_teach.cli_errors import Interrupted, check_out
+from aps_teach.cli.common import run_subcommands
 from aps_teach.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
+from aps_teach.learner.agent import Method
 from aps_teach.locks import owning
-from aps_teach.run_dir import FINISHED_HINT, RunDir
+from aps_teach.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.sweeps import read_rows
 
 Train = Annotated[AtariTrainConfig, tyro.conf.arg(name="")]
@@ -264,7 +263,7 @@ COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (
 def atari_main(argv: list[str], *, debug: bool = False) -> int:
     """Parse `argv` (without the leading `atari`), run the subcommand, print its summary; 0 on success, 1 if
     a run of a sweep failed, 2 with one error line on bad input (unknown game, missing CUDA, checkpoint
-    mismatch or corruption; `aps_teach.cli_errors`)."""
+    mismatch or corruption; `aps_teach.cli.common`)."""
     return run_subcommands("aps-teach atari", COMMANDS, argv, debug=debug, show=_print,
                            run_commands=(Run, Pretrain, Finetune),
                            description="Atari (ale-py): APS, VISR, APT pretraining without reward, task "

@@ -19,10 +19,8 @@ from typing import Literal
 
 import torch
 
-from aps_teach.agents import Method
 from aps_teach.aps_parts import run_parts_study
-from aps_teach.cli import run_subcommands
-from aps_teach.cli_errors import Interrupted, check_out
+from aps_teach.cli.common import run_subcommands
 from aps_teach.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
@@ -41,8 +39,9 @@ from aps_teach.experiments import (
     train_config,
     whole_rounds,
 )
+from aps_teach.learner.agent import Method
 from aps_teach.locks import owning
-from aps_teach.run_dir import FINISHED_HINT, RunDir
+from aps_teach.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.study import StudyGrid, run_study
 from aps_teach.study_plots import (
     write_figure4,
@@ -417,7 +416,7 @@ COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (
 
 def gridworld_main(argv: list[str], *, debug: bool = False) -> int:
     """Parse `argv` (without the leading `gridworld`), run the subcommand, print its summary; 0 on success,
-    1 if a run of a sweep failed, 2 with one error line on bad input (`aps_teach.cli_errors`)."""
+    1 if a run of a sweep failed, 2 with one error line on bad input (`aps_teach.cli.common`)."""
     return run_subcommands("aps-teach gridworld", COMMANDS, argv, debug=debug, show=_print,
                            run_commands=(Run, Pretrain, Finetune),
                            description="Key-passageway gridworlds: VISR, APT, APS, DQN; zero-shot transfer "

@@ -1,5 +1,5 @@
 """One update of APS (Algorithm 1 of Liu & Abbeel 2021) in the algorithm's order; VISR, APT and the DQN
-baseline are the same update with terms switched off (the table in `aps_teach.agents`).
+baseline are the same update with terms switched off (the table in `aps_teach.learner.agent`).
 
     1. sample a minibatch of n-step windows (s_t, a_t, w, s'_1..s'_m)     the caller: `batch.Batch`
     2. phi(s') and the kNN space h(s') of the states the reward is paid at  `td_targets`
@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING
 import torch
 from torch.nn import functional as F
 
-from aps_teach.batch import Batch
 from aps_teach.checks import check_shapes
-from aps_teach.rewards import intrinsic_reward, valid_mean, vmf_loss
-from aps_teach.tasks import q_values
+from aps_teach.learner.batch import Batch
+from aps_teach.learner.rewards import intrinsic_reward, valid_mean, vmf_loss
+from aps_teach.learner.tasks import q_values
 
 if TYPE_CHECKING:
-    from aps_teach.agents import Learner
+    from aps_teach.learner.agent import Learner
 
 
 def td_targets(learner: Learner, batch: Batch

@@ -4,24 +4,23 @@
                                    (aps_teach.quickstart)
     aps-teach demo [--help]        a random policy on every level, a picture (aps_teach.demo)
     aps-teach gridworld ...        run | pretrain | finetune | evaluate | sweep | transfer | study
-                                   (see aps_teach.cli_gridworld)
-    aps-teach atari ...            run | pretrain | finetune | evaluate | sweep (see aps_teach.cli_atari)
+                                   (see aps_teach.cli.gridworld)
+    aps-teach atari ...            run | pretrain | finetune | evaluate | sweep (see aps_teach.cli.atari)
 
-Errors follow `aps_teach.cli_errors`: one line and exit status 2; `--debug` shows the traceback.
+Errors follow `aps_teach.cli.common`: one line and exit status 2; `--debug` shows the traceback.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tyro
 
-from aps_teach.cli_errors import check_command, config_errors, pop_debug, run_cli
-from aps_teach.run_dir import RunDir, resume_command, resume_hint_on_interrupt
+from aps_teach.cli.common import check_command, config_errors, pop_debug, run_cli
+from aps_teach.run_dir import RunDir
 
 if TYPE_CHECKING:
     from aps_teach.quickstart import QuickstartConfig, QuickstartResult
@@ -43,39 +42,14 @@ def commands_help() -> str:
                       "Errors are one line (exit status 2); --debug shows the traceback."])
 
 
-def run_subcommands(prog: str, commands: dict[str, tuple[type, Callable[..., dict]]], argv: list[str], *,
-                    description: str, show: Callable[[dict], None], run_commands: tuple[type, ...],
-                    debug: bool = False) -> int:
-    """Parse `argv` into one of `commands` (name -> (options class, handler)), run its handler and `show` the
-    summary it returns; 0, or 1 if a run of a sweep failed. Bad input is one line and 2 (`run_cli`); Ctrl-C
-    inside a command of `run_commands` (whose `out` is a run directory) says how to --resume it."""
-    argv, debug = pop_debug(argv, debug)
-
-    def job() -> int:
-        check_command(prog, argv, list(commands))
-        with config_errors():
-            cmd = tyro.extras.subcommand_cli_from_dict(
-                {name: cls for name, (cls, _) in commands.items()}, prog=prog, args=argv,
-                description=f"{description} Errors are one line (exit status 2); --debug shows the "
-                            "traceback.")
-        handler = next(fn for cls, fn in commands.values() if isinstance(cmd, cls))
-        out = cmd.out if isinstance(cmd, run_commands) else None
-        with resume_hint_on_interrupt(out, resume_command(prog.split(), argv)):
-            summary = handler(cmd)
-        show(summary)
-        return 1 if summary.get("failed") else 0
-
-    return run_cli(prog, job, debug=debug)
-
-
 def main(argv: list[str] | None = None) -> int:
     argv, debug = pop_debug(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["gridworld"]:
-        from aps_teach.cli_gridworld import gridworld_main
+        from aps_teach.cli.gridworld import gridworld_main
 
         return gridworld_main(argv[1:], debug=debug)
     if argv[:1] == ["atari"]:
-        from aps_teach.cli_atari import atari_main
+        from aps_teach.cli.atari import atari_main
 
         return atari_main(argv[1:], debug=debug)
     if argv[:1] == ["demo"]:

@@ -12,7 +12,7 @@ What differs between methods, and nothing else:
 Q(s, a | w) = psi(s, a, w)^T w throughout (`tasks.q_values`), so the DQN baseline is the same network,
 replay, optimiser and TD update as the others, started from scratch. This module holds the configuration
 and the learner (networks, optimiser, acting, the fine-tuning switch, checkpoints); the update itself,
-Algorithm 1, is `aps_teach.update`.
+Algorithm 1, is `aps_teach.learner.update`.
 
 Decisions where the paper leaves room: both reward terms and the vMF loss use phi(s') of the state
 reached (Algorithm 1 writes phi(s_t) in the loss, Eq. 10 mixes phi(s) and h = phi(s')); GPI is used when
@@ -33,13 +33,13 @@ from typing import Literal
 import torch
 from torch.nn import functional as F
 
-from aps_teach.batch import Batch
 from aps_teach.checks import check_finite, check_int, check_range
-from aps_teach.features import FeatureNet, SuccessorFeatureNet
-from aps_teach.inputs import InputColumns, ObservationNormaliser, StateTable, narrow_input
-from aps_teach.rewards import MaskedRunningMean, RunningMean
-from aps_teach.tasks import gpi_action_values, gpi_candidates, q_values
-from aps_teach.update import count_update, gradient_step
+from aps_teach.learner.batch import Batch
+from aps_teach.learner.inputs import InputColumns, ObservationNormaliser, StateTable, narrow_input
+from aps_teach.learner.networks import FeatureNet, SuccessorFeatureNet
+from aps_teach.learner.rewards import MaskedRunningMean, RunningMean
+from aps_teach.learner.tasks import gpi_action_values, gpi_candidates, q_values
+from aps_teach.learner.update import count_update, gradient_step
 
 METHODS = ("visr", "apt", "aps", "dqn")
 SF_LOSSES = ("vector", "scalar")
@@ -60,7 +60,7 @@ class AgentConfig:
     """The learner: networks, losses and update rule. Defaults are the gridworld settings."""
 
     method: Method = "aps"
-    """visr | apt | aps | dqn (see the table in `aps_teach.agents`)."""
+    """visr | apt | aps | dqn (see the table in `aps_teach.learner.agent`)."""
     feature_dim: int = 16
     """Dimension d of phi, psi and w (paper: 5 on Atari, to match VISR; the budget study chose 16 here)."""
     hidden: int = 128
@@ -90,8 +90,9 @@ class AgentConfig:
     are those states, one per sampled transition. 'sum': the exact sum_{i<m} gamma^i c(s'_i), the particles
     every valid window state. Task rewards (fine-tuning) are always summed exactly."""
     normalise_observations: bool = True
-    """Subtract the running mean of the observations trained on from the networks' input (`aps_teach.inputs`;
-    gridworld MLPs only). Raw one-hot boards are mostly always-on inputs, and phi's units die."""
+    """Subtract the running mean of the observations trained on from the networks' input
+    (`aps_teach.learner.inputs`; gridworld MLPs only). Raw one-hot boards are mostly always-on inputs, and
+    phi's units die."""
     exploit_weight: float = 1.0
     """Weight of phi(s')^T w in the intrinsic reward (visr, aps)."""
     explore_weight: float = 1.0
@@ -193,10 +194,10 @@ class Learner:
     Observations are boards (B, *obs_shape) or, once `set_observation_table` has given it a compiled level's
     boards, state indices into them (any shape); every method takes either. The networks read
     `inputs(obs)`: the boards centred by the running observation mean, on `input_columns` (the entries
-    that vary between the level's states, `aps_teach.inputs`) when given, else on all entries.
+    that vary between the level's states, `aps_teach.learner.inputs`) when given, else on all entries.
 
-    `update` is `aps_teach.update`, Algorithm 1. `fixed_shapes=True` makes it an update of fixed tensor
-    shapes that never waits on the device, as a GPU and torch.compile need (`AtariLearner`): the kNN
+    `update` is `aps_teach.learner.update`, Algorithm 1. `fixed_shapes=True` makes it an update of fixed
+    tensor shapes that never waits on the device, as a GPU and torch.compile need (`AtariLearner`): the kNN
     reward over the windows' states (`nstep_reward='sum'`) and the reported reward means mask the invalid
     steps instead of selecting the valid ones, whose number the host would have to read, and the distance
     normaliser keeps its state on the device (`rewards.MaskedRunningMean`). The two agree up to float
@@ -214,7 +215,7 @@ class Learner:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.psi, self.phi, self.rep = self.build_networks()
-            if self.input_columns is not None:  # read only the entries that vary (see aps_teach.inputs)
+            if self.input_columns is not None:  # only the entries that vary (aps_teach.learner.inputs)
                 for module in self._modules().values():
                     module.input = narrow_input(module.input, self.input_columns.columns)
         for module in self._modules().values():
@@ -397,7 +398,7 @@ class Learner:
         return phi, h
 
     def update(self, batch: Batch) -> dict[str, torch.Tensor]:
-        """One update of Algorithm 1 on a replay minibatch (`aps_teach.update`: `gradient_step`, then
+        """One update of Algorithm 1 on a replay minibatch (`aps_teach.learner.update`: `gradient_step`, then
         `count_update`); returns the losses and reward terms as detached tensors."""
         stats = gradient_step(self, batch)
         count_update(self)

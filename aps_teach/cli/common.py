@@ -1,4 +1,4 @@
-"""One error style for every `aps-teach` command.
+"""What every `aps-teach` command shares: subcommand parsing, and one error style.
 
 Bad input (a `ValueError`) and file trouble (an `OSError`: a missing, unreadable or read-only path) end a
 command with one line on stderr, `<prog>: error: <what was wrong and what is valid>`, and exit status 2,
@@ -16,15 +16,14 @@ import difflib
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+
+import tyro
+
+from aps_teach.run_dir import Interrupted, resume_command, resume_hint_on_interrupt
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError)
 """What the commands report as one line: bad values (ValueError) and unusable paths (OSError)."""
 DEBUG_FLAG = "--debug"
-
-
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C, with a message saying where the work stands and how to continue it."""
 
 
 def pop_debug(argv: Sequence[str], debug: bool = False) -> tuple[list[str], bool]:
@@ -106,12 +105,6 @@ def check_command(prog: str, argv: Sequence[str], commands: Sequence[str], *, op
                      + (" (or none)" if optional else "") + f"; see {prog} --help")
 
 
-def check_out(path: Path | None, option: str = "--out") -> None:
-    """ValueError for an empty output path (`--out ""`, which would write into the current directory)."""
-    if path is not None and str(path) in ("", "."):
-        raise ValueError(f"{option} is empty; give a directory (for the current one, its full path)")
-
-
 def describe(error: BaseException) -> str:
     """The error as one line: an OSError as `<path>: <reason>`, anything else as its message."""
     if isinstance(error, OSError) and error.filename is not None and error.strerror:
@@ -137,3 +130,28 @@ def run_cli(prog: str, job: Callable[[], int], *, debug: bool = False) -> int:
             raise
         print(f"{prog}: error: {describe(error)}", file=sys.stderr)
         return 2
+
+
+def run_subcommands(prog: str, commands: dict[str, tuple[type, Callable[..., dict]]], argv: list[str], *,
+                    description: str, show: Callable[[dict], None], run_commands: tuple[type, ...],
+                    debug: bool = False) -> int:
+    """Parse `argv` into one of `commands` (name -> (options class, handler)), run its handler and `show` the
+    summary it returns; 0, or 1 if a run of a sweep failed. Bad input is one line and 2 (`run_cli`); Ctrl-C
+    inside a command of `run_commands` (whose `out` is a run directory) says how to --resume it."""
+    argv, debug = pop_debug(argv, debug)
+
+    def job() -> int:
+        check_command(prog, argv, list(commands))
+        with config_errors():
+            cmd = tyro.extras.subcommand_cli_from_dict(
+                {name: cls for name, (cls, _) in commands.items()}, prog=prog, args=argv,
+                description=f"{description} Errors are one line (exit status 2); --debug shows the "
+                            "traceback.")
+        handler = next(fn for cls, fn in commands.values() if isinstance(cmd, cls))
+        out = cmd.out if isinstance(cmd, run_commands) else None
+        with resume_hint_on_interrupt(out, resume_command(prog.split(), argv)):
+            summary = handler(cmd)
+        show(summary)
+        return 1 if summary.get("failed") else 0
+
+    return run_cli(prog, job, debug=debug)

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from aps_teach.inputs import TableInputs, first_layer
+from aps_teach.learner.inputs import TableInputs, first_layer
 
 Inputs = torch.Tensor | TableInputs
 
