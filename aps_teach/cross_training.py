@@ -105,8 +105,8 @@ def pretrain_on_data_of(data_method: str, learner_method: str, env: EnvSource, s
     data_conditioned = replace(config.agent, method=data_method).task_conditioned
 
     def catch_up(end: RoundEnd) -> None:
-        if shadow.observation_mean is not None:  # Y's inputs are normalised by the mean of X's data
-            shadow.observation_mean.load_state_dict(end.learner.observation_mean.state_dict())
+        # Y's inputs are normalised by the mean of X's data
+        shadow.board_inputs.load_state_dict(end.learner.board_inputs.state_dict())
         train_on_replay(shadow, end.replay, end.learner.updates - shadow.updates, data_conditioned, generator)
 
     learner, log = pretrain(data_method, env, steps, seed, config, on_round=catch_up)

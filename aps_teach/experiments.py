@@ -14,7 +14,8 @@ import gridworld
 from aps_teach.blame import BLAME_COLUMNS, ZeroShotBlame, blame_summary, zero_shot_blame
 from aps_teach.checks import check_int, check_seed
 from aps_teach.files import write_text_atomic
-from aps_teach.learner.agent import METHODS, AgentConfig, Learner, check_method
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.config import METHODS, AgentConfig, check_method
 from aps_teach.learner.tasks import fit_task
 from aps_teach.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
 from aps_teach.stats import rate_text

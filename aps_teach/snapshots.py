@@ -71,8 +71,9 @@ def visit_counts(observations: torch.Tensor, key_names: tuple[str, ...],
 def frozen_copy(learner: Learner) -> Learner:
     """A new `Learner` holding copies of `learner`'s network weights and normalisers, gradients off."""
     copy = Learner(learner.config, learner.obs_shape, learner.num_actions, seed=0,
-                   input_columns=learner.input_columns)
-    copy.set_observation_table(None if learner.table is None else learner.table.source)
+                   input_columns=learner.board_inputs.columns)
+    table = learner.board_inputs.table
+    copy.set_observation_table(None if table is None else table.source)
     for name in ("psi", "phi", "rep"):
         module = getattr(learner, name)
         if module is not None:
@@ -81,8 +82,7 @@ def frozen_copy(learner: Learner) -> Learner:
     copy.psi_target.load_state_dict(learner.psi_target.state_dict())
     if learner.normaliser is not None:
         copy.normaliser.load_state_dict(learner.normaliser.state_dict())
-    if learner.observation_mean is not None:
-        copy.observation_mean.load_state_dict(learner.observation_mean.state_dict())
+    copy.board_inputs.load_state_dict(learner.board_inputs.state_dict())
     copy.phase, copy.updates = learner.phase, learner.updates
     return copy
 

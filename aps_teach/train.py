@@ -32,7 +32,8 @@ import gridworld
 from aps_teach.checks import check_int, check_range, check_seed
 from aps_teach.env_batch import EnvBatch, EnvSource, as_spec, check_engine, make_env, make_env_batch
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
-from aps_teach.learner.agent import AgentConfig, Learner
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.inputs import InputColumns
 from aps_teach.learner.tasks import infer_task, sample_tasks
 from aps_teach.memory import check_fits

@@ -48,7 +48,7 @@ from aps_teach.env_batch import EnvSource, LevelSpec
 from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.files import write_csv_atomic
 from aps_teach.learner.agent import Learner
-from aps_teach.learner.agent import check_method as check_known_method
+from aps_teach.learner.config import check_method as check_known_method
 from aps_teach.learner.tasks import TaskFit, fit_task
 from aps_teach.rollouts import Rollout, greedy_rollout, state_observations
 from aps_teach.seeds import task_seed

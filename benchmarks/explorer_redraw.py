@@ -19,7 +19,7 @@ import torch
 matplotlib.use("Agg")
 
 from aps_teach import widgets  # noqa: E402
-from aps_teach.learner.agent import AgentConfig  # noqa: E402
+from aps_teach.learner.config import AgentConfig  # noqa: E402
 from aps_teach.snapshots import pretrain_with_snapshots  # noqa: E402
 from aps_teach.train import TrainConfig  # noqa: E402
 

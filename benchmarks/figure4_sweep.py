@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from aps_teach.experiments import default_budget, run_figure4_sweep
-from aps_teach.learner.agent import METHODS
+from aps_teach.learner.config import METHODS
 from aps_teach.sweeps import read_rows
 
 LEVELS = ("easy", "hard", "deep")

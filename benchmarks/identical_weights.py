@@ -84,7 +84,7 @@ def gridworld_runs(out: Path) -> dict[str, dict[str, str]]:
     from dataclasses import replace
 
     from aps_teach.experiments import run_gridworld
-    from aps_teach.learner.agent import AgentConfig
+    from aps_teach.learner.config import AgentConfig
     from aps_teach.train import TrainConfig
 
     prints = {}

@@ -22,7 +22,7 @@ from dataclasses import replace
 import torch
 
 from aps_teach.env_batch import make_env_batch
-from aps_teach.learner.agent import AgentConfig
+from aps_teach.learner.config import AgentConfig
 from aps_teach.phases import single_thread
 from aps_teach.train import TrainConfig, pretrain
 

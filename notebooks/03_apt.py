@@ -88,7 +88,7 @@ import torch
 
 from aps_teach import course, exercises
 from aps_teach.entropy import gaussian_entropy, knn_entropy, uniform_box_entropy
-from aps_teach.learner.agent import AgentConfig
+from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.rewards import RunningMean, particle_entropy_reward
 
 course.fast_mode_banner(FAST)

@@ -117,7 +117,8 @@ from aps_teach.atari.scores import reference_scores
 from aps_teach.atari.sweep import run_atari_sweep, run_dirs
 from aps_teach.atari.train import augment_batch
 from aps_teach.course import fast_mode_banner
-from aps_teach.learner.agent import AgentConfig, Learner
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.config import AgentConfig
 from aps_teach.sweeps import read_rows
 
 fast_mode_banner(FAST)

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from aps_teach.learner.agent import AgentConfig, Learner
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.tasks import sample_tasks
-from aps_teach.learner.update import td_targets
+from aps_teach.learner.update import Trainable, td_targets
 from aps_teach.replay import NStepReplay
 
 OBS = (2, 3, 3)
@@ -287,3 +288,11 @@ def test_methods_own_the_right_networks():
     assert [nets[m].phi is not None for m in methods] == [True, False, True, False]
     assert [nets[m].rep is not None for m in methods] == [False, True, False, False]
     assert Learner(AgentConfig(method="aps", shared_encoder=False), OBS, 4, 0).rep is not None
+
+
+@pytest.mark.parametrize("method", ["visr", "apt", "aps", "dqn"])
+def test_the_learner_offers_the_update_everything_it_reads(method):
+    learner = Learner(AgentConfig(method=method, feature_dim=4, hidden=8, batch_size=16, k=3), OBS, 4, seed=0)
+    assert isinstance(learner, Trainable)
+    del learner.psi_target  # without a member the update reads, it is no longer one
+    assert not isinstance(learner, Trainable)

@@ -10,7 +10,7 @@ import pytest
 from aps_teach.atari.agent import AtariLearner, agent_config
 from aps_teach.atari.config import AtariConfig, field_docs, learner_fields, sources_table
 from aps_teach.cli.main import main
-from aps_teach.learner.agent import AgentConfig
+from aps_teach.learner.config import AgentConfig
 
 PAPER = [p / "shared/paper/aps_liu_abbeel_2021.tex" for p in Path(__file__).resolve().parents]
 

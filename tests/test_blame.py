@@ -7,7 +7,7 @@ import torch
 import gridworld
 from aps_teach.blame import BLAME_COLUMNS, planner_success, verdict, zero_shot_blame
 from aps_teach.experiments import result_rows, run_gridworld
-from aps_teach.learner.agent import AgentConfig
+from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.tasks import TaskFit
 from aps_teach.sweeps import RunSpec
 from aps_teach.train import TrainConfig, new_learner

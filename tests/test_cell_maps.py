@@ -7,7 +7,8 @@ import torch
 
 import gridworld
 from aps_teach.cell_maps import cell_states, reward_maps, value_map
-from aps_teach.learner.agent import AgentConfig, Learner
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.rewards import particle_entropy_reward
 
 HARD = gridworld.resolve_level("hard")

@@ -15,7 +15,7 @@ from aps_teach.cross_training import (
     train_on_replay,
 )
 from aps_teach.experiments import run_gridworld_rows
-from aps_teach.learner.agent import AgentConfig
+from aps_teach.learner.config import AgentConfig
 from aps_teach.sweeps import RunSpec
 from aps_teach.train import TrainConfig, new_learner, pretrain
 

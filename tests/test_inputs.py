@@ -5,7 +5,8 @@ import pytest
 import torch
 from torch import nn
 
-from aps_teach.learner.agent import AgentConfig, Learner
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.inputs import InputColumns, ObservationNormaliser, StateTable, first_layer
 
 OBS = (3, 4, 4)
@@ -89,14 +90,14 @@ def test_the_mean_freezes_when_a_trained_learner_starts_finetuning_and_not_for_d
     trained.observe(table[:3])
     trained.updates = 1  # as after pretraining
     trained.start_finetune()
-    before = trained.observation_mean.mean.clone()
+    before = trained.board_inputs.observation_mean.mean.clone()
     trained.observe(table)
-    assert torch.equal(trained.observation_mean.mean, before)
+    assert torch.equal(trained.board_inputs.observation_mean.mean, before)
     dqn = Learner(AgentConfig(method="dqn", feature_dim=4, hidden=16), OBS, 4, seed=0)
     dqn.start_finetune()
     dqn.observe(table)
-    np.testing.assert_allclose(dqn.observation_mean.mean.numpy(), table.flatten(1).double().mean(0).numpy(),
-                               rtol=1e-6)
+    np.testing.assert_allclose(dqn.board_inputs.observation_mean.mean.numpy(),
+                               table.flatten(1).double().mean(0).numpy(), rtol=1e-6)
 
 
 def test_without_normalisation_the_networks_read_the_raw_boards():

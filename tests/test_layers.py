@@ -139,3 +139,51 @@ def test_a_module_imports_only_its_own_row_of_the_layer_table_or_rows_above(modu
     upward = sorted(m for m in runtime_imports(module) if LAYERS.get(m, -1) > LAYERS[module])
     assert not upward, f"{module} (row {LAYERS[module]}) imports {upward} from rows below it"
 
+
+def named_imports(name: str, source: str) -> set[str]:
+    """The repository modules `source` (module `name`) names in its imports, anywhere in its text (lazy ones
+    and those under `if TYPE_CHECKING:` too): `from a import b` is a.b when that is a module, else a. The
+    packages Python initialises on the way are left out: a package's own modules import it by being in it."""
+    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found |= {f"{module}.{alias.name}" if f"{module}.{alias.name}" in MODULES else module
+                      for alias in node.names}
+    return {m for m in found if m in MODULES and m != name}
+
+
+def import_cycle(sources: dict[str, str]) -> list[str] | None:
+    """A chain m1 -> m2 -> ... -> m1 of repository modules each importing the next (`named_imports`), or
+    None (depth-first search)."""
+    edges = {name: sorted(named_imports(name, source)) for name, source in sources.items()}
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> list[str] | None:
+        if name in path:
+            return [*path[path.index(name):], name]
+        if name in done:
+            return None
+        for imported in edges[name]:
+            if cycle := visit(imported, [*path, name]):
+                return cycle
+        done.add(name)
+        return None
+
+    return next((cycle for name in sorted(sources) if (cycle := visit(name, []))), None)
+
+
+def test_no_module_imports_one_that_imports_it():
+    cycle = import_cycle(SOURCES)
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_the_cycle_search_finds_a_circle_through_a_type_checking_import():
+    added = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+             "    from aps_teach.learner.update import td_targets\n")
+    cycle = import_cycle({**SOURCES, "aps_teach.learner.batch": SOURCES["aps_teach.learner.batch"] + added})
+    assert cycle is not None and "aps_teach.learner.batch" in cycle and "aps_teach.learner.update" in cycle

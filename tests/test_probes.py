@@ -11,7 +11,7 @@ import torch
 
 import gridworld
 from aps_teach import probes
-from aps_teach.learner.agent import AgentConfig
+from aps_teach.learner.config import AgentConfig
 from aps_teach.probes import w_dependence
 from aps_teach.sweeps import RunSpec
 from aps_teach.train import PhaseLog, TrainConfig, evaluate, new_learner, pretrain, task_data

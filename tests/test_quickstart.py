@@ -6,7 +6,7 @@ import numpy as np
 
 from aps_teach.cli.main import main
 from aps_teach.experiments import run_gridworld
-from aps_teach.learner.agent import AgentConfig
+from aps_teach.learner.config import AgentConfig
 from aps_teach.train import TrainConfig
 
 TINY = ["--pretrain-steps", "400", "--finetune-steps", "400", "--identify-steps", "200",

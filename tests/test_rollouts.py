@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import gridworld
-from aps_teach.learner.agent import AgentConfig
+from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.tasks import infer_task
 from aps_teach.plots import plot_paths
 from aps_teach.rollouts import greedy_rollout, oracle_task, state_observations, transitions

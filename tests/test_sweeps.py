@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from aps_teach.learner.agent import AgentConfig
+from aps_teach.learner.config import AgentConfig
 from aps_teach.plots import METHOD_COLOURS, method_colour
 from aps_teach.stats import mean_with_ci, summarise
 from aps_teach.study_plots import plot_ablation, plot_figure4, write_figure4

@@ -11,7 +11,7 @@ import torch
 import gridworld
 from aps_teach import env_batch
 from aps_teach.experiments import run_gridworld
-from aps_teach.learner.agent import AgentConfig
+from aps_teach.learner.config import AgentConfig
 from aps_teach.seeds import round_seeds
 from aps_teach.train import (
     TrainConfig,

@@ -17,7 +17,7 @@ import torch  # noqa: E402
 
 import gridworld  # noqa: E402
 from aps_teach import cell_maps, seeds, study_plots, transfer  # noqa: E402
-from aps_teach.learner.agent import AgentConfig  # noqa: E402
+from aps_teach.learner.config import AgentConfig  # noqa: E402
 from aps_teach.learner.tasks import sample_tasks  # noqa: E402
 from aps_teach.stats import mean_with_ci  # noqa: E402
 from aps_teach.sweeps import RunSpec, read_rows  # noqa: E402

@@ -12,7 +12,7 @@ import torch  # noqa: E402
 
 import gridworld  # noqa: E402
 from aps_teach import cell_maps, plots, snapshots, widgets  # noqa: E402
-from aps_teach.learner.agent import AgentConfig  # noqa: E402
+from aps_teach.learner.config import AgentConfig  # noqa: E402
 from aps_teach.train import TrainConfig  # noqa: E402
 
 HARD = gridworld.resolve_level("hard")

@@ -21,7 +21,8 @@ import torch
 
 from aps_teach.atari.config import AtariConfig, learner_fields
 from aps_teach.atari.networks import AtariFeatureNet, AtariSuccessorFeatureNet
-from aps_teach.learner.agent import AgentConfig, Learner, Method
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.config import AgentConfig, Method
 
 
 def agent_config(atari: AtariConfig, method: Method) -> AgentConfig:

@@ -23,7 +23,7 @@ from typing import Literal
 
 from aps_teach.atari.devices import parse_device
 from aps_teach.checks import check_int, check_range
-from aps_teach.learner.agent import AgentConfig
+from aps_teach.learner.config import AgentConfig
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
 

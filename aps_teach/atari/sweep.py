@@ -39,7 +39,7 @@ from aps_teach.atari.runs import SCORE_COLUMNS, run
 from aps_teach.atari.scores import ATARI_26, aggregates
 from aps_teach.executors import make_executor, visible_gpus
 from aps_teach.files import write_csv_atomic
-from aps_teach.learner.agent import check_method
+from aps_teach.learner.config import check_method
 from aps_teach.locks import owning
 from aps_teach.sweeps import RunSpec, SweepReport, read_rows, run_sweep
 

@@ -44,8 +44,8 @@ from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
 from aps_teach.atari.update_step import UpdateStep, apply_augmentation, augmentation_draws
 from aps_teach.checks import check_seed
 from aps_teach.files import jsonable, load_checkpoint, save_checkpoint
-from aps_teach.learner.agent import Method, check_method
 from aps_teach.learner.batch import Batch
+from aps_teach.learner.config import Method, check_method
 from aps_teach.learner.tasks import infer_task, sample_tasks
 from aps_teach.memory import check_fits
 from aps_teach.phases import check_checkpoint, linear_schedule, restore_metrics, torch_threads

@@ -37,7 +37,7 @@ from aps_teach.atari.sweep import run_atari_sweep
 from aps_teach.atari.train import EvalResult, evaluate, finetune, load_learner, pretrain
 from aps_teach.cli.common import run_subcommands
 from aps_teach.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
-from aps_teach.learner.agent import Method
+from aps_teach.learner.config import Method
 from aps_teach.locks import owning
 from aps_teach.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.sweeps import read_rows

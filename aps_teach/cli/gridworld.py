@@ -39,7 +39,7 @@ from aps_teach.experiments import (
     train_config,
     whole_rounds,
 )
-from aps_teach.learner.agent import Method
+from aps_teach.learner.config import Method
 from aps_teach.locks import owning
 from aps_teach.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.study import StudyGrid, run_study

@@ -10,9 +10,10 @@ What differs between methods, and nothing else:
 | dqn    | no (w fixed to e_1)        | none: no pretraining, task reward only       | psi               |
 
 Q(s, a | w) = psi(s, a, w)^T w throughout (`tasks.q_values`), so the DQN baseline is the same network,
-replay, optimiser and TD update as the others, started from scratch. This module holds the configuration
-and the learner (networks, optimiser, acting, the fine-tuning switch, checkpoints); the update itself,
-Algorithm 1, is `aps_teach.learner.update`.
+replay, optimiser and TD update as the others, started from scratch. This module holds the learner
+(networks, optimiser, acting, the fine-tuning switch, checkpoints); its settings are
+`aps_teach.learner.config`, what its networks read `aps_teach.learner.inputs`, and the update itself,
+Algorithm 1, `aps_teach.learner.update`.
 
 Decisions where the paper leaves room: both reward terms and the vMF loss use phi(s') of the state
 reached (Algorithm 1 writes phi(s_t) in the loss, Eq. 10 mixes phi(s) and h = phi(s')); GPI is used when
@@ -26,163 +27,18 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Literal
+from dataclasses import asdict
 
 import torch
 from torch.nn import functional as F
 
-from aps_teach.checks import check_finite, check_int, check_range
 from aps_teach.learner.batch import Batch
-from aps_teach.learner.inputs import InputColumns, ObservationNormaliser, StateTable, narrow_input
+from aps_teach.learner.config import AgentConfig
+from aps_teach.learner.inputs import BoardInputs, InputColumns
 from aps_teach.learner.networks import FeatureNet, SuccessorFeatureNet
 from aps_teach.learner.rewards import MaskedRunningMean, RunningMean
 from aps_teach.learner.tasks import gpi_action_values, gpi_candidates, q_values
 from aps_teach.learner.update import count_update, gradient_step
-
-METHODS = ("visr", "apt", "aps", "dqn")
-SF_LOSSES = ("vector", "scalar")
-NSTEP_REWARDS = ("last", "sum")
-Method = Literal["visr", "apt", "aps", "dqn"]
-
-
-def check_method(method: str, valid: Sequence[str] = METHODS, purpose: str = "") -> None:
-    """ValueError naming the `valid` methods (default: all of `METHODS`) unless `method` is one of them;
-    `purpose` says what they are valid for (e.g. 'for transfer')."""
-    if method not in valid:
-        raise ValueError(f"unknown method {method!r}; valid methods{' ' + purpose if purpose else ''}: "
-                         f"{', '.join(valid)}")
-
-
-@dataclass
-class AgentConfig:
-    """The learner: networks, losses and update rule. Defaults are the gridworld settings."""
-
-    method: Method = "aps"
-    """visr | apt | aps | dqn (see the table in `aps_teach.learner.agent`)."""
-    feature_dim: int = 16
-    """Dimension d of phi, psi and w (paper: 5 on Atari, to match VISR; the budget study chose 16 here)."""
-    hidden: int = 128
-    """Hidden units of every MLP."""
-    k: int = 10
-    """Neighbours in the kNN particle-entropy reward (paper searches {3, 5, 10})."""
-    knn_exponent: float = 1.0
-    """Distances enter the kNN reward raised to this power: 1 as in the public code; the paper's n_h = d."""
-    knn_normalise: bool = True
-    """Divide kNN distances by their running mean (the reference code's option): keeps the exploration
-    term O(1) whatever the scale of the kNN space (README, Configuration, has the measured means)."""
-    shared_encoder: bool = True
-    """APS: compute the kNN reward on phi(s') (Eq. 10); False uses the `representation` of APT instead."""
-    knn_phi_normalised: bool = True
-    """APS with a shared encoder: kNN distances between phi(s') on the unit sphere (Eq. 10's h = phi), or,
-    False, between g(s'), phi's output before its L2 normalisation, as the authors' code measures them
-    (rll-research/url_benchmark agent/aps.py, `self.aps(next_obs, norm=False)`)."""
-    representation: Literal["contrastive", "observation"] = "contrastive"
-    """The kNN space when it is not phi (apt; aps without shared encoder): 'contrastive' = an encoder f
-    trained by InfoNCE between f(s) and f(s') (APT, with time steps for augmentations); 'observation' =
-    the flattened observation itself, a simpler choice for one-hot gridworld states, where the distance
-    between two states only counts the cells that differ, making the reward a count-based bonus."""
-    nstep_reward: Literal["last", "sum"] = "last"
-    """How an n-step window earns its intrinsic reward while pretraining. 'last', as the authors' code
-    (rll-research/url_benchmark, replay_buffer.py and agent/aps.py): the reward of the window's last valid
-    state s'_m stands for the whole window, y = c(s'_m) + gamma^m psi_target(s'_m), and the kNN particles
-    are those states, one per sampled transition. 'sum': the exact sum_{i<m} gamma^i c(s'_i), the particles
-    every valid window state. Task rewards (fine-tuning) are always summed exactly."""
-    normalise_observations: bool = True
-    """Subtract the running mean of the observations trained on from the networks' input
-    (`aps_teach.learner.inputs`; gridworld MLPs only). Raw one-hot boards are mostly always-on inputs, and
-    phi's units die."""
-    exploit_weight: float = 1.0
-    """Weight of phi(s')^T w in the intrinsic reward (visr, aps)."""
-    explore_weight: float = 1.0
-    """Weight of the kNN entropy term in the intrinsic reward (apt, aps)."""
-    sf_loss: Literal["vector", "scalar"] = "vector"
-    """'vector': TD on psi with cumulant c = base + (r - base^T w) w (base = phi(s'), 0 for apt/dqn), so
-    c^T w = r; 'scalar': TD on psi^T w as in Algorithm 1. Vector is the default because the scalar loss
-    never trains psi(s, a, z) along directions other than z, yet GPI scores psi(s, a, z_i)^T w (notebook
-    05 compares the two on zero-shot transfer)."""
-    knn_feature: bool = False
-    """aps: the kNN reward is a successor feature of its own. psi has d + 1 outputs per action, the SFs of
-    (phi(s'), r_kNN(s')), and Q = psi^T (exploit_weight w, explore_weight) while pretraining (the same
-    Eq. 10 reward), psi^T (w, 0) on a task. False: the kNN return is carried along w (cumulant
-    phi(s') + r_kNN(s') w), so psi must output it multiplied by its own input w."""
-    gpi: bool = True
-    """Act with generalised policy improvement over {w} + `gpi_samples` fresh tasks (visr, aps)."""
-    gpi_samples: int = 10
-    """Fresh task samples among the GPI candidates (paper: 10)."""
-    gamma: float = 0.99
-    """Discount factor (paper: 0.99)."""
-    bootstrap_through_termination: bool = True
-    """Pretraining only: bootstrap through env termination as if it were a time-out. Without a task the
-    end of an episode is no loss; else positive intrinsic rewards teach the agent to avoid the target."""
-    n_step: int = 10
-    """Multi-step return length (paper: 10)."""
-    batch_size: int = 256
-    """Minibatch size per update (paper: 32 on Atari; the authors' URL Benchmark code: 1024)."""
-    lr: float = 1e-3
-    """Adam learning rate while pretraining (paper: 1e-4 for 5M Atari steps; here a few thousand updates)."""
-    finetune_lr: float = 1e-3
-    """Adam learning rate while fine-tuning (paper: 1e-3)."""
-    adam_eps: float = 1.5e-4
-    """Adam epsilon (paper: 1.5e-4)."""
-    max_grad_norm: float = 10.0
-    """Gradient-norm clip (paper: 10)."""
-    target_update_period: int = 100
-    """Updates between copies of psi into its target network (paper: 100)."""
-    contrastive_temperature: float = 0.5
-    """Temperature of the InfoNCE loss training f (apt, aps without shared encoder)."""
-
-    def __post_init__(self) -> None:
-        check_method(self.method)
-        if self.representation not in ("contrastive", "observation"):
-            raise ValueError(f"unknown representation {self.representation!r}; "
-                             "valid: contrastive, observation")
-        if self.nstep_reward not in NSTEP_REWARDS:
-            raise ValueError(f"unknown nstep_reward {self.nstep_reward!r}; valid: {', '.join(NSTEP_REWARDS)}")
-        if self.sf_loss not in SF_LOSSES:
-            raise ValueError(f"unknown sf_loss {self.sf_loss!r}; valid: {', '.join(SF_LOSSES)}")
-        check_int("feature_dim", self.feature_dim, 2)
-        for name in ("hidden", "k", "n_step", "batch_size", "target_update_period"):
-            check_int(name, getattr(self, name))
-        check_int("gpi_samples", self.gpi_samples, 0)
-        check_range("gamma", self.gamma, 0, 1, low_open=True)
-        for name in ("lr", "finetune_lr", "adam_eps", "max_grad_norm", "contrastive_temperature",
-                     "knn_exponent"):
-            check_range(name, getattr(self, name), 0, low_open=True)
-        for name in ("exploit_weight", "explore_weight"):
-            check_finite(name, getattr(self, name))
-
-    @property
-    def particles(self) -> int:
-        """States in the kNN particle set of a minibatch: the last state of each window ('last'), or every
-        state of each window ('sum'; windows cut short at an episode end or a change of w give fewer)."""
-        return self.batch_size * (self.n_step if self.nstep_reward == "sum" else 1)
-
-    @property
-    def sf_dim(self) -> int:
-        """Successor features per action: d, or d + 1 with the kNN reward as a feature of its own (aps)."""
-        return self.feature_dim + (self.knn_feature and self.method == "aps")
-
-    @property
-    def task_conditioned(self) -> bool:
-        """Whether behaviour follows a sampled w (and task inference applies)."""
-        return self.method in ("visr", "aps")
-
-    @property
-    def uses_knn(self) -> bool:
-        return self.method in ("apt", "aps")
-
-    def check_particles(self) -> None:
-        """ValueError if the method uses the kNN reward and k is not less than a minibatch's particle set.
-        Checked once the method is final (by `Learner` and the pipelines' input checks), not at construction:
-        a config's method is aps until a command line's --method replaces it, and visr and dqn never use k."""
-        if self.uses_knn and self.k >= self.particles:
-            size = f"batch_size {self.batch_size}" + (f" x n_step {self.n_step}" if self.nstep_reward == "sum"
-                                                      else "")
-            raise ValueError(f"k must be less than the kNN particle set of a minibatch, {self.particles} "
-                             f"states ({size}), each excluding itself; got k={self.k} for {self.method}: "
-                             "lower k or raise batch_size")
 
 
 class Learner:
@@ -193,10 +49,12 @@ class Learner:
 
     Observations are boards (B, *obs_shape) or, once `set_observation_table` has given it a compiled level's
     boards, state indices into them (any shape); every method takes either. The networks read
-    `inputs(obs)`: the boards centred by the running observation mean, on `input_columns` (the entries
-    that vary between the level's states, `aps_teach.learner.inputs`) when given, else on all entries.
+    `inputs(obs)`, prepared by `board_inputs` (`inputs.BoardInputs`): the boards centred by the running
+    observation mean, on `input_columns` (the entries that vary between the level's states) when given,
+    else on all entries.
 
-    `update` is `aps_teach.learner.update`, Algorithm 1. `fixed_shapes=True` makes it an update of fixed
+    `update` is `aps_teach.learner.update`, Algorithm 1 (which reads the learner through
+    `update.Trainable`). `fixed_shapes=True` makes it an update of fixed
     tensor shapes that never waits on the device, as a GPU and torch.compile need (`AtariLearner`): the kNN
     reward over the windows' states (`nstep_reward='sum'`) and the reported reward means mask the invalid
     steps instead of selecting the valid ones, whose number the host would have to read, and the distance
@@ -211,24 +69,18 @@ class Learner:
         self.config, self.obs_shape, self.num_actions = config, tuple(obs_shape), num_actions
         self.fixed_shapes = fixed_shapes
         self.device = torch.device(device)
-        self.input_columns = input_columns if config.normalise_observations else None
+        self.board_inputs = BoardInputs(obs_shape, input_columns, config.normalise_observations, self.device)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.psi, self.phi, self.rep = self.build_networks()
-            if self.input_columns is not None:  # only the entries that vary (aps_teach.learner.inputs)
-                for module in self._modules().values():
-                    module.input = narrow_input(module.input, self.input_columns.columns)
+            for module in self._modules().values():  # only the entries that vary (aps_teach.learner.inputs)
+                self.board_inputs.narrow(module)
         for module in self._modules().values():
             module.to(self.device)
         self.psi_target = copy.deepcopy(self.psi).requires_grad_(False)
         self.normaliser = None
         if config.uses_knn and config.knn_normalise:
             self.normaliser = MaskedRunningMean(self.device) if fixed_shapes else RunningMean()
-        width = math.prod(self.obs_shape) if self.input_columns is None else len(self._columns)
-        self.observation_mean = ObservationNormaliser(width, self.device) if config.normalise_observations \
-            else None
-        self._zeros = torch.zeros(width, device=self.device)
-        self.table: StateTable | None = None
         self.phase = "pretrain"
         self.updates = 0
         self.optimizer = self._adam(self.config.lr)
@@ -260,53 +112,17 @@ class Learner:
 
     def set_observation_table(self, observations: torch.Tensor | None) -> None:
         """Read observations given as state indices into `observations` (S, *obs_shape), the boards of a
-        compiled level (`env_batch.EnvBatch.observation_table`); None: boards only. Not a learned quantity:
-        the same learner reads either engine's observations."""
-        if observations is None or (self.table is not None and self.table.source is observations):
-            return
-        if tuple(observations.shape[1:]) != self.obs_shape:
-            raise ValueError(f"observation table of boards {tuple(observations.shape[1:])}, but the learner "
-                             f"reads boards {self.obs_shape}")
-        if self.input_columns is not None:
-            self.input_columns.check(observations)
-        self.table = StateTable(observations, self._columns, self.device)
-
-    @property
-    def _columns(self) -> torch.Tensor | None:
-        return None if self.input_columns is None else self.input_columns.columns
-
-    def _is_index(self, obs: torch.Tensor) -> bool:
-        """Whether `obs` holds state indices into the table rather than boards."""
-        if tuple(obs.shape[obs.ndim - len(self.obs_shape):]) == self.obs_shape:
-            return False
-        if self.table is None:
-            raise ValueError(f"observations of shape {tuple(obs.shape)} are not boards {self.obs_shape}, and "
-                             "state indices need an observation table (set_observation_table)")
-        return True
-
-    def boards(self, obs: torch.Tensor) -> torch.Tensor:
-        """Flattened boards (B, D) float of observations given as boards (B, *obs_shape) or indices (B,)."""
-        boards = self.table.source[obs] if self._is_index(obs) else obs
-        return boards.flatten(1).float()
-
-    def _read(self, obs: torch.Tensor) -> torch.Tensor:
-        """The input columns of boards (B, *obs_shape), as floats (B, D)."""
-        x = obs.flatten(1).float()
-        return x if self.input_columns is None else x[:, self._columns]
+        compiled level (`BoardInputs.set_table`); None: boards only. Not a learned quantity: the same
+        learner reads either engine's observations."""
+        self.board_inputs.set_table(observations)
 
     def inputs(self, obs: torch.Tensor):
-        """What the networks read for `obs`: x = board - m (B, D) on the input columns, m the running
-        observation mean (0 without normalisation), or the same as `TableInputs` for state indices."""
-        mean = self.observation_mean.mean if self.observation_mean is not None else self._zeros
-        if self._is_index(obs):
-            return self.table.inputs(obs, mean)
-        return self._read(obs) - mean
+        """What the networks read for `obs` (`BoardInputs`): x = board - m on the input columns."""
+        return self.board_inputs(obs)
 
     def observe(self, obs: torch.Tensor) -> None:
         """Fold observations the learner will train on into the running mean of its inputs."""
-        if self.observation_mean is not None:
-            x = self.table.boards[obs] if self._is_index(obs) else self._read(obs)
-            self.observation_mean.update(x)
+        self.board_inputs.observe(obs)
 
     def default_task(self, n: int) -> torch.Tensor:
         """The fixed w = e_1 of methods without task conditioning (apt, dqn), repeated n times."""
@@ -322,8 +138,8 @@ class Learner:
         for module in (self.phi, self.rep):
             if module is not None:
                 module.requires_grad_(False)
-        if self.observation_mean is not None and self.updates > 0:
-            self.observation_mean.frozen = True
+        if self.updates > 0:
+            self.board_inputs.freeze()
         self.optimizer = self._adam(self.config.finetune_lr)
 
     def task_weights(self, w: torch.Tensor, explore: bool = False) -> torch.Tensor:
@@ -394,7 +210,7 @@ class Learner:
             with torch.no_grad():
                 h = self.rep(x)
         elif space == "observation":
-            h = self.boards(obs)
+            h = self.board_inputs.boards(obs)
         return phi, h
 
     def update(self, batch: Batch) -> dict[str, torch.Tensor]:
@@ -414,9 +230,7 @@ class Learner:
             "psi_target": self.psi_target.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "normaliser": self.normaliser.state_dict() if self.normaliser is not None else None,
-            "observation_mean": self.observation_mean.state_dict() if self.observation_mean is not None
-            else None,
-            "input_columns": None if self.input_columns is None else self.input_columns._asdict(),
+            **self.board_inputs.state_dict(),
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -425,11 +239,7 @@ class Learner:
             if saved.get(name) != getattr(self.config, name):
                 raise ValueError(f"checkpoint was trained with {name}={saved.get(name)!r}, this learner has "
                                  f"{name}={getattr(self.config, name)!r}")
-        columns = state.get("input_columns")
-        if (columns is None) != (self.input_columns is None) or (
-                columns is not None and not torch.equal(columns["columns"], self._columns)):
-            raise ValueError("checkpoint reads other board entries than this learner: it was trained on "
-                             "another level (or without observation normalisation)")
+        self.board_inputs.load_state_dict(state)
         if state["phase"] == "finetune" and self.phase != "finetune":
             self.start_finetune()
         for name, module in self._modules().items():
@@ -438,6 +248,4 @@ class Learner:
         self.optimizer.load_state_dict(state["optimizer"])
         if self.normaliser is not None:
             self.normaliser.load_state_dict(state["normaliser"])
-        if self.observation_mean is not None:
-            self.observation_mean.load_state_dict(state["observation_mean"])
         self.updates = int(state["updates"])

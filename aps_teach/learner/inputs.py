@@ -22,6 +22,7 @@ boards. The first layer W x + b of a batch of B >= S indices then runs once per 
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import torch
@@ -133,3 +134,94 @@ def first_layer(linear: nn.Linear, x: torch.Tensor | TableInputs) -> torch.Tenso
     if x.index.numel() < len(x.table):
         return linear(x.table[x.index])
     return linear(x.table)[x.index]
+
+
+class BoardInputs:
+    """What the gridworld networks read of observations given as boards (B, *obs_shape) or, once
+    `set_table` has given it a compiled level's boards, as state indices into them (any shape):
+    x = board - m on the input `columns` (all entries without), m the running observation mean
+    (`ObservationNormaliser`; none, m = 0, when `normalise` is False)."""
+
+    def __init__(self, obs_shape: tuple[int, ...], columns: InputColumns | None, normalise: bool,
+                 device: torch.device | str = "cpu") -> None:
+        self.obs_shape, self.device = tuple(obs_shape), torch.device(device)
+        self.columns = columns if normalise else None
+        """The entries read (`InputColumns`), or None: all of them."""
+        width = math.prod(self.obs_shape) if self.columns is None else len(self.columns.columns)
+        self.observation_mean = ObservationNormaliser(width, self.device) if normalise else None
+        """The running observation mean m (`ObservationNormaliser`), or None (m = 0)."""
+        self._zeros = torch.zeros(width, device=self.device)
+        self.table: StateTable | None = None
+
+    @property
+    def _indices(self) -> torch.Tensor | None:
+        return None if self.columns is None else self.columns.columns
+
+    def narrow(self, module: nn.Module) -> None:
+        """Cut `module`'s first layer (`module.input`) down to the input columns, if any."""
+        if self.columns is not None:
+            module.input = narrow_input(module.input, self.columns.columns)
+
+    def set_table(self, observations: torch.Tensor | None) -> None:
+        """Read observations given as state indices into `observations` (S, *obs_shape), the boards of a
+        compiled level (`env_batch.EnvBatch.observation_table`); None: boards only."""
+        if observations is None or (self.table is not None and self.table.source is observations):
+            return
+        if tuple(observations.shape[1:]) != self.obs_shape:
+            raise ValueError(f"observation table of boards {tuple(observations.shape[1:])}, but the learner "
+                             f"reads boards {self.obs_shape}")
+        if self.columns is not None:
+            self.columns.check(observations)
+        self.table = StateTable(observations, self._indices, self.device)
+
+    def is_index(self, obs: torch.Tensor) -> bool:
+        """Whether `obs` holds state indices into the table rather than boards."""
+        if tuple(obs.shape[obs.ndim - len(self.obs_shape):]) == self.obs_shape:
+            return False
+        if self.table is None:
+            raise ValueError(f"observations of shape {tuple(obs.shape)} are not boards {self.obs_shape}, and "
+                             "state indices need an observation table (set_observation_table)")
+        return True
+
+    def boards(self, obs: torch.Tensor) -> torch.Tensor:
+        """Flattened boards (B, D) float of observations given as boards (B, *obs_shape) or indices (B,)."""
+        boards = self.table.source[obs] if self.is_index(obs) else obs
+        return boards.flatten(1).float()
+
+    def _read(self, obs: torch.Tensor) -> torch.Tensor:
+        """The input columns of boards (B, *obs_shape), as floats (B, D)."""
+        x = obs.flatten(1).float()
+        return x if self.columns is None else x[:, self._indices]
+
+    def __call__(self, obs: torch.Tensor) -> torch.Tensor | TableInputs:
+        """x = board - m (B, D) on the input columns, or the same as `TableInputs` for state indices."""
+        mean = self.observation_mean.mean if self.observation_mean is not None else self._zeros
+        if self.is_index(obs):
+            return self.table.inputs(obs, mean)
+        return self._read(obs) - mean
+
+    def observe(self, obs: torch.Tensor) -> None:
+        """Fold observations the learner will train on into the running mean m."""
+        if self.observation_mean is not None:
+            self.observation_mean.update(self.table.boards[obs] if self.is_index(obs) else self._read(obs))
+
+    def freeze(self) -> None:
+        """Stop m moving (fine-tuning from a pretrained learner: phi's input must not move)."""
+        if self.observation_mean is not None:
+            self.observation_mean.frozen = True
+
+    def state_dict(self) -> dict:
+        mean = None if self.observation_mean is None else self.observation_mean.state_dict()
+        columns = None if self.columns is None else self.columns._asdict()
+        return {"observation_mean": mean, "input_columns": columns}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Load m from a learner's checkpoint (`state_dict`'s two entries), refusing one that read other
+        board entries."""
+        columns = state.get("input_columns")
+        if (columns is None) != (self.columns is None) or (
+                columns is not None and not torch.equal(columns["columns"], self._indices)):
+            raise ValueError("checkpoint reads other board entries than this learner: it was trained on "
+                             "another level (or without observation normalisation)")
+        if self.observation_mean is not None:
+            self.observation_mean.load_state_dict(state["observation_mean"])

@@ -15,21 +15,49 @@ so the Atari wing can hand it to torch.compile (`aps_teach.atari.update_step`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Literal, Protocol, runtime_checkable
 
 import torch
+from torch import nn
 from torch.nn import functional as F
 
 from aps_teach.checks import check_shapes
 from aps_teach.learner.batch import Batch
-from aps_teach.learner.rewards import intrinsic_reward, valid_mean, vmf_loss
+from aps_teach.learner.config import AgentConfig
+from aps_teach.learner.rewards import MaskedRunningMean, RunningMean, intrinsic_reward, valid_mean, vmf_loss
 from aps_teach.learner.tasks import q_values
 
-if TYPE_CHECKING:
-    from aps_teach.learner.agent import Learner
+
+@runtime_checkable
+class Trainable(Protocol):
+    """What the update reads and writes of a learner (`agent.Learner`, and so the Atari learner, is one):
+    its settings and phase, psi and its target, phi and APT's f, the kNN distance normaliser, three maps
+    of observations and tasks, the optimiser and the update count."""
+
+    config: AgentConfig
+    phase: Literal["pretrain", "finetune"]
+    fixed_shapes: bool
+    """Mask invalid steps instead of selecting the valid ones (an update that never waits on the device)."""
+    psi: nn.Module
+    psi_target: nn.Module
+    phi: nn.Module | None
+    rep: nn.Module | None
+    """APT's contrastive encoder f (None when the kNN space is phi or the board)."""
+    normaliser: RunningMean | MaskedRunningMean | None
+    optimizer: torch.optim.Optimizer
+    updates: int
+
+    def inputs(self, obs: torch.Tensor):
+        """What the networks read for observations `obs`."""
+
+    def embed(self, obs: torch.Tensor, knn: bool = True) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """(phi(s), h(s)): the task features and the kNN space."""
+
+    def task_weights(self, w: torch.Tensor, explore: bool = False) -> torch.Tensor:
+        """The weights w~ that score successor features, Q = psi^T w~."""
 
 
-def td_targets(learner: Learner, batch: Batch
+def td_targets(learner: Trainable, batch: Batch
                ) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor | None]:
     """Steps 2-4: the TD targets y (B, d) for psi(s, a, w), the mean of each reward term, and phi(s') of
     the rewarded states (B, n', d) (None for apt, dqn; with its graph while pretraining with 'last').
@@ -109,7 +137,7 @@ def sf_td_target(base: torch.Tensor, reward: torch.Tensor, w: torch.Tensor, mask
     return ret + (gamma ** boot_steps * alive)[:, None] * boot_psi
 
 
-def gradient_step(learner: Learner, batch: Batch) -> dict[str, torch.Tensor]:
+def gradient_step(learner: Trainable, batch: Batch) -> dict[str, torch.Tensor]:
     """Steps 2-6 on a minibatch: targets (`td_targets`), losses, backward, gradient clip, Adam. Returns
     the losses and the means of the reward terms, detached tensors (read them when logging).
 
@@ -147,7 +175,7 @@ def gradient_step(learner: Learner, batch: Batch) -> dict[str, torch.Tensor]:
     return stats
 
 
-def count_update(learner: Learner) -> None:
+def count_update(learner: Trainable) -> None:
     """Step 7: count an update; every `target_update_period` of them copy psi into psi_target."""
     learner.updates += 1
     if learner.updates % learner.config.target_update_period == 0:

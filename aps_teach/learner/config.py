@@ -1,0 +1,155 @@
+"""The learner's settings, `AgentConfig`: which method (VISR, APT, APS or the DQN baseline; the table in
+`aps_teach.learner.agent`), the networks' sizes, the reward terms and the update rule. Defaults are the
+gridworld settings; `aps_teach.atari.config` maps the Atari ones onto it field by field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from aps_teach.checks import check_finite, check_int, check_range
+
+METHODS = ("visr", "apt", "aps", "dqn")
+SF_LOSSES = ("vector", "scalar")
+NSTEP_REWARDS = ("last", "sum")
+Method = Literal["visr", "apt", "aps", "dqn"]
+
+
+def check_method(method: str, valid: Sequence[str] = METHODS, purpose: str = "") -> None:
+    """ValueError naming the `valid` methods (default: all of `METHODS`) unless `method` is one of them;
+    `purpose` says what they are valid for (e.g. 'for transfer')."""
+    if method not in valid:
+        raise ValueError(f"unknown method {method!r}; valid methods{' ' + purpose if purpose else ''}: "
+                         f"{', '.join(valid)}")
+
+
+@dataclass
+class AgentConfig:
+    """The learner: networks, losses and update rule. Defaults are the gridworld settings."""
+
+    method: Method = "aps"
+    """visr | apt | aps | dqn (see the table in `aps_teach.learner.agent`)."""
+    feature_dim: int = 16
+    """Dimension d of phi, psi and w (paper: 5 on Atari, to match VISR; the budget study chose 16 here)."""
+    hidden: int = 128
+    """Hidden units of every MLP."""
+    k: int = 10
+    """Neighbours in the kNN particle-entropy reward (paper searches {3, 5, 10})."""
+    knn_exponent: float = 1.0
+    """Distances enter the kNN reward raised to this power: 1 as in the public code; the paper's n_h = d."""
+    knn_normalise: bool = True
+    """Divide kNN distances by their running mean (the reference code's option): keeps the exploration
+    term O(1) whatever the scale of the kNN space (README, Configuration, has the measured means)."""
+    shared_encoder: bool = True
+    """APS: compute the kNN reward on phi(s') (Eq. 10); False uses the `representation` of APT instead."""
+    knn_phi_normalised: bool = True
+    """APS with a shared encoder: kNN distances between phi(s') on the unit sphere (Eq. 10's h = phi), or,
+    False, between g(s'), phi's output before its L2 normalisation, as the authors' code measures them
+    (rll-research/url_benchmark agent/aps.py, `self.aps(next_obs, norm=False)`)."""
+    representation: Literal["contrastive", "observation"] = "contrastive"
+    """The kNN space when it is not phi (apt; aps without shared encoder): 'contrastive' = an encoder f
+    trained by InfoNCE between f(s) and f(s') (APT, with time steps for augmentations); 'observation' =
+    the flattened observation itself, a simpler choice for one-hot gridworld states, where the distance
+    between two states only counts the cells that differ, making the reward a count-based bonus."""
+    nstep_reward: Literal["last", "sum"] = "last"
+    """How an n-step window earns its intrinsic reward while pretraining. 'last', as the authors' code
+    (rll-research/url_benchmark, replay_buffer.py and agent/aps.py): the reward of the window's last valid
+    state s'_m stands for the whole window, y = c(s'_m) + gamma^m psi_target(s'_m), and the kNN particles
+    are those states, one per sampled transition. 'sum': the exact sum_{i<m} gamma^i c(s'_i), the particles
+    every valid window state. Task rewards (fine-tuning) are always summed exactly."""
+    normalise_observations: bool = True
+    """Subtract the running mean of the observations trained on from the networks' input
+    (`aps_teach.learner.inputs`; gridworld MLPs only). Raw one-hot boards are mostly always-on inputs, and
+    phi's units die."""
+    exploit_weight: float = 1.0
+    """Weight of phi(s')^T w in the intrinsic reward (visr, aps)."""
+    explore_weight: float = 1.0
+    """Weight of the kNN entropy term in the intrinsic reward (apt, aps)."""
+    sf_loss: Literal["vector", "scalar"] = "vector"
+    """'vector': TD on psi with cumulant c = base + (r - base^T w) w (base = phi(s'), 0 for apt/dqn), so
+    c^T w = r; 'scalar': TD on psi^T w as in Algorithm 1. Vector is the default because the scalar loss
+    never trains psi(s, a, z) along directions other than z, yet GPI scores psi(s, a, z_i)^T w (notebook
+    05 compares the two on zero-shot transfer)."""
+    knn_feature: bool = False
+    """aps: the kNN reward is a successor feature of its own. psi has d + 1 outputs per action, the SFs of
+    (phi(s'), r_kNN(s')), and Q = psi^T (exploit_weight w, explore_weight) while pretraining (the same
+    Eq. 10 reward), psi^T (w, 0) on a task. False: the kNN return is carried along w (cumulant
+    phi(s') + r_kNN(s') w), so psi must output it multiplied by its own input w."""
+    gpi: bool = True
+    """Act with generalised policy improvement over {w} + `gpi_samples` fresh tasks (visr, aps)."""
+    gpi_samples: int = 10
+    """Fresh task samples among the GPI candidates (paper: 10)."""
+    gamma: float = 0.99
+    """Discount factor (paper: 0.99)."""
+    bootstrap_through_termination: bool = True
+    """Pretraining only: bootstrap through env termination as if it were a time-out. Without a task the
+    end of an episode is no loss; else positive intrinsic rewards teach the agent to avoid the target."""
+    n_step: int = 10
+    """Multi-step return length (paper: 10)."""
+    batch_size: int = 256
+    """Minibatch size per update (paper: 32 on Atari; the authors' URL Benchmark code: 1024)."""
+    lr: float = 1e-3
+    """Adam learning rate while pretraining (paper: 1e-4 for 5M Atari steps; here a few thousand updates)."""
+    finetune_lr: float = 1e-3
+    """Adam learning rate while fine-tuning (paper: 1e-3)."""
+    adam_eps: float = 1.5e-4
+    """Adam epsilon (paper: 1.5e-4)."""
+    max_grad_norm: float = 10.0
+    """Gradient-norm clip (paper: 10)."""
+    target_update_period: int = 100
+    """Updates between copies of psi into its target network (paper: 100)."""
+    contrastive_temperature: float = 0.5
+    """Temperature of the InfoNCE loss training f (apt, aps without shared encoder)."""
+
+    def __post_init__(self) -> None:
+        check_method(self.method)
+        if self.representation not in ("contrastive", "observation"):
+            raise ValueError(f"unknown representation {self.representation!r}; "
+                             "valid: contrastive, observation")
+        if self.nstep_reward not in NSTEP_REWARDS:
+            raise ValueError(f"unknown nstep_reward {self.nstep_reward!r}; valid: {', '.join(NSTEP_REWARDS)}")
+        if self.sf_loss not in SF_LOSSES:
+            raise ValueError(f"unknown sf_loss {self.sf_loss!r}; valid: {', '.join(SF_LOSSES)}")
+        check_int("feature_dim", self.feature_dim, 2)
+        for name in ("hidden", "k", "n_step", "batch_size", "target_update_period"):
+            check_int(name, getattr(self, name))
+        check_int("gpi_samples", self.gpi_samples, 0)
+        check_range("gamma", self.gamma, 0, 1, low_open=True)
+        for name in ("lr", "finetune_lr", "adam_eps", "max_grad_norm", "contrastive_temperature",
+                     "knn_exponent"):
+            check_range(name, getattr(self, name), 0, low_open=True)
+        for name in ("exploit_weight", "explore_weight"):
+            check_finite(name, getattr(self, name))
+
+    @property
+    def particles(self) -> int:
+        """States in the kNN particle set of a minibatch: the last state of each window ('last'), or every
+        state of each window ('sum'; windows cut short at an episode end or a change of w give fewer)."""
+        return self.batch_size * (self.n_step if self.nstep_reward == "sum" else 1)
+
+    @property
+    def sf_dim(self) -> int:
+        """Successor features per action: d, or d + 1 with the kNN reward as a feature of its own (aps)."""
+        return self.feature_dim + (self.knn_feature and self.method == "aps")
+
+    @property
+    def task_conditioned(self) -> bool:
+        """Whether behaviour follows a sampled w (and task inference applies)."""
+        return self.method in ("visr", "aps")
+
+    @property
+    def uses_knn(self) -> bool:
+        return self.method in ("apt", "aps")
+
+    def check_particles(self) -> None:
+        """ValueError if the method uses the kNN reward and k is not less than a minibatch's particle set.
+        Checked once the method is final (by `Learner` and the pipelines' input checks), not at construction:
+        a config's method is aps until a command line's --method replaces it, and visr and dqn never use k."""
+        if self.uses_knn and self.k >= self.particles:
+            size = f"batch_size {self.batch_size}" + (f" x n_step {self.n_step}" if self.nstep_reward == "sum"
+                                                      else "")
+            raise ValueError(f"k must be less than the kNN particle set of a minibatch, {self.particles} "
+                             f"states ({size}), each excluding itself; got k={self.k} for {self.method}: "
+                             "lower k or raise batch_size")
