@@ -102,7 +102,7 @@ def gridworld_runs(out: Path) -> dict[str, dict[str, str]]:
 
 def atari_runs(out: Path) -> dict[str, dict[str, str]]:
     from aps_teach.atari.config import AtariConfig, AtariTrainConfig
-    from aps_teach.atari.runs import run
+    from aps_teach.atari.experiments import run
 
     atari = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3,
                         k=3, pretrain_steps=200, finetune_steps=100, min_replay_size=64, update_period=4,

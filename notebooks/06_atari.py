@@ -112,8 +112,8 @@ from aps_teach.atari import plots as atari_plots
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import make_vector_env
+from aps_teach.atari.experiments import read_run_config
 from aps_teach.atari.frame_replay import FrameReplay
-from aps_teach.atari.runs import read_run_config
 from aps_teach.atari.scores import reference_scores
 from aps_teach.atari.sweep import run_atari_sweep, run_dirs
 from aps_teach.atari.train import augment_batch

@@ -14,7 +14,7 @@ from aps_teach.atari import train
 from aps_teach.atari.agent import AtariLearner, agent_config
 from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import AtariEnvs
-from aps_teach.atari.runs import run, start_run_dir
+from aps_teach.atari.experiments import run, start_run_dir
 from aps_teach.atari.train import augment_batch, load_learner, pretrain
 from aps_teach.batch import Batch
 from aps_teach.run_dir import RunDir

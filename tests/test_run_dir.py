@@ -459,7 +459,7 @@ def test_atari_run_directory_shares_the_rules(tmp_path, capsys):
     """The Atari pipeline claims through the same `RunDir`: another game refused with nothing changed, a
     corrupt config.json named, evaluate on the run's seed (apt: no task to identify) and refusing a checkpoint
     of another run."""
-    from aps_teach.atari.runs import read_run_config, start_run_dir
+    from aps_teach.atari.experiments import read_run_config, start_run_dir
 
     out = tmp_path / "pong"
     options = ["--out", str(out), "--game", "pong", "--method", "apt", "--seed", "3", "--num-envs", "2",

@@ -1,5 +1,5 @@
 """The Atari phases: reward-free `pretrain` -> `identify_task` -> `evaluate_zero_shot` -> `finetune` ->
-`evaluate` (the whole run and its directory: `aps_teach.atari.runs`).
+`evaluate` (the whole run and its directory: `aps_teach.atari.experiments`).
 
 The learner, its updates and task inference are the gridworld's (`AtariLearner`, `aps_teach.tasks`);
 what pixels add is here. Each step of the `num_envs` games (one ale-py vector env): act epsilon-greedily
