@@ -186,12 +186,12 @@ def _summary(result: EvalResult, method: str, seed: int, out: Path, checkpoint: 
 
 
 def _saved(out: Path, device: str | None) -> tuple[str, str, int, AtariTrainConfig]:
-    game, method, seed, config = read_run_config(out)
-    return game, method, seed, config if device is None else replace(config, device=device)
+    method, game, seed, config = read_run_config(out)
+    return method, game, seed, config if device is None else replace(config, device=device)
 
 
 def _run(cmd: Run) -> dict:
-    _, result = run(cmd.game, cmd.method, cmd.seed, cmd.train, out=cmd.out, resume=cmd.resume,
+    _, result = run(cmd.method, cmd.game, cmd.seed, cmd.train, out=cmd.out, resume=cmd.resume,
                     force=cmd.force)
     summary = _summary(result, cmd.method, cmd.seed, cmd.out, "finetune")
     zero_shot = [row for row in read_rows(cmd.out / "scores.csv", SCORE_COLUMNS)
@@ -206,30 +206,30 @@ def _run(cmd: Run) -> dict:
 def _pretrain(cmd: Pretrain) -> dict:
     game = check_game(cmd.game)
     with RunDir(cmd.out) as run_dir:
-        start_run_dir(run_dir, game, cmd.method, cmd.seed, cmd.train, cmd.resume, cmd.force)
-        _, log = pretrain(game, cmd.method, cmd.seed, cmd.train, run_dir=run_dir.path / "pretrain",
+        start_run_dir(run_dir, cmd.method, game, cmd.seed, cmd.train, cmd.resume, cmd.force)
+        _, log = pretrain(cmd.method, game, cmd.seed, cmd.train, run_dir=run_dir.path / "pretrain",
                           resume=run_dir.resumes("pretrain"))
     return {"game": game, "method": cmd.method, "seed": cmd.seed, "env_steps": log.env_steps,
             "updates": log.updates, "checkpoint": run_dir.checkpoint("pretrain")}
 
 
-def _load_checked(out: Path, phase: str, game: str, method: str, seed: int,
+def _load_checked(out: Path, phase: str, method: str, game: str, seed: int,
                   config: AtariTrainConfig) -> tuple[AtariLearner, dict]:
     path = RunDir(out).checkpoint(phase)
     learner, meta = load_learner(path, config)
-    check_run_checkpoint(path, meta, game, method, seed, config)
+    check_run_checkpoint(path, meta, method, game, seed, config)
     return learner, meta
 
 
 def _finetune(cmd: Finetune) -> dict:
-    game, method, seed, config = _saved(cmd.out, cmd.device)
+    method, game, seed, config = _saved(cmd.out, cmd.device)
     run_dir = RunDir(cmd.out)
     progress = run_dir.phase_progress("pretrain")
     if progress is not None and progress[0] is not None and progress[0] < config.atari.pretrain_steps:
         raise ValueError(f"the pretraining in {cmd.out} is unfinished (env step {progress[0]:,} of "
                          f"{config.atari.pretrain_steps:,}): continue it with `aps-teach atari pretrain "
                          f"--out {cmd.out} --resume` and its options")
-    learner, _ = _load_checked(cmd.out, "pretrain", game, method, seed, config)
+    learner, _ = _load_checked(cmd.out, "pretrain", method, game, seed, config)
     with run_dir:
         run_dir.claim({}, resume=cmd.resume, force=cmd.force, restart=("finetune",),
                       finished_hint=f"score it with `aps-teach atari evaluate --out {cmd.out}`, "
@@ -243,10 +243,10 @@ def _finetune(cmd: Finetune) -> dict:
 
 
 def _evaluate(cmd: Evaluate) -> dict:
-    game, method, run_seed, config = _saved(cmd.out, cmd.device)
+    method, game, run_seed, config = _saved(cmd.out, cmd.device)
     seed = run_seed if cmd.seed is None else cmd.seed
     phase = "finetune" if RunDir(cmd.out).checkpoint("finetune").exists() else "pretrain"
-    learner, meta = _load_checked(cmd.out, phase, game, method, run_seed, config)
+    learner, meta = _load_checked(cmd.out, phase, method, game, run_seed, config)
     if cmd.eval_steps is not None:
         config = replace(config, atari=replace(config.atari, eval_steps=cmd.eval_steps))
     with RunDir(cmd.out):  # it writes task.json and a row of scores.csv

@@ -112,7 +112,7 @@ def atari_runs(out: Path) -> dict[str, dict[str, str]]:
                               threads=1)
     prints = {}
     for method in ATARI_METHODS:
-        _, result = run("Pong", method, seed=1, config=config, out=out / method)
+        _, result = run(method, "Pong", seed=1, config=config, out=out / method)
         with open(out / method / "scores.csv", newline="") as file:
             kept = list(csv.DictReader(file))
         prints[f"atari/{method}"] = {"scores": digest(kept), **checkpoint_fingerprints(out / method)}

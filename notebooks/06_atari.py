@@ -511,7 +511,7 @@ for path in sorted(sweep_dir.rglob("*")):
 # figure per game (`curve_games` chooses them).
 
 # %%
-run_games = sorted({read_run_config(d)[0] for d in run_dirs(sweep_dir)})  # unfinished runs too
+run_games = sorted({read_run_config(d)[1] for d in run_dirs(sweep_dir)})  # unfinished runs too
 for rom in curve_games or run_games:
     fig = atari_plots.plot_atari_curves(sweep_dir, ["reward_explore", "reward_exploit", "loss_sf"],
                                         phase="pretrain", games=[rom])

@@ -481,9 +481,9 @@ def test_atari_run_directory_shares_the_rules(tmp_path, capsys):
     assert f"pretraining: {out}/pretrain/metrics.csv was missing; rewritten from the checkpoint (1 rows)" in \
         capsys.readouterr().err
     assert files(out) == before
-    _, _, _, config = read_run_config(out)
+    *_, config = read_run_config(out)
     with RunDir(out) as run:
-        start_run_dir(run, "pong", "apt", 3, config, resume=True)  # the same run: nothing changes
+        start_run_dir(run, "apt", "pong", 3, config, resume=True)  # the same run: nothing changes
     assert files(out) == before
 
     capsys.readouterr()

@@ -92,7 +92,7 @@ def run_one(spec: RunSpec, config: AtariTrainConfig, out: str) -> list[dict]:
     (zero-shot, if the method has one, then fine-tuned)."""
     directory = run_dir(out, spec)
     if not (directory / "scores.csv").exists():
-        run(spec.env, spec.method, spec.seed, config, out=directory,
+        run(spec.method, spec.env, spec.seed, config, out=directory,
             resume=(directory / "config.json").exists())
     rows = read_rows(directory / "scores.csv", SCORE_COLUMNS)
     return [row for phase in ("pretrain", "finetune")

@@ -102,7 +102,7 @@ def window_use(learner: AtariLearner, phase: str) -> tuple[bool, bool]:
     return every, every
 
 
-def new_learner(game: str, method: Method, seed: int, config: AtariTrainConfig) -> AtariLearner:
+def new_learner(method: Method, game: str, seed: int, config: AtariTrainConfig) -> AtariLearner:
     """An untrained learner for `method` sized for `game`'s minimal action set, on `config.device`."""
     check_method(method)
     probe = make_vector_env(game, 1, config.atari, seed, training=False, backend=config.backend)
@@ -155,7 +155,7 @@ def _new_replay(atari: AtariConfig, n: int, phase: str, device: torch.device) ->
                        atari.frame_stack, atari.feature_dim, phase != "pretrain", device)
 
 
-def run_identity(game: str, method: str, seed: int, config: AtariTrainConfig) -> dict:
+def run_identity(method: str, game: str, seed: int, config: AtariTrainConfig) -> dict:
     """What every checkpoint of a run shares with it: game, method, seed and the `RUN_FIELDS` of its
     config."""
     train = asdict(config)
@@ -163,11 +163,11 @@ def run_identity(game: str, method: str, seed: int, config: AtariTrainConfig) ->
     return jsonable({"game": game, "method": method, "seed": seed, **shared})
 
 
-def _identity(phase: str, game: str, method: str, seed: int, config: AtariTrainConfig, num_actions: int,
+def _identity(phase: str, method: str, game: str, seed: int, config: AtariTrainConfig, num_actions: int,
               task_w: torch.Tensor | None) -> dict:
     """What a phase checkpoint must share with the phase that resumes it: `run_identity`, the phase, the
     action count and the task w."""
-    return {"phase": phase, **run_identity(game, method, seed, config), "num_actions": num_actions,
+    return {"phase": phase, **run_identity(method, game, seed, config), "num_actions": num_actions,
             "task_w": None if task_w is None else [float(x) for x in task_w.tolist()]}
 
 
@@ -199,7 +199,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
     steps = atari.pretrain_steps if phase == "pretrain" else atari.finetune_steps
     reward_free = phase == "pretrain"
     gen = phase_generator(seed, phase)
-    identity = _identity(phase, game, learner.config.method, seed, config, learner.num_actions, task_w)
+    identity = _identity(phase, learner.config.method, game, seed, config, learner.num_actions, task_w)
     ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None
     at = {"env_steps": 0, "updates": 0, "credit": 0, "rows": [], "replay": None,
           "w": None if task_w is None else task_w.to(device).expand(n, -1)}
@@ -267,7 +267,7 @@ def _clip(reward: np.ndarray, bound: float | None) -> np.ndarray:
     return reward if bound is None else np.clip(reward, -bound, bound)
 
 
-def pretrain(game: str, method: Method, seed: int, config: AtariTrainConfig | None = None, *,
+def pretrain(method: Method, game: str, seed: int, config: AtariTrainConfig | None = None, *,
              run_dir: str | os.PathLike | None = None, resume: bool = False) -> tuple[AtariLearner, PhaseLog]:
     """Reward-free pretraining of `method` (visr, apt, aps) on `game` for `atari.pretrain_steps` env steps.
 
@@ -278,7 +278,7 @@ def pretrain(game: str, method: Method, seed: int, config: AtariTrainConfig | No
     check_seed(seed)
     if method == "dqn":
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
-    learner = new_learner(game, method, seed, config)
+    learner = new_learner(method, game, seed, config)
     log = _train_phase(learner, game, "pretrain", seed, config, None,
                        Path(run_dir) if run_dir is not None else None, resume)
     return learner, log
