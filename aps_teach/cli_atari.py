@@ -35,7 +35,7 @@ from aps_teach.atari.experiments import (
 )
 from aps_teach.atari.plots import write_scores_figure
 from aps_teach.atari.sweep import run_atari_sweep
-from aps_teach.atari.train import EvalResult, evaluate, finetune, load_learner, pretrain
+from aps_teach.atari.train import ScoreResult, evaluate, finetune, load_learner, pretrain
 from aps_teach.cli import run_subcommands
 from aps_teach.cli_errors import Interrupted, check_out
 from aps_teach.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
@@ -178,7 +178,7 @@ def _run_sweep(cmd: Sweep) -> dict:
             "summary": cmd.out / "summary.csv", "figure": cmd.out / "scores.png"}
 
 
-def _summary(result: EvalResult, method: str, seed: int, out: Path, checkpoint: str) -> dict:
+def _summary(result: ScoreResult, method: str, seed: int, out: Path, checkpoint: str) -> dict:
     return {"game": result.game, "method": method, "seed": seed, "checkpoint": checkpoint,
             "games": result.episodes, "score": f"{result.score:.2f}",
             "human-normalised": "no reference scores" if result.human_normalised is None

@@ -15,6 +15,7 @@ from aps_teach.agents import METHODS, AgentConfig, Learner, check_method
 from aps_teach.blame import BLAME_COLUMNS, ZeroShotBlame, blame_summary, zero_shot_blame
 from aps_teach.checks import check_int, check_seed
 from aps_teach.files import write_text_atomic
+from aps_teach.phases import PhaseLog
 from aps_teach.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
 from aps_teach.stats import rate_text
 from aps_teach.sweeps import (
@@ -29,7 +30,6 @@ from aps_teach.sweeps import (
 from aps_teach.tasks import fit_task
 from aps_teach.train import (
     RUN_SETTINGS,
-    PhaseLog,
     RoundEnd,
     TrainConfig,
     check_identity,

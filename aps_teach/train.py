@@ -35,7 +35,7 @@ from aps_teach.env_batch import EnvBatch, EnvSource, as_spec, check_engine, make
 from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.inputs import InputColumns
 from aps_teach.memory import check_fits
-from aps_teach.phases import check_checkpoint, linear_schedule, restore_metrics, single_thread
+from aps_teach.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, single_thread
 from aps_teach.replay import NStepReplay
 from aps_teach.run_dir import PHASE_NAMES, say
 from aps_teach.seeds import round_seeds
@@ -109,18 +109,9 @@ class TrainConfig:
 
 
 @dataclass
-class PhaseLog:
-    """Per-round metrics of a training phase and the coverage it reached."""
+class SuccessResult:
+    """What `evaluate` measures of greedy episodes on the task."""
 
-    metrics: list[dict] = field(default_factory=list)
-    coverage: dict = field(default_factory=dict)
-    earlier_seconds: float = 0.0
-    """A resumed phase: wall seconds its rounds took in earlier sessions, up to the checkpoint it resumed
-    from (0 when it ran in one go); what it adds to this session's time makes timings survive a resume."""
-
-
-@dataclass
-class EvalResult:
     success_rate: float
     """Fraction of episodes that reached the target."""
     mean_return: float
@@ -426,7 +417,7 @@ def identify_task(learner: Learner, env: EnvSource, steps: int, seed: int,
 
 
 def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes: int, seed: int,
-             config: TrainConfig | None = None, *, gpi: bool | None = None) -> EvalResult:
+             config: TrainConfig | None = None, *, gpi: bool | None = None) -> SuccessResult:
     """Greedy episodes on the task: success rate and mean return.
 
     `w=None` means the learner's fixed task (apt, dqn). GPI (over {w} + fresh tasks) applies by default
@@ -461,7 +452,7 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
             successes += success.tolist()
             returns += ret.tolist()
     successes, returns = successes[:episodes], returns[:episodes]
-    return EvalResult(float(np.mean(successes)), float(np.mean(returns)), episodes)
+    return SuccessResult(float(np.mean(successes)), float(np.mean(returns)), episodes)
 
 
 def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: int, seed: int,

@@ -17,7 +17,7 @@ from aps_teach.atari.config import RUN_FIELDS, AtariTrainConfig, atari_from_dict
 from aps_teach.atari.devices import resolve_device
 from aps_teach.atari.envs import check_game, check_rom
 from aps_teach.atari.train import (
-    EvalResult,
+    ScoreResult,
     check_replay_memory,
     evaluate,
     evaluate_zero_shot,
@@ -45,7 +45,7 @@ def append_score_row(path: str | os.PathLike, *rows: dict) -> None:
     write_csv_atomic(path, [*read_rows(path, SCORE_COLUMNS), *rows])
 
 
-def score_row(result: EvalResult, method: str, seed: int, phase: str, config: AtariTrainConfig,
+def score_row(result: ScoreResult, method: str, seed: int, phase: str, config: AtariTrainConfig,
               task_w: torch.Tensor | None) -> dict:
     """One line of scores.csv: game, method, seed, which checkpoint (pretrain: the zero-shot score), budgets,
     the n-step reward mode it was pretrained with, whether it acted by GPI, raw and normalised score."""
@@ -131,7 +131,7 @@ def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariT
 
 def run(method: Method, game: str, seed: int, config: AtariTrainConfig | None = None, *,
         out: str | os.PathLike | None = None, resume: bool = False,
-        force: bool = False) -> tuple[AtariLearner, EvalResult]:
+        force: bool = False) -> tuple[AtariLearner, ScoreResult]:
     """The whole pipeline: pretrain (not dqn), identify the task and score it zero-shot (visr, aps:
     `evaluate_zero_shot`), fine-tune, evaluate; returns the fine-tuned score.
 
@@ -151,7 +151,7 @@ def run(method: Method, game: str, seed: int, config: AtariTrainConfig | None = 
 
 
 def _run_phases(method: Method, game: str, seed: int, config: AtariTrainConfig,
-                claimed: RunDir | None) -> tuple[AtariLearner, EvalResult]:
+                claimed: RunDir | None) -> tuple[AtariLearner, ScoreResult]:
     """`run` after its checks, in the run directory `claimed` (owned and claimed) if given."""
     out = claimed.path if claimed is not None else None
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -47,22 +47,13 @@ from aps_teach.batch import Batch
 from aps_teach.checks import check_seed
 from aps_teach.files import jsonable, load_checkpoint, save_checkpoint
 from aps_teach.memory import check_fits
-from aps_teach.phases import check_checkpoint, linear_schedule, restore_metrics, torch_threads
+from aps_teach.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, torch_threads
 from aps_teach.seeds import game_reset_seed, phase_generator
 from aps_teach.tasks import infer_task, sample_tasks
 
 
 @dataclass
-class PhaseLog:
-    """Metrics rows of a training phase (one per `log_every` env steps) and its final counters."""
-
-    metrics: list[dict] = field(default_factory=list)
-    env_steps: int = 0
-    updates: int = 0
-
-
-@dataclass
-class EvalResult:
+class ScoreResult:
     """Raw game scores of the games finished within the evaluation budget, and their mean."""
 
     game: str
@@ -208,7 +199,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
         restore_metrics(run_dir / "metrics.csv", at["rows"], PhaseMetrics.columns(at["rows"]), phase)
     env_steps, updates, credit, w = at["env_steps"], at["updates"], at["credit"], at["w"]
     if env_steps >= steps:  # a finished phase: nothing to do
-        return PhaseLog(at["rows"], env_steps, updates)
+        return PhaseLog(at["rows"])
     replay = _new_replay(atari, n, phase, device)
     if at["replay"] is not None:
         replay.load_state_dict(at["replay"])
@@ -259,7 +250,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
                                        "w": w.cpu(),
                                        "metrics": metrics.rows, "learner": learner.state_dict(),
                                        "replay": replay.state_dict() if config.save_replay else None})
-    return PhaseLog(metrics.rows, env_steps, updates)
+    return PhaseLog(metrics.rows)
 
 
 def _clip(reward: np.ndarray, bound: float | None) -> np.ndarray:
@@ -344,7 +335,7 @@ def finetune(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
 
 
 def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int,
-             config: AtariTrainConfig | None = None, *, gpi: bool | None = None) -> EvalResult:
+             config: AtariTrainConfig | None = None, *, gpi: bool | None = None) -> ScoreResult:
     """Play `atari.eval_steps` env steps of whole games (no life-loss terminals, raw scores) with
     `eval_epsilon`-greedy actions under w; score the games that finished within the budget.
 
@@ -372,12 +363,12 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
                          "--atari.eval-steps or lower --atari.max-frames-per-episode")
     score = float(np.mean(returns))
     normalised = human_normalised(score, game) if game in REFERENCE_SCORES else None
-    return EvalResult(game, score, normalised, len(returns), returns,
+    return ScoreResult(game, score, normalised, len(returns), returns,
                       math.ceil(atari.eval_steps / n) * n, gpi)
 
 
 def evaluate_zero_shot(learner: AtariLearner, game: str, w: torch.Tensor, seed: int,
-                       config: AtariTrainConfig | None = None) -> EvalResult:
+                       config: AtariTrainConfig | None = None) -> ScoreResult:
     """The paper's zero-shot score: the pretrained learner, not fine-tuned, acting on `game` under the
     identified w with GPI over {w} + `gpi_samples` fresh tasks (`evaluate(gpi=True)`); visr and aps."""
     if not learner.config.task_conditioned:
