@@ -65,19 +65,19 @@ def run_record(method: str, game: str, seed: int, config: AtariTrainConfig) -> d
 
 def start_run_dir(run: RunDir, method: str, game: str, seed: int, config: AtariTrainConfig, resume: bool,
                   force: bool = False) -> RunDir:
-    """Check this run's inputs (`check_atari_run`), then claim `run`, a directory the caller owns (`with
+    """Check this run's inputs (`check_run`), then claim `run`, a directory the caller owns (`with
     RunDir(out) as run:`), for it (`RunDir.claim`): another run there is refused (naming the differing
     fields) unless `force`; `resume` continues the same run (game, method, seed, protocol, envs; device,
     threads, logging and the like may differ); a finished run is refused unless `force` (or `resume`);
     otherwise the run starts over (an earlier run's checkpoints, task.json and scores.csv removed)."""
-    check_atari_run(method, game, seed, config)
+    check_run(method, game, seed, config)
     run.claim(run_record(method, game, seed, config), resume=resume, force=force,
               ignore=[f"train.{f.name}" for f in fields(AtariTrainConfig) if f.name not in RUN_FIELDS],
               finished_hint=f"score it with `aps-teach atari evaluate --out {run.path}`, {FINISHED_HINT}")
     return run
 
 
-def check_atari_run(method: str, game: str, seed: int, config: AtariTrainConfig) -> None:
+def check_run(method: str, game: str, seed: int, config: AtariTrainConfig) -> None:
     """Everything a run can be refused for before it writes anything: the game's ROM, the method, the seed,
     k against the minibatch, a device this machine does not have, --compile without a working backend, and
     replays that would not fit in the device's free memory."""
@@ -143,7 +143,7 @@ def run(method: Method, game: str, seed: int, config: AtariTrainConfig | None = 
     config = config or AtariTrainConfig()
     game = check_game(game)
     if out is None:
-        check_atari_run(method, game, seed, config)
+        check_run(method, game, seed, config)
         return _run_phases(method, game, seed, config, None)
     with RunDir(out) as claimed:
         start_run_dir(claimed, method, game, seed, config, resume, force)
