@@ -15,6 +15,7 @@ from aps_teach.agents import METHODS, AgentConfig, Learner, check_method
 from aps_teach.blame import BLAME_COLUMNS, ZeroShotBlame, blame_summary, zero_shot_blame
 from aps_teach.checks import check_int, check_seed
 from aps_teach.files import write_text_atomic
+from aps_teach.overrides import with_overrides
 from aps_teach.phases import PhaseLog
 from aps_teach.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
 from aps_teach.stats import rate_text
@@ -25,7 +26,6 @@ from aps_teach.sweeps import (
     default_sweep_dir,
     grid,
     run_sweep,
-    with_overrides,
 )
 from aps_teach.tasks import fit_task
 from aps_teach.train import (

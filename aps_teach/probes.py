@@ -38,9 +38,10 @@ from aps_teach.experiments import (
     DEFAULT_PRETRAIN_STEPS,
     check_run,
 )
+from aps_teach.overrides import with_overrides
 from aps_teach.phases import PhaseLog
 from aps_teach.rollouts import state_observations
-from aps_teach.sweeps import RunSpec, config_hash, with_overrides
+from aps_teach.sweeps import RunSpec, config_hash
 from aps_teach.tasks import sample_tasks
 from aps_teach.train import TrainConfig, evaluate, pretrain
 from aps_teach.transfer import feature_spread, identify

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import gridworld
 from aps_teach.checks import check_int
+from aps_teach.executors import local_executor
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
@@ -38,16 +39,15 @@ from aps_teach.experiments import (
 )
 from aps_teach.files import write_csv_atomic, write_text_atomic
 from aps_teach.locks import owning
+from aps_teach.overrides import with_overrides
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
     check_results,
     config_hash,
     default_sweep_config,
-    local_executor,
     read_rows,
     run_sweep,
-    with_overrides,
 )
 from aps_teach.train import TrainConfig, evaluate, identify_task, new_learner, pretrain
 from aps_teach.transfer import (

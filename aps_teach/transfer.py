@@ -48,10 +48,11 @@ from aps_teach.checks import check_int
 from aps_teach.env_batch import EnvSource, LevelSpec
 from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.files import write_csv_atomic
+from aps_teach.overrides import with_overrides
 from aps_teach.rollouts import Rollout, greedy_rollout, state_observations
 from aps_teach.seeds import task_seed
 from aps_teach.stats import mean_with_ci
-from aps_teach.sweeps import RunSpec, config_hash, read_rows, with_overrides
+from aps_teach.sweeps import RunSpec, config_hash, read_rows
 from aps_teach.tasks import TaskFit, fit_task
 from aps_teach.train import TrainConfig, evaluate, pretrain, task_data
 from gridworld.layout import Layout
