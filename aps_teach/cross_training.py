@@ -37,12 +37,13 @@ from aps_teach.experiments import (
 )
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.tasks import sample_tasks
+from aps_teach.overrides import with_overrides
+from aps_teach.phases import PhaseLog
 from aps_teach.replay import NStepReplay
 from aps_teach.seeds import shadow_generator
-from aps_teach.sweeps import RunSpec, with_overrides
+from aps_teach.sweeps import RunSpec
 from aps_teach.train import (
     EnvSource,
-    PhaseLog,
     RoundEnd,
     TrainConfig,
     new_learner,

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import socket
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any, Literal
 
 from aps_teach.checks import check_int, check_range
-from aps_teach.sweeps import LocalPool, local_executor
 
 ExecutorName = Literal["local", "ray"]
 EXECUTORS: tuple[str, ...] = ("local", "ray")
@@ -34,6 +35,61 @@ DEFAULT_MAX_RETRIES = 2
 """Re-runs of a run whose worker was lost before it is reported as failed (ray)."""
 DEFAULT_RAY_TIMEOUT = 30.0
 """Seconds to wait for a Ray head at HOST:PORT to answer before the sweep is refused (ray)."""
+PARENT_CHECK_SECONDS = 0.5
+"""How often a local worker checks that its driver is alive (it exits when the driver has died)."""
+
+def _start_worker(parent: int, initializer: Callable | None, initargs: tuple) -> None:
+    """Worker initialiser: leave Ctrl-C to the driver (it stops the pool), exit when the driver has died
+    (polled every PARENT_CHECK_SECONDS, so even a SIGKILLed driver leaves no worker), then `initializer`."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="driver-watch", daemon=True).start()
+    if initializer is not None:
+        initializer(*initargs)
+
+
+class LocalPool(ProcessPoolExecutor):
+    """A pool of fresh (spawned) processes on this machine that die with their driver and can be stopped
+    at once (`stop`)."""
+
+    def __init__(self, workers: int, initializer: Callable | None = None, initargs: tuple = ()):
+        check_int("workers", workers, default="one per core")
+        super().__init__(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                         initializer=_start_worker, initargs=(os.getpid(), initializer, initargs))
+
+    def stop(self) -> None:
+        """Cancel the pending runs and kill the running ones (SIGTERM, then SIGKILL after 5 s)."""
+        processes = list((self._processes or {}).values())  # the pool's own (3.14 has kill_workers)
+        self.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        self.shutdown(wait=True)
+
+
+def local_executor(workers: int | None = None) -> Executor:
+    """A `LocalPool` of `workers` processes; default: one per local core."""
+    check_int("workers", workers, default="one per core")
+    return LocalPool(workers or os.cpu_count() or 1)
+
+
+def stop_executor(executor: Executor) -> None:
+    """Cancel what has not started and stop what runs: the executor's own `stop` if it has one (local
+    pools kill their workers, Ray cancels its tasks), else a shutdown that cancels pending work."""
+    stop = getattr(executor, "stop", None)
+    if callable(stop):
+        stop()
+    else:
+        executor.shutdown(wait=False, cancel_futures=True)
 
 
 def make_executor(name: str = "local", *, workers: int | None = None, address: str | None = None,

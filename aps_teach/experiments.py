@@ -17,6 +17,8 @@ from aps_teach.files import write_text_atomic
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import METHODS, AgentConfig, check_method
 from aps_teach.learner.tasks import fit_task
+from aps_teach.overrides import with_overrides
+from aps_teach.phases import PhaseLog
 from aps_teach.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
 from aps_teach.stats import rate_text
 from aps_teach.sweeps import (
@@ -26,11 +28,9 @@ from aps_teach.sweeps import (
     default_sweep_dir,
     grid,
     run_sweep,
-    with_overrides,
 )
 from aps_teach.train import (
     RUN_SETTINGS,
-    PhaseLog,
     RoundEnd,
     TrainConfig,
     check_identity,

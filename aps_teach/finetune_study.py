@@ -28,9 +28,10 @@ import gridworld
 from aps_teach.blame import optimal_q
 from aps_teach.experiments import default_budget
 from aps_teach.learner.tasks import fit_task
+from aps_teach.overrides import with_overrides
 from aps_teach.rollouts import state_observations
 from aps_teach.stats import rate_text
-from aps_teach.sweeps import RunSpec, SweepReport, run_sweep, with_overrides
+from aps_teach.sweeps import RunSpec, SweepReport, run_sweep
 from aps_teach.train import RoundEnd, TrainConfig, evaluate, finetune, new_learner, pretrain, task_data
 
 ARMS: dict[str, tuple[tuple[str, object], ...]] = {

@@ -1,19 +1,47 @@
-"""What a training phase does the same way in both wings (`aps_teach.train`, `aps_teach.atari.train`): the
-epsilon schedule, the torch thread limit while it runs, the check that a checkpoint is of the run resuming
-it, and its metrics.csv put back as the checkpoint has it. The phases' names and random streams are
-`aps_teach.seeds`'.
+"""What a training phase does the same way in both wings (`aps_teach.train`, `aps_teach.atari.train`): what it
+returns (`PhaseLog`), the epsilon schedule, the torch thread limit while it runs, the check that a checkpoint
+is of the run resuming it, and its metrics.csv put back as the checkpoint has it. The phases' names and random
+streams are `aps_teach.seeds`'.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from aps_teach.files import csv_text, write_text_atomic
 from aps_teach.run_dir import PHASE_NAMES, config_differences, describe_differences, say
+
+
+@dataclass
+class PhaseLog:
+    """What a training phase returns: its metrics rows, as its metrics.csv holds them, and (gridworld) the
+    coverage it reached and the time of its earlier sessions."""
+
+    metrics: list[dict] = field(default_factory=list)
+    """One row per round (gridworld) or per `log_every` env steps (Atari), each with its env_steps and
+    updates."""
+    coverage: dict = field(default_factory=dict)
+    """Gridworld: the coverage the phase's env batch reached (`EnvBatch.coverage`); empty on Atari."""
+    earlier_seconds: float = 0.0
+    """Gridworld, a resumed phase: wall seconds its rounds took in earlier sessions, up to the checkpoint it
+    resumed from (0 when it ran in one go); what it adds to this session's time makes timings survive a
+    resume."""
+
+    @property
+    def env_steps(self) -> int:
+        """The env steps of the last metrics row (the phase's end once it finished); 0 before any row."""
+        return self.metrics[-1]["env_steps"] if self.metrics else 0
+
+    @property
+    def updates(self) -> int:
+        """The updates of the last metrics row (Atari: the phase's; gridworld: the learner's since it was
+        built); 0 before any row."""
+        return self.metrics[-1]["updates"] if self.metrics else 0
 
 
 def linear_schedule(start: float, end: float, duration: float, step: int) -> float:

@@ -39,9 +39,11 @@ from aps_teach.experiments import (
 )
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.tasks import sample_tasks
+from aps_teach.overrides import with_overrides
+from aps_teach.phases import PhaseLog
 from aps_teach.rollouts import state_observations
-from aps_teach.sweeps import RunSpec, config_hash, with_overrides
-from aps_teach.train import PhaseLog, TrainConfig, evaluate, pretrain
+from aps_teach.sweeps import RunSpec, config_hash
+from aps_teach.train import TrainConfig, evaluate, pretrain
 from aps_teach.transfer import feature_spread, identify
 
 REWARD_TERMS = ("reward_exploit", "reward_explore")

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import gridworld
 from aps_teach.checks import check_int
+from aps_teach.executors import local_executor
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
@@ -38,16 +39,15 @@ from aps_teach.experiments import (
 )
 from aps_teach.files import write_csv_atomic, write_text_atomic
 from aps_teach.locks import owning
+from aps_teach.overrides import with_overrides
 from aps_teach.sweeps import (
     RunSpec,
     SweepReport,
     check_results,
     config_hash,
     default_sweep_config,
-    local_executor,
     read_rows,
     run_sweep,
-    with_overrides,
 )
 from aps_teach.train import TrainConfig, evaluate, identify_task, new_learner, pretrain
 from aps_teach.transfer import (
@@ -162,7 +162,7 @@ def level_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     return [{**shared, **row, **coverage} for row in rows]
 
 
-def transfer_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
+def maze_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     """One study run on a maze: `run_transfer` of one seed, a row per task."""
     pretrain_steps, config = _split(spec, grid.train)
     report = run_transfer(spec.method, spec.env, seeds=[spec.seed], num_tasks=grid.transfer_tasks,
@@ -196,7 +196,7 @@ def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = Non
     for the study (`locks.owning`: a second writer is refused)."""
     out = Path(out_dir)
     sweeps = [(grid.level_specs(), partial(level_rows, grid=grid), out / "study_levels.csv"),
-              (grid.transfer_specs(), partial(transfer_rows, grid=grid), out / "study_transfer.csv")]
+              (grid.transfer_specs(), partial(maze_rows, grid=grid), out / "study_transfer.csv")]
     for _, run, results in sweeps:  # both refused or both run: study_grid.json describes both files
         check_results(results, default_sweep_config(run))
     check_int("workers", workers, default="one per core")

@@ -17,24 +17,18 @@ once; local workers also exit by themselves when their driver dies (even by SIGK
 
 from __future__ import annotations
 
-import ast
 import csv
 import functools
 import hashlib
-import inspect
 import io
 import json
-import multiprocessing
 import os
-import signal
-import textwrap
-import threading
 import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
+from concurrent.futures import BrokenExecutor, Executor, as_completed
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +36,10 @@ from tqdm.auto import tqdm
 
 from aps_teach import __version__
 from aps_teach.checks import check_int
+from aps_teach.executors import local_executor, stop_executor
 from aps_teach.files import write_csv_atomic, write_text_atomic
 from aps_teach.locks import owning
 from aps_teach.run_dir import config_differences, say
-
-PARENT_CHECK_SECONDS = 0.5
-"""How often a local worker checks that its driver is alive (it exits when the driver has died)."""
 
 
 @dataclass(frozen=True)
@@ -253,60 +245,6 @@ def _timed_run(run: Callable[[RunSpec], list[dict]], spec: RunSpec) -> tuple[lis
     return rows, time.perf_counter() - start
 
 
-def _start_worker(parent: int, initializer: Callable | None, initargs: tuple) -> None:
-    """Worker initialiser: leave Ctrl-C to the driver (it stops the pool), exit when the driver has died
-    (polled every PARENT_CHECK_SECONDS, so even a SIGKILLed driver leaves no worker), then `initializer`."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_CHECK_SECONDS)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="driver-watch", daemon=True).start()
-    if initializer is not None:
-        initializer(*initargs)
-
-
-class LocalPool(ProcessPoolExecutor):
-    """A pool of fresh (spawned) processes on this machine that die with their driver and can be stopped
-    at once (`stop`)."""
-
-    def __init__(self, workers: int, initializer: Callable | None = None, initargs: tuple = ()):
-        check_int("workers", workers, default="one per core")
-        super().__init__(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                         initializer=_start_worker, initargs=(os.getpid(), initializer, initargs))
-
-    def stop(self) -> None:
-        """Cancel the pending runs and kill the running ones (SIGTERM, then SIGKILL after 5 s)."""
-        processes = list((self._processes or {}).values())  # the pool's own (3.14 has kill_workers)
-        self.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.join(timeout=5)
-            if process.is_alive():
-                process.kill()
-                process.join()
-        self.shutdown(wait=True)
-
-
-def local_executor(workers: int | None = None) -> Executor:
-    """A `LocalPool` of `workers` processes; default: one per local core."""
-    check_int("workers", workers, default="one per core")
-    return LocalPool(workers or os.cpu_count() or 1)
-
-
-def stop_executor(executor: Executor) -> None:
-    """Cancel what has not started and stop what runs: the executor's own `stop` if it has one (local
-    pools kill their workers, Ray cancels its tasks), else a shutdown that cancels pending work."""
-    stop = getattr(executor, "stop", None)
-    if callable(stop):
-        stop()
-    else:
-        executor.shutdown(wait=False, cancel_futures=True)
-
-
 def run_sweep(
     specs: Sequence[RunSpec],
     run: Callable[[RunSpec], list[dict]],
@@ -325,7 +263,7 @@ def run_sweep(
     directory is owned for the sweep (`locks.owning`): a second sweep into it is refused, naming this
     process. The runs go to `executor` (left open), else to a local pool of its own, `workers` processes
     (default: one per core, at most one per pending run). Ctrl-C or an error here stops the executor
-    (`stop_executor`) before it propagates.
+    (`executors.stop_executor`) before it propagates.
     """
     if executor is not None and workers is not None:
         raise ValueError("give workers (local processes) or an executor, not both")
@@ -403,51 +341,6 @@ def grid(methods: Iterable[str], levels: Iterable[str], seeds: Iterable[int],
          overrides: tuple[tuple[str, Any], ...] = ()) -> list[RunSpec]:
     """Every (method, level, seed) combination, in that nesting order."""
     return [RunSpec(m, lv, s, overrides) for m in methods for lv in levels for s in seeds]
-
-
-def with_overrides(config, overrides: Iterable[tuple[str, Any]]):
-    """A copy of a (nested) dataclass config with `(dotted field name, value)` pairs applied."""
-    for name, value in overrides:
-        config = _set_field(config, name.split("."), value, name)
-    return config
-
-
-def _set_field(config, path: list[str], value, name: str):
-    _check_field(config, path[0], name)
-    if len(path) > 1:
-        value = _set_field(getattr(config, path[0]), path[1:], value, name)
-    return replace(config, **{path[0]: value})
-
-
-def field_doc(config, name: str) -> str:
-    """The docstring of a (nested) dataclass config field, by dotted name as in `with_overrides`: the
-    string literal that follows the field in its class body ('' when it has none)."""
-    *parents, leaf = name.split(".")
-    for part in parents:
-        _check_field(config, part, name)
-        config = getattr(config, part)
-    _check_field(config, leaf, name)
-    return _field_docs(type(config)).get(leaf, "")
-
-
-def _check_field(config, part: str, name: str) -> None:
-    names = [f.name for f in fields(config)] if is_dataclass(config) else []
-    if part not in names:
-        raise ValueError(f"unknown config field {name!r}; fields here: {', '.join(names) or 'none'}")
-
-
-@functools.cache
-def _field_docs(cls: type) -> dict[str, str]:
-    """Field name -> docstring for a dataclass and its dataclass bases (a subclass's docstring wins)."""
-    docs: dict[str, str] = {}
-    for klass in reversed([k for k in cls.__mro__ if is_dataclass(k)]):
-        body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0].body
-        for statement, following in zip(body, body[1:], strict=False):
-            if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
-                    and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
-                    and isinstance(following.value.value, str)):
-                docs[statement.target.id] = inspect.cleandoc(following.value.value)
-    return docs
 
 
 def default_sweep_dir(kind: str, config: Any) -> Path:

@@ -37,7 +37,7 @@ from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.inputs import InputColumns
 from aps_teach.learner.tasks import infer_task, sample_tasks
 from aps_teach.memory import check_fits
-from aps_teach.phases import check_checkpoint, linear_schedule, restore_metrics, single_thread
+from aps_teach.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, single_thread
 from aps_teach.replay import NStepReplay
 from aps_teach.run_dir import PHASE_NAMES, say
 from aps_teach.seeds import round_seeds
@@ -110,18 +110,9 @@ class TrainConfig:
 
 
 @dataclass
-class PhaseLog:
-    """Per-round metrics of a training phase and the coverage it reached."""
+class SuccessResult:
+    """What `evaluate` measures of greedy episodes on the task."""
 
-    metrics: list[dict] = field(default_factory=list)
-    coverage: dict = field(default_factory=dict)
-    earlier_seconds: float = 0.0
-    """A resumed phase: wall seconds its rounds took in earlier sessions, up to the checkpoint it resumed
-    from (0 when it ran in one go); what it adds to this session's time makes timings survive a resume."""
-
-
-@dataclass
-class EvalResult:
     success_rate: float
     """Fraction of episodes that reached the target."""
     mean_return: float
@@ -198,6 +189,48 @@ def env_batch(source: EnvSource, config: TrainConfig, *, reward_free: bool, abso
     return envs
 
 
+def _identity(phase: str, learner: Learner, envs: EnvBatch, seed: int, steps: int, config: TrainConfig,
+              fixed_w: torch.Tensor | None) -> dict:
+    """What a phase checkpoint must share with the phase that resumes it (`check_identity`): the phase, the
+    method, engine, level, seed, budget and config, the observation shape, the action count and the task w."""
+    return {"phase": phase, "method": learner.config.method, "engine": envs.engine, "art": list(envs.art),
+            "seed": seed, "steps": steps, "config": asdict(config), "obs_shape": list(envs.obs_shape),
+            "num_actions": envs.num_actions, "task_w": None if fixed_w is None else fixed_w[0].tolist()}
+
+
+def _new_replay(phase: str, steps: int, config: TrainConfig, envs: EnvBatch, feature_dim: int,
+                store_features: bool) -> NStepReplay:
+    """A replay of every step of a phase (whole rounds), checked against free memory first."""
+    check_phase_memory(phase, steps, config, envs.horizon, envs.replay_obs)
+    rounds = math.ceil(steps / (config.num_envs * envs.horizon))
+    obs_shape, obs_dtype = envs.replay_obs
+    return NStepReplay(rounds * envs.horizon, config.num_envs, obs_shape, feature_dim,
+                       store_rewards=not envs.reward_free, store_features=store_features, obs_dtype=obs_dtype)
+
+
+def _restore(ckpt: Path | None, identity: dict, learner: Learner, replay: NStepReplay, envs: EnvBatch,
+             start_eps: float) -> dict:
+    """Load a phase checkpoint into `learner`, `replay` and `envs`' coverage after checking it belongs to this
+    run; returns its round, metrics rows, starting epsilon (`start_eps` if it has none) and wall seconds."""
+    if ckpt is None or not ckpt.exists():
+        raise FileNotFoundError(f"--resume: no checkpoint at {ckpt}")
+    state = load_checkpoint(ckpt)
+    check_identity(ckpt, state, identity)
+    learner.load_state_dict(state["learner"])
+    replay.load_state_dict(state["replay"])
+    envs.load_coverage_state(state["coverage"])
+    return {"round": int(state["round"]), "rows": state["metrics"],
+            "epsilon_start": state.get("epsilon_start", start_eps),
+            "seconds": float(state.get("seconds", 0.0))}
+
+
+def _task_reward(reward: torch.Tensor, scale: float, clip: float | None) -> torch.Tensor:
+    """What fine-tuning trains on: the task reward times `scale`, clipped to [-clip, clip] unless clip is
+    None."""
+    reward = reward * scale
+    return reward if clip is None else reward.clamp(-clip, clip)
+
+
 def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config: TrainConfig,
                  phase: str, fixed_w: torch.Tensor | None, run_dir: Path | None, resume: bool,
                  on_round: RoundHook | None = None, reward_scale: float = 1.0) -> PhaseLog:
@@ -210,34 +243,22 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
     total = rounds * n * horizon
     # phi is frozen while fine-tuning: store phi(s') once per transition instead of in every minibatch
     store_phi = phase == "finetune" and learner.phi is not None
-    obs_shape, obs_dtype = envs.replay_obs
-    check_phase_memory(phase, steps, cfg, horizon, envs.replay_obs)
-    replay = NStepReplay(rounds * horizon, n, obs_shape, agent_cfg.feature_dim,
-                         store_rewards=not envs.reward_free, store_features=store_phi, obs_dtype=obs_dtype)
+    replay = _new_replay(phase, steps, cfg, envs, agent_cfg.feature_dim, store_phi)
     # one fine-tuning protocol for every method, the dqn baseline's from-scratch learner included
     start_eps = cfg.epsilon_start if phase == "pretrain" else cfg.finetune_epsilon_start
-    log, first_round = PhaseLog(), 0
     ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None
-    identity = {"phase": phase, "method": agent_cfg.method, "engine": envs.engine, "art": list(envs.art),
-                "seed": seed, "steps": steps, "config": asdict(cfg), "obs_shape": list(envs.obs_shape),
-                "num_actions": envs.num_actions, "task_w": None if fixed_w is None else fixed_w[0].tolist()}
+    identity = _identity(phase, learner, envs, seed, steps, cfg, fixed_w)
     if run_dir is not None:
         run_dir.mkdir(parents=True, exist_ok=True)
+    at = {"round": 0, "rows": [], "epsilon_start": start_eps, "seconds": 0.0}
     if resume:
-        if ckpt is None or not ckpt.exists():
-            raise FileNotFoundError(f"--resume: no checkpoint at {ckpt}")
-        state = load_checkpoint(ckpt)
-        check_identity(ckpt, state, identity)
-        learner.load_state_dict(state["learner"])
-        replay.load_state_dict(state["replay"])
-        envs.load_coverage_state(state["coverage"])
-        log.metrics, first_round = state["metrics"], int(state["round"])
-        start_eps = state.get("epsilon_start", start_eps)
-        log.earlier_seconds = float(state.get("seconds", 0.0))
-        where = "finished, loaded" if first_round >= rounds else \
-            f"resuming at env step {first_round * n * horizon:,} of {total:,}"
+        at = _restore(ckpt, identity, learner, replay, envs, start_eps)
+        where = "finished, loaded" if at["round"] >= rounds else \
+            f"resuming at env step {at['round'] * n * horizon:,} of {total:,}"
         say(f"{PHASE_NAMES[phase]}: {where} ({ckpt})")
-        restore_metrics(run_dir / "metrics.csv", log.metrics, _metrics_columns(log.metrics), phase)
+        restore_metrics(run_dir / "metrics.csv", at["rows"], _metrics_columns(at["rows"]), phase)
+    log = PhaseLog(at["rows"], earlier_seconds=at["seconds"])
+    first_round, start_eps = at["round"], at["epsilon_start"]
     updates_per_step = cfg.updates_per_step if phase == "pretrain" else cfg.finetune_updates_per_step
     bar = tqdm(total=total, initial=first_round * n * horizon, disable=not cfg.progress,
                desc=f"{phase} {agent_cfg.method}", unit="step", unit_scale=True)
@@ -259,9 +280,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
             row = {"obs": obs, "action": action, "w": w, "next_obs": out["next_obs"],
                    "terminated": out["terminated"], "ended": out["ended"]}
             if "reward" in out:
-                row["reward"] = out["reward"] * reward_scale
-                if cfg.reward_clip is not None:
-                    row["reward"] = row["reward"].clamp(-cfg.reward_clip, cfg.reward_clip)
+                row["reward"] = _task_reward(out["reward"], reward_scale, cfg.reward_clip)
             if store_phi:
                 row["next_phi"] = learner.features(out["next_obs"])
             replay.add(**row)
@@ -427,7 +446,7 @@ def identify_task(learner: Learner, env: EnvSource, steps: int, seed: int,
 
 
 def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes: int, seed: int,
-             config: TrainConfig | None = None, *, gpi: bool | None = None) -> EvalResult:
+             config: TrainConfig | None = None, *, gpi: bool | None = None) -> SuccessResult:
     """Greedy episodes on the task: success rate and mean return.
 
     `w=None` means the learner's fixed task (apt, dqn). GPI (over {w} + fresh tasks) applies by default
@@ -462,7 +481,7 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
             successes += success.tolist()
             returns += ret.tolist()
     successes, returns = successes[:episodes], returns[:episodes]
-    return EvalResult(float(np.mean(successes)), float(np.mean(returns)), episodes)
+    return SuccessResult(float(np.mean(successes)), float(np.mean(returns)), episodes)
 
 
 def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: int, seed: int,

@@ -48,12 +48,13 @@ from aps_teach.env_batch import EnvSource, LevelSpec
 from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.files import write_csv_atomic
 from aps_teach.learner.agent import Learner
-from aps_teach.learner.config import check_method as check_known_method
+from aps_teach.learner.config import check_method
 from aps_teach.learner.tasks import TaskFit, fit_task
+from aps_teach.overrides import with_overrides
 from aps_teach.rollouts import Rollout, greedy_rollout, state_observations
 from aps_teach.seeds import task_seed
 from aps_teach.stats import mean_with_ci
-from aps_teach.sweeps import RunSpec, config_hash, read_rows, with_overrides
+from aps_teach.sweeps import RunSpec, config_hash, read_rows
 from aps_teach.train import TrainConfig, evaluate, pretrain, task_data
 from gridworld.layout import Layout
 from gridworld.reward_maps import (
@@ -64,18 +65,12 @@ from gridworld.reward_maps import (
     random_return,
 )
 
+TRANSFER_METHODS = ("visr", "aps")
+"""The methods that transfer zero-shot: they have a task vector w to infer from the reward."""
 DEFAULT_TRANSFER_EPISODES = 16
 """Greedy evaluation episodes per task (two rounds of the default 8 envs)."""
 DEFAULT_NUM_BOXES = 2
 DEFAULT_BOX_SIZE = 3
-
-
-def check_method(method: str) -> None:
-    """Raise ValueError unless `method` infers a task vector (visr, aps)."""
-    if method in ("apt", "dqn"):
-        raise ValueError(f"method {method!r} has no task vector w to infer from the reward, so it cannot "
-                         "transfer zero-shot; valid methods for transfer: visr, aps")
-    check_known_method(method, ("visr", "aps"), "for transfer")
 
 
 def maze_layout(maze: str | Sequence[str]) -> Layout:
@@ -240,7 +235,7 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
     """The zero-shot transfer benchmark: for each seed, pretrain `method` on `maze` once, then
     `transfer_task` on `num_tasks` random box reward maps. With `out_dir`, rewrites
     OUT/<method>-<maze>.csv (atomically, after each seed)."""
-    check_method(method)
+    check_method(method, TRANSFER_METHODS, "for transfer")
     if not isinstance(maze, str):
         raise ValueError(f"run_transfer names its results after the maze: give a built-in maze name "
                          f"({', '.join(gridworld.MAZES)})")

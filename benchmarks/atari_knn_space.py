@@ -89,8 +89,8 @@ def main() -> None:
     config = AtariTrainConfig(atari=atari, num_envs=8, progress=False, threads=args.threads,
                               log_every=args.steps, tensorboard=False)
     batches = random_play_batches(args.game, atari, args.seed + 1, batches=16)
-    before = space_figures(new_learner(args.game, "aps", args.seed, config), batches, atari.k)
-    learner, log = pretrain(args.game, "aps", args.seed, config)
+    before = space_figures(new_learner("aps", args.game, args.seed, config), batches, atari.k)
+    learner, log = pretrain("aps", args.game, args.seed, config)
     after = space_figures(learner, batches, atari.k)
     print(f"{args.game}: APS pretrained {log.env_steps} env steps ({log.updates} updates), kNN on g; "
           f"16 batches of 32 random-play states, k = {atari.k}")

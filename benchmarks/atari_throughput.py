@@ -282,8 +282,8 @@ def main() -> None:
         """name -> a run of that loop on `atari`'s budget, returning its metrics rows (plain: its rates)."""
         cfg = replace(config, atari=atari)
         return {
-            "aps (pipeline)": lambda: pretrain(args.game, "aps", args.seed, cfg)[1].metrics,
-            "dqn (pipeline)": lambda: finetune(new_learner(args.game, "dqn", args.seed, cfg), args.game, None,
+            "aps (pipeline)": lambda: pretrain("aps", args.game, args.seed, cfg)[1].metrics,
+            "dqn (pipeline)": lambda: finetune(new_learner("dqn", args.game, args.seed, cfg), args.game, None,
                                                args.seed, cfg).metrics,
             "plain dqn": lambda: plain_dqn(args.game, atari, args.num_envs, device, args.seed),
         }

@@ -102,7 +102,7 @@ def gridworld_runs(out: Path) -> dict[str, dict[str, str]]:
 
 def atari_runs(out: Path) -> dict[str, dict[str, str]]:
     from aps_teach.atari.config import AtariConfig, AtariTrainConfig
-    from aps_teach.atari.runs import run
+    from aps_teach.atari.experiments import run
 
     atari = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3,
                         k=3, pretrain_steps=200, finetune_steps=100, min_replay_size=64, update_period=4,
@@ -112,7 +112,7 @@ def atari_runs(out: Path) -> dict[str, dict[str, str]]:
                               threads=1)
     prints = {}
     for method in ATARI_METHODS:
-        _, result = run("Pong", method, seed=1, config=config, out=out / method)
+        _, result = run(method, "Pong", seed=1, config=config, out=out / method)
         with open(out / method / "scores.csv", newline="") as file:
             kept = list(csv.DictReader(file))
         prints[f"atari/{method}"] = {"scores": digest(kept), **checkpoint_fingerprints(out / method)}

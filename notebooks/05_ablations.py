@@ -118,10 +118,12 @@ import numpy as np
 
 from aps_teach import probes, study_plots, transfer
 from aps_teach.cross_training import run_cross_rows
+from aps_teach.executors import local_executor
 from aps_teach.experiments import DEFAULT_FINETUNE_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.learner.config import AgentConfig
+from aps_teach.overrides import with_overrides
 from aps_teach.stats import summarise
-from aps_teach.sweeps import RunSpec, config_hash, local_executor, read_rows, run_sweep, with_overrides
+from aps_teach.sweeps import RunSpec, config_hash, read_rows, run_sweep
 from aps_teach.train import TrainConfig, new_learner
 
 started = time.perf_counter()

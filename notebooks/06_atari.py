@@ -111,8 +111,8 @@ from aps_teach.atari import plots as atari_plots
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import make_vector_env
+from aps_teach.atari.experiments import read_run_config
 from aps_teach.atari.frame_replay import FrameReplay
-from aps_teach.atari.runs import read_run_config
 from aps_teach.atari.scores import reference_scores
 from aps_teach.atari.sweep import run_atari_sweep, run_dirs
 from aps_teach.atari.train import augment_batch
@@ -512,7 +512,7 @@ for path in sorted(sweep_dir.rglob("*")):
 # figure per game (`curve_games` chooses them).
 
 # %%
-run_games = sorted({read_run_config(d)[0] for d in run_dirs(sweep_dir)})  # unfinished runs too
+run_games = sorted({read_run_config(d)[1] for d in run_dirs(sweep_dir)})  # unfinished runs too
 for rom in curve_games or run_games:
     fig = atari_plots.plot_atari_curves(sweep_dir, ["reward_explore", "reward_exploit", "loss_sf"],
                                         phase="pretrain", games=[rom])

@@ -12,8 +12,8 @@ import pytest
 from test_atari_train import tiny
 
 from aps_teach.atari import sweep
+from aps_teach.atari.experiments import run
 from aps_teach.atari.plots import write_scores_figure
-from aps_teach.atari.runs import run
 from aps_teach.atari.sweep import expand_games, run_atari_sweep, run_dir, run_one, summary_rows, sweep_runs
 from aps_teach.executors import gpu_executor, make_executor
 from aps_teach.sweeps import RunSpec, read_rows
@@ -36,7 +36,7 @@ def swept(tmp_path_factory):
 def test_a_sweep_row_is_the_row_of_the_same_run_made_alone(swept, tmp_path):
     out, report = swept
     assert sorted(report.completed) == ["aps-pong-seed0", "dqn-pong-seed0"] and not report.failures
-    _, alone = run("pong", "aps", seed=0, config=tiny(), out=tmp_path)
+    _, alone = run("aps", "pong", seed=0, config=tiny(), out=tmp_path)
     rows_alone = _rows(tmp_path / "scores.csv")  # zero-shot, then fine-tuned
     dropped = ("run_key", "package_version", *TIMING)
     swept = [{k: v for k, v in row.items() if k not in dropped} for row in read_rows(out / "scores.csv")

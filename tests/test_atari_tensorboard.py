@@ -12,7 +12,7 @@ event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.ev
 
 
 def test_tensorboard_scalars_are_the_metrics_rows(tmp_path):
-    pretrain("pong", "aps", seed=0, config=tiny(), run_dir=tmp_path)
+    pretrain("aps", "pong", seed=0, config=tiny(), run_dir=tmp_path)
     with open(tmp_path / "metrics.csv") as file:
         rows = list(csv.DictReader(file))
     events = event_accumulator.EventAccumulator(str(tmp_path / "tensorboard"))
@@ -29,5 +29,5 @@ def test_tensorboard_scalars_are_the_metrics_rows(tmp_path):
 
 
 def test_no_tensorboard_files_when_switched_off(tmp_path):
-    pretrain("pong", "aps", seed=0, config=tiny(tensorboard=False), run_dir=tmp_path)
+    pretrain("aps", "pong", seed=0, config=tiny(tensorboard=False), run_dir=tmp_path)
     assert (tmp_path / "metrics.csv").exists() and not (tmp_path / "tensorboard").exists()

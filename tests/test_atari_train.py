@@ -14,7 +14,7 @@ from aps_teach.atari import train
 from aps_teach.atari.agent import AtariLearner, agent_config
 from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import AtariEnvs
-from aps_teach.atari.runs import run, start_run_dir
+from aps_teach.atari.experiments import run, start_run_dir
 from aps_teach.atari.train import augment_batch, load_learner, pretrain
 from aps_teach.learner.batch import Batch
 from aps_teach.run_dir import RunDir
@@ -47,7 +47,7 @@ def _real_stacks(n=6):
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    learner, result = run("Pong", "aps", seed=0, config=tiny(), out=out)
+    learner, result = run("aps", "Pong", seed=0, config=tiny(), out=out)
     return out, learner, result
 
 
@@ -94,7 +94,7 @@ def test_whole_pipeline_on_pong(pipeline):
 
 def test_resume_continues_the_step_count_and_the_replay(tmp_path, monkeypatch):
     config = tiny(save_replay=True)
-    _, full = pretrain("pong", "aps", seed=1, config=config, run_dir=tmp_path / "a")
+    _, full = pretrain("aps", "pong", seed=1, config=config, run_dir=tmp_path / "a")
 
     step, calls = AtariEnvs.step, {"n": 0}
 
@@ -106,7 +106,7 @@ def test_resume_continues_the_step_count_and_the_replay(tmp_path, monkeypatch):
 
     monkeypatch.setattr(AtariEnvs, "step", crash_after_75_steps)
     with pytest.raises(KeyboardInterrupt):
-        pretrain("pong", "aps", seed=1, config=config, run_dir=tmp_path / "b")
+        pretrain("aps", "pong", seed=1, config=config, run_dir=tmp_path / "b")
     monkeypatch.setattr(AtariEnvs, "step", step)
     saved = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=True)
     assert saved["env_steps"] == 100 and saved["updates"] == 9
@@ -115,7 +115,7 @@ def test_resume_continues_the_step_count_and_the_replay(tmp_path, monkeypatch):
     calls["n"] = 0
     monkeypatch.setattr(AtariEnvs, "step", lambda self, a: (calls.__setitem__("n", calls["n"] + 1),
                                                             step(self, a))[1])
-    resumed_learner, resumed = pretrain("pong", "aps", seed=1, config=config, run_dir=tmp_path / "b",
+    resumed_learner, resumed = pretrain("aps", "pong", seed=1, config=config, run_dir=tmp_path / "b",
                                         resume=True)
     assert calls["n"] == 50  # only the missing 100 env steps of 2 envs
     assert [r["env_steps"] for r in resumed.metrics] == [50, 100, 150, 200]
@@ -132,9 +132,9 @@ def test_resume_continues_the_step_count_and_the_replay(tmp_path, monkeypatch):
     monkeypatch.setattr(AtariEnvs, "step", crash_after_75_steps)
     calls["n"] = 0
     with pytest.raises(KeyboardInterrupt):
-        pretrain("pong", "aps", seed=1, config=tiny(), run_dir=tmp_path / "c")
+        pretrain("aps", "pong", seed=1, config=tiny(), run_dir=tmp_path / "c")
     monkeypatch.setattr(AtariEnvs, "step", step)
-    _, refilled = pretrain("pong", "aps", seed=1, config=tiny(), run_dir=tmp_path / "c", resume=True)
+    _, refilled = pretrain("aps", "pong", seed=1, config=tiny(), run_dir=tmp_path / "c", resume=True)
     # 9 updates and 2 credits at 100 steps; warm again after 32 of the 50 remaining vector steps: 19 steps
     # of 2 envs -> (2 + 38) // 4 = 10 more
     assert refilled.env_steps == 200 and refilled.updates == 9 + 10
@@ -196,38 +196,38 @@ def test_atari_learner_uses_the_papers_settings_and_networks():
 
 def test_bad_input_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="unknown Atari game 'Pongg'.*closest: pong"):
-        run("Pongg", "aps", seed=0, config=tiny(), out=tmp_path / "x")
+        run("aps", "Pongg", seed=0, config=tiny(), out=tmp_path / "x")
     assert not (tmp_path / "x").exists()  # nothing written
     with pytest.raises(ValueError, match="valid methods: visr, apt, aps, dqn"):
-        run("pong", "diayn", seed=0, config=tiny())
+        run("diayn", "pong", seed=0, config=tiny())
     with pytest.raises(ValueError, match="no pretraining phase"):
-        pretrain("pong", "dqn", seed=0, config=tiny())
+        pretrain("dqn", "pong", seed=0, config=tiny())
     if not torch.cuda.is_available():  # a config may name a GPU (a Ray worker has it); a run here may not
         with pytest.raises(ValueError, match="CUDA is not available.*use --device cpu"):
-            run("pong", "aps", seed=0, config=tiny(device="cuda"), out=tmp_path / "gpu")
+            run("aps", "pong", seed=0, config=tiny(device="cuda"), out=tmp_path / "gpu")
         assert not (tmp_path / "gpu").exists()
     with pytest.raises(ValueError, match="unknown device 'gpu'"):
         AtariTrainConfig(device="gpu")
     with pytest.raises(ValueError, match="more than the .* GB free"):
-        pretrain("pong", "aps", seed=0, config=tiny(atari=AtariConfig(pretrain_steps=10**10)))
+        pretrain("aps", "pong", seed=0, config=tiny(atari=AtariConfig(pretrain_steps=10**10)))
 
     short = tiny(atari=replace(TINY, pretrain_steps=4))
-    pretrain("pong", "aps", seed=0, config=short, run_dir=tmp_path)
+    pretrain("aps", "pong", seed=0, config=short, run_dir=tmp_path)
     with pytest.raises(ValueError, match=r"method \(checkpoint 'aps', this run 'visr'\)"):
-        pretrain("pong", "visr", seed=0, config=short, run_dir=tmp_path, resume=True)
+        pretrain("visr", "pong", seed=0, config=short, run_dir=tmp_path, resume=True)
     with pytest.raises(ValueError, match=r"game \(checkpoint 'pong', this run 'breakout'\)"):
-        pretrain("breakout", "aps", seed=0, config=short, run_dir=tmp_path, resume=True)
+        pretrain("aps", "breakout", seed=0, config=short, run_dir=tmp_path, resume=True)
     with pytest.raises(ValueError, match=r"atari.n_step \(checkpoint 3, this run 4\)"):
-        pretrain("pong", "aps", seed=0, config=tiny(atari=replace(short.atari, n_step=4)), run_dir=tmp_path,
+        pretrain("aps", "pong", seed=0, config=tiny(atari=replace(short.atari, n_step=4)), run_dir=tmp_path,
                  resume=True)
     with pytest.raises(ValueError, match=r"atari.nstep_reward \(checkpoint 'last', this run 'sum'\)"):
-        pretrain("pong", "aps", seed=0, config=tiny(atari=replace(short.atari, nstep_reward="sum")),
+        pretrain("aps", "pong", seed=0, config=tiny(atari=replace(short.atari, nstep_reward="sum")),
                  run_dir=tmp_path, resume=True)
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
-        pretrain("pong", "aps", seed=0, config=short, run_dir=tmp_path / "empty", resume=True)
+        pretrain("aps", "pong", seed=0, config=short, run_dir=tmp_path / "empty", resume=True)
     (tmp_path / "checkpoint.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="corrupt checkpoint file"):
-        pretrain("pong", "aps", seed=0, config=short, run_dir=tmp_path, resume=True)
+        pretrain("aps", "pong", seed=0, config=short, run_dir=tmp_path, resume=True)
     with pytest.raises(ValueError, match="corrupt checkpoint file"):
         load_learner(tmp_path / "checkpoint.pt")
 
@@ -235,13 +235,13 @@ def test_bad_input_is_a_clear_error(tmp_path):
 def test_run_directory_refuses_a_different_run_and_drops_a_stale_task(tmp_path):
     def claim(config, resume):
         with RunDir(tmp_path) as run:
-            start_run_dir(run, "pong", "aps", 0, config, resume=resume)
+            start_run_dir(run, "aps", "pong", 0, config, resume=resume)
 
     claim(tiny(), resume=False)
     (tmp_path / "task.json").write_text('{"w": [1, 0, 0, 0, 0]}')
     before = (tmp_path / "config.json").read_text()
     with pytest.raises(ValueError, match=r"another run \(cannot resume it\): seed \(saved 0, this run 1\)"):
-        run("pong", "aps", seed=1, config=tiny(), out=tmp_path, resume=True)
+        run("aps", "pong", seed=1, config=tiny(), out=tmp_path, resume=True)
     with pytest.raises(ValueError, match=r"train.atari.gamma \(saved 0.99, this run 0.9\)"):
         claim(tiny(atari=replace(TINY, gamma=0.9)), resume=True)
     claim(tiny(device="cpu", threads=None, progress=True), resume=True)
@@ -304,7 +304,7 @@ def test_cli_pretrain_finetune_evaluate_give_the_library_numbers(pipeline, tmp_p
 
 def test_apt_pretrains_its_contrastive_encoder_on_pixels():
     config = tiny(atari=replace(TINY, pretrain_steps=100, min_replay_size=32))
-    learner, log = pretrain("pong", "apt", seed=0, config=config)
+    learner, log = pretrain("apt", "pong", seed=0, config=config)
     assert log.updates == 2 * 35 // 4 and learner.phi is None  # vector steps 16..50 of 2 envs, 1 update / 4
     last = log.metrics[-1]
     assert math.isfinite(last["loss_nce"]) and math.isfinite(last["reward_explore"])

@@ -12,9 +12,10 @@ import torch
 import gridworld
 from aps_teach import probes
 from aps_teach.learner.config import AgentConfig
+from aps_teach.phases import PhaseLog
 from aps_teach.probes import w_dependence
 from aps_teach.sweeps import RunSpec
-from aps_teach.train import PhaseLog, TrainConfig, evaluate, new_learner, pretrain, task_data
+from aps_teach.train import TrainConfig, evaluate, new_learner, pretrain, task_data
 
 ROUND = 200  # 2 envs x 100-step episode limit
 AGENT = {"hidden": 16, "batch_size": 8, "n_step": 3, "k": 3, "target_update_period": 20}

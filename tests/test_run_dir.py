@@ -460,7 +460,7 @@ def test_atari_run_directory_shares_the_rules(tmp_path, capsys):
     """The Atari pipeline claims through the same `RunDir`: another game refused with nothing changed, a
     corrupt config.json named, evaluate on the run's seed (apt: no task to identify) and refusing a checkpoint
     of another run."""
-    from aps_teach.atari.runs import read_run_config, start_run_dir
+    from aps_teach.atari.experiments import read_run_config, start_run_dir
 
     out = tmp_path / "pong"
     options = ["--out", str(out), "--game", "pong", "--method", "apt", "--seed", "3", "--num-envs", "2",
@@ -482,9 +482,9 @@ def test_atari_run_directory_shares_the_rules(tmp_path, capsys):
     assert f"pretraining: {out}/pretrain/metrics.csv was missing; rewritten from the checkpoint (1 rows)" in \
         capsys.readouterr().err
     assert files(out) == before
-    _, _, _, config = read_run_config(out)
+    *_, config = read_run_config(out)
     with RunDir(out) as run:
-        start_run_dir(run, "pong", "apt", 3, config, resume=True)  # the same run: nothing changes
+        start_run_dir(run, "apt", "pong", 3, config, resume=True)  # the same run: nothing changes
     assert files(out) == before
 
     capsys.readouterr()

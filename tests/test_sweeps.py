@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from aps_teach.learner.config import AgentConfig
+from aps_teach.overrides import field_doc, with_overrides
 from aps_teach.plots import METHOD_COLOURS, method_colour
 from aps_teach.stats import mean_with_ci, summarise
 from aps_teach.study_plots import plot_ablation, plot_figure4, write_figure4
-from aps_teach.sweeps import RunSpec, field_doc, grid, read_rows, run_sweep, with_overrides
+from aps_teach.sweeps import RunSpec, grid, read_rows, run_sweep
 from aps_teach.train import TrainConfig
 
 CALLS: list[str] = []
@@ -87,7 +88,7 @@ def killed_run(spec: RunSpec) -> list[dict]:
 
 def test_a_dead_worker_is_one_line_per_unfinished_run_and_the_finished_rows_are_kept(tmp_path, capsys):
     """Killing a worker used to print a growing traceback per unfinished run (1,763 lines for 20 runs)."""
-    from aps_teach.sweeps import local_executor
+    from aps_teach.executors import local_executor
 
     specs = grid(["aps"], ["easy"], range(4))
     with local_executor(1) as pool:  # one worker: seed 0 finishes, seed 1 kills it, 2 and 3 never start
@@ -398,7 +399,8 @@ def test_an_out_that_cannot_be_written_fails_before_the_first_run(tmp_path, thre
 SLOW_SWEEP = """
 import os, sys, time
 from pathlib import Path
-from aps_teach.sweeps import grid, local_executor, run_sweep
+from aps_teach.executors import local_executor
+from aps_teach.sweeps import grid, run_sweep
 
 OUT = Path(sys.argv[1])
 

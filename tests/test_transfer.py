@@ -221,7 +221,7 @@ def test_plot_transfer_bars_are_the_group_means():
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"method": "apt"}, "'apt' has no task vector w"),
+    ({"method": "apt"}, "method 'apt' is not one of the valid methods for transfer: visr, aps"),
     ({"method": "dqn"}, "valid methods for transfer: visr, aps"),
     ({"method": "diayn"}, "unknown method 'diayn'; valid methods for transfer: visr, aps"),
     ({"maze": "easy"}, "unknown maze 'easy'; valid mazes: open10, fourroom"),

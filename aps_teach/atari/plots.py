@@ -13,7 +13,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from aps_teach.atari.runs import SCORE_COLUMNS
+from aps_teach.atari.experiments import SCORE_COLUMNS
 from aps_teach.atari.sweep import run_dirs, summary_rows
 from aps_teach.plots import method_colour, save_figure
 from aps_teach.sweeps import read_rows

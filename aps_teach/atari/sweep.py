@@ -1,5 +1,5 @@
-"""Atari sweeps: games x methods x seeds, each run the whole pipeline (`aps_teach.atari.runs.run`) in its own
-directory, through `aps_teach.sweeps.run_sweep` on any executor (`aps_teach.executors.make_executor`).
+"""Atari sweeps: games x methods x seeds, each run the whole pipeline (`aps_teach.atari.experiments.run`) in
+its own directory, through `aps_teach.sweeps.run_sweep` on any executor (`aps_teach.executors.make_executor`).
 
     OUT/scores.csv                       per finished run its rows (`score_row` + run_key, run_seconds,
                                          package_version; the same whichever executor ran it): visr and aps
@@ -35,7 +35,7 @@ import numpy as np
 
 from aps_teach.atari.config import AtariTrainConfig
 from aps_teach.atari.envs import check_game
-from aps_teach.atari.runs import SCORE_COLUMNS, run
+from aps_teach.atari.experiments import SCORE_COLUMNS, run
 from aps_teach.atari.scores import ATARI_26, aggregates
 from aps_teach.executors import make_executor, visible_gpus
 from aps_teach.files import write_csv_atomic
@@ -92,7 +92,7 @@ def run_one(spec: RunSpec, config: AtariTrainConfig, out: str) -> list[dict]:
     (zero-shot, if the method has one, then fine-tuned)."""
     directory = run_dir(out, spec)
     if not (directory / "scores.csv").exists():
-        run(spec.env, spec.method, spec.seed, config, out=directory,
+        run(spec.method, spec.env, spec.seed, config, out=directory,
             resume=(directory / "config.json").exists())
     rows = read_rows(directory / "scores.csv", SCORE_COLUMNS)
     return [row for phase in ("pretrain", "finetune")

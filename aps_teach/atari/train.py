@@ -1,5 +1,5 @@
 """The Atari phases: reward-free `pretrain` -> `identify_task` -> `evaluate_zero_shot` -> `finetune` ->
-`evaluate` (the whole run and its directory: `aps_teach.atari.runs`).
+`evaluate` (the whole run and its directory: `aps_teach.atari.experiments`).
 
 The learner, its updates and task inference are the gridworld's (`AtariLearner`, `aps_teach.learner.tasks`);
 what pixels add is here. Each step of the `num_envs` games (one ale-py vector env): act epsilon-greedily
@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -48,21 +48,12 @@ from aps_teach.learner.batch import Batch
 from aps_teach.learner.config import Method, check_method
 from aps_teach.learner.tasks import infer_task, sample_tasks
 from aps_teach.memory import check_fits
-from aps_teach.phases import check_checkpoint, linear_schedule, restore_metrics, torch_threads
+from aps_teach.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, torch_threads
 from aps_teach.seeds import game_reset_seed, phase_generator
 
 
 @dataclass
-class PhaseLog:
-    """Metrics rows of a training phase (one per `log_every` env steps) and its final counters."""
-
-    metrics: list[dict] = field(default_factory=list)
-    env_steps: int = 0
-    updates: int = 0
-
-
-@dataclass
-class EvalResult:
+class ScoreResult:
     """Raw game scores of the games finished within the evaluation budget, and their mean."""
 
     game: str
@@ -102,7 +93,7 @@ def window_use(learner: AtariLearner, phase: str) -> tuple[bool, bool]:
     return every, every
 
 
-def new_learner(game: str, method: Method, seed: int, config: AtariTrainConfig) -> AtariLearner:
+def new_learner(method: Method, game: str, seed: int, config: AtariTrainConfig) -> AtariLearner:
     """An untrained learner for `method` sized for `game`'s minimal action set, on `config.device`."""
     check_method(method)
     probe = make_vector_env(game, 1, config.atari, seed, training=False, backend=config.backend)
@@ -155,7 +146,7 @@ def _new_replay(atari: AtariConfig, n: int, phase: str, device: torch.device) ->
                        atari.frame_stack, atari.feature_dim, phase != "pretrain", device)
 
 
-def run_identity(game: str, method: str, seed: int, config: AtariTrainConfig) -> dict:
+def run_identity(method: str, game: str, seed: int, config: AtariTrainConfig) -> dict:
     """What every checkpoint of a run shares with it: game, method, seed and the `RUN_FIELDS` of its
     config."""
     train = asdict(config)
@@ -163,11 +154,11 @@ def run_identity(game: str, method: str, seed: int, config: AtariTrainConfig) ->
     return jsonable({"game": game, "method": method, "seed": seed, **shared})
 
 
-def _identity(phase: str, game: str, method: str, seed: int, config: AtariTrainConfig, num_actions: int,
+def _identity(phase: str, method: str, game: str, seed: int, config: AtariTrainConfig, num_actions: int,
               task_w: torch.Tensor | None) -> dict:
     """What a phase checkpoint must share with the phase that resumes it: `run_identity`, the phase, the
     action count and the task w."""
-    return {"phase": phase, **run_identity(game, method, seed, config), "num_actions": num_actions,
+    return {"phase": phase, **run_identity(method, game, seed, config), "num_actions": num_actions,
             "task_w": None if task_w is None else [float(x) for x in task_w.tolist()]}
 
 
@@ -199,7 +190,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
     steps = atari.pretrain_steps if phase == "pretrain" else atari.finetune_steps
     reward_free = phase == "pretrain"
     gen = phase_generator(seed, phase)
-    identity = _identity(phase, game, learner.config.method, seed, config, learner.num_actions, task_w)
+    identity = _identity(phase, learner.config.method, game, seed, config, learner.num_actions, task_w)
     ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None
     at = {"env_steps": 0, "updates": 0, "credit": 0, "rows": [], "replay": None,
           "w": None if task_w is None else task_w.to(device).expand(n, -1)}
@@ -208,7 +199,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
         restore_metrics(run_dir / "metrics.csv", at["rows"], PhaseMetrics.columns(at["rows"]), phase)
     env_steps, updates, credit, w = at["env_steps"], at["updates"], at["credit"], at["w"]
     if env_steps >= steps:  # a finished phase: nothing to do
-        return PhaseLog(at["rows"], env_steps, updates)
+        return PhaseLog(at["rows"])
     replay = _new_replay(atari, n, phase, device)
     if at["replay"] is not None:
         replay.load_state_dict(at["replay"])
@@ -259,7 +250,7 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
                                        "w": w.cpu(),
                                        "metrics": metrics.rows, "learner": learner.state_dict(),
                                        "replay": replay.state_dict() if config.save_replay else None})
-    return PhaseLog(metrics.rows, env_steps, updates)
+    return PhaseLog(metrics.rows)
 
 
 def _clip(reward: np.ndarray, bound: float | None) -> np.ndarray:
@@ -267,7 +258,7 @@ def _clip(reward: np.ndarray, bound: float | None) -> np.ndarray:
     return reward if bound is None else np.clip(reward, -bound, bound)
 
 
-def pretrain(game: str, method: Method, seed: int, config: AtariTrainConfig | None = None, *,
+def pretrain(method: Method, game: str, seed: int, config: AtariTrainConfig | None = None, *,
              run_dir: str | os.PathLike | None = None, resume: bool = False) -> tuple[AtariLearner, PhaseLog]:
     """Reward-free pretraining of `method` (visr, apt, aps) on `game` for `atari.pretrain_steps` env steps.
 
@@ -278,7 +269,7 @@ def pretrain(game: str, method: Method, seed: int, config: AtariTrainConfig | No
     check_seed(seed)
     if method == "dqn":
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
-    learner = new_learner(game, method, seed, config)
+    learner = new_learner(method, game, seed, config)
     log = _train_phase(learner, game, "pretrain", seed, config, None,
                        Path(run_dir) if run_dir is not None else None, resume)
     return learner, log
@@ -344,7 +335,7 @@ def finetune(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
 
 
 def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int,
-             config: AtariTrainConfig | None = None, *, gpi: bool | None = None) -> EvalResult:
+             config: AtariTrainConfig | None = None, *, gpi: bool | None = None) -> ScoreResult:
     """Play `atari.eval_steps` env steps of whole games (no life-loss terminals, raw scores) with
     `eval_epsilon`-greedy actions under w; score the games that finished within the budget.
 
@@ -372,12 +363,12 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
                          "--atari.eval-steps or lower --atari.max-frames-per-episode")
     score = float(np.mean(returns))
     normalised = human_normalised(score, game) if game in REFERENCE_SCORES else None
-    return EvalResult(game, score, normalised, len(returns), returns,
+    return ScoreResult(game, score, normalised, len(returns), returns,
                       math.ceil(atari.eval_steps / n) * n, gpi)
 
 
 def evaluate_zero_shot(learner: AtariLearner, game: str, w: torch.Tensor, seed: int,
-                       config: AtariTrainConfig | None = None) -> EvalResult:
+                       config: AtariTrainConfig | None = None) -> ScoreResult:
     """The paper's zero-shot score: the pretrained learner, not fine-tuned, acting on `game` under the
     identified w with GPI over {w} + `gpi_samples` fresh tasks (`evaluate(gpi=True)`); visr and aps."""
     if not learner.config.task_conditioned:

@@ -21,8 +21,8 @@ def check_method(method: str, valid: Sequence[str] = METHODS, purpose: str = "")
     """ValueError naming the `valid` methods (default: all of `METHODS`) unless `method` is one of them;
     `purpose` says what they are valid for (e.g. 'for transfer')."""
     if method not in valid:
-        raise ValueError(f"unknown method {method!r}; valid methods{' ' + purpose if purpose else ''}: "
-                         f"{', '.join(valid)}")
+        what = f"method {method!r} is not one of the" if method in METHODS else f"unknown method {method!r};"
+        raise ValueError(f"{what} valid methods{' ' + purpose if purpose else ''}: {', '.join(valid)}")
 
 
 @dataclass

@@ -16,7 +16,7 @@ from aps_teach.atari.config import RUN_FIELDS, AtariTrainConfig, atari_from_dict
 from aps_teach.atari.devices import resolve_device
 from aps_teach.atari.envs import check_game, check_rom
 from aps_teach.atari.train import (
-    EvalResult,
+    ScoreResult,
     check_replay_memory,
     evaluate,
     evaluate_zero_shot,
@@ -45,7 +45,7 @@ def append_score_row(path: str | os.PathLike, *rows: dict) -> None:
     write_csv_atomic(path, [*read_rows(path, SCORE_COLUMNS), *rows])
 
 
-def score_row(result: EvalResult, method: str, seed: int, phase: str, config: AtariTrainConfig,
+def score_row(result: ScoreResult, method: str, seed: int, phase: str, config: AtariTrainConfig,
               task_w: torch.Tensor | None) -> dict:
     """One line of scores.csv: game, method, seed, which checkpoint (pretrain: the zero-shot score), budgets,
     the n-step reward mode it was pretrained with, whether it acted by GPI, raw and normalised score."""
@@ -58,26 +58,26 @@ def score_row(result: EvalResult, method: str, seed: int, phase: str, config: At
             "task_w": "" if task_w is None else " ".join(f"{x:.6f}" for x in task_w.tolist())}
 
 
-def run_record(game: str, method: str, seed: int, config: AtariTrainConfig) -> dict:
+def run_record(method: str, game: str, seed: int, config: AtariTrainConfig) -> dict:
     """An Atari run's config.json: game, method, seed and the whole training config."""
     return jsonable({"game": game, "method": method, "seed": seed, "train": asdict(config)})
 
 
-def start_run_dir(run: RunDir, game: str, method: str, seed: int, config: AtariTrainConfig, resume: bool,
+def start_run_dir(run: RunDir, method: str, game: str, seed: int, config: AtariTrainConfig, resume: bool,
                   force: bool = False) -> RunDir:
-    """Check this run's inputs (`check_atari_run`), then claim `run`, a directory the caller owns (`with
+    """Check this run's inputs (`check_run`), then claim `run`, a directory the caller owns (`with
     RunDir(out) as run:`), for it (`RunDir.claim`): another run there is refused (naming the differing
     fields) unless `force`; `resume` continues the same run (game, method, seed, protocol, envs; device,
     threads, logging and the like may differ); a finished run is refused unless `force` (or `resume`);
     otherwise the run starts over (an earlier run's checkpoints, task.json and scores.csv removed)."""
-    check_atari_run(game, method, seed, config)
-    run.claim(run_record(game, method, seed, config), resume=resume, force=force,
+    check_run(method, game, seed, config)
+    run.claim(run_record(method, game, seed, config), resume=resume, force=force,
               ignore=[f"train.{f.name}" for f in fields(AtariTrainConfig) if f.name not in RUN_FIELDS],
               finished_hint=f"score it with `aps-teach atari evaluate --out {run.path}`, {FINISHED_HINT}")
     return run
 
 
-def check_atari_run(game: str, method: str, seed: int, config: AtariTrainConfig) -> None:
+def check_run(method: str, game: str, seed: int, config: AtariTrainConfig) -> None:
     """Everything a run can be refused for before it writes anything: the game's ROM, the method, the seed,
     k against the minibatch, a device this machine does not have, --compile without a working backend, and
     replays that would not fit in the device's free memory."""
@@ -93,7 +93,7 @@ def check_atari_run(game: str, method: str, seed: int, config: AtariTrainConfig)
 
 
 def read_run_config(out: str | os.PathLike) -> tuple[str, str, int, AtariTrainConfig]:
-    """(game, method, seed, config) of a run directory's config.json (FileNotFoundError if there is none,
+    """(method, game, seed, config) of a run directory's config.json (FileNotFoundError if there is none,
     ValueError naming the file if it is corrupt)."""
     run = RunDir(out)
     saved = run.read_config(("game", "method", "seed", "train"),
@@ -101,17 +101,17 @@ def read_run_config(out: str | os.PathLike) -> tuple[str, str, int, AtariTrainCo
     try:
         train = dict(saved["train"])
         config = AtariTrainConfig(**{**train, "atari": atari_from_dict(train["atari"])})
-        return saved["game"], saved["method"], int(saved["seed"]), config
+        return saved["method"], saved["game"], int(saved["seed"]), config
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"corrupt run config {run.config_path}: not an Atari run config of this version "
                          f"({error})") from None
 
 
-def check_run_checkpoint(path: Path, meta: dict, game: str, method: str, seed: int,
+def check_run_checkpoint(path: Path, meta: dict, method: str, game: str, seed: int,
                          config: AtariTrainConfig) -> None:
     """Refuse a checkpoint (its `load_learner` metadata) that is not of the run its config.json describes,
     naming the fields that differ."""
-    check_checkpoint(path, meta, run_identity(game, method, seed, config))
+    check_checkpoint(path, meta, run_identity(method, game, seed, config))
 
 
 def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariTrainConfig,
@@ -129,9 +129,9 @@ def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariT
     return w
 
 
-def run(game: str, method: Method, seed: int, config: AtariTrainConfig | None = None, *,
+def run(method: Method, game: str, seed: int, config: AtariTrainConfig | None = None, *,
         out: str | os.PathLike | None = None, resume: bool = False,
-        force: bool = False) -> tuple[AtariLearner, EvalResult]:
+        force: bool = False) -> tuple[AtariLearner, ScoreResult]:
     """The whole pipeline: pretrain (not dqn), identify the task and score it zero-shot (visr, aps:
     `evaluate_zero_shot`), fine-tune, evaluate; returns the fine-tuned score.
 
@@ -143,15 +143,15 @@ def run(game: str, method: Method, seed: int, config: AtariTrainConfig | None = 
     config = config or AtariTrainConfig()
     game = check_game(game)
     if out is None:
-        check_atari_run(game, method, seed, config)
-        return _run_phases(game, method, seed, config, None)
+        check_run(method, game, seed, config)
+        return _run_phases(method, game, seed, config, None)
     with RunDir(out) as claimed:
-        start_run_dir(claimed, game, method, seed, config, resume, force)
-        return _run_phases(game, method, seed, config, claimed)
+        start_run_dir(claimed, method, game, seed, config, resume, force)
+        return _run_phases(method, game, seed, config, claimed)
 
 
-def _run_phases(game: str, method: Method, seed: int, config: AtariTrainConfig,
-                claimed: RunDir | None) -> tuple[AtariLearner, EvalResult]:
+def _run_phases(method: Method, game: str, seed: int, config: AtariTrainConfig,
+                claimed: RunDir | None) -> tuple[AtariLearner, ScoreResult]:
     """`run` after its checks, in the run directory `claimed` (owned and claimed) if given."""
     out = claimed.path if claimed is not None else None
 
@@ -161,10 +161,10 @@ def _run_phases(game: str, method: Method, seed: int, config: AtariTrainConfig,
         return claimed.path / name, claimed.resumes(name)
 
     if method == "dqn":
-        learner = new_learner(game, method, seed, config)
+        learner = new_learner(method, game, seed, config)
     else:
         run_dir, again = phase_dir("pretrain")
-        learner, _ = pretrain(game, method, seed, config, run_dir=run_dir, resume=again)
+        learner, _ = pretrain(method, game, seed, config, run_dir=run_dir, resume=again)
     w = identify_or_load(learner, game, seed, config, out)
     zero_shot = None
     if learner.config.task_conditioned:
