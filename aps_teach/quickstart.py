@@ -17,12 +17,10 @@ from pathlib import Path
 from typing import Literal
 
 import torch
+from tyro.conf import OmitArgPrefixes
 
 from aps_teach.experiments import (
-    DEFAULT_EVAL_EPISODES,
-    DEFAULT_FINETUNE_STEPS,
-    DEFAULT_IDENTIFY_STEPS,
-    DEFAULT_PRETRAIN_STEPS,
+    Budget,
     GridworldResult,
     adapt_and_score,
     check_run,
@@ -47,10 +45,8 @@ class QuickstartConfig:
     """aps | visr: the methods whose reward has the term phi(s')^T w the figure draws."""
     level: Literal["easy", "hard", "deep"] = "easy"
     seed: int = 0
-    pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
-    finetune_steps: int = DEFAULT_FINETUNE_STEPS
-    identify_steps: int = DEFAULT_IDENTIFY_STEPS
-    eval_episodes: int = DEFAULT_EVAL_EPISODES
+    budget: OmitArgPrefixes[Budget] = field(default_factory=Budget)
+    """Steps of each phase and evaluation episodes (flags --pretrain-steps, ...)."""
     force: bool = False
     """Replace the run in OUT (its checkpoints and results are deleted): a run of another config, or a
     finished one (without --force, a finished run is kept and the command refused)."""
@@ -73,9 +69,7 @@ class QuickstartResult:
 def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
     """The whole run into `config.out` (config.json, pretrain/, finetune/, summary.json), and what its figure
     draws: the pretrained snapshot, w and a greedy episode before and after fine-tuning."""
-    budget = {"pretrain_steps": config.pretrain_steps, "finetune_steps": config.finetune_steps,
-              "identify_steps": config.identify_steps, "eval_episodes": config.eval_episodes}
-    budget = check_run(config.level, budget, config.train, method=config.method, seed=config.seed,
+    budget = check_run(config.level, config.budget, config.train, method=config.method, seed=config.seed,
                        announce=True)
     train = with_method(config.train, config.method)
     out = Path(config.out)
@@ -89,12 +83,10 @@ def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
         claim_run(run, run_record(config.method, config.level, config.seed, budget, train), resume=False,
                   force=config.force, finished_hint="give --force to run it again, or another --out")
         start = time.perf_counter()
-        learner, log = pretrain(config.method, config.level, budget["pretrain_steps"], config.seed, train,
+        learner, log = pretrain(config.method, config.level, budget.pretrain_steps, config.seed, train,
                                 run_dir=out / "pretrain", on_round=keep_last)
-        result = adapt_and_score(learner, config.method, config.level, seed=config.seed, pretrain_log=log,
-                                 start=start, finetune_steps=budget["finetune_steps"],
-                                 identify_steps=budget["identify_steps"], eval_episodes=config.eval_episodes,
-                                 config=train, run_dir=out)
+        result = adapt_and_score(learner, config.method, config.level, budget, train, seed=config.seed,
+                                 pretrain_log=log, start=start, run=run)
         write_text_atomic(out / "summary.json", json.dumps(
             {k: v for k, v in asdict(result).items() if k != "metrics"}, indent=2))
     snapshot, w = kept[0], torch.tensor(result.task_w)

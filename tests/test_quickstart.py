@@ -6,13 +6,15 @@ import numpy as np
 
 from aps_teach.agents import AgentConfig
 from aps_teach.cli import main
-from aps_teach.experiments import run_gridworld
+from aps_teach.experiments import Budget, run_gridworld
 from aps_teach.train import TrainConfig
 
 TINY = ["--pretrain-steps", "400", "--finetune-steps", "400", "--identify-steps", "200",
         "--eval-episodes", "4", "--train.num-envs", "2", "--train.learning-starts", "100",
         "--train.no-progress",
         "--train.agent.hidden", "16", "--train.agent.batch-size", "8", "--train.agent.k", "3"]
+BUDGET = Budget(pretrain_steps=400, finetune_steps=400, identify_steps=200, eval_episodes=4)
+"""TINY's budget."""
 
 
 def test_the_main_job_is_the_run_of_the_library_and_draws_it(tmp_path, capsys):
@@ -20,8 +22,7 @@ def test_the_main_job_is_the_run_of_the_library_and_draws_it(tmp_path, capsys):
     summary = json.loads((tmp_path / "summary.json").read_text())
     config = TrainConfig(agent=AgentConfig(method="aps", hidden=16, batch_size=8, k=3), num_envs=2,
                          learning_starts=100, progress=False)
-    result = run_gridworld("aps", "easy", seed=3, pretrain_steps=400, finetune_steps=400, identify_steps=200,
-                           eval_episodes=4, config=config)
+    result = run_gridworld("aps", "easy", seed=3, budget=BUDGET, config=config)
     for key in ("zero_shot_success", "finetuned_return", "states_visited", "task_w", "adaptation"):
         assert summary[key] == getattr(result, key)
     assert (tmp_path / "overview.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -42,8 +43,7 @@ def test_the_overview_draws_the_reward_terms_of_the_pretrained_learner(tmp_path)
 
     train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8, k=3), num_envs=2, learning_starts=100,
                         progress=False)
-    config = QuickstartConfig(out=tmp_path, pretrain_steps=400, finetune_steps=400, identify_steps=200,
-                              eval_episodes=4, train=train)
+    config = QuickstartConfig(out=tmp_path, budget=BUDGET, train=train)
     run = run_quickstart(config)
     layout = plots.gridworld.resolve_level("easy")
     w = np.array(run.result.task_w, dtype=np.float32)

@@ -11,7 +11,7 @@ import torch
 import gridworld
 from aps_teach import env_batch
 from aps_teach.agents import AgentConfig
-from aps_teach.experiments import run_gridworld
+from aps_teach.experiments import Budget, run_gridworld
 from aps_teach.seeds import round_seeds
 from aps_teach.train import (
     TrainConfig,
@@ -248,8 +248,8 @@ def test_epsilon_decays_over_half_the_phase_and_finetuning_starts_low():
 
 
 def test_a_run_reports_success_along_finetuning():
-    result = run_gridworld("aps", "easy", seed=1, pretrain_steps=ROUND, finetune_steps=4 * ROUND,
-                           identify_steps=ROUND, eval_episodes=4, config=tiny("aps"))
+    budget = Budget(pretrain_steps=ROUND, finetune_steps=4 * ROUND, identify_steps=ROUND, eval_episodes=4)
+    result = run_gridworld("aps", "easy", seed=1, budget=budget, config=tiny("aps"))
     assert [p["finetune_steps"] for p in result.adaptation] == [0, 200, 400, 600, 800]
     assert result.adaptation[0]["success_rate"] == result.zero_shot_success
     assert result.adaptation[-1]["success_rate"] == result.finetuned_success
@@ -276,8 +276,8 @@ def test_finetuning_stores_phi_of_every_next_state(method):
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: run_gridworld("diayn", "easy", seed=0), "valid methods: visr, apt, aps, dqn"),
     (lambda: run_gridworld("aps", "medium", seed=0), "valid levels: easy, hard"),
-    (lambda: run_gridworld("aps", "easy", seed=0, pretrain_steps=0), "pretrain_steps must be an integer"),
-    (lambda: run_gridworld("aps", "easy", seed=0, finetune_steps=-5), "finetune_steps must be an integer"),
+    (lambda: Budget(pretrain_steps=0), "pretrain_steps must be an integer"),
+    (lambda: Budget(finetune_steps=-5), "finetune_steps must be an integer"),
     (lambda: pretrain("aps", "easy", 0, seed=0), "pretrain steps must be an integer >= 1"),
     (lambda: pretrain("dqn", "easy", 10, seed=0), "no pretraining phase"),
     (lambda: pretrain("aps", "easy", 10, seed=0, config=TrainConfig(agent=AgentConfig(feature_dim=1))),
@@ -311,8 +311,9 @@ def test_cli_run_gives_the_library_numbers_and_resumes_to_them(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     config = TrainConfig(agent=AgentConfig(method="visr", hidden=16, batch_size=8), num_envs=2,
                          learning_starts=100, progress=False)
-    result = run_gridworld("visr", "easy", seed=4, pretrain_steps=200, finetune_steps=200, identify_steps=200,
-                           eval_episodes=4, config=config)
+    result = run_gridworld("visr", "easy", seed=4, budget=Budget(pretrain_steps=200, finetune_steps=200,
+                                                                 identify_steps=200, eval_episodes=4),
+                           config=config)
     for key in ("zero_shot_return", "finetuned_return", "states_visited", "task_w"):
         assert summary[key] == getattr(result, key)
     assert gridworld_main([*argv, "--resume"]) == 0
