@@ -34,6 +34,8 @@ from aps_teach.experiments import (
     claim_run,
     figure4_config,
     load_run_learner,
+    prepare_run,
+    pretrain_phase,
     run_figure4_sweep,
     run_gridworld,
     run_method,
@@ -52,7 +54,7 @@ from aps_teach.study_plots import (
     write_transfer_figure,
 )
 from aps_teach.sweeps import default_sweep_dir
-from aps_teach.train import TrainConfig, evaluate, identify_task, pretrain, with_method
+from aps_teach.train import TrainConfig, evaluate, identify_task
 from aps_teach.transfer import DEFAULT_BOX_SIZE, DEFAULT_NUM_BOXES, DEFAULT_TRANSFER_EPISODES, run_transfer
 
 Level = Literal["easy", "hard", "deep"]
@@ -323,16 +325,14 @@ def _run(cmd: Run) -> dict:
 
 
 def _pretrain(cmd: Pretrain) -> dict:
-    train = with_method(cmd.train, cmd.method)
-    budget = check_run(cmd.level, Budget(pretrain_steps=cmd.steps), train, method=cmd.method, seed=cmd.seed,
-                       announce=True, pretrain_only=True)
+    budget, train = prepare_run(cmd.method, cmd.level, cmd.seed, Budget(pretrain_steps=cmd.steps), cmd.train,
+                                pretrain_only=True)
     with RunDir(cmd.out) as run:
         claim_run(run, run_record(cmd.method, cmd.level, cmd.seed, budget, train, pretrain_only=True),
                   resume=cmd.resume, force=cmd.force,
                   finished_hint=f"fine-tune it with `aps-teach gridworld finetune --out {run.path}`, "
                                 f"{FINISHED_HINT}")
-        _, log = pretrain(cmd.method, cmd.level, budget.pretrain_steps, cmd.seed, train,
-                          run_dir=run.path / "pretrain", resume=run.resumes("pretrain"))
+        _, log = pretrain_phase(cmd.method, cmd.level, cmd.seed, budget, train, run)
     return {"method": cmd.method, "level": cmd.level, "seed": cmd.seed, **log.coverage}
 
 
@@ -342,12 +342,9 @@ def _finetune(cmd: Finetune) -> dict:
                "eval_episodes": cmd.eval_episodes}
     given = {name: value for name, value in options.items() if value is not None}
     if cmd.method == "dqn":  # a run of its own: dqn has no pretraining
-        level, seed = cmd.level or "easy", 0 if cmd.seed is None else cmd.seed
-        train = with_method(TrainConfig(), "dqn")
-        budget = check_run(level, Budget(**given), train, method="dqn", seed=seed, announce=True)
-        with run:
-            claim_run(run, run_record("dqn", level, seed, budget, train), resume=cmd.resume, force=cmd.force)
-            run_pipeline("dqn", level, seed, budget, train, run)
+        seed = 0 if cmd.seed is None else cmd.seed
+        run_gridworld("dqn", cmd.level or "easy", seed=seed, budget=Budget(**given), run_dir=cmd.out,
+                      resume=cmd.resume, force=cmd.force)
         return json.loads((run.path / "summary.json").read_text())
     saved = run.read_config(("level", "seed", "train"),
                             hint=f"run `aps-teach gridworld pretrain --out {cmd.out}` first")
@@ -355,9 +352,10 @@ def _finetune(cmd: Finetune) -> dict:
         if value is not None and value != saved[name]:
             raise ValueError(f"--{name} {value}: {run.config_path} holds a run with {name} {saved[name]!r}, "
                              f"which finetune continues (leave out --{name})")
-    method, level, seed, train = run_method(saved), saved["level"], saved["seed"], train_config(run, saved)
+    method, level, seed = run_method(saved), saved["level"], saved["seed"]
     recorded = {f.name: saved[f.name] for f in fields(Budget) if f.name in saved}
-    budget = check_run(level, Budget(**{**recorded, **given}), train, method=method, seed=seed, announce=True)
+    budget, train = prepare_run(method, level, seed, Budget(**{**recorded, **given}),
+                                train_config(run, saved))
     if method != "dqn":
         progress = run.phase_progress("pretrain")
         if progress is None:

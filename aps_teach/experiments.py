@@ -31,6 +31,7 @@ from aps_teach.train import (
     RUN_SETTINGS,
     PhaseLog,
     RoundEnd,
+    RoundHook,
     TrainConfig,
     check_identity,
     check_memory,
@@ -219,16 +220,23 @@ def run_gridworld(method: str, level: str, *, seed: int, budget: Budget = Budget
     process is refused) and claims it (`claim_run`: `resume` continues the run it holds from whatever its
     phases checkpointed, `force` replaces another run or starts a finished one over) and writes config.json,
     pretrain/ and finetune/ (metrics.csv, checkpoint.pt) and summary.json."""
-    config = config or TrainConfig()
-    budget = check_run(level, budget, config, method=method, seed=seed, announce=True)
-    config = with_method(config, method)
+    budget, config = prepare_run(method, level, seed, budget, config or TrainConfig())
     if run_dir is None:
         if resume:
             raise ValueError("resume continues a run directory: give run_dir")
-        return run_pipeline(method, level, seed, budget, config)
+        return run_pipeline(method, level, seed, budget, config)[1]
     with RunDir(run_dir) as run:
         claim_run(run, run_record(method, level, seed, budget, config), resume=resume, force=force)
-        return run_pipeline(method, level, seed, budget, config, run)
+        return run_pipeline(method, level, seed, budget, config, run)[1]
+
+
+def prepare_run(method: str, level: str, seed: int, budget: Budget, config: TrainConfig, *,
+                pretrain_only: bool = False) -> tuple[Budget, TrainConfig]:
+    """What every entry point of a run does before it claims a directory: `check_run` (rounding to whole
+    rounds said), and the training config with `method` set. The effective budget and that config."""
+    budget = check_run(level, budget, config, method=method, seed=seed, announce=True,
+                       pretrain_only=pretrain_only)
+    return budget, with_method(config, method)
 
 
 def run_record(method: str, level: str, seed: int, budget: Budget, config: TrainConfig, *,
@@ -256,23 +264,33 @@ def claim_run(run: RunDir, record: dict, *, resume: bool, force: bool,
                      ignore=[f"train.{name}" for name in RUN_SETTINGS], finished_hint=hint)
 
 
-def run_pipeline(method: str, level: str, seed: int, budget: Budget, config: TrainConfig,
-                 run: RunDir | None = None) -> GridworldResult:
-    """`run_gridworld` after its checks (and claim of `run`): each phase continues from its checkpoint in
-    `run` if it has one (a finished phase is loaded); summary.json written at the end."""
-    start = time.perf_counter()
+def pretrain_phase(method: str, level: str, seed: int, budget: Budget, config: TrainConfig,
+                   run: RunDir | None = None, on_round: RoundHook | None = None,
+                   ) -> tuple[Learner, PhaseLog | None]:
+    """The learner a run goes on to fine-tune and its pretraining log: dqn's untrained learner (no log),
+    else `train.pretrain` for budget.pretrain_steps into `run`'s pretrain/ if given (continued from its
+    checkpoint if `run.resumes` it; a finished phase is loaded)."""
     if method == "dqn":
-        learner, log = new_learner(method, level, seed, config), None
-    else:
-        learner, log = pretrain(method, level, budget.pretrain_steps, seed, config,
-                                run_dir=run.path / "pretrain" if run else None,
-                                resume=run is not None and run.resumes("pretrain"))
+        return new_learner(method, level, seed, config), None
+    return pretrain(method, level, budget.pretrain_steps, seed, config,
+                    run_dir=run.path / "pretrain" if run else None,
+                    resume=run is not None and run.resumes("pretrain"), on_round=on_round)
+
+
+def run_pipeline(method: str, level: str, seed: int, budget: Budget, config: TrainConfig,
+                 run: RunDir | None = None, *, on_pretrain_round: RoundHook | None = None,
+                 ) -> tuple[Learner, GridworldResult]:
+    """A run after `prepare_run` (and the claim of `run`): `pretrain_phase` (`on_pretrain_round` after each
+    of its rounds), then `adapt_and_score`, each phase continued from its checkpoint in `run` if it has one;
+    summary.json written at the end. The fine-tuned learner and the result."""
+    start = time.perf_counter()
+    learner, log = pretrain_phase(method, level, seed, budget, config, run, on_pretrain_round)
     result = adapt_and_score(learner, method, level, budget, config, seed=seed, pretrain_log=log, start=start,
                              run=run)
     if run is not None:
         summary = {k: v for k, v in asdict(result).items() if k != "metrics"}
         write_text_atomic(run.path / "summary.json", json.dumps(summary, indent=2))
-    return result
+    return learner, result
 
 
 def train_config(run: RunDir, saved: dict) -> TrainConfig:

@@ -10,28 +10,18 @@ fine-tuning (`plots.plot_run_overview` of `cell_maps.overview_maps`). OUT is a r
 
 from __future__ import annotations
 
-import json
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import torch
 from tyro.conf import OmitArgPrefixes
 
-from aps_teach.experiments import (
-    Budget,
-    GridworldResult,
-    adapt_and_score,
-    check_run,
-    claim_run,
-    run_record,
-)
-from aps_teach.files import write_text_atomic
+from aps_teach.experiments import Budget, GridworldResult, claim_run, prepare_run, run_pipeline, run_record
 from aps_teach.rollouts import Rollout, greedy_rollout
 from aps_teach.run_dir import RunDir
 from aps_teach.snapshots import Snapshot, take_snapshot
-from aps_teach.train import RoundEnd, TrainConfig, pretrain, with_method
+from aps_teach.train import RoundEnd, TrainConfig
 
 
 @dataclass
@@ -69,26 +59,18 @@ class QuickstartResult:
 def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
     """The whole run into `config.out` (config.json, pretrain/, finetune/, summary.json), and what its figure
     draws: the pretrained snapshot, w and a greedy episode before and after fine-tuning."""
-    budget = check_run(config.level, config.budget, config.train, method=config.method, seed=config.seed,
-                       announce=True)
-    train = with_method(config.train, config.method)
-    out = Path(config.out)
+    budget, train = prepare_run(config.method, config.level, config.seed, config.budget, config.train)
     kept: list[Snapshot] = []
 
     def keep_last(end: RoundEnd) -> None:
         if end.round == end.rounds:
             kept.append(take_snapshot(end, config.level, max_particles=2000, seed=config.seed))
 
-    with RunDir(out) as run:
+    with RunDir(config.out) as run:
         claim_run(run, run_record(config.method, config.level, config.seed, budget, train), resume=False,
                   force=config.force, finished_hint="give --force to run it again, or another --out")
-        start = time.perf_counter()
-        learner, log = pretrain(config.method, config.level, budget.pretrain_steps, config.seed, train,
-                                run_dir=out / "pretrain", on_round=keep_last)
-        result = adapt_and_score(learner, config.method, config.level, budget, train, seed=config.seed,
-                                 pretrain_log=log, start=start, run=run)
-        write_text_atomic(out / "summary.json", json.dumps(
-            {k: v for k, v in asdict(result).items() if k != "metrics"}, indent=2))
+        learner, result = run_pipeline(config.method, config.level, config.seed, budget, train, run,
+                                       on_pretrain_round=keep_last)
     snapshot, w = kept[0], torch.tensor(result.task_w)
     zero_shot = greedy_rollout(snapshot.learner, config.level, w, config.seed,
                                gpi=snapshot.learner.config.gpi)
