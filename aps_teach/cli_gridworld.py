@@ -11,7 +11,6 @@ one over; Ctrl-C says how to continue.
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -29,6 +28,7 @@ from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_IDENTIFY_STEPS,
     DEFAULT_PRETRAIN_STEPS,
+    SUMMARY,
     Budget,
     check_run,
     claim_run,
@@ -36,6 +36,7 @@ from aps_teach.experiments import (
     load_run_learner,
     prepare_run,
     pretrain_phase,
+    read_summary,
     run_figure4_sweep,
     run_gridworld,
     run_method,
@@ -321,7 +322,7 @@ def _print(summary: dict) -> None:
 def _run(cmd: Run) -> dict:
     run_gridworld(cmd.method, cmd.level, seed=cmd.seed, budget=cmd.budget, config=cmd.train, run_dir=cmd.out,
                   resume=cmd.resume, force=cmd.force)
-    return json.loads((cmd.out / "summary.json").read_text())
+    return read_summary(cmd.out)
 
 
 def _pretrain(cmd: Pretrain) -> dict:
@@ -345,7 +346,7 @@ def _finetune(cmd: Finetune) -> dict:
         seed = 0 if cmd.seed is None else cmd.seed
         run_gridworld("dqn", cmd.level or "easy", seed=seed, budget=Budget(**given), run_dir=cmd.out,
                       resume=cmd.resume, force=cmd.force)
-        return json.loads((run.path / "summary.json").read_text())
+        return read_summary(cmd.out)
     saved = run.read_config(("level", "seed", "train"),
                             hint=f"run `aps-teach gridworld pretrain --out {cmd.out}` first")
     for name, value in (("level", cmd.level), ("seed", cmd.seed)):
@@ -368,10 +369,9 @@ def _finetune(cmd: Finetune) -> dict:
                              "its options")
         load_run_learner(run, "pretrain", saved)  # a checkpoint of another run: refused before any write
     with run:
-        claim_run(run, asdict(budget), resume=cmd.resume, force=cmd.force,
-                  restart=("finetune", "summary.json"))
+        claim_run(run, asdict(budget), resume=cmd.resume, force=cmd.force, restart=("finetune", SUMMARY))
         run_pipeline(method, level, seed, budget, train, run)
-    return json.loads((run.path / "summary.json").read_text())
+    return read_summary(cmd.out)
 
 
 def _evaluate(cmd: Evaluate) -> dict:

@@ -288,9 +288,25 @@ def run_pipeline(method: str, level: str, seed: int, budget: Budget, config: Tra
     result = adapt_and_score(learner, method, level, budget, config, seed=seed, pretrain_log=log, start=start,
                              run=run)
     if run is not None:
-        summary = {k: v for k, v in asdict(result).items() if k != "metrics"}
-        write_text_atomic(run.path / "summary.json", json.dumps(summary, indent=2))
+        write_summary(run.path, result)
     return learner, result
+
+
+SUMMARY = "summary.json"
+"""A run directory's result file: the `GridworldResult` without its per-round metrics (those are in
+pretrain/ and finetune/ metrics.csv)."""
+
+
+def write_summary(run_dir: str | Path, result: GridworldResult) -> Path:
+    """Write `result` as run_dir/summary.json (JSON, indent 2, atomically), its metrics left out."""
+    path = Path(run_dir) / SUMMARY
+    write_text_atomic(path, json.dumps({k: v for k, v in asdict(result).items() if k != "metrics"}, indent=2))
+    return path
+
+
+def read_summary(run_dir: str | Path) -> dict:
+    """run_dir/summary.json as `write_summary` wrote it."""
+    return json.loads((Path(run_dir) / SUMMARY).read_text())
 
 
 def train_config(run: RunDir, saved: dict) -> TrainConfig:

@@ -1,12 +1,13 @@
 """`aps-teach` with no arguments: the whole APS run and its figure (tiny budget here)."""
 
+import dataclasses
 import json
 
 import numpy as np
 
 from aps_teach.agents import AgentConfig
 from aps_teach.cli import main
-from aps_teach.experiments import Budget, run_gridworld
+from aps_teach.experiments import Budget, read_summary, run_gridworld
 from aps_teach.train import TrainConfig
 
 TINY = ["--pretrain-steps", "400", "--finetune-steps", "400", "--identify-steps", "200",
@@ -62,3 +63,25 @@ def test_the_main_job_refuses_bad_input_before_writing(tmp_path, capsys):
     assert not (tmp_path / "run").exists()
     assert main(["--method", "dqn"]) == 2  # the argument parser's error: one line too
     assert capsys.readouterr().err == "aps-teach: error: --method 'dqn' is not valid; valid: aps, visr\n"
+
+
+def test_the_quickstart_run_gridworld_and_the_run_command_write_one_summary(tmp_path):
+    """The three entry points write summary.json the same way (`experiments.write_summary`): the fields of
+    `run_gridworld`'s result but its metrics, in order, as JSON with indent 2; the same values but the
+    wall-clock times."""
+    from aps_teach.quickstart import QuickstartConfig, run_quickstart
+
+    train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8, k=3), num_envs=2, learning_starts=100,
+                        progress=False)
+    run_quickstart(QuickstartConfig(out=tmp_path / "quickstart", seed=3, budget=BUDGET, train=train))
+    result = run_gridworld("aps", "easy", seed=3, budget=BUDGET, config=train, run_dir=tmp_path / "library")
+    assert main(["gridworld", "run", "--out", str(tmp_path / "command"), "--seed", "3", *TINY]) == 0
+    fields = [field.name for field in dataclasses.fields(result) if field.name != "metrics"]
+    timings = {"pretrain_seconds", "finetune_seconds", "wall_seconds"}
+    expected = {name: value for name, value in json.loads(json.dumps(dataclasses.asdict(result))).items()
+                if name in fields and name not in timings}
+    for name in ("quickstart", "library", "command"):
+        text = (tmp_path / name / "summary.json").read_text()
+        summary = read_summary(tmp_path / name)
+        assert text == json.dumps(summary, indent=2) and list(summary) == fields, name
+        assert {key: value for key, value in summary.items() if key not in timings} == expected, name
