@@ -1,7 +1,7 @@
 """The pipeline on both engines: reward-free pretraining with an absorbing target, checkpoint/resume,
 exploration schedules, coverage bookkeeping, clear errors."""
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import gymnasium as gym
 import numpy as np
@@ -276,8 +276,6 @@ def test_finetuning_stores_phi_of_every_next_state(method):
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: run_gridworld("diayn", "easy", seed=0), "valid methods: visr, apt, aps, dqn"),
     (lambda: run_gridworld("aps", "medium", seed=0), "valid levels: easy, hard"),
-    (lambda: Budget(pretrain_steps=0), "pretrain_steps must be an integer"),
-    (lambda: Budget(finetune_steps=-5), "finetune_steps must be an integer"),
     (lambda: pretrain("aps", "easy", 0, seed=0), "pretrain steps must be an integer >= 1"),
     (lambda: pretrain("dqn", "easy", 10, seed=0), "no pretraining phase"),
     (lambda: pretrain("aps", "easy", 10, seed=0, config=TrainConfig(agent=AgentConfig(feature_dim=1))),
@@ -296,6 +294,23 @@ def test_finetuning_stores_phi_of_every_next_state(method):
 def test_bad_input_is_a_clear_error(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize(("name", "value"), [("pretrain_steps", 0), ("finetune_steps", -5),
+                                             ("identify_steps", 2.5), ("eval_episodes", True),
+                                             ("eval_episodes", None), ("pretrain_steps", "64000")])
+def test_a_budget_refuses_a_number_that_is_not_a_positive_integer_naming_it(name, value):
+    with pytest.raises(ValueError) as error:
+        Budget(**{name: value})
+    assert str(error.value) == f"{name} must be an integer >= 1, got {value!r}"
+
+
+def test_the_default_budget_is_the_documented_defaults_and_a_variant_is_checked_too():
+    assert asdict(Budget()) == {"pretrain_steps": 64_000, "finetune_steps": 32_000, "identify_steps": 16_000,
+                                "eval_episodes": 64}
+    assert replace(Budget(), eval_episodes=8) == Budget(64_000, 32_000, 16_000, 8)
+    with pytest.raises(ValueError, match="identify_steps must be an integer >= 1, got 0"):
+        replace(Budget(), identify_steps=0)
 
 
 def test_cli_run_gives_the_library_numbers_and_resumes_to_them(tmp_path):
