@@ -24,8 +24,8 @@ import numpy as np
 import gridworld
 from aps_teach.blame import blame_summary
 from aps_teach.checks import check_int
-from aps_teach.experiments import default_budget, figure4_config, run_gridworld_rows
-from aps_teach.probes import run_probe_rows
+from aps_teach.experiments import Budget, figure4_config, run_gridworld_rows
+from aps_teach.probes import probe_budget, run_probe_rows
 from aps_teach.stats import rate_text
 from aps_teach.sweeps import RunSpec, SweepReport, run_sweep
 from aps_teach.train import TrainConfig, random_walk
@@ -97,12 +97,12 @@ def parts_specs(levels: Sequence[str], num_seeds: int) -> list[RunSpec]:
             for seed in range(num_seeds)]
 
 
-def run_part_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
+def run_part_rows(spec: RunSpec, budget: Budget) -> list[dict]:
     """One run of the study: `experiments.run_gridworld_rows`, or for 'random' the random walk's coverage
     at the pretraining budget (one row, phase 'random_walk', no success)."""
     if spec.method != "random":
         return run_gridworld_rows(spec, budget)
-    coverage = random_walk(spec.env, budget["pretrain_steps"], spec.seed, TrainConfig(progress=False))
+    coverage = random_walk(spec.env, budget.pretrain_steps, spec.seed, TrainConfig(progress=False))
     return [{"method": "random", "level": spec.env, "seed": spec.seed, "overrides": "",
              "phase": "random_walk",
              **{key: coverage[key] for key in ("state_coverage", "visitation_entropy", "states_visited",
@@ -110,7 +110,7 @@ def run_part_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
 
 
 def run_parts_study(levels: Sequence[str] = ("deep", "easy", "hard"), num_seeds: int = 5,
-                    out_dir: str | Path = "runs/aps_parts", budget: dict[str, int] | None = None, *,
+                    out_dir: str | Path = "runs/aps_parts", budget: Budget = Budget(), *,
                     workers: int | None = None, progress: bool = True) -> SweepReport:
     """Every arm and reference x level x seed into out_dir/aps_parts.csv (resumable: finished runs are
     skipped; a file of another budget or config is refused), on `workers` local processes (default: one per
@@ -119,7 +119,6 @@ def run_parts_study(levels: Sequence[str] = ("deep", "easy", "hard"), num_seeds:
     if unknown:
         raise ValueError(f"unknown levels {unknown}; valid levels: {', '.join(gridworld.LEVELS)}")
     check_int("num_seeds", num_seeds)
-    budget = budget or default_budget()
     return run_sweep(parts_specs(levels, num_seeds), partial(run_part_rows, budget=budget),
                      Path(out_dir) / RESULTS, config=figure4_config(budget), workers=workers,
                      progress=progress)
@@ -143,11 +142,12 @@ W_RESULTS = "w_dependence.csv"
 def run_w_dependence_study(level: str = "deep", num_seeds: int = 3, out_dir: str | Path = "runs/aps_parts", *,
                            workers: int | None = None, progress: bool = True) -> SweepReport:
     """Every `W_ARMS` arm x seed probed after the default pretraining into out_dir/w_dependence.csv."""
-    budget = {name: steps for name, steps in default_budget().items() if name != "finetune_steps"}  # a probe
+    budget = Budget()
     specs = [RunSpec(method, level, seed, overrides) for method, overrides in W_ARMS.values()
              for seed in range(num_seeds)]
     return run_sweep(specs, partial(run_probe_rows, budget=budget), Path(out_dir) / W_RESULTS,
-                     config=figure4_config(budget), workers=workers, progress=progress)
+                     config={"budget": probe_budget(budget), "train": TrainConfig(progress=False)},
+                     workers=workers, progress=progress)
 
 
 def w_dependence_table(rows: Sequence[dict]) -> str:

@@ -25,10 +25,7 @@ from dataclasses import replace
 import torch
 
 from aps_teach.experiments import (
-    DEFAULT_EVAL_EPISODES,
-    DEFAULT_FINETUNE_STEPS,
-    DEFAULT_IDENTIFY_STEPS,
-    DEFAULT_PRETRAIN_STEPS,
+    Budget,
     GridworldResult,
     adapt_and_score,
     check_run,
@@ -114,29 +111,26 @@ def pretrain_on_data_of(data_method: str, learner_method: str, env: EnvSource, s
     return learner, shadow, log
 
 
-def run_cross(data_method: str, learner_method: str, level: str, *, seed: int,
-              pretrain_steps: int = DEFAULT_PRETRAIN_STEPS, finetune_steps: int = DEFAULT_FINETUNE_STEPS,
-              identify_steps: int = DEFAULT_IDENTIFY_STEPS, eval_episodes: int = DEFAULT_EVAL_EPISODES,
+def run_cross(data_method: str, learner_method: str, level: str, *, seed: int, budget: Budget = Budget(),
               config: TrainConfig | None = None) -> GridworldResult:
     """The `run_gridworld` pipeline for Y, its pretraining replaced by `pretrain_on_data_of`. The result
     has method 'X->Y', Y's scores and task vector, and the coverage and metrics of X's pretraining."""
     check_pair(data_method, learner_method)
-    check_run(level, {"pretrain_steps": pretrain_steps, "finetune_steps": finetune_steps,
-                      "identify_steps": identify_steps, "eval_episodes": eval_episodes})
+    check_run(level, budget)
     config = config or TrainConfig()
     start = time.perf_counter()
-    _, learner, log = pretrain_on_data_of(data_method, learner_method, level, pretrain_steps, seed, config)
-    return adapt_and_score(learner, f"{data_method}{ARROW}{learner_method}", level, seed=seed,
-                           pretrain_log=log, start=start, finetune_steps=finetune_steps,
-                           identify_steps=identify_steps, eval_episodes=eval_episodes, config=config)
+    _, learner, log = pretrain_on_data_of(data_method, learner_method, level, budget.pretrain_steps, seed,
+                                          config)
+    return adapt_and_score(learner, f"{data_method}{ARROW}{learner_method}", level, budget, config, seed=seed,
+                           pretrain_log=log, start=start)
 
 
-def run_cross_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
+def run_cross_rows(spec: RunSpec, budget: Budget) -> list[dict]:
     """A sweep run: `spec.method` 'X->Y' is `run_cross` of that pair, a plain method name is
     `run_gridworld_rows`; the same columns either way, two rows (phase zero_shot, finetuned)."""
     if ARROW not in spec.method:
         return run_gridworld_rows(spec, budget)
     data_method, learner_method = parse_pair(spec.method)
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    result = run_cross(data_method, learner_method, spec.env, seed=spec.seed, config=config, **budget)
+    result = run_cross(data_method, learner_method, spec.env, seed=spec.seed, budget=budget, config=config)
     return result_rows(spec, budget, config, result)

@@ -32,6 +32,7 @@ from aps_teach.sweeps import (
 from aps_teach.train import (
     RUN_SETTINGS,
     RoundEnd,
+    RoundHook,
     TrainConfig,
     check_identity,
     check_memory,
@@ -55,10 +56,24 @@ DEFAULT_ADAPTATION_POINTS = 4
 """Evaluations during fine-tuning, evenly spaced in rounds (the last one is the fine-tuned score)."""
 
 
-def default_budget() -> dict[str, int]:
-    """The default budget of a run: pretrain, fine-tune and identify steps, evaluation episodes."""
-    return {"pretrain_steps": DEFAULT_PRETRAIN_STEPS, "finetune_steps": DEFAULT_FINETUNE_STEPS,
-            "identify_steps": DEFAULT_IDENTIFY_STEPS, "eval_episodes": DEFAULT_EVAL_EPISODES}
+@dataclass(frozen=True)
+class Budget:
+    """The budget of a gridworld run, the same for every method: each number an integer >= 1 (a ValueError
+    naming the field otherwise). The step budgets run in whole rounds (`whole_rounds`)."""
+
+    pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
+    """Reward-free env steps (rounded up to whole rounds of num_envs x 100, said and recorded)."""
+    finetune_steps: int = DEFAULT_FINETUNE_STEPS
+    """Env steps on the task reward (rounded up likewise)."""
+    identify_steps: int = DEFAULT_IDENTIFY_STEPS
+    """Env steps of random-w rollouts for least-squares task identification (visr, aps; rounded up
+    likewise)."""
+    eval_episodes: int = DEFAULT_EVAL_EPISODES
+    """Greedy episodes of each evaluation."""
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            check_int(name, value)
 
 
 @dataclass
@@ -104,40 +119,42 @@ ROUNDED_STEPS = ("pretrain_steps", "finetune_steps", "identify_steps")
 `whole_rounds`."""
 
 
-def whole_rounds(budget: dict[str, int], config: TrainConfig, *, announce: bool = False) -> dict[str, int]:
-    """`budget` as the phases run it: each of `ROUNDED_STEPS` rounded up to whole rounds of `num_envs` x
-    `gridworld.MAX_EPISODE_STEPS` env steps. A run records this effective budget (config.json, sweep
-    records) and, with `announce`, says each number it rounded, so what a run claims is what it ran."""
+def whole_rounds(budget: Budget, config: TrainConfig, *, announce: bool = False,
+                 names: tuple[str, ...] = ROUNDED_STEPS) -> Budget:
+    """`budget` as the phases run it: each of `names` (default `ROUNDED_STEPS`) rounded up to whole rounds of
+    `num_envs` x `gridworld.MAX_EPISODE_STEPS` env steps. A run records this effective budget (config.json,
+    sweep records) and, with `announce`, says each number it rounded, so what a run claims is what it ran."""
     size = config.num_envs * gridworld.MAX_EPISODE_STEPS
-    effective = {name: -(-steps // size) * size if name in ROUNDED_STEPS else steps
-                 for name, steps in budget.items()}
-    for name in budget:
-        if announce and effective[name] != budget[name]:
-            say(f"{name} {budget[name]:,} -> {effective[name]:,} env steps: whole rounds of "
+    effective = replace(budget, **{name: -(-getattr(budget, name) // size) * size for name in names})
+    for name in names:
+        before, after = getattr(budget, name), getattr(effective, name)
+        if announce and after != before:
+            say(f"{name} {before:,} -> {after:,} env steps: whole rounds of "
                 f"{config.num_envs:,} envs x {gridworld.MAX_EPISODE_STEPS} steps")
     return effective
 
 
-def check_run(level: str, budget: dict[str, int], config: TrainConfig | None = None, *,
-              method: str | None = None, seed: int | None = None, announce: bool = False) -> dict[str, int]:
-    """Raise ValueError for an unknown level or method, a step budget that is not a positive integer, a seed
-    out of range, or (with `config`) a kNN k the minibatch cannot serve or phases whose replays would not fit
-    in free memory: everything a run can be refused for, before it writes anything. Returns the budget the
-    run will have: with `config`, `whole_rounds` of `budget` (said, with `announce`)."""
+def check_run(level: str, budget: Budget, config: TrainConfig | None = None, *, method: str | None = None,
+              seed: int | None = None, announce: bool = False, pretrain_only: bool = False) -> Budget:
+    """Raise ValueError for an unknown level or method, a seed out of range, or (with `config`) a kNN k the
+    minibatch cannot serve or phases whose replays would not fit in free memory: everything a run can be
+    refused for besides its `Budget`'s own checks, before it writes anything. Returns the budget the run
+    will have: with `config`, `whole_rounds` of `budget` (said, with `announce`); with `pretrain_only` (a
+    run that pretrains now and fine-tunes later), only pretraining's steps are rounded and checked."""
     if level not in gridworld.ENV_IDS:
         raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(gridworld.ENV_IDS)}")
     if method is not None:
         check_method(method)
-    for name, steps in budget.items():
-        check_int(name, steps)
     if seed is not None:
         check_seed(seed)
     if config is None:
-        return dict(budget)
+        return budget
     config = config if method is None else replace(config, agent=replace(config.agent, method=method))
     config.agent.check_particles()
-    effective = whole_rounds(budget, config, announce=announce)
-    check_memory(level, effective if method != "dqn" else {**effective, "pretrain_steps": 0}, config)
+    effective = whole_rounds(budget, config, announce=announce,
+                             names=("pretrain_steps",) if pretrain_only else ROUNDED_STEPS)
+    check_memory(level, config, pretrain_steps=0 if method == "dqn" else effective.pretrain_steps,
+                 finetune_steps=0 if pretrain_only else effective.finetune_steps)
     return effective
 
 
@@ -146,34 +163,35 @@ def adaptation_rounds(rounds: int, points: int) -> set[int]:
     return {math.ceil(rounds * k / points) for k in range(1, points + 1)}
 
 
-def adapt_and_score(learner: Learner, method: str, level: str, *, seed: int, pretrain_log: PhaseLog | None,
-                    start: float, finetune_steps: int, identify_steps: int, eval_episodes: int,
-                    config: TrainConfig, run_dir: Path | None = None, resume: bool = False,
+def adapt_and_score(learner: Learner, method: str, level: str, budget: Budget, config: TrainConfig, *,
+                    seed: int, pretrain_log: PhaseLog | None, start: float, run: RunDir | None = None,
                     adaptation_points: int = DEFAULT_ADAPTATION_POINTS) -> GridworldResult:
-    """Everything after pretraining, for a learner pretrained from `start` (a perf_counter time):
-    identify the task (visr, aps), evaluate zero-shot, fine-tune with `adaptation_points` evaluations on
-    the way (the last is the fine-tuned score). Coverage is the pretraining's (`pretrain_log`), or
-    fine-tuning's when there was none (dqn)."""
+    """Everything after pretraining, for a learner pretrained from `start` (a perf_counter time), on the
+    rest of `budget` (identify_steps, eval_episodes, finetune_steps): identify the task (visr, aps), evaluate
+    zero-shot, fine-tune with `adaptation_points` evaluations on the way (the last is the fine-tuned score),
+    into `run`'s finetune/ if given (continued if `run.resumes` it). `method` names the result. Coverage is
+    the pretraining's (`pretrain_log`), or fine-tuning's when there was none (dqn)."""
     earlier = pretrain_log.earlier_seconds if pretrain_log is not None else 0.0
     pretrain_seconds = time.perf_counter() - start + earlier
     w = blame = None
     if learner.config.task_conditioned:
-        features, rewards = task_data(learner, level, identify_steps, seed, config)
+        features, rewards = task_data(learner, level, budget.identify_steps, seed, config)
         fit = fit_task(features, rewards, seed)
         w = fit.w
-    zero = evaluate(learner, level, w, eval_episodes, seed, config)
+    zero = evaluate(learner, level, w, budget.eval_episodes, seed, config)
     if w is not None:
         blame = zero_shot_blame(learner, level, fit, rewards, zero.success_rate, lambda oracle_w: evaluate(
-            learner, level, oracle_w, eval_episodes, seed, config).success_rate)
+            learner, level, oracle_w, budget.eval_episodes, seed, config).success_rate)
     tick = time.perf_counter()
 
     def score(end: RoundEnd) -> None:
         if end.round in adaptation_rounds(end.rounds, adaptation_points):
-            result = evaluate(end.learner, level, w, eval_episodes, seed, config)
+            result = evaluate(end.learner, level, w, budget.eval_episodes, seed, config)
             end.metrics.update(eval_success=result.success_rate, eval_return=result.mean_return)
 
-    log = finetune(learner, level, w, finetune_steps, seed, config,
-                   run_dir=run_dir / "finetune" if run_dir else None, resume=resume, on_round=score)
+    log = finetune(learner, level, w, budget.finetune_steps, seed, config,
+                   run_dir=run.path / "finetune" if run else None,
+                   resume=run is not None and run.resumes("finetune"), on_round=score)
     finetune_seconds = time.perf_counter() - tick + log.earlier_seconds
     curve = [{"finetune_steps": 0, "success_rate": zero.success_rate, "return": zero.mean_return}]
     curve += [{"finetune_steps": row["env_steps"], "success_rate": row["eval_success"],
@@ -194,10 +212,8 @@ def adapt_and_score(learner: Learner, method: str, level: str, *, seed: int, pre
     )
 
 
-def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = DEFAULT_PRETRAIN_STEPS,
-                  finetune_steps: int = DEFAULT_FINETUNE_STEPS, identify_steps: int = DEFAULT_IDENTIFY_STEPS,
-                  eval_episodes: int = DEFAULT_EVAL_EPISODES, config: TrainConfig | None = None,
-                  run_dir: str | Path | None = None, resume: bool = False,
+def run_gridworld(method: str, level: str, *, seed: int, budget: Budget = Budget(),
+                  config: TrainConfig | None = None, run_dir: str | Path | None = None, resume: bool = False,
                   force: bool = False) -> GridworldResult:
     """One full run of the budget rounded up to whole rounds (`whole_rounds`: said when it changes, and
     recorded). dqn skips pretraining and identification (zero-shot = its untrained policy); apt
@@ -205,24 +221,32 @@ def run_gridworld(method: str, level: str, *, seed: int, pretrain_steps: int = D
     process is refused) and claims it (`claim_run`: `resume` continues the run it holds from whatever its
     phases checkpointed, `force` replaces another run or starts a finished one over) and writes config.json,
     pretrain/ and finetune/ (metrics.csv, checkpoint.pt) and summary.json."""
-    budget = {"pretrain_steps": pretrain_steps, "finetune_steps": finetune_steps,
-              "identify_steps": identify_steps, "eval_episodes": eval_episodes}
-    config = config or TrainConfig()
-    budget = check_run(level, budget, config, method=method, seed=seed, announce=True)
-    config = with_method(config, method)
+    budget, config = prepare_run(method, level, seed, budget, config or TrainConfig())
     if run_dir is None:
         if resume:
             raise ValueError("resume continues a run directory: give run_dir")
-        return run_pipeline(method, level, seed, budget, config)
+        return run_pipeline(method, level, seed, budget, config)[1]
     with RunDir(run_dir) as run:
         claim_run(run, run_record(method, level, seed, budget, config), resume=resume, force=force)
-        return run_pipeline(method, level, seed, budget, config, run)
+        return run_pipeline(method, level, seed, budget, config, run)[1]
 
 
-def run_record(method: str, level: str, seed: int, budget: dict[str, int], config: TrainConfig) -> dict:
-    """A gridworld run's config.json: what it is and every setting its numbers depend on. The method is the
-    training config's (`train.agent.method`, read back by `run_method`), held nowhere else."""
-    return {"level": level, "seed": seed, **budget, "train": asdict(with_method(config, method))}
+def prepare_run(method: str, level: str, seed: int, budget: Budget, config: TrainConfig, *,
+                pretrain_only: bool = False) -> tuple[Budget, TrainConfig]:
+    """What every entry point of a run does before it claims a directory: `check_run` (rounding to whole
+    rounds said), and the training config with `method` set. The effective budget and that config."""
+    budget = check_run(level, budget, config, method=method, seed=seed, announce=True,
+                       pretrain_only=pretrain_only)
+    return budget, with_method(config, method)
+
+
+def run_record(method: str, level: str, seed: int, budget: Budget, config: TrainConfig, *,
+               pretrain_only: bool = False) -> dict:
+    """A gridworld run's config.json: what it is and every setting its numbers depend on (with
+    `pretrain_only`, of the budget only pretrain_steps: the rest is recorded when it is fine-tuned). The
+    method is the training config's (`train.agent.method`, read back by `run_method`), held nowhere else."""
+    steps = {"pretrain_steps": budget.pretrain_steps} if pretrain_only else asdict(budget)
+    return {"level": level, "seed": seed, **steps, "train": asdict(with_method(config, method))}
 
 
 def run_method(saved: dict) -> str:
@@ -241,26 +265,49 @@ def claim_run(run: RunDir, record: dict, *, resume: bool, force: bool,
                      ignore=[f"train.{name}" for name in RUN_SETTINGS], finished_hint=hint)
 
 
-def run_pipeline(method: str, level: str, seed: int, budget: dict[str, int], config: TrainConfig,
-                 run: RunDir | None = None) -> GridworldResult:
-    """`run_gridworld` after its checks (and claim of `run`): each phase continues from its checkpoint in
-    `run` if it has one (a finished phase is loaded); summary.json written at the end."""
-    start = time.perf_counter()
+def pretrain_phase(method: str, level: str, seed: int, budget: Budget, config: TrainConfig,
+                   run: RunDir | None = None, on_round: RoundHook | None = None,
+                   ) -> tuple[Learner, PhaseLog | None]:
+    """The learner a run goes on to fine-tune and its pretraining log: dqn's untrained learner (no log),
+    else `train.pretrain` for budget.pretrain_steps into `run`'s pretrain/ if given (continued from its
+    checkpoint if `run.resumes` it; a finished phase is loaded)."""
     if method == "dqn":
-        learner, log = new_learner(method, level, seed, config), None
-    else:
-        learner, log = pretrain(method, level, budget["pretrain_steps"], seed, config,
-                                run_dir=run.path / "pretrain" if run else None,
-                                resume=run is not None and run.resumes("pretrain"))
-    result = adapt_and_score(learner, method, level, seed=seed, pretrain_log=log, start=start,
-                             finetune_steps=budget["finetune_steps"], identify_steps=budget["identify_steps"],
-                             eval_episodes=budget["eval_episodes"], config=config,
-                             run_dir=run.path if run else None,
-                             resume=run is not None and run.resumes("finetune"))
+        return new_learner(method, level, seed, config), None
+    return pretrain(method, level, budget.pretrain_steps, seed, config,
+                    run_dir=run.path / "pretrain" if run else None,
+                    resume=run is not None and run.resumes("pretrain"), on_round=on_round)
+
+
+def run_pipeline(method: str, level: str, seed: int, budget: Budget, config: TrainConfig,
+                 run: RunDir | None = None, *, on_pretrain_round: RoundHook | None = None,
+                 ) -> tuple[Learner, GridworldResult]:
+    """A run after `prepare_run` (and the claim of `run`): `pretrain_phase` (`on_pretrain_round` after each
+    of its rounds), then `adapt_and_score`, each phase continued from its checkpoint in `run` if it has one;
+    summary.json written at the end. The fine-tuned learner and the result."""
+    start = time.perf_counter()
+    learner, log = pretrain_phase(method, level, seed, budget, config, run, on_pretrain_round)
+    result = adapt_and_score(learner, method, level, budget, config, seed=seed, pretrain_log=log, start=start,
+                             run=run)
     if run is not None:
-        summary = {k: v for k, v in asdict(result).items() if k != "metrics"}
-        write_text_atomic(run.path / "summary.json", json.dumps(summary, indent=2))
-    return result
+        write_summary(run.path, result)
+    return learner, result
+
+
+SUMMARY = "summary.json"
+"""A run directory's result file: the `GridworldResult` without its per-round metrics (those are in
+pretrain/ and finetune/ metrics.csv)."""
+
+
+def write_summary(run_dir: str | Path, result: GridworldResult) -> Path:
+    """Write `result` as run_dir/summary.json (JSON, indent 2, atomically), its metrics left out."""
+    path = Path(run_dir) / SUMMARY
+    write_text_atomic(path, json.dumps({k: v for k, v in asdict(result).items() if k != "metrics"}, indent=2))
+    return path
+
+
+def read_summary(run_dir: str | Path) -> dict:
+    """run_dir/summary.json as `write_summary` wrote it."""
+    return json.loads((Path(run_dir) / SUMMARY).read_text())
 
 
 def train_config(run: RunDir, saved: dict) -> TrainConfig:
@@ -292,7 +339,7 @@ def level_art(level: str) -> list[str]:
     return list(gridworld.resolve_level(level).art)
 
 
-def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,
+def result_rows(spec: RunSpec, budget: Budget, config: TrainConfig,
                 result: GridworldResult) -> list[dict]:
     """A run as sweep rows, one per evaluation along `result.adaptation`: phase zero_shot (0 fine-tuning
     steps), adapting (on the way), finetuned (the whole fine-tuning budget)."""
@@ -311,10 +358,10 @@ def result_rows(spec: RunSpec, budget: dict[str, int], config: TrainConfig,
              "return": point["return"]} for i, point in enumerate(result.adaptation)]
 
 
-def run_gridworld_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
+def run_gridworld_rows(spec: RunSpec, budget: Budget) -> list[dict]:
     """One gridworld run (the full pipeline) as `result_rows`."""
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    result = run_gridworld(spec.method, spec.env, seed=spec.seed, config=config, **budget)
+    result = run_gridworld(spec.method, spec.env, seed=spec.seed, budget=budget, config=config)
     return result_rows(spec, budget, config, result)
 
 
@@ -345,13 +392,13 @@ def figure4_table(rows: list[dict], levels: list[str], methods: tuple[str, ...] 
     return "\n".join(lines)
 
 
-def figure4_config(budget: dict[str, int]) -> dict:
+def figure4_config(budget: Budget) -> dict:
     """Everything a Figure 4 sweep's runs depend on besides their spec: the budget and the training config
     (`run_gridworld_rows`'s). Recorded beside figure4.csv; its hash names the default results directory."""
-    return {"budget": dict(budget), "train": TrainConfig(progress=False)}
+    return {"budget": budget, "train": TrainConfig(progress=False)}
 
 
-def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | None, budget: dict[str, int], *,
+def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | None, budget: Budget, *,
                       workers: int | None = None, executor: Executor | None = None,
                       progress: bool = True) -> SweepReport:
     """Every method x level x seed 0..num_seeds-1, in parallel, into out_dir/figure4.csv (resumable; a file
@@ -374,8 +421,6 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
     if executor is not None and workers is not None:  # refused before any run is checked
         raise ValueError("give workers (local processes) or an executor, not both")
     check_int("workers", workers, default="one per core")
-    for name, steps in budget.items():
-        check_int(name, steps)
     budget = whole_rounds(budget, TrainConfig(progress=False), announce=True)
     config = figure4_config(budget)
     for method in methods:

@@ -26,7 +26,7 @@ import torch
 
 import gridworld
 from aps_teach.blame import optimal_q
-from aps_teach.experiments import default_budget
+from aps_teach.experiments import Budget
 from aps_teach.learner.tasks import fit_task
 from aps_teach.overrides import with_overrides
 from aps_teach.rollouts import state_observations
@@ -74,7 +74,7 @@ def optimal_value_range(level, gamma: float) -> tuple[float, float]:
     return float(values.min()), float(values.max())
 
 
-def run_finetune_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
+def run_finetune_rows(spec: RunSpec, budget: Budget) -> list[dict]:
     """One method and seed: pretrain (not dqn) and identify the task once, then every arm of
     `METHOD_ARMS[spec.method]` from a copy, evaluated after every fine-tuning round."""
     config = TrainConfig(progress=False)
@@ -82,15 +82,15 @@ def run_finetune_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
     if spec.method == "dqn":
         pretrained = new_learner("dqn", level, seed, config)
     else:
-        pretrained, _ = pretrain(spec.method, level, budget["pretrain_steps"], seed, config)
+        pretrained, _ = pretrain(spec.method, level, budget.pretrain_steps, seed, config)
     w, scale = None, 1.0
     if pretrained.config.task_conditioned:
-        fit = fit_task(*task_data(pretrained, level, budget["identify_steps"], seed, config), seed)
+        fit = fit_task(*task_data(pretrained, level, budget.identify_steps, seed, config), seed)
         w = fit.w
         scale = float(fit.coefficients.norm()) if fit.coefficients is not None else 1.0
     task_w = pretrained.default_task(1)[0] if w is None else w
     optimal = optimal_value_range(level, config.agent.gamma)
-    zero = evaluate(pretrained, level, w, budget["eval_episodes"], seed, config)
+    zero = evaluate(pretrained, level, w, budget.eval_episodes, seed, config)
     rows = []
     for arm in METHOD_ARMS[spec.method]:
         arm_config = with_overrides(config, ARMS[arm])
@@ -104,13 +104,13 @@ def run_finetune_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
                      "value_min": low / factor, "value_max": high / factor, "loss_sf": math.nan})
 
         def score(end: RoundEnd, shared=shared, factor=factor, arm_config=arm_config) -> None:
-            result = evaluate(end.learner, level, w, budget["eval_episodes"], seed, arm_config)
+            result = evaluate(end.learner, level, w, budget.eval_episodes, seed, arm_config)
             low, high = value_range(end.learner, level, task_w)
             rows.append({**shared, "round": end.round, "finetune_steps": end.env_steps,
                          "success_rate": result.success_rate, "value_min": low / factor,
                          "value_max": high / factor, "loss_sf": end.metrics.get("loss_sf", math.nan)})
 
-        finetune(learner, level, w, budget["finetune_steps"], seed, arm_config, on_round=score,
+        finetune(learner, level, w, budget.finetune_steps, seed, arm_config, on_round=score,
                  reward_scale=factor)
     return rows
 
@@ -123,7 +123,7 @@ def run_finetune_study(methods: Sequence[str] = ("visr", "aps", "apt", "dqn"), l
     unknown = sorted(set(methods) - set(METHOD_ARMS))
     if unknown:
         raise ValueError(f"unknown methods {unknown}; valid: {', '.join(METHOD_ARMS)}")
-    budget = default_budget()
+    budget = Budget()
     specs = [RunSpec(method, level, seed) for method in methods for seed in range(num_seeds)]
     return run_sweep(specs, partial(run_finetune_rows, budget=budget), Path(out_dir) / RESULTS,
                      config={"budget": budget, "train": TrainConfig(progress=False), "arms": ARMS},

@@ -1,7 +1,7 @@
 """Cheap measures of what reward-free pretraining produced, for ablation sweeps where fine-tuning every
 variant would cost too much.
 
-    row = probe_pretraining("aps", "hard", seed=0, pretrain_steps=8_000)
+    row = probe_pretraining("aps", "hard", seed=0, budget=Budget(pretrain_steps=8_000))
 
 One probe = `train.pretrain`, then, without any further training:
 - coverage: the pretraining log's fraction of reachable (position, keys held) states visited, keys
@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from dataclasses import asdict
 
 import numpy as np
 import torch
@@ -32,9 +33,7 @@ import torch
 import gridworld
 from aps_teach.checks import check_range
 from aps_teach.experiments import (
-    DEFAULT_EVAL_EPISODES,
-    DEFAULT_IDENTIFY_STEPS,
-    DEFAULT_PRETRAIN_STEPS,
+    Budget,
     check_run,
 )
 from aps_teach.learner.agent import Learner
@@ -83,17 +82,16 @@ def w_dependence(learner: Learner, level, num_tasks: int = 32, seed: int = 0) ->
             "action_gap": float((top[..., 0] - top[..., 1]).mean())}
 
 
-def probe_pretraining(method: str, level: str, *, seed: int, pretrain_steps: int = DEFAULT_PRETRAIN_STEPS,
-                      identify_steps: int = DEFAULT_IDENTIFY_STEPS,
-                      eval_episodes: int = DEFAULT_EVAL_EPISODES, config: TrainConfig | None = None) -> dict:
-    """Pretrain `method` on the key level `level` and measure the result (see the module docstring)."""
-    check_run(level, {"pretrain_steps": pretrain_steps, "identify_steps": identify_steps,
-                      "eval_episodes": eval_episodes})
+def probe_pretraining(method: str, level: str, *, seed: int, budget: Budget = Budget(),
+                      config: TrainConfig | None = None) -> dict:
+    """Pretrain `method` on the key level `level` and measure the result (see the module docstring); of
+    `budget`, a probe spends all but finetune_steps."""
+    check_run(level, budget)
     if level not in gridworld.LEVELS:
         raise ValueError(f"probes measure the key levels' task; valid levels: {', '.join(gridworld.LEVELS)}")
     config = config or TrainConfig()
     start, cpu_start = time.perf_counter(), time.process_time()
-    learner, log = pretrain(method, level, pretrain_steps, seed, config)
+    learner, log = pretrain(method, level, budget.pretrain_steps, seed, config)
     row = {key: log.coverage[key] for key in ("state_coverage", "visitation_entropy", "states_visited",
                                                "keys_picked", "target_reached")}
     row.update(late_reward_terms(log))
@@ -103,20 +101,26 @@ def probe_pretraining(method: str, level: str, *, seed: int, pretrain_steps: int
     if learner.config.task_conditioned:
         row.update(w_dependence(learner, level, seed=seed))
         row["phi_spread"] = feature_spread(learner, gridworld.resolve_level(level))
-        fit = identify(learner, level, identify_steps, seed, config)
+        fit = identify(learner, level, budget.identify_steps, seed, config)
         w, row["task_r2"] = fit.w, fit.r2
-    result = evaluate(learner, level, w, eval_episodes, seed, config)
+    result = evaluate(learner, level, w, budget.eval_episodes, seed, config)
     row.update(zero_shot_success=result.success_rate, zero_shot_return=result.mean_return,
                probe_seconds=round(time.perf_counter() - start, 3),
                probe_cpu_seconds=round(time.process_time() - cpu_start, 3))
     return row
 
 
-def run_probe_rows(spec: RunSpec, budget: dict[str, int]) -> list[dict]:
+def probe_budget(budget: Budget) -> dict[str, int]:
+    """`budget` as a probe records it (config hash, sweep record): without finetune_steps, which it does
+    not spend."""
+    return {name: steps for name, steps in asdict(budget).items() if name != "finetune_steps"}
+
+
+def run_probe_rows(spec: RunSpec, budget: Budget) -> list[dict]:
     """A sweep run (`sweeps.run_sweep`): the probe of spec.method on spec.env with the spec's overrides
     applied to `TrainConfig(progress=False)`, as one row."""
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
-    row = probe_pretraining(spec.method, spec.env, seed=spec.seed, config=config, **budget)
+    row = probe_pretraining(spec.method, spec.env, seed=spec.seed, budget=budget, config=config)
     return [{"method": spec.method, "level": spec.env, "seed": spec.seed,
              "overrides": json.dumps(spec.overrides) if spec.overrides else "", **row,
-             "config_hash": config_hash(budget, config)}]
+             "config_hash": config_hash(probe_budget(budget), config)}]

@@ -10,30 +10,18 @@ fine-tuning (`plots.plot_run_overview` of `cell_maps.overview_maps`). OUT is a r
 
 from __future__ import annotations
 
-import json
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import torch
+from tyro.conf import OmitArgPrefixes
 
-from aps_teach.experiments import (
-    DEFAULT_EVAL_EPISODES,
-    DEFAULT_FINETUNE_STEPS,
-    DEFAULT_IDENTIFY_STEPS,
-    DEFAULT_PRETRAIN_STEPS,
-    GridworldResult,
-    adapt_and_score,
-    check_run,
-    claim_run,
-    run_record,
-)
-from aps_teach.files import write_text_atomic
+from aps_teach.experiments import Budget, GridworldResult, claim_run, prepare_run, run_pipeline, run_record
 from aps_teach.rollouts import Rollout, greedy_rollout
 from aps_teach.run_dir import RunDir
 from aps_teach.snapshots import Snapshot, take_snapshot
-from aps_teach.train import RoundEnd, TrainConfig, pretrain, with_method
+from aps_teach.train import RoundEnd, TrainConfig
 
 
 @dataclass
@@ -47,10 +35,8 @@ class QuickstartConfig:
     """aps | visr: the methods whose reward has the term phi(s')^T w the figure draws."""
     level: Literal["easy", "hard", "deep"] = "easy"
     seed: int = 0
-    pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
-    finetune_steps: int = DEFAULT_FINETUNE_STEPS
-    identify_steps: int = DEFAULT_IDENTIFY_STEPS
-    eval_episodes: int = DEFAULT_EVAL_EPISODES
+    budget: OmitArgPrefixes[Budget] = field(default_factory=Budget)
+    """Steps of each phase and evaluation episodes (flags --pretrain-steps, ...)."""
     force: bool = False
     """Replace the run in OUT (its checkpoints and results are deleted): a run of another config, or a
     finished one (without --force, a finished run is kept and the command refused)."""
@@ -73,30 +59,18 @@ class QuickstartResult:
 def run_quickstart(config: QuickstartConfig) -> QuickstartResult:
     """The whole run into `config.out` (config.json, pretrain/, finetune/, summary.json), and what its figure
     draws: the pretrained snapshot, w and a greedy episode before and after fine-tuning."""
-    budget = {"pretrain_steps": config.pretrain_steps, "finetune_steps": config.finetune_steps,
-              "identify_steps": config.identify_steps, "eval_episodes": config.eval_episodes}
-    budget = check_run(config.level, budget, config.train, method=config.method, seed=config.seed,
-                       announce=True)
-    train = with_method(config.train, config.method)
-    out = Path(config.out)
+    budget, train = prepare_run(config.method, config.level, config.seed, config.budget, config.train)
     kept: list[Snapshot] = []
 
     def keep_last(end: RoundEnd) -> None:
         if end.round == end.rounds:
             kept.append(take_snapshot(end, config.level, max_particles=2000, seed=config.seed))
 
-    with RunDir(out) as run:
+    with RunDir(config.out) as run:
         claim_run(run, run_record(config.method, config.level, config.seed, budget, train), resume=False,
                   force=config.force, finished_hint="give --force to run it again, or another --out")
-        start = time.perf_counter()
-        learner, log = pretrain(config.method, config.level, budget["pretrain_steps"], config.seed, train,
-                                run_dir=out / "pretrain", on_round=keep_last)
-        result = adapt_and_score(learner, config.method, config.level, seed=config.seed, pretrain_log=log,
-                                 start=start, finetune_steps=budget["finetune_steps"],
-                                 identify_steps=budget["identify_steps"], eval_episodes=config.eval_episodes,
-                                 config=train, run_dir=out)
-        write_text_atomic(out / "summary.json", json.dumps(
-            {k: v for k, v in asdict(result).items() if k != "metrics"}, indent=2))
+        learner, result = run_pipeline(config.method, config.level, config.seed, budget, train, run,
+                                       on_pretrain_round=keep_last)
     snapshot, w = kept[0], torch.tensor(result.task_w)
     zero_shot = greedy_rollout(snapshot.learner, config.level, w, config.seed,
                                gpi=snapshot.learner.config.gpi)

@@ -35,6 +35,7 @@ from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
     DEFAULT_PRETRAIN_STEPS,
+    Budget,
     adapt_and_score,
 )
 from aps_teach.files import write_csv_atomic, write_text_atomic
@@ -148,9 +149,10 @@ def level_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
             zero = evaluate(learner, spec.env, w, grid.eval_episodes, spec.seed, config)
             rows.append({"phase": "zero_shot", "identify_steps": steps, "finetune_steps": 0,
                          "success_rate": zero.success_rate, "return": zero.mean_return})
-    result = adapt_and_score(learner, spec.method, spec.env, seed=spec.seed, pretrain_log=log, start=start,
-                             finetune_steps=grid.finetune_steps, identify_steps=grid.identify_steps[-1],
-                             eval_episodes=grid.eval_episodes, config=config)
+    budget = Budget(finetune_steps=grid.finetune_steps, identify_steps=grid.identify_steps[-1],
+                    eval_episodes=grid.eval_episodes)  # pretraining (the spec's, 0 for dqn) is done above
+    result = adapt_and_score(learner, spec.method, spec.env, budget, config, seed=spec.seed, pretrain_log=log,
+                             start=start)
     last = len(result.adaptation) - 1
     for i, point in enumerate(result.adaptation):
         rows.append({"phase": "zero_shot" if i == 0 else "finetuned" if i == last else "adapting",

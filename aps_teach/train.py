@@ -158,15 +158,16 @@ def check_phase_memory(phase: str, steps: int, config: TrainConfig, horizon: int
                "phase) or --train.agent.batch-size")
 
 
-def check_memory(source: EnvSource, budget: dict[str, int], config: TrainConfig) -> None:
-    """`check_phase_memory` of the pretraining and fine-tuning budgets in `budget` (pretrain_steps,
-    finetune_steps) on `source`, without building an env batch."""
+def check_memory(source: EnvSource, config: TrainConfig, *, pretrain_steps: int = 0,
+                 finetune_steps: int = 0) -> None:
+    """`check_phase_memory` of the pretraining and fine-tuning budgets on `source` (0: the phase does not
+    run), without building an env batch."""
     env = None if config.engine == "compiled" and not callable(source) else make_env(source)
     obs = ((), torch.int64) if env is None else (env.observation_space.shape, torch.uint8)
     horizon = env.spec.max_episode_steps if env is not None else as_spec(source).max_episode_steps
-    for phase in ("pretrain", "finetune"):
-        if budget.get(f"{phase}_steps"):
-            check_phase_memory(phase, budget[f"{phase}_steps"], config, horizon, obs)
+    for phase, steps in (("pretrain", pretrain_steps), ("finetune", finetune_steps)):
+        if steps:
+            check_phase_memory(phase, steps, config, horizon, obs)
 
 
 def _metrics_columns(rows: list[dict]) -> list[str]:

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from aps_teach.experiments import default_budget, run_figure4_sweep
+from aps_teach.experiments import Budget, run_figure4_sweep
 from aps_teach.learner.config import METHODS
 from aps_teach.sweeps import read_rows
 
@@ -31,9 +31,8 @@ def timed_sweep(out: Path, seeds: int, workers: int) -> tuple[float, list[dict]]
     if (out / "figure4.csv").exists():
         raise SystemExit(f"{out / 'figure4.csv'} exists: its runs would be skipped, not timed; "
                          "give an empty --out")
-    budget = default_budget()
     start = time.perf_counter()
-    report = run_figure4_sweep(METHODS, LEVELS, seeds, out, budget, workers=workers)
+    report = run_figure4_sweep(METHODS, LEVELS, seeds, out, Budget(), workers=workers)
     wall = time.perf_counter() - start
     if report.failures:
         raise SystemExit(f"{len(report.failures)} runs failed: {', '.join(report.failures)}")

@@ -83,14 +83,15 @@ def checkpoint_fingerprints(run_dir: Path) -> dict[str, str]:
 def gridworld_runs(out: Path) -> dict[str, dict[str, str]]:
     from dataclasses import replace
 
-    from aps_teach.experiments import run_gridworld
+    from aps_teach.experiments import Budget, run_gridworld
     from aps_teach.learner.config import AgentConfig
     from aps_teach.train import TrainConfig
 
     prints = {}
     for name, (method, changes) in GRIDWORLD_RUNS.items():
         config = TrainConfig(agent=replace(AgentConfig(method=method), **changes), progress=False)
-        result = run_gridworld(method, "easy", seed=3, config=config, run_dir=out / name, **GRIDWORLD_BUDGET)
+        result = run_gridworld(method, "easy", seed=3, budget=Budget(**GRIDWORLD_BUDGET), config=config,
+                               run_dir=out / name)
         scores = {"zero_shot": result.zero_shot_success, "finetuned": result.finetuned_success,
                   "returns": [result.zero_shot_return, result.finetuned_return], "task_w": result.task_w,
                   "adaptation": result.adaptation, "coverage": result.state_coverage}

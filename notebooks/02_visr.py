@@ -493,9 +493,8 @@ zero_shot = [runs["easy"]["zero-shot, identified w"].success_rate]
 finetuned = [runs["easy"]["fine-tuned"].success_rate]
 print(f"seed {seed}: zero-shot success {zero_shot[0]:.2f}, fine-tuned success {finetuned[0]:.2f} (above)")
 for other in more_seeds:
-    result = experiments.run_gridworld("visr", "easy", seed=other, pretrain_steps=pretrain_steps,
-                                       finetune_steps=finetune_steps, identify_steps=identify_steps,
-                                       eval_episodes=eval_episodes, config=config)
+    budget = experiments.Budget(pretrain_steps, finetune_steps, identify_steps, eval_episodes)
+    result = experiments.run_gridworld("visr", "easy", seed=other, budget=budget, config=config)
     curve = ", ".join(f"{p['success_rate']:.2f} at {p['finetune_steps']:,}" for p in result.adaptation)
     print(f"seed {other}: zero-shot success {result.zero_shot_success:.2f}, fine-tuned success "
           f"{result.finetuned_success:.2f} ({result.wall_seconds:.0f} s) | success along fine-tuning: "

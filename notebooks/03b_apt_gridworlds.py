@@ -91,7 +91,7 @@ import numpy as np
 
 import gridworld
 from aps_teach import cell_maps, course, plots
-from aps_teach.experiments import adapt_and_score
+from aps_teach.experiments import Budget, adapt_and_score
 from aps_teach.learner import rewards, update
 from aps_teach.random_policy import random_policy_stats
 from aps_teach.snapshots import pretrain_with_snapshots
@@ -170,6 +170,7 @@ print("\n".join(line[4:] for line in loss_lines))
 # %%
 # the library's defaults; fast mode: 2 envs and updates from step 150, so that every phase does a few
 config = TrainConfig(num_envs=2, learning_starts=150) if FAST else TrainConfig()
+budget = Budget(pretrain_steps, finetune_steps, identify_steps, eval_episodes)
 methods = ["visr", "apt"]
 runs = {}  # (level, method, seed) -> dict
 started, cpu_started = time.perf_counter(), time.process_time()
@@ -181,10 +182,8 @@ for level in levels:
                                                               snapshot_every_rounds, config)
             run = {"log": log, "snapshots": snapshots, "coverage": log.coverage}
             if s in finetune_seeds[level]:
-                run["result"] = adapt_and_score(
-                    learner, method, level, seed=s, pretrain_log=log, start=start,
-                    finetune_steps=finetune_steps, identify_steps=identify_steps,
-                    eval_episodes=eval_episodes, config=config)
+                run["result"] = adapt_and_score(learner, method, level, budget, config, seed=s,
+                                                pretrain_log=log, start=start)
                 run["zero_shot"] = run["result"].zero_shot_success
             else:
                 w = identify_task(learner, level, identify_steps, s, config) if method == "visr" else None

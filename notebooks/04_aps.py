@@ -102,7 +102,7 @@ from scipy.stats import spearmanr
 
 import gridworld
 from aps_teach import cell_maps, exercises, plots, study_plots
-from aps_teach.experiments import adapt_and_score, result_rows
+from aps_teach.experiments import Budget, adapt_and_score, result_rows
 from aps_teach.learner.rewards import particle_entropy_reward
 from aps_teach.learner.tasks import gpi_candidates, sample_tasks
 from aps_teach.snapshots import pretrain_with_snapshots
@@ -112,8 +112,7 @@ from aps_teach.train import TrainConfig, evaluate, identify_task, pretrain
 from aps_teach.widgets import reward_explorer
 
 config = TrainConfig(progress=False, learning_starts=learning_starts)
-budget = {"pretrain_steps": pretrain_steps, "finetune_steps": finetune_steps,
-          "identify_steps": identify_steps, "eval_episodes": eval_episodes}
+budget = Budget(pretrain_steps, finetune_steps, identify_steps, eval_episodes)
 methods, levels = ("visr", "apt", "aps"), ("easy", "hard")
 
 # %% [markdown]
@@ -450,9 +449,8 @@ for method, level in [(method, level) for level in levels for method in methods]
     learner, log, _ = pretrained[method, level]
     tick = time.perf_counter()
     if level in finetune_levels:
-        result = adapt_and_score(copy.deepcopy(learner), method, level, seed=seed, pretrain_log=log,
-                                 start=time.perf_counter(), config=config, finetune_steps=finetune_steps,
-                                 identify_steps=identify_steps, eval_episodes=eval_episodes)
+        result = adapt_and_score(copy.deepcopy(learner), method, level, budget, config, seed=seed,
+                                 pretrain_log=log, start=time.perf_counter())
         rows = result_rows(RunSpec(method, level, seed), budget, config, result)
         curves[method, level] = result.adaptation
     else:

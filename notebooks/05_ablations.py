@@ -87,8 +87,9 @@ workers = 2  # processes running sweep runs in parallel
 probe_level = "hard"  # the pretraining probes' level (why: see the Figure 4 section)
 probe_seeds = [0] if FAST else [0, 1, 2]
 # identification and evaluation run whole rounds of 32 envs x 100 steps: 3,200 steps is one round
-probe_budget = {"pretrain_steps": 2_400 if FAST else 32_000, "identify_steps": 800 if FAST else 3_200,
-                "eval_episodes": 8 if FAST else 32}
+# a probe does not fine-tune: its budget's finetune_steps go unused
+probe_budget = experiments.Budget(pretrain_steps=2_400 if FAST else 32_000,
+                                  identify_steps=800 if FAST else 3_200, eval_episodes=8 if FAST else 32)
 k_values = [3, 10] if FAST else [3, 5, 10]
 feature_dims = [5, 16] if FAST else [5, 16, 32]
 transfer_seeds = [0] if FAST else [0, 1]
@@ -96,10 +97,8 @@ transfer_budget = {"pretrain_steps": 2_400 if FAST else 32_000, "num_tasks": 2 i
                    "identify_steps": 800 if FAST else 3_200, "eval_episodes": 8 if FAST else 16}
 cross_seeds = [0] if FAST else [0, 1]
 # the X -> Y study runs the whole pipeline at the library's default budget (that of Figure 4)
-cross_budget = {"pretrain_steps": 2_400 if FAST else experiments.DEFAULT_PRETRAIN_STEPS,
-                "finetune_steps": 2_400 if FAST else experiments.DEFAULT_FINETUNE_STEPS,
-                "identify_steps": 800 if FAST else experiments.DEFAULT_IDENTIFY_STEPS,
-                "eval_episodes": 8 if FAST else experiments.DEFAULT_EVAL_EPISODES}
+cross_budget = experiments.Budget() if not FAST else experiments.Budget(
+    pretrain_steps=2_400, finetune_steps=2_400, identify_steps=800, eval_episodes=8)
 
 # %%
 from aps_teach import course
@@ -107,6 +106,7 @@ from aps_teach import course
 course.fast_mode_banner(FAST)
 
 # %%
+import dataclasses
 import json
 import tempfile
 import time
@@ -127,7 +127,8 @@ from aps_teach.sweeps import RunSpec, config_hash, read_rows, run_sweep
 from aps_teach.train import TrainConfig, new_learner
 
 started = time.perf_counter()
-budgets = {"probe": probe_budget, "transfer": transfer_budget, "cross": cross_budget}
+budgets = {"probe": probes.probe_budget(probe_budget), "transfer": transfer_budget,
+           "cross": dataclasses.asdict(cross_budget)}
 # results are kept per budget and default configuration, so a re-run resumes and a changed budget or
 # library default never mixes in stale rows
 run_dir = Path(tempfile.mkdtemp()) if FAST else \
@@ -135,12 +136,12 @@ run_dir = Path(tempfile.mkdtemp()) if FAST else \
 run_dir.mkdir(parents=True, exist_ok=True)
 executor = local_executor(workers)
 print(f"sweep results in {run_dir}, {workers} worker processes")
-print(f"probes: {probe_level} level, seeds {probe_seeds}, {probe_budget}")
+print(f"probes: {probe_level} level, seeds {probe_seeds}, {budgets['probe']}")
 print(f"default budget of one full run: {DEFAULT_PRETRAIN_STEPS:,} pretraining + {DEFAULT_FINETUNE_STEPS:,} "
       f"fine-tuning env steps; the probes pretrain for "
-      f"{probe_budget['pretrain_steps'] / DEFAULT_PRETRAIN_STEPS:.0%} of it, the transfer runs for "
+      f"{probe_budget.pretrain_steps / DEFAULT_PRETRAIN_STEPS:.0%} of it, the transfer runs for "
       f"{transfer_budget['pretrain_steps'] / DEFAULT_PRETRAIN_STEPS:.0%}, the X -> Y runs for "
-      f"{cross_budget['pretrain_steps'] / DEFAULT_PRETRAIN_STEPS:.0%}")
+      f"{cross_budget.pretrain_steps / DEFAULT_PRETRAIN_STEPS:.0%}")
 
 # %% [markdown]
 # ## The full result first: Figure 4

@@ -6,12 +6,13 @@ import matplotlib
 import pytest
 
 from aps_teach.aps_parts import ARMS, arm_name, parts_specs, parts_table, run_part_rows, w_dependence_table
+from aps_teach.experiments import Budget
 from aps_teach.study_plots import plot_parts
 from aps_teach.sweeps import RunSpec
 from aps_teach.train import random_walk
 
 matplotlib.use("Agg")
-BUDGET = {"pretrain_steps": 3200, "finetune_steps": 3200, "identify_steps": 3200, "eval_episodes": 4}
+BUDGET = Budget(pretrain_steps=3200, finetune_steps=3200, identify_steps=3200, eval_episodes=4)
 
 
 def test_every_arm_is_one_run_per_level_and_seed_and_named_back_from_its_row():

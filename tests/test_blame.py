@@ -6,7 +6,7 @@ import torch
 
 import gridworld
 from aps_teach.blame import BLAME_COLUMNS, planner_success, verdict, zero_shot_blame
-from aps_teach.experiments import result_rows, run_gridworld
+from aps_teach.experiments import Budget, result_rows, run_gridworld
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.tasks import TaskFit
 from aps_teach.sweeps import RunSpec
@@ -66,10 +66,10 @@ def test_blame_counts_the_task_rewards_and_plans_on_the_fit():
 
 
 def test_every_zero_shot_score_comes_with_its_blame():
-    budget = {"pretrain_steps": 3200, "finetune_steps": 3200, "identify_steps": 3200, "eval_episodes": 8}
+    budget = Budget(pretrain_steps=3200, finetune_steps=3200, identify_steps=3200, eval_episodes=8)
     config = TrainConfig(agent=AgentConfig(hidden=16, batch_size=32), progress=False)
-    visr = run_gridworld("visr", "easy", seed=0, config=config, **budget)
-    apt = run_gridworld("apt", "easy", seed=0, config=config, **budget)
+    visr = run_gridworld("visr", "easy", seed=0, budget=budget, config=config)
+    apt = run_gridworld("apt", "easy", seed=0, budget=budget, config=config)
     assert visr.blame is not None and apt.blame is None
     rows = result_rows(RunSpec("visr", "easy", 0), budget, config, visr)
     assert all(row["blame"] == visr.blame.blame for row in rows)

@@ -14,7 +14,7 @@ from aps_teach.cross_training import (
     task_labels,
     train_on_replay,
 )
-from aps_teach.experiments import run_gridworld_rows
+from aps_teach.experiments import Budget, run_gridworld_rows
 from aps_teach.learner.config import AgentConfig
 from aps_teach.sweeps import RunSpec
 from aps_teach.train import TrainConfig, new_learner, pretrain
@@ -22,8 +22,7 @@ from aps_teach.train import TrainConfig, new_learner, pretrain
 ROUND = 200  # 2 envs x 100-step episode limit
 TINY = {"hidden": 16, "batch_size": 8, "n_step": 3, "k": 3, "target_update_period": 20, "feature_dim": 5}
 TINY_TRAIN = {"num_envs": 2, "learning_starts": 100, "progress": False}
-BUDGET = {"pretrain_steps": 2 * ROUND, "finetune_steps": ROUND, "identify_steps": 4 * ROUND,
-          "eval_episodes": 2}
+BUDGET = Budget(pretrain_steps=2 * ROUND, finetune_steps=ROUND, identify_steps=4 * ROUND, eval_episodes=2)
 
 
 def tiny() -> TrainConfig:
@@ -108,7 +107,7 @@ def test_task_labels_follow_who_is_task_conditioned():
 
 def test_run_cross_is_deterministic_given_the_seed():
     def result(seed):
-        fields = dataclasses.asdict(run_cross("apt", "aps", "easy", seed=seed, config=tiny(), **BUDGET))
+        fields = dataclasses.asdict(run_cross("apt", "aps", "easy", seed=seed, budget=BUDGET, config=tiny()))
         return {k: v for k, v in fields.items() if not k.endswith("seconds")}
 
     first = result(0)

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from aps_teach.executors import make_executor
-from aps_teach.experiments import run_gridworld_rows
+from aps_teach.experiments import Budget, run_gridworld_rows
 from aps_teach.sweeps import grid, read_rows, run_sweep
 
 TIMING = ("run_seconds", "wall_seconds")
-BUDGET = {"pretrain_steps": 800, "finetune_steps": 800, "identify_steps": 800, "eval_episodes": 4}
+BUDGET = Budget(pretrain_steps=800, finetune_steps=800, identify_steps=800, eval_episodes=4)
 
 
 def test_unknown_executor_names_the_valid_ones():

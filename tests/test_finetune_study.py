@@ -2,6 +2,7 @@
 
 import pytest
 
+from aps_teach.experiments import Budget
 from aps_teach.finetune_study import METHOD_ARMS, finetune_table, optimal_value_range, run_finetune_rows
 from aps_teach.sweeps import RunSpec
 
@@ -18,7 +19,7 @@ def test_the_task_optimum_is_the_discounted_shortest_solution():
 
 
 def test_every_arm_starts_from_the_same_learner_and_is_evaluated_every_round():
-    budget = {"pretrain_steps": 3200, "finetune_steps": 6400, "identify_steps": 3200, "eval_episodes": 4}
+    budget = Budget(pretrain_steps=3200, finetune_steps=6400, identify_steps=3200, eval_episodes=4)
     rows = run_finetune_rows(RunSpec("dqn", "easy", 0), budget)
     assert [row["arm"] for row in rows] == [arm for arm in METHOD_ARMS["dqn"] for _ in range(3)]  # rounds 0-2
     starts = [row for row in rows if row["round"] == 0]

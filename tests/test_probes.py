@@ -11,6 +11,7 @@ import torch
 
 import gridworld
 from aps_teach import probes
+from aps_teach.experiments import Budget
 from aps_teach.learner.config import AgentConfig
 from aps_teach.phases import PhaseLog
 from aps_teach.probes import w_dependence
@@ -20,7 +21,7 @@ from aps_teach.train import TrainConfig, evaluate, new_learner, pretrain, task_d
 ROUND = 200  # 2 envs x 100-step episode limit
 AGENT = {"hidden": 16, "batch_size": 8, "n_step": 3, "k": 3, "target_update_period": 20}
 TRAIN = {"num_envs": 2, "learning_starts": 100, "progress": False}
-BUDGET = {"pretrain_steps": 3 * ROUND, "identify_steps": 2 * ROUND, "eval_episodes": 4}
+BUDGET = Budget(pretrain_steps=3 * ROUND, identify_steps=2 * ROUND, eval_episodes=4)
 
 
 def tiny(**agent) -> TrainConfig:
@@ -47,8 +48,8 @@ def test_late_reward_terms_average_the_last_quarter_of_rounds_by_hand():
 
 def test_probe_numbers_match_an_independent_recomputation():
     config = tiny()
-    row = probes.probe_pretraining("aps", "hard", seed=3, config=config, **BUDGET)
-    learner, log = pretrain("aps", "hard", BUDGET["pretrain_steps"], 3, config)
+    row = probes.probe_pretraining("aps", "hard", seed=3, budget=BUDGET, config=config)
+    learner, log = pretrain("aps", "hard", BUDGET.pretrain_steps, 3, config)
     assert row["updates"] == learner.updates > 0
     assert row["probe_cpu_seconds"] > 0 and row["probe_seconds"] > 0
     assert row["state_coverage"] == log.coverage["state_coverage"]
@@ -61,14 +62,14 @@ def test_probe_numbers_match_an_independent_recomputation():
             observations.append(env.reset(options={"position": position, "keys_held": ()})[0])
     phi = learner.features(torch.as_tensor(np.stack(observations))).numpy()
     assert row["phi_spread"] == pytest.approx(phi.std(0, ddof=1).mean(), rel=1e-5)
-    features, rewards = task_data(learner, "hard", BUDGET["identify_steps"], 3, config)
+    features, rewards = task_data(learner, "hard", BUDGET.identify_steps, 3, config)
     x, r = features.double().numpy(), rewards.double().numpy()
     if r.any():
         c = np.linalg.lstsq(x, r, rcond=None)[0]
         r2 = 1 - ((r - x @ c) ** 2).sum() / ((r - r.mean()) ** 2).sum()
         assert row["task_r2"] == pytest.approx(r2, rel=1e-5, abs=1e-6)
         w = torch.as_tensor(c / np.linalg.norm(c), dtype=torch.float32)
-        result = evaluate(learner, "hard", w, BUDGET["eval_episodes"], 3, config)
+        result = evaluate(learner, "hard", w, BUDGET.eval_episodes, 3, config)
         assert row["zero_shot_return"] == pytest.approx(result.mean_return)
     else:
         assert math.isnan(row["task_r2"])
@@ -77,17 +78,17 @@ def test_probe_numbers_match_an_independent_recomputation():
 
 
 def test_apt_has_no_phi_to_measure():
-    row = probes.probe_pretraining("apt", "easy", seed=0, config=tiny(), **BUDGET)
+    row = probes.probe_pretraining("apt", "easy", seed=0, config=tiny(), budget=BUDGET)
     assert math.isnan(row["phi_spread"]) and math.isnan(row["task_r2"]) and math.isnan(row["reward_exploit"])
     assert row["reward_explore"] > 0 and 0 < row["state_coverage"] <= 1
 
 
 def test_aps_without_its_exploration_term_is_visr_bit_for_bit():
-    aps = probes.probe_pretraining("aps", "easy", seed=1, config=tiny(explore_weight=0.0), **BUDGET)
-    visr = probes.probe_pretraining("visr", "easy", seed=1, config=tiny(), **BUDGET)
+    aps = probes.probe_pretraining("aps", "easy", seed=1, config=tiny(explore_weight=0.0), budget=BUDGET)
+    visr = probes.probe_pretraining("visr", "easy", seed=1, config=tiny(), budget=BUDGET)
     differ = {key for key in visr if "seconds" not in key and not _same(visr[key], aps[key])}
     assert differ == {"reward_explore"}  # computed and logged, but weighted 0
-    with_explore = probes.probe_pretraining("aps", "easy", seed=1, config=tiny(), **BUDGET)
+    with_explore = probes.probe_pretraining("aps", "easy", seed=1, config=tiny(), budget=BUDGET)
     assert with_explore["reward_exploit"] != visr["reward_exploit"]
 
 
@@ -99,7 +100,7 @@ def test_sweep_rows_carry_the_spec_and_apply_its_overrides():
     assert json.loads(row["overrides"]) == [list(pair) for pair in spec.overrides]
     direct = probes.probe_pretraining("aps", "easy", seed=2, config=TrainConfig(
         agent=AgentConfig(k=2, hidden=16, batch_size=8), num_envs=2, learning_starts=100, progress=False),
-        **BUDGET)
+        budget=BUDGET)
     assert all(_same(row[key], value) for key, value in direct.items() if "seconds" not in key)
 
 
@@ -109,7 +110,7 @@ def test_sweep_rows_carry_the_spec_and_apply_its_overrides():
 ])
 def test_bad_levels_are_refused_before_training(level, message):
     with pytest.raises(ValueError, match=message):
-        probes.probe_pretraining("aps", level, seed=0, config=tiny(), **BUDGET)
+        probes.probe_pretraining("aps", level, seed=0, config=tiny(), budget=BUDGET)
 
 
 def test_w_dependence_is_zero_when_behaviour_ignores_w_and_not_otherwise():

@@ -1,11 +1,12 @@
 """`aps-teach` with no arguments: the whole APS run and its figure (tiny budget here)."""
 
+import dataclasses
 import json
 
 import numpy as np
 
 from aps_teach.cli.main import main
-from aps_teach.experiments import run_gridworld
+from aps_teach.experiments import Budget, read_summary, run_gridworld
 from aps_teach.learner.config import AgentConfig
 from aps_teach.train import TrainConfig
 
@@ -13,6 +14,8 @@ TINY = ["--pretrain-steps", "400", "--finetune-steps", "400", "--identify-steps"
         "--eval-episodes", "4", "--train.num-envs", "2", "--train.learning-starts", "100",
         "--train.no-progress",
         "--train.agent.hidden", "16", "--train.agent.batch-size", "8", "--train.agent.k", "3"]
+BUDGET = Budget(pretrain_steps=400, finetune_steps=400, identify_steps=200, eval_episodes=4)
+"""TINY's budget."""
 
 
 def test_the_main_job_is_the_run_of_the_library_and_draws_it(tmp_path, capsys):
@@ -20,8 +23,7 @@ def test_the_main_job_is_the_run_of_the_library_and_draws_it(tmp_path, capsys):
     summary = json.loads((tmp_path / "summary.json").read_text())
     config = TrainConfig(agent=AgentConfig(method="aps", hidden=16, batch_size=8, k=3), num_envs=2,
                          learning_starts=100, progress=False)
-    result = run_gridworld("aps", "easy", seed=3, pretrain_steps=400, finetune_steps=400, identify_steps=200,
-                           eval_episodes=4, config=config)
+    result = run_gridworld("aps", "easy", seed=3, budget=BUDGET, config=config)
     for key in ("zero_shot_success", "finetuned_return", "states_visited", "task_w", "adaptation"):
         assert summary[key] == getattr(result, key)
     assert (tmp_path / "overview.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -42,8 +44,7 @@ def test_the_overview_draws_the_reward_terms_of_the_pretrained_learner(tmp_path)
 
     train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8, k=3), num_envs=2, learning_starts=100,
                         progress=False)
-    config = QuickstartConfig(out=tmp_path, pretrain_steps=400, finetune_steps=400, identify_steps=200,
-                              eval_episodes=4, train=train)
+    config = QuickstartConfig(out=tmp_path, budget=BUDGET, train=train)
     run = run_quickstart(config)
     layout = plots.gridworld.resolve_level("easy")
     w = np.array(run.result.task_w, dtype=np.float32)
@@ -62,3 +63,25 @@ def test_the_main_job_refuses_bad_input_before_writing(tmp_path, capsys):
     assert not (tmp_path / "run").exists()
     assert main(["--method", "dqn"]) == 2  # the argument parser's error: one line too
     assert capsys.readouterr().err == "aps-teach: error: --method 'dqn' is not valid; valid: aps, visr\n"
+
+
+def test_the_quickstart_run_gridworld_and_the_run_command_write_one_summary(tmp_path):
+    """The three entry points write summary.json the same way (`experiments.write_summary`): the fields of
+    `run_gridworld`'s result but its metrics, in order, as JSON with indent 2; the same values but the
+    wall-clock times."""
+    from aps_teach.quickstart import QuickstartConfig, run_quickstart
+
+    train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8, k=3), num_envs=2, learning_starts=100,
+                        progress=False)
+    run_quickstart(QuickstartConfig(out=tmp_path / "quickstart", seed=3, budget=BUDGET, train=train))
+    result = run_gridworld("aps", "easy", seed=3, budget=BUDGET, config=train, run_dir=tmp_path / "library")
+    assert main(["gridworld", "run", "--out", str(tmp_path / "command"), "--seed", "3", *TINY]) == 0
+    fields = [field.name for field in dataclasses.fields(result) if field.name != "metrics"]
+    timings = {"pretrain_seconds", "finetune_seconds", "wall_seconds"}
+    expected = {name: value for name, value in json.loads(json.dumps(dataclasses.asdict(result))).items()
+                if name in fields and name not in timings}
+    for name in ("quickstart", "library", "command"):
+        text = (tmp_path / name / "summary.json").read_text()
+        summary = read_summary(tmp_path / name)
+        assert text == json.dumps(summary, indent=2) and list(summary) == fields, name
+        assert {key: value for key, value in summary.items() if key not in timings} == expected, name

@@ -95,12 +95,12 @@ def test_every_command_writes_under_runs_by_default_never_into_the_committed_res
     """`demo` used to write results/demo/gridworlds.png into the checkout, which then shipped in the wheel."""
     from aps_teach.cli.gridworld import Transfer
     from aps_teach.demo import DemoConfig
-    from aps_teach.experiments import figure4_config
+    from aps_teach.experiments import Budget, figure4_config
     from aps_teach.quickstart import QuickstartConfig
     from aps_teach.sweeps import default_sweep_dir
 
     defaults = [DemoConfig().out, QuickstartConfig().out, Transfer().results_dir(),
-                default_sweep_dir("figure4", figure4_config({"pretrain_steps": 1}))]
+                default_sweep_dir("figure4", figure4_config(Budget(pretrain_steps=1)))]
     assert [path.parts[0] for path in defaults] == ["runs"] * 4
     monkeypatch.chdir(tmp_path)
     assert main(["demo", "--episodes", "2", "--no-progress"]) == 0

@@ -10,7 +10,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from aps_teach import study_plots  # noqa: E402
-from aps_teach.experiments import run_gridworld  # noqa: E402
+from aps_teach.experiments import (
+    Budget,  # noqa: E402
+    run_gridworld,  # noqa: E402
+)
 from aps_teach.learner.config import AgentConfig  # noqa: E402
 from aps_teach.study import StudyGrid, is_main_grid, level_rows, run_study, summary_table  # noqa: E402
 from aps_teach.sweeps import RunSpec, read_rows  # noqa: E402
@@ -41,8 +44,9 @@ def test_a_study_row_is_the_pipelines_numbers():
     overrides = (("pretrain_steps", 200), ("agent.feature_dim", 4), ("agent.gamma", 0.99))
     spec = RunSpec("visr", "easy", 2, overrides)
     rows = level_rows(spec, GRID)
-    result = run_gridworld("visr", "easy", seed=2, pretrain_steps=200, finetune_steps=400, identify_steps=400,
-                           eval_episodes=4, config=TRAIN)
+    result = run_gridworld("visr", "easy", seed=2, budget=Budget(pretrain_steps=200, finetune_steps=400,
+                                                                 identify_steps=400, eval_episodes=4),
+                           config=TRAIN)
     phases = [(row["phase"], row["identify_steps"], row["finetune_steps"]) for row in rows]
     assert phases == [("zero_shot", 200, 0), ("zero_shot", 400, 0), ("adapting", 400, 200),
                       ("finetuned", 400, 400)]

@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pytest
@@ -249,16 +249,16 @@ def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path, monkeypat
     import hashlib
     import json
 
-    from aps_teach.experiments import run_figure4_sweep
+    from aps_teach.experiments import Budget, run_figure4_sweep
 
     monkeypatch.chdir(tmp_path)
-    budget = {"pretrain_steps": 800, "finetune_steps": 800, "identify_steps": 800, "eval_episodes": 4}
+    budget = Budget(pretrain_steps=800, finetune_steps=800, identify_steps=800, eval_episodes=4)
     report = run_figure4_sweep(["aps", "dqn"], ["easy"], 1, None, budget, workers=2, progress=False)
     # no --out: a directory of its own under runs/figure4, named after the recorded configuration's hash
     (out,) = (tmp_path / "runs" / "figure4").iterdir()
     record = json.loads((out / "figure4.sweep.json").read_text())
     # what ran: 800 steps of 32 envs are one round of 3,200 (said on stderr, and recorded so)
-    assert record["budget"] == {**budget, "pretrain_steps": 3200, "finetune_steps": 3200,
+    assert record["budget"] == {**asdict(budget), "pretrain_steps": 3200, "finetune_steps": 3200,
                                 "identify_steps": 3200}
     assert record["train"]["agent"]["method"] == "aps"
     expected = hashlib.sha256(json.dumps([record], sort_keys=True).encode()).hexdigest()[:12]
@@ -273,7 +273,7 @@ def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path, monkeypat
     from aps_teach.cli.gridworld import gridworld_main
 
     argv = ["sweep", "--methods", "aps", "dqn", "--levels", "easy", "--seeds", "1", "--workers", "2",
-            *[f"--{name.replace('_', '-')}={value}" for name, value in budget.items()]]
+            *[f"--{name.replace('_', '-')}={value}" for name, value in asdict(budget).items()]]
     assert gridworld_main(argv) == 0  # every run skipped; the command draws figure4.png from the csv
     drawn = (out / "figure4.png").read_bytes()
     assert drawn[:4] == b"\x89PNG" and write_figure4(out, ["aps", "dqn"], ["easy"]).read_bytes() == drawn
@@ -284,7 +284,7 @@ def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path, monkeypat
     refusal = (r"figure4.csv holds runs of another configuration; differing fields: "
                r"budget.pretrain_steps \(file 3200, this sweep 6400\)\. Give another")
     with pytest.raises(ValueError, match=refusal):
-        run_figure4_sweep(["aps", "dqn"], ["easy"], 1, out, {**budget, "pretrain_steps": 6400},
+        run_figure4_sweep(["aps", "dqn"], ["easy"], 1, out, replace(budget, pretrain_steps=6400),
                           workers=2, progress=False)
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before
 

@@ -1,7 +1,7 @@
 """The pipeline on both engines: reward-free pretraining with an absorbing target, checkpoint/resume,
 exploration schedules, coverage bookkeeping, clear errors."""
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import gymnasium as gym
 import numpy as np
@@ -10,7 +10,7 @@ import torch
 
 import gridworld
 from aps_teach import env_batch
-from aps_teach.experiments import run_gridworld
+from aps_teach.experiments import Budget, run_gridworld
 from aps_teach.learner.config import AgentConfig
 from aps_teach.seeds import round_seeds
 from aps_teach.train import (
@@ -248,8 +248,8 @@ def test_epsilon_decays_over_half_the_phase_and_finetuning_starts_low():
 
 
 def test_a_run_reports_success_along_finetuning():
-    result = run_gridworld("aps", "easy", seed=1, pretrain_steps=ROUND, finetune_steps=4 * ROUND,
-                           identify_steps=ROUND, eval_episodes=4, config=tiny("aps"))
+    budget = Budget(pretrain_steps=ROUND, finetune_steps=4 * ROUND, identify_steps=ROUND, eval_episodes=4)
+    result = run_gridworld("aps", "easy", seed=1, budget=budget, config=tiny("aps"))
     assert [p["finetune_steps"] for p in result.adaptation] == [0, 200, 400, 600, 800]
     assert result.adaptation[0]["success_rate"] == result.zero_shot_success
     assert result.adaptation[-1]["success_rate"] == result.finetuned_success
@@ -276,8 +276,6 @@ def test_finetuning_stores_phi_of_every_next_state(method):
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: run_gridworld("diayn", "easy", seed=0), "valid methods: visr, apt, aps, dqn"),
     (lambda: run_gridworld("aps", "medium", seed=0), "valid levels: easy, hard"),
-    (lambda: run_gridworld("aps", "easy", seed=0, pretrain_steps=0), "pretrain_steps must be an integer"),
-    (lambda: run_gridworld("aps", "easy", seed=0, finetune_steps=-5), "finetune_steps must be an integer"),
     (lambda: pretrain("aps", "easy", 0, seed=0), "pretrain steps must be an integer >= 1"),
     (lambda: pretrain("dqn", "easy", 10, seed=0), "no pretraining phase"),
     (lambda: pretrain("aps", "easy", 10, seed=0, config=TrainConfig(agent=AgentConfig(feature_dim=1))),
@@ -298,6 +296,23 @@ def test_bad_input_is_a_clear_error(call, message):
         call()
 
 
+@pytest.mark.parametrize(("name", "value"), [("pretrain_steps", 0), ("finetune_steps", -5),
+                                             ("identify_steps", 2.5), ("eval_episodes", True),
+                                             ("eval_episodes", None), ("pretrain_steps", "64000")])
+def test_a_budget_refuses_a_number_that_is_not_a_positive_integer_naming_it(name, value):
+    with pytest.raises(ValueError) as error:
+        Budget(**{name: value})
+    assert str(error.value) == f"{name} must be an integer >= 1, got {value!r}"
+
+
+def test_the_default_budget_is_the_documented_defaults_and_a_variant_is_checked_too():
+    assert asdict(Budget()) == {"pretrain_steps": 64_000, "finetune_steps": 32_000, "identify_steps": 16_000,
+                                "eval_episodes": 64}
+    assert replace(Budget(), eval_episodes=8) == Budget(64_000, 32_000, 16_000, 8)
+    with pytest.raises(ValueError, match="identify_steps must be an integer >= 1, got 0"):
+        replace(Budget(), identify_steps=0)
+
+
 def test_cli_run_gives_the_library_numbers_and_resumes_to_them(tmp_path):
     import json
 
@@ -311,8 +326,9 @@ def test_cli_run_gives_the_library_numbers_and_resumes_to_them(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     config = TrainConfig(agent=AgentConfig(method="visr", hidden=16, batch_size=8), num_envs=2,
                          learning_starts=100, progress=False)
-    result = run_gridworld("visr", "easy", seed=4, pretrain_steps=200, finetune_steps=200, identify_steps=200,
-                           eval_episodes=4, config=config)
+    result = run_gridworld("visr", "easy", seed=4, budget=Budget(pretrain_steps=200, finetune_steps=200,
+                                                                 identify_steps=200, eval_episodes=4),
+                           config=config)
     for key in ("zero_shot_return", "finetuned_return", "states_visited", "task_w"):
         assert summary[key] == getattr(result, key)
     assert gridworld_main([*argv, "--resume"]) == 0

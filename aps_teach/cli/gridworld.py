@@ -11,26 +11,30 @@ one over; Ctrl-C says how to continue.
 
 from __future__ import annotations
 
-import json
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Literal
 
 import torch
+from tyro.conf import OmitArgPrefixes
 
 from aps_teach.aps_parts import run_parts_study
 from aps_teach.cli.common import run_subcommands
 from aps_teach.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
 from aps_teach.experiments import (
     DEFAULT_EVAL_EPISODES,
-    DEFAULT_FINETUNE_STEPS,
     DEFAULT_IDENTIFY_STEPS,
     DEFAULT_PRETRAIN_STEPS,
+    SUMMARY,
+    Budget,
     check_run,
     claim_run,
     figure4_config,
     load_run_learner,
+    prepare_run,
+    pretrain_phase,
+    read_summary,
     run_figure4_sweep,
     run_gridworld,
     run_method,
@@ -50,7 +54,7 @@ from aps_teach.study_plots import (
     write_transfer_figure,
 )
 from aps_teach.sweeps import default_sweep_dir
-from aps_teach.train import TrainConfig, evaluate, identify_task, pretrain, with_method
+from aps_teach.train import TrainConfig, evaluate, identify_task
 from aps_teach.transfer import DEFAULT_BOX_SIZE, DEFAULT_NUM_BOXES, DEFAULT_TRANSFER_EPISODES, run_transfer
 
 Level = Literal["easy", "hard", "deep"]
@@ -66,14 +70,8 @@ class Run:
     """visr | apt | aps | dqn (overrides --train.agent.method)."""
     level: Level = "easy"
     seed: int = 0
-    pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
-    """Reward-free env steps (rounded up to whole rounds of num_envs x 100, said and recorded)."""
-    finetune_steps: int = DEFAULT_FINETUNE_STEPS
-    """Env steps on the task reward (rounded up likewise)."""
-    identify_steps: int = DEFAULT_IDENTIFY_STEPS
-    """Env steps of random-w rollouts for least-squares task identification (visr, aps; rounded up
-    likewise)."""
-    eval_episodes: int = DEFAULT_EVAL_EPISODES
+    budget: OmitArgPrefixes[Budget] = field(default_factory=Budget)
+    """Steps of each phase and evaluation episodes (flags --pretrain-steps, ...)."""
     resume: bool = False
     """Continue the run in OUT (same options) from whatever its phases checkpointed: nothing, part or all
     of pretraining, part of fine-tuning; starts it if OUT holds none."""
@@ -166,10 +164,8 @@ class Sweep:
     reported at once)."""
     ray_timeout: float = DEFAULT_RAY_TIMEOUT
     """ray: seconds to wait for the head at --ray-address HOST:PORT to answer before giving up."""
-    pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
-    finetune_steps: int = DEFAULT_FINETUNE_STEPS
-    identify_steps: int = DEFAULT_IDENTIFY_STEPS
-    eval_episodes: int = DEFAULT_EVAL_EPISODES
+    budget: OmitArgPrefixes[Budget] = field(default_factory=Budget)
+    """Steps of each phase and evaluation episodes of every run (flags --pretrain-steps, ...)."""
 
     def __post_init__(self) -> None:
         check_out(self.out)
@@ -297,9 +293,7 @@ def _transfer(cmd: Transfer) -> dict:
 
 
 def _sweep(cmd: Sweep) -> dict:
-    budget = {"pretrain_steps": cmd.pretrain_steps, "finetune_steps": cmd.finetune_steps,
-              "identify_steps": cmd.identify_steps, "eval_episodes": cmd.eval_episodes}
-    rounded = whole_rounds(budget, TrainConfig(progress=False))  # the sweep records what runs (said there)
+    rounded = whole_rounds(cmd.budget, TrainConfig(progress=False))  # what the sweep records (said there)
     out = cmd.out if cmd.out is not None else default_sweep_dir("figure4", figure4_config(rounded))
     try:
         executor = make_executor(cmd.executor, workers=cmd.workers, address=cmd.ray_address,
@@ -308,7 +302,7 @@ def _sweep(cmd: Sweep) -> dict:
         raise ValueError(str(error)) from None
     try:
         with owning(out), executor:  # the sweep and its figure: one owner
-            report = run_figure4_sweep(cmd.methods, cmd.levels, cmd.seeds, out, budget, executor=executor)
+            report = run_figure4_sweep(cmd.methods, cmd.levels, cmd.seeds, out, cmd.budget, executor=executor)
             write_figure4(out, cmd.methods, cmd.levels)
     except KeyboardInterrupt:
         raise Interrupted(f"sweep stopped; its finished runs are kept in {out / 'figure4.csv'}: the same "
@@ -325,52 +319,43 @@ def _print(summary: dict) -> None:
 
 
 def _run(cmd: Run) -> dict:
-    run_gridworld(cmd.method, cmd.level, seed=cmd.seed, pretrain_steps=cmd.pretrain_steps,
-                  finetune_steps=cmd.finetune_steps, identify_steps=cmd.identify_steps,
-                  eval_episodes=cmd.eval_episodes, config=cmd.train, run_dir=cmd.out, resume=cmd.resume,
-                  force=cmd.force)
-    return json.loads((cmd.out / "summary.json").read_text())
+    run_gridworld(cmd.method, cmd.level, seed=cmd.seed, budget=cmd.budget, config=cmd.train, run_dir=cmd.out,
+                  resume=cmd.resume, force=cmd.force)
+    return read_summary(cmd.out)
 
 
 def _pretrain(cmd: Pretrain) -> dict:
-    train = with_method(cmd.train, cmd.method)
-    budget = check_run(cmd.level, {"pretrain_steps": cmd.steps}, train, method=cmd.method, seed=cmd.seed,
-                       announce=True)
+    budget, train = prepare_run(cmd.method, cmd.level, cmd.seed, Budget(pretrain_steps=cmd.steps), cmd.train,
+                                pretrain_only=True)
     with RunDir(cmd.out) as run:
-        claim_run(run, run_record(cmd.method, cmd.level, cmd.seed, budget, train),
+        claim_run(run, run_record(cmd.method, cmd.level, cmd.seed, budget, train, pretrain_only=True),
                   resume=cmd.resume, force=cmd.force,
                   finished_hint=f"fine-tune it with `aps-teach gridworld finetune --out {run.path}`, "
                                 f"{FINISHED_HINT}")
-        _, log = pretrain(cmd.method, cmd.level, budget["pretrain_steps"], cmd.seed, train,
-                          run_dir=run.path / "pretrain", resume=run.resumes("pretrain"))
+        _, log = pretrain_phase(cmd.method, cmd.level, cmd.seed, budget, train, run)
     return {"method": cmd.method, "level": cmd.level, "seed": cmd.seed, **log.coverage}
 
 
 def _finetune(cmd: Finetune) -> dict:
     run = RunDir(cmd.out)
-    given = {"finetune_steps": cmd.steps, "identify_steps": cmd.identify_steps,
-             "eval_episodes": cmd.eval_episodes}
-    defaults = {"finetune_steps": DEFAULT_FINETUNE_STEPS, "identify_steps": DEFAULT_IDENTIFY_STEPS,
-                "eval_episodes": DEFAULT_EVAL_EPISODES}
+    options = {"finetune_steps": cmd.steps, "identify_steps": cmd.identify_steps,
+               "eval_episodes": cmd.eval_episodes}
+    given = {name: value for name, value in options.items() if value is not None}
     if cmd.method == "dqn":  # a run of its own: dqn has no pretraining
-        level, seed = cmd.level or "easy", 0 if cmd.seed is None else cmd.seed
-        budget = {name: defaults[name] if value is None else value for name, value in given.items()}
-        train = with_method(TrainConfig(), "dqn")
-        budget = check_run(level, budget, train, method="dqn", seed=seed, announce=True)
-        with run:
-            claim_run(run, run_record("dqn", level, seed, budget, train), resume=cmd.resume, force=cmd.force)
-            run_pipeline("dqn", level, seed, budget, train, run)
-        return json.loads((run.path / "summary.json").read_text())
+        seed = 0 if cmd.seed is None else cmd.seed
+        run_gridworld("dqn", cmd.level or "easy", seed=seed, budget=Budget(**given), run_dir=cmd.out,
+                      resume=cmd.resume, force=cmd.force)
+        return read_summary(cmd.out)
     saved = run.read_config(("level", "seed", "train"),
                             hint=f"run `aps-teach gridworld pretrain --out {cmd.out}` first")
     for name, value in (("level", cmd.level), ("seed", cmd.seed)):
         if value is not None and value != saved[name]:
             raise ValueError(f"--{name} {value}: {run.config_path} holds a run with {name} {saved[name]!r}, "
                              f"which finetune continues (leave out --{name})")
-    method, level, seed, train = run_method(saved), saved["level"], saved["seed"], train_config(run, saved)
-    budget = {name: saved.get(name, defaults[name]) if value is None else value
-              for name, value in given.items()}
-    budget = check_run(level, budget, train, method=method, seed=seed, announce=True)
+    method, level, seed = run_method(saved), saved["level"], saved["seed"]
+    recorded = {f.name: saved[f.name] for f in fields(Budget) if f.name in saved}
+    budget, train = prepare_run(method, level, seed, Budget(**{**recorded, **given}),
+                                train_config(run, saved))
     if method != "dqn":
         progress = run.phase_progress("pretrain")
         if progress is None:
@@ -381,12 +366,11 @@ def _finetune(cmd: Finetune) -> dict:
             raise ValueError(f"the pretraining in {cmd.out} is unfinished (env step {done:,} of {total:,}): "
                              f"continue it with `aps-teach gridworld pretrain --out {cmd.out} --resume` and "
                              "its options")
-        budget["pretrain_steps"] = run.read_config(("pretrain_steps",))["pretrain_steps"]
         load_run_learner(run, "pretrain", saved)  # a checkpoint of another run: refused before any write
     with run:
-        claim_run(run, budget, resume=cmd.resume, force=cmd.force, restart=("finetune", "summary.json"))
+        claim_run(run, asdict(budget), resume=cmd.resume, force=cmd.force, restart=("finetune", SUMMARY))
         run_pipeline(method, level, seed, budget, train, run)
-    return json.loads((run.path / "summary.json").read_text())
+    return read_summary(cmd.out)
 
 
 def _evaluate(cmd: Evaluate) -> dict:
@@ -400,7 +384,7 @@ def _evaluate(cmd: Evaluate) -> dict:
     episodes = saved.get("eval_episodes", DEFAULT_EVAL_EPISODES) if cmd.episodes is None else cmd.episodes
     identify_steps = saved.get("identify_steps", DEFAULT_IDENTIFY_STEPS) if cmd.identify_steps is None \
         else cmd.identify_steps
-    check_run(saved["level"], {"eval_episodes": episodes, "identify_steps": identify_steps}, seed=seed)
+    check_run(saved["level"], Budget(identify_steps=identify_steps, eval_episodes=episodes), seed=seed)
     w = None if meta["task_w"] is None else torch.tensor(meta["task_w"])
     if w is None and learner.config.task_conditioned:
         w = identify_task(learner, saved["level"], identify_steps, seed, train)

@@ -90,8 +90,9 @@ def show_quickstart(config: QuickstartConfig, run: QuickstartResult) -> None:
     result, snapshot, out = run.result, run.snapshot, Path(config.out)
     layout = gridworld.resolve_level(config.level)
     figure = out / "overview.png"
+    budget = config.budget
     title = (f"{config.method} on the {config.level} level, seed {config.seed}: "
-             f"{config.pretrain_steps:,} reward-free steps, then {config.finetune_steps:,} on the task")
+             f"{budget.pretrain_steps:,} reward-free steps, then {budget.finetune_steps:,} on the task")
     maps = overview_maps(snapshot.learner, layout, snapshot.particles, run.w)
     save_figure(plot_run_overview(layout, maps, config.method, run.zero_shot, run.finetuned,
                                   result.adaptation, title), figure)
