@@ -116,13 +116,14 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from aps_teach import probes, study_plots, transfer
-from aps_teach.cross_training import run_cross_rows
+from aps_teach import study_plots, transfer
 from aps_teach.executors import local_executor
 from aps_teach.experiments import DEFAULT_FINETUNE_STEPS, DEFAULT_PRETRAIN_STEPS
 from aps_teach.learner.config import AgentConfig
 from aps_teach.overrides import with_overrides
 from aps_teach.stats import summarise
+from aps_teach.studies import probes
+from aps_teach.studies.cross_training import run_cross_rows
 from aps_teach.sweeps import RunSpec, config_hash, read_rows, run_sweep
 from aps_teach.train import TrainConfig, new_learner
 
@@ -199,7 +200,7 @@ print(f"methods with a fine-tuned success above 0 on hard in some run: {solved o
 #
 # A variant measured by success rates needs whole runs, for every seed, and separates variants only
 # where some succeed and some fail. So each ablation below measures what reward-free pretraining
-# produced, with a *probe* (`aps_teach.probes.run_probe_rows`): one pretraining of the variant, then,
+# produced, with a *probe* (`aps_teach.studies.probes.run_probe_rows`): one pretraining of the variant, then,
 # without any further training,
 #
 # * **coverage**: the fraction of the level's reachable (position, keys held) states the pretraining
@@ -559,10 +560,10 @@ for loss in ("vector", "scalar"):
 #
 # Section 6 of the paper asks where APS's gains come from: its data (exploration) or what it learns from
 # them (the successor features and $\phi$). Method Y is trained, update for update, on the replay that
-# method X fills while X pretrains; Y never acts (`aps_teach.cross_training`). The paper finds APS → VISR
-# beats VISR → APS. Here Y then identifies the task, is evaluated zero-shot, fine-tunes and is evaluated
-# again on the easy level, at the default budget of Figure 4, but with only a couple of seeds: this is
-# the notebook's most expensive cell.
+# method X fills while X pretrains; Y never acts (`aps_teach.studies.cross_training`). The paper finds
+# APS → VISR beats VISR → APS. Here Y then identifies the task, is evaluated zero-shot, fine-tunes and is
+# evaluated again on the easy level, at the default budget of Figure 4, but with only a couple of seeds:
+# this is the notebook's most expensive cell.
 #
 # **Hypothesis.** If what a pretrained agent can do is decided by its data, Y trained on X's data should
 # score like X, zero-shot and fine-tuned; if it is decided by how it learns, like Y. The committed

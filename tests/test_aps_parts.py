@@ -5,8 +5,15 @@ import json
 import matplotlib
 import pytest
 
-from aps_teach.aps_parts import ARMS, arm_name, parts_specs, parts_table, run_part_rows, w_dependence_table
 from aps_teach.experiments import Budget
+from aps_teach.studies.aps_parts import (
+    ARMS,
+    arm_name,
+    parts_specs,
+    parts_table,
+    run_part_rows,
+    w_dependence_table,
+)
 from aps_teach.study_plots import plot_parts
 from aps_teach.sweeps import RunSpec
 from aps_teach.train import random_walk

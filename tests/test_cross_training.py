@@ -6,7 +6,9 @@ import pytest
 import torch
 
 from aps_teach import env_batch, train
-from aps_teach.cross_training import (
+from aps_teach.experiments import Budget, run_gridworld_rows
+from aps_teach.learner.config import AgentConfig
+from aps_teach.studies.cross_training import (
     parse_pair,
     pretrain_on_data_of,
     run_cross,
@@ -14,8 +16,6 @@ from aps_teach.cross_training import (
     task_labels,
     train_on_replay,
 )
-from aps_teach.experiments import Budget, run_gridworld_rows
-from aps_teach.learner.config import AgentConfig
 from aps_teach.sweeps import RunSpec
 from aps_teach.train import TrainConfig, new_learner, pretrain
 

@@ -3,7 +3,7 @@
 import pytest
 
 from aps_teach.experiments import Budget
-from aps_teach.finetune_study import METHOD_ARMS, finetune_table, optimal_value_range, run_finetune_rows
+from aps_teach.studies.finetune import METHOD_ARMS, finetune_table, optimal_value_range, run_finetune_rows
 from aps_teach.sweeps import RunSpec
 
 CORRIDOR = ("#######", "#SaA.T#", "#######")

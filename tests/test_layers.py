@@ -72,7 +72,7 @@ def test_no_computing_module_reaches_matplotlib_or_a_drawing_module(module):
 
 def test_the_layers_are_the_modules_they_name():
     assert DRAWING | ENTRY_POINTS <= set(MODULES)
-    assert {"aps_teach.cell_maps", "aps_teach.experiments", "aps_teach.transfer", "aps_teach.study",
+    assert {"aps_teach.cell_maps", "aps_teach.experiments", "aps_teach.transfer", "aps_teach.studies.budget",
             "aps_teach.quickstart", "aps_teach.atari.sweep", "aps_teach.train", "gridworld"} <= set(COMPUTING)
     for module in DRAWING:  # each view does draw, so the walk would find it from anything importing it
         imported = imported_names(module, SOURCES[module], MODULES)
@@ -85,9 +85,9 @@ def test_the_layers_are_the_modules_they_name():
      "aps_teach.study_plots"),
     ("aps_teach.atari.sweep", "from ..plots import save_figure\n", "aps_teach.atari.sweep",
      "aps_teach.plots"),
-    # a lazy import some modules down: study -> ... -> rewards -> matplotlib
-    ("aps_teach.learner.rewards", "def draw():\n    import matplotlib.pyplot as plt\n", "aps_teach.study",
-     "matplotlib"),
+    # a lazy import some modules down: studies.budget -> ... -> rewards -> matplotlib
+    ("aps_teach.learner.rewards", "def draw():\n    import matplotlib.pyplot as plt\n",
+     "aps_teach.studies.budget", "matplotlib"),
 ])
 def test_the_walk_finds_a_drawing_import_added_to_a_pipeline(module, added, start, end):
     assert drawing_chain(start, SOURCES, MODULES) is None
@@ -126,7 +126,8 @@ def runtime_imports(name: str) -> set[str]:
 
 
 LAYERS = readme_layers()
-PACKAGE_FILES = {"aps_teach", "aps_teach.__main__", "aps_teach.atari", "aps_teach.learner", "aps_teach.cli"}
+PACKAGE_FILES = {"aps_teach", "aps_teach.__main__", "aps_teach.atari", "aps_teach.learner", "aps_teach.cli",
+                 "aps_teach.studies"}
 """Package __init__ files and `python -m`'s entry, outside the table."""
 
 

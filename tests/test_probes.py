@@ -10,11 +10,11 @@ import pytest
 import torch
 
 import gridworld
-from aps_teach import probes
 from aps_teach.experiments import Budget
 from aps_teach.learner.config import AgentConfig
 from aps_teach.phases import PhaseLog
-from aps_teach.probes import w_dependence
+from aps_teach.studies import probes
+from aps_teach.studies.probes import w_dependence
 from aps_teach.sweeps import RunSpec
 from aps_teach.train import TrainConfig, evaluate, new_learner, pretrain, task_data
 

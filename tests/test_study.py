@@ -15,7 +15,7 @@ from aps_teach.experiments import (
     run_gridworld,  # noqa: E402
 )
 from aps_teach.learner.config import AgentConfig  # noqa: E402
-from aps_teach.study import StudyGrid, is_main_grid, level_rows, run_study, summary_table  # noqa: E402
+from aps_teach.studies.budget import StudyGrid, is_main_grid, level_rows, run_study, summary_table  # noqa: E402
 from aps_teach.sweeps import RunSpec, read_rows  # noqa: E402
 from aps_teach.train import TrainConfig  # noqa: E402
 
