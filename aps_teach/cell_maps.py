@@ -85,7 +85,7 @@ def _task_vector(learner: Learner, w) -> torch.Tensor | None:
 @torch.no_grad()
 def reward_maps(learner: Learner, cells: CellStates, particles: torch.Tensor | None, w=None,
                 k: int | None = None) -> dict[str, np.ndarray]:
-    """The intrinsic reward for reaching each cell, per term, as (H, W) maps with NaN off `cells`: Eq. 10 as
+    """The intrinsic reward for reaching each cell, per term, as (H, W) maps with NaN off `cells`: Eq. 6 as
     the learner computes it (`rewards.intrinsic_reward`), with the cells as states and `particles` as the
     particle set (a cell is not a particle, so nothing is excluded).
 

@@ -137,7 +137,7 @@ print(f"committed: VISR ahead of APT on easy (zero-shot means) {visr_ahead} | AP
 #
 # The library's lines for the reward and for f's loss, beside the lines of Algorithm 1 they replace: the
 # update (`aps_teach.learner.update`) takes the states s'_m and their kNN space h from `Learner.embed` (h is
-# φ(s'_m) for APS, whose encoder is shared; for APT it is f(s'_m)), and Eq. 10's reward
+# φ(s'_m) for APS, whose encoder is shared; for APT it is f(s'_m)), and Eq. 6's reward
 # (`rewards.intrinsic_reward`) pays each its kNN term, the other states its particles:
 
 # %%

@@ -478,7 +478,7 @@ show(colleague_rows, ["state_coverage", "reward_explore"], list(colleague))  # n
 
 # %%
 flat = {s: {row["state_coverage"] for row in colleague_rows if row["seed"] == s} for s in
-        {row["seed"] for row in colleague_rows}}
+        sorted({row["seed"] for row in colleague_rows}, key=int)}
 print("distinct coverage values across k, per seed:", {s: len(v) for s, v in flat.items()})
 applied = with_overrides(TrainConfig(), colleague[f"k={k_values[0]}"][1]).agent
 print(f"what the runs were configured with: exploit_weight={applied.exploit_weight}, "
@@ -581,7 +581,7 @@ cross_success = summarise(cross_rows, by=("method", "phase"), value="success_rat
 for pair in pairs:
     for phase in ("zero_shot", "finetuned"):
         m, lo, hi, n = cross_success[(pair, phase)]
-        per_seed = [float(r["success_rate"]) for r in cross_rows
+        per_seed = [float(r["success_rate"]) for r in sorted(cross_rows, key=lambda r: int(r["seed"]))
                     if (r["method"], r["phase"]) == (pair, phase)]
         print(f"{pair}: {phase} success {m:.2f} [{lo:.2f}, {hi:.2f}] over {n} seeds, per seed {per_seed}")
 own = summarise(reference, by=("method", "phase"), value="success_rate")

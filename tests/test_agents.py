@@ -166,7 +166,7 @@ def test_pretrain_targets_match_brute_force_rewarding_the_last_state(method):
 def test_knn_feature_targets_are_the_successor_features_of_phi_and_the_knn_reward(nstep_reward):
     """With the kNN reward as a feature of its own, y = sum gamma^i (phi(s'_i), r_kNN(s'_i)) + gamma^m
     psi_target(s'_m, a*) over d + 1 outputs, a* = argmax psi(s'_m, a, w)^T (exploit w, explore): the same
-    Eq. 10 reward, y^T (exploit w, explore) its n-step return."""
+    Eq. 6 reward, y^T (exploit w, explore) its n-step return."""
     cfg = AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=4, k=3, knn_normalise=False,
                       bootstrap_through_termination=False, nstep_reward=nstep_reward, knn_feature=True,
                       exploit_weight=0.5, explore_weight=2.0)

@@ -134,7 +134,7 @@ def test_the_atari_command_line_offers_the_learners_ablations(capsys):
 
 def test_an_atari_ablation_reaches_the_learners_networks():
     small = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, k=3)
-    assert AtariLearner(small, "aps", 6, seed=0).rep is None  # Eq. 10: the kNN on phi
+    assert AtariLearner(small, "aps", 6, seed=0).rep is None  # Eq. 6: the kNN on phi
     separate = AtariLearner(replace(small, shared_encoder=False), "aps", 6, seed=0)
     assert type(separate.rep).__name__ == "AtariFeatureNet" and separate.phi is not None
     assert AtariLearner(replace(small, knn_normalise=False), "aps", 6, seed=0).normaliser is None

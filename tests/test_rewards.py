@@ -1,5 +1,5 @@
 """rewards.py against brute-force numpy: kNN particle entropy (self-distance, k > points, exponent,
-running normaliser), the von Mises-Fisher reward and loss, and Eq. 10 on a case worked by hand."""
+running normaliser), the von Mises-Fisher reward and loss, and Eq. 6 on a case worked by hand."""
 
 import numpy as np
 import pytest

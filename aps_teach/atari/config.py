@@ -80,7 +80,7 @@ class AtariConfig:
     without reporting the choice; 10 is also the gridworld learner's default."""
     knn_phi_normalised: bool = True
     """kNN distances between phi(s') on the unit sphere (True) or between g(s'), phi's output before its L2
-    normalisation (False). Not in the paper as code: its Eq. 10 takes h = phi, on the sphere; the authors'
+    normalisation (False). Not in the paper as code: its Eq. 6 takes h = phi, on the sphere; the authors'
     code (rll-research/url_benchmark agent/aps.py) measures g. True: no loss trains the norm of g, so
     distances in g can drift against the running mean that divides them (measured in
     benchmarks/atari_knn_space.py; figures in benchmarks/README.md)."""
@@ -148,13 +148,13 @@ class AtariConfig:
     psi^T w, Algorithm 1's loss. Not in the paper as an option: GPI scores psi(s, a, z)^T w for tasks z
     other than w, along directions the scalar loss never trains (`AgentConfig.sf_loss`)."""
     shared_encoder: bool = True
-    """APS: the kNN reward on phi(s') (Eq. 10); False: on APT's contrastive encoder f instead. Not in the
+    """APS: the kNN reward on phi(s') (Eq. 6); False: on APT's contrastive encoder f instead. Not in the
     paper as an option: its APS shares phi; False is the ablation."""
     exploit_weight: float = 1.0
-    """Weight of phi(s')^T w in the intrinsic reward (visr, aps). Not in the paper, whose Eq. 10 adds the
+    """Weight of phi(s')^T w in the intrinsic reward (visr, aps). Not in the paper, whose Eq. 6 adds the
     two terms unweighted: 1."""
     explore_weight: float = 1.0
-    """Weight of the kNN entropy term in the intrinsic reward (apt, aps). Not in the paper, whose Eq. 10
+    """Weight of the kNN entropy term in the intrinsic reward (apt, aps). Not in the paper, whose Eq. 6
     adds the two terms unweighted: 1."""
     knn_normalise: bool = True
     """Divide kNN distances by their running mean. Not in the paper: the authors' code's option

@@ -2,7 +2,7 @@
 
     config    AgentConfig: the method (visr, apt, aps, dqn) and every setting of the learner
     batch     Batch: a replay minibatch of n-step windows
-    rewards   Eq. 10: the vMF reward phi(s')^T w and the kNN particle entropy, their normalisers, the vMF loss
+    rewards   Eq. 6: the vMF reward phi(s')^T w and the kNN particle entropy, their normalisers, the vMF loss
     tasks     w on the unit sphere: sampling, Q = psi^T w, GPI, the task regression
     inputs    what the gridworld networks read: centred boards on the entries that vary
     networks  phi and psi as MLPs (the Atari wing swaps in conv networks)

@@ -6,7 +6,7 @@ What differs between methods, and nothing else:
 |--------|----------------------------|----------------------------------------------|-------------------|
 | visr   | yes, GPI when acting       | phi(s')^T w                                  | psi, phi (vMF)    |
 | apt    | no (w fixed to e_1)        | kNN entropy of f(s') (or of s' itself)       | psi, f (InfoNCE)  |
-| aps    | yes, GPI when acting       | phi(s')^T w + kNN entropy of phi(s') (Eq. 10) | psi, phi (vMF)   |
+| aps    | yes, GPI when acting       | phi(s')^T w + kNN entropy of phi(s') (Eq. 6) | psi, phi (vMF)   |
 | dqn    | no (w fixed to e_1)        | none: no pretraining, task reward only       | psi               |
 
 Q(s, a | w) = psi(s, a, w)^T w throughout (`tasks.q_values`), so the DQN baseline is the same network,
@@ -16,7 +16,7 @@ replay, optimiser and TD update as the others, started from scratch. This module
 Algorithm 1, `aps_teach.learner.update`.
 
 Decisions where the paper leaves room: both reward terms and the vMF loss use phi(s') of the state
-reached (Algorithm 1 writes phi(s_t) in the loss, Eq. 10 mixes phi(s) and h = phi(s')); GPI is used when
+reached (Algorithm 1 writes phi(s_t) in the loss, Eq. 6 mixes phi(s) and h = phi(s')); GPI is used when
 acting on a task (evaluation), not while pretraining, where behaviour follows the sampled w. The n-step
 intrinsic reward follows the authors' code by default (`AgentConfig.nstep_reward`): the reward of the
 window's last state s'_m stands for the window, and the kNN particles are those states, one per sampled
@@ -145,7 +145,7 @@ class Learner:
     def task_weights(self, w: torch.Tensor, explore: bool = False) -> torch.Tensor:
         """The weights Q = psi^T w~ scores successor features with: w itself, or with the kNN reward as a
         feature of its own (`AgentConfig.knn_feature`) w~ = (exploit_weight w, explore_weight) when
-        `explore` (pretraining's Eq. 10 reward), else (w, 0), the task alone."""
+        `explore` (pretraining's Eq. 6 reward), else (w, 0), the task alone."""
         cfg = self.config
         if cfg.sf_dim == cfg.feature_dim:
             return w
@@ -188,7 +188,7 @@ class Learner:
 
     def _phi_and_knn(self, x) -> tuple[torch.Tensor, torch.Tensor]:
         """phi(s) of network inputs x, and the space h(s) where APS with a shared encoder measures kNN
-        distances: phi itself, on the unit sphere (Eq. 10), or with `knn_phi_normalised=False` (the
+        distances: phi itself, on the unit sphere (Eq. 6), or with `knn_phi_normalised=False` (the
         authors' code) g(s), phi's output before its normalisation (phi = g / ||g||, one forward pass)."""
         if self.config.knn_phi_normalised:
             phi = self.phi(x)

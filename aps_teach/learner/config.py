@@ -43,9 +43,9 @@ class AgentConfig:
     """Divide kNN distances by their running mean (the reference code's option): keeps the exploration
     term O(1) whatever the scale of the kNN space (README, Configuration, has the measured means)."""
     shared_encoder: bool = True
-    """APS: compute the kNN reward on phi(s') (Eq. 10); False uses the `representation` of APT instead."""
+    """APS: compute the kNN reward on phi(s') (Eq. 6); False uses the `representation` of APT instead."""
     knn_phi_normalised: bool = True
-    """APS with a shared encoder: kNN distances between phi(s') on the unit sphere (Eq. 10's h = phi), or,
+    """APS with a shared encoder: kNN distances between phi(s') on the unit sphere (Eq. 6's h = phi), or,
     False, between g(s'), phi's output before its L2 normalisation, as the authors' code measures them
     (rll-research/url_benchmark agent/aps.py, `self.aps(next_obs, norm=False)`)."""
     representation: Literal["contrastive", "observation"] = "contrastive"
@@ -75,7 +75,7 @@ class AgentConfig:
     knn_feature: bool = False
     """aps: the kNN reward is a successor feature of its own. psi has d + 1 outputs per action, the SFs of
     (phi(s'), r_kNN(s')), and Q = psi^T (exploit_weight w, explore_weight) while pretraining (the same
-    Eq. 10 reward), psi^T (w, 0) on a task. False: the kNN return is carried along w (cumulant
+    Eq. 6 reward), psi^T (w, 0) on a task. False: the kNN return is carried along w (cumulant
     phi(s') + r_kNN(s') w), so psi must output it multiplied by its own input w."""
     gpi: bool = True
     """Act with generalised policy improvement over {w} + `gpi_samples` fresh tasks (visr, aps)."""

@@ -1,4 +1,4 @@
-"""Intrinsic rewards: APS's reward (Eq. 10, `intrinsic_reward`) and its two terms, the kNN particle-entropy
+"""Intrinsic rewards: APS's reward (Eq. 6, `intrinsic_reward`) and its two terms, the kNN particle-entropy
 reward (APT, APS exploration) and the von Mises-Fisher reward (VISR, APS exploitation), with the running
 normaliser the reference code applies to distances.
 """
@@ -11,7 +11,7 @@ import torch
 
 
 class IntrinsicReward(NamedTuple):
-    """Eq. 10's reward `total` and its terms, each of the states' shape (None where the method has none)."""
+    """Eq. 6's reward `total` and its terms, each of the states' shape (None where the method has none)."""
 
     total: torch.Tensor
     exploit: torch.Tensor | None
@@ -27,7 +27,7 @@ def intrinsic_reward(phi: torch.Tensor | None, w: torch.Tensor | None, h: torch.
                      particles: torch.Tensor | None = None, valid: torch.Tensor | None = None,
                      fixed_shapes: bool = False, exploit_weight: float = 1.0, explore_weight: float = 1.0,
                      exponent: float = 1.0, normaliser: RunningMean | None = None) -> IntrinsicReward:
-    """APS's intrinsic reward for reaching states s' (Eq. 10), the one the learner trains on:
+    """APS's intrinsic reward for reaching states s' (Eq. 6), the one the learner trains on:
 
     r(s') = exploit_weight * phi(s')^T w + explore_weight * log(1 + (1/k) sum_j ||h(s') - h_j||^e / m)
 

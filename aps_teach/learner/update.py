@@ -3,7 +3,7 @@ baseline are the same update with terms switched off (the table in `aps_teach.le
 
     1. sample a minibatch of n-step windows (s_t, a_t, w, s'_1..s'_m)     the caller: `batch.Batch`
     2. phi(s') and the kNN space h(s') of the states the reward is paid at  `td_targets`
-    3. the intrinsic reward of Eq. 10 (pretraining) or the task reward     `rewards.intrinsic_reward`
+    3. the intrinsic reward of Eq. 6 (pretraining) or the task reward     `rewards.intrinsic_reward`
     4. the successor-feature TD target with a double-Q bootstrap           `sf_td_target`
     5. SF loss + vMF loss on phi (+ InfoNCE on APT's encoder f)            `gradient_step`
     6. gradient clip and an Adam step                                      `gradient_step`
@@ -62,7 +62,7 @@ def td_targets(learner: Trainable, batch: Batch
     """Steps 2-4: the TD targets y (B, d) for psi(s, a, w), the mean of each reward term, and phi(s') of
     the rewarded states (B, n', d) (None for apt, dqn; with its graph while pretraining with 'last').
 
-    Per step i of a window the reward r_i is Eq. 10 at s'_i while pretraining, the task reward while
+    Per step i of a window the reward r_i is Eq. 6 at s'_i while pretraining, the task reward while
     fine-tuning, and the cumulant is c_i = base_i + (r_i - base_i^T w) w, base_i = phi(s'_i) (0 without
     phi), so c_i^T w = r_i. y = sum_{i<m} gamma^i c_i + gamma^m alive psi_target(s'_m, a*, w), with
     a* = argmax_a psi(s'_m, a, w)^T w (double Q). Pretraining with `nstep_reward='last'` (the authors'
@@ -89,7 +89,7 @@ def td_targets(learner: Trainable, batch: Batch
     with torch.no_grad():
         mask = torch.ones(len(w), 1, device=w.device) if last else batch.mask
         base = phi.detach() if phi is not None else torch.zeros(*mask.shape, cfg.feature_dim, device=w.device)
-        # 3. the intrinsic reward of Eq. 10 while pretraining, the task's reward while fine-tuning
+        # 3. the intrinsic reward of Eq. 6 while pretraining, the task's reward while fine-tuning
         if pretraining:
             valid = None if last else batch.mask
             r = intrinsic_reward(phi, w[:, None], h, cfg.k, valid=valid, fixed_shapes=learner.fixed_shapes,

@@ -46,7 +46,7 @@ ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
 """Arm name -> (method, overrides of the default `TrainConfig`). APS with one part changed (the default
 first): own encoder, the kNN reward on APT's contrastive encoder f (trained by InfoNCE) instead of phi;
 kNN on g, on phi's output before its L2 normalisation, as the authors' code measures it; explore 0 / 3, the
-exploration term's weight (Eq. 10 adds the two terms with weight 1); kNN feature, the kNN reward as a
+exploration term's weight (Eq. 6 adds the two terms with weight 1); kNN feature, the kNN reward as a
 successor feature of its own (`AgentConfig.knn_feature`), so its return is not carried along w. Beside
 them, at the same budget: VISR (APS without the kNN term), APT (the kNN term alone), the DQN baseline
 under the one fine-tuning protocol and, for reference, with pretraining's exploration schedule (epsilon
