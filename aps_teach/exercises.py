@@ -10,7 +10,8 @@
 
 So Run All always works, solved or not. `failing_case(name)` gives the inputs of the first case your
 last attempt got wrong, to call your function on: `my_fn(*exercises.failing_case("infer_task"))`.
-The inputs are drawn with a fixed seed, in several shapes, edge cases included. The pattern:
+The inputs are drawn with a fixed seed, in several shapes, edge cases included. After trying,
+`solution(name)` shows a worked solution (`aps_teach/solutions.py`) and returns it. The pattern:
 
     def my_infer_task(features, rewards):
         raise NotImplementedError  # your code
@@ -20,12 +21,14 @@ The inputs are drawn with a fixed seed, in several shapes, edge cases included. 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from aps_teach import solutions
 from aps_teach.atari.augment import shift
 from aps_teach.learner.rewards import particle_entropy_reward
 from aps_teach.learner.tasks import gpi_action_values, infer_task
@@ -145,6 +148,34 @@ def failing_case(name: str) -> tuple | None:
         raise ValueError(f"check_{name} has not run yet in this session: run it first")
     case = _failing[name]
     return None if case is None else tuple(map(_copy, case))
+
+
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (JupyterLab, Colab, nbclient), where Markdown renders."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return getattr(get_ipython(), "kernel", None) is not None
+
+
+def solution(name: str) -> Callable:
+    """Show a worked solution to exercise `name` (its source in `aps_teach/solutions.py`: a Markdown code
+    block in a notebook, plain text elsewhere) and return it, so `my_gpi = exercises.solution("gpi")`
+    solves the exercise. Look only after trying: the checker's coaching is worth more than the answer."""
+    if name not in solutions.__all__:
+        raise ValueError(f"no exercise named {name!r}; the exercises with a solution: "
+                         f"{', '.join(solutions.__all__)}")
+    function = getattr(solutions, name)
+    source = inspect.getsource(function)
+    title = f"A solution to the exercise {name} (from aps_teach/solutions.py):"
+    if _in_notebook():
+        from IPython.display import Markdown, display
+
+        display(Markdown(f"{title}\n\n```python\n{source}```"))
+    else:
+        print(f"{title}\n\n{source}")
+    return function
 
 
 # GPI over tabular successor features (notebook 01) ---------------------------------------------------

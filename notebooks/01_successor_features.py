@@ -186,6 +186,8 @@ fig.tight_layout()
 # shape (d,), and `zs` of shape (n, d): `zs[i]` is the task policy $i$ was trained for. NumPy's
 # `einsum` or `@` and `.max(axis=...)` are all you need. The checker compares your function with the
 # library's on random inputs; until yours passes, the rest of the notebook uses the library's.
+# After a wrong attempt, `my_gpi(*exercises.failing_case("gpi"))` calls yours on the inputs it got wrong;
+# once you have tried, `exercises.solution("gpi")` shows a solution.
 
 # %%
 def my_gpi(psis, w, zs):

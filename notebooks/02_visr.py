@@ -331,6 +331,8 @@ for level in levels:
 # return the unit vector w (d,). `torch.linalg.lstsq` solves least squares. The checker compares
 # your function with the library's on random inputs with correlated features, names the mistake
 # when it recognises it, and the cells below use the library's answer until yours is right.
+# After a wrong attempt, `my_infer_task(*exercises.failing_case("infer_task"))` calls yours on the inputs
+# it got wrong; once you have tried, `exercises.solution("infer_task")` shows a solution.
 
 # %%
 def my_infer_task(features, rewards):

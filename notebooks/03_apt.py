@@ -226,6 +226,8 @@ for name in clouds:
 # `torch.cdist`, `torch.topk(..., largest=False)`, `torch.log1p`. The checker compares your function
 # with the library's on random inputs, duplicates and k = N − 1 included, names the mistake when it
 # recognises it, and the cells below use the library's answer until yours is right.
+# After a wrong attempt, `my_knn_reward(*exercises.failing_case("knn_reward"))` calls yours on the inputs
+# it got wrong; once you have tried, `exercises.solution("knn_reward")` shows a solution.
 
 # %%
 def my_knn_reward(particles, k):

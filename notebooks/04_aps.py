@@ -216,6 +216,8 @@ for claim, holds in claims.items():
 #
 # Write `my_gpi_action(psi, w, z)`: `psi` holds $\psi(s, a, z_i)$ with shape (B, C, A, d) for a batch of
 # B states, C candidates and A actions; `w` is (B, d), `z` is (B, C, d). Return the actions, shape (B,).
+# After a wrong attempt, `my_gpi_action(*exercises.failing_case("gpi_action"))` calls yours on the inputs
+# it got wrong; once you have tried, `exercises.solution("gpi_action")` shows a solution.
 
 # %%
 def my_gpi_action(psi, w, z):
@@ -244,6 +246,8 @@ gpi_action = exercises.check_gpi_action(my_gpi_action)
 # $\phi(s'_i)$, `reward` (B, n) is $r_i$, `w` (B, d), `mask` (B, n) is true on the $m$ valid steps,
 # `boot_psi` (B, d) is $\psi_{\text{target}}(s'_m, a', w)$, `boot_steps` (B,) is $m$ and `alive` (B,) is
 # false where the window ended the episode. Return $y$, shape (B, d).
+# After a wrong attempt, `my_sf_td_target(*exercises.failing_case("sf_td_target"))` calls yours on the
+# inputs it got wrong; once you have tried, `exercises.solution("sf_td_target")` shows a solution.
 
 # %%
 def my_sf_td_target(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):

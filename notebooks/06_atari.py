@@ -381,6 +381,8 @@ print(inspect.getsource(augment.random_shift))
 #
 # It must work on uint8 frames and on floats, on non-square images and with pad 0. The checker compares
 # yours with the library's on such cases; until yours passes, `shift` below is the library's.
+# After a wrong attempt, `my_shift(*exercises.failing_case("shift"))` calls yours on the inputs it got
+# wrong; once you have tried, `exercises.solution("shift")` shows a solution.
 #
 # <details><summary>A hint, if you want one</summary>
 #

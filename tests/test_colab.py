@@ -1,14 +1,17 @@
 """Every notebook runs as on Colab: fast mode, every exercise unsolved, from a folder outside the
 repository, against aps-teach installed from a wheel built here (its dependencies are this environment's).
-This is the suite's only run of the notebooks; `check_printed_output` checks what each one printed."""
+This is the suite's only run of the notebooks; `check_printed_output` checks what each one printed.
+The notebooks with exercises run a second time, each exercise solved by `exercises.solution`."""
 
+import copy
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_notebooks import SOURCES, check_printed_output
+from test_notebooks import EXERCISE_STARTER, SOURCES, check_printed_output, exercise_names
 
 from aps_teach.course import FAST_MODE_TEXT
 from aps_teach.notebooks import execute
@@ -67,3 +70,50 @@ def test_committed_results_come_from_the_wheel_outside_the_repository(installed,
                          capture_output=True, text=True, check=True).stdout.strip()
     assert Path(out).is_relative_to(installed)
     assert Path(out).read_bytes() == (ROOT / "results" / "gridworld" / "figure4.csv").read_bytes()
+
+
+def _solved(source: Path, folder: Path) -> Path:
+    """A copy of `source` in `folder` with each exercise's starter replaced by its worked solution."""
+    solved = folder / source.name
+    solved.write_text(EXERCISE_STARTER.sub(lambda m: f'my_{m[1]} = exercises.solution("{m[1]}")\n',
+                                           source.read_text()))
+    return solved
+
+
+def _verdicts_as_unsolved(notebook):
+    """A copy of `notebook` in which each checker's "correct" line reads as the starter's does: what the
+    unsolved run prints, so `check_printed_output` can judge every other line of the solved run."""
+    notebook = copy.deepcopy(notebook)
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                output["text"] = re.sub(r"^(\w+): correct \(matches the library on \d+ random cases\)$",
+                                        r"\1: not attempted yet: using the library's answer", output["text"],
+                                        flags=re.MULTILINE)
+    return notebook
+
+
+@pytest.mark.parametrize("source", [s for s in SOURCES if exercise_names(s)], ids=lambda path: path.stem)
+def test_notebook_runs_with_every_exercise_solved(source, installed, tmp_path):
+    """Top to bottom with each starter `def my_x(...): raise NotImplementedError` replaced by
+    `my_x = exercises.solution("x")`: each solution is shown, passes its checker, and the rest of the
+    notebook runs on it and prints what the unsolved run prints (the library's answers and the solutions
+    agree)."""
+    names = exercise_names(source)
+    notebook = execute(_solved(source, tmp_path), fast=True, timeout=300, cwd=tmp_path,
+                       env={"PYTHONPATH": str(installed)}, epilogue=WHERE)
+    errors = [f"{o.ename}: {o.evalue}" for c in notebook.cells if c.cell_type == "code" for o in c.outputs
+              if o.output_type == "error"]
+    assert not errors
+    where = notebook.cells[-1].outputs[0]["text"].split()
+    assert [Path(p).is_relative_to(installed) for p in where[2:]] == [True, True], where
+    outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
+    printed = "".join(o.get("text", "") for o in outputs)
+    shown = "".join(o.get("data", {}).get("text/markdown", "") for o in outputs)
+    for name in names:
+        assert f"A solution to the exercise {name} (from aps_teach/solutions.py):\n\n```python\ndef {name}(" \
+            in shown
+        assert re.search(rf"^{name}: correct \(matches the library on \d+ random cases\)$", printed,
+                         re.MULTILINE), name
+    assert "not attempted yet" not in printed
+    check_printed_output(source, _verdicts_as_unsolved(notebook))

@@ -278,3 +278,50 @@ def test_shift(capsys):
     }
     for words, answer in wrong.items():
         assert_named(capsys, check_shift, "shift", answer, words)
+
+
+# worked solutions (aps_teach/solutions.py) ---------------------------------------------------------
+
+def test_every_exercise_has_a_solution_that_its_checker_passes(capsys):
+    from aps_teach import solutions
+
+    assert set(exercises.EXERCISES) <= set(solutions.__all__)
+    for name in solutions.__all__:
+        if name not in exercises.EXERCISES:
+            continue  # an exercise judged otherwise (e.g. by training an agent) is tested where it runs
+        shown = exercises.solution(name)
+        printed = capsys.readouterr().out
+        assert shown is getattr(solutions, name)
+        assert printed.startswith(f"A solution to the exercise {name} (from aps_teach/solutions.py):")
+        assert f"def {name}(" in printed and "return " in printed  # the source itself, shown in full
+        assert getattr(exercises, f"check_{name}")(shown) is shown
+        assert _one_line(capsys).startswith(f"{name}: correct (matches the library on ")
+
+
+def test_solutions_are_written_from_the_formula_not_by_calling_the_library():
+    import inspect
+
+    from aps_teach import solutions
+
+    names = {name: value for name, value in vars(solutions).items() if not name.startswith("__")}
+    assert {value.__name__ for value in names.values() if inspect.ismodule(value)} <= {"numpy", "torch"}
+    functions = {name for name, value in names.items() if inspect.isfunction(value)}
+    assert functions == set(solutions.__all__)
+    assert all(getattr(solutions, name).__module__ == "aps_teach.solutions" for name in functions)
+
+
+def test_a_solution_in_a_notebook_is_a_markdown_code_block(monkeypatch):
+    shown = []
+    monkeypatch.setattr(exercises, "_in_notebook", lambda: True)
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    assert exercises.solution("shift") is exercises.solutions.shift
+    (markdown,) = shown
+    assert markdown.data.startswith("A solution to the exercise shift (from aps_teach/solutions.py):\n\n"
+                                    "```python\ndef shift(x, dy, dx, pad):\n")
+    assert markdown.data.endswith("return torch.stack(crops)\n```")
+
+
+def test_an_unknown_solution_names_the_valid_exercises():
+    with pytest.raises(ValueError, match="no exercise named 'gpi_actions'; the exercises with a solution: "
+                                         "gpi, infer_task, knn_reward, gpi_action, sf_td_target, shift"):
+        exercises.solution("gpi_actions")

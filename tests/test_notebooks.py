@@ -235,3 +235,35 @@ def check_printed_output(source, notebook) -> None:
         assert re.search(r"aps\s+breakout\s+0\s+pretrain\s+True\s+0\s", printed)
         assert re.search(r"aps\s+breakout\s+0\s+finetune\s+False\s+200\s", printed)
         assert not re.search(r"dqn\s+breakout\s+0\s+pretrain", printed)
+
+
+EXERCISE_STARTER = re.compile(r"^def my_(\w+)\(.*\):\n    raise NotImplementedError.*\n", re.MULTILINE)
+"""An exercise's starter in a notebook source: `def my_<name>(...):` whose body raises NotImplementedError."""
+
+
+def exercise_names(source) -> list[str]:
+    """The exercises `source` asks the learner to write, in order (its starters' names without `my_`)."""
+    return EXERCISE_STARTER.findall(source.read_text())
+
+
+def test_every_exercise_is_found_and_has_a_solution():
+    from aps_teach import solutions
+
+    found = {source.stem: exercise_names(source) for source in SOURCES}
+    assert found["01_successor_features"] == ["gpi"] and found["06_atari"] == ["shift"]
+    missing = {stem: sorted(set(names) - set(solutions.__all__)) for stem, names in found.items()}
+    assert not {stem: names for stem, names in missing.items() if names}, "add them to aps_teach/solutions.py"
+
+
+@pytest.mark.parametrize("source", [s for s in SOURCES if exercise_names(s)], ids=lambda path: path.stem)
+def test_each_exercise_names_failing_case_and_its_solution_below_it(source):
+    """The markdown cell introducing an exercise says how to get the failing inputs and the solution; the
+    solution itself is never shown, nor called, anywhere in the notebook."""
+    cells = jupytext.read(source).cells
+    for name in exercise_names(source):
+        (starter,) = [i for i, cell in enumerate(cells) if f"def my_{name}(" in cell.source]
+        text = cells[starter - 1]
+        assert text.cell_type == "markdown"
+        assert f'exercises.failing_case("{name}")' in text.source
+        assert f'exercises.solution("{name}")' in text.source
+    assert not [c for c in cells if c.cell_type == "code" and "solution(" in c.source]
