@@ -516,10 +516,10 @@ print(f"states visited {coverage['states_visited']}/{coverage['states_reachable'
       f"{coverage['keys_picked']}, target ever reached: {coverage['target_reached']}")
 
 # %% [markdown]
-# Three checkpoints, early to late, with no key held. Walls are grey; cells left white hold no state
-# without a key (the rooms behind closed passageways, the passageways, the keys' own cells and the
-# target). One $w$ (the first task the explorer below offers) for the exploitation term. The right
-# column counts the replay's visits per cell.
+# The first, middle and last snapshots (one in fast mode), with no key held. Walls are grey; cells left
+# white hold no state without a key (the rooms behind closed passageways, the passageways, the keys' own
+# cells and the target). One $w$ (the first task the explorer below offers) for the exploitation term.
+# The right column counts the replay's visits per cell.
 
 # %%
 explorer = reward_explorer(snapshots, keys_held=(), seed=seed, show=False)
@@ -843,7 +843,8 @@ print(f"APS's exploration return for its own skill: about {knn_mean:.2f} (the kN
 # $1 - \gamma$ (the last line above estimates it), while a random $z$ in 16 dimensions gets it scaled by
 # $z^\top w \approx \pm 1/4$. When that return is large next to the differences in the $\phi$ part, the
 # skill $w$ wins GPI's max. VISR's cumulant is $\phi(s')$ alone ($r = \phi(s')^\top z$), every
-# candidate is scored on the same footing, and sometimes another skill knows a better move. Notebook 05
+# candidate is scored on the same footing, and another skill can know a better move (the verdict above
+# counts how often one does). Notebook 05
 # (Exercise 6) measures what GPI is worth on zero-shot transfer.
 # </details>
 
