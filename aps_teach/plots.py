@@ -312,3 +312,50 @@ def plot_run_overview(layout: gridworld.Layout, maps: dict[tuple[str, ...], dict
     fig.suptitle((title + "\n" if title else "") + note + "; grey: walls", fontsize="medium")
     fig.tight_layout()
     return fig
+
+
+MARKS = {True: ("\u2713", "tab:green"), False: ("\u2717", "tab:red"),
+         "state-based only": ("\u2713*", "tab:orange")}
+"""How `plot_method_table` draws a mark: True a green check, False a red cross, "state-based only" an
+orange check with a star (the property holds only from explicit states, not from pixels)."""
+
+
+def plot_method_table(ax, columns: Sequence[str], rows: dict[str, Sequence], highlight: str | None = None,
+                      groups: Sequence[int] = ()) -> dict[tuple[str, str], object]:
+    """A comparison of methods as a grid on `ax`: a row per method (`rows`: name -> one cell per column),
+    a cell either text (mathtext allowed) or a key of `MARKS`. The `highlight` row sits on a shaded band;
+    a rule is drawn below the rows whose 0-based indices are in `groups`. Returns the drawn texts by
+    (row name, column)."""
+    for name, cells in rows.items():
+        if len(cells) != len(columns):
+            raise ValueError(f"row {name!r} has {len(cells)} cells for {len(columns)} columns")
+    if highlight is not None and highlight not in rows:
+        raise ValueError(f"highlight {highlight!r} is not a row; rows: {list(rows)}")
+    widths = [max([len(columns[c])] + [len(str(cells[c])) if isinstance(cells[c], str)
+                                       and cells[c] not in MARKS else 2 for cells in rows.values()])
+              for c in range(len(columns))]
+    names_width = max(len(name) for name in rows) + 2  # column edges in characters, about
+    steps = np.concatenate([[0], np.cumsum([max(w, 6) + 2 for w in widths])])
+    edges = np.concatenate([[0], names_width + steps])
+    ax.set_xlim(0, edges[-1])
+    ax.set_ylim(len(rows) + 0.5, -1)
+    ax.set_axis_off()
+    drawn = {}
+    for c, column in enumerate(("", *columns)):
+        ax.text((edges[c] + edges[c + 1]) / 2, -0.4, column, ha="center", va="center", fontweight="bold")
+    ax.axhline(0.0, color="black", linewidth=1)
+    for r, (name, cells) in enumerate(rows.items(), start=1):
+        if name == highlight:
+            ax.axhspan(r - 0.5, r + 0.5, color="gold", alpha=0.3, zorder=0, gid="highlight")
+        ax.text(edges[0] + 0.5, r, name, ha="left", va="center",
+                fontweight="bold" if name == highlight else None)
+        for c, cell in enumerate(cells, start=1):
+            mark = isinstance(cell, bool) or cell in MARKS
+            text, colour = MARKS[cell] if mark else (cell, "black")
+            drawn[name, columns[c - 1]] = ax.text((edges[c] + edges[c + 1]) / 2, r, text, ha="center",
+                                                  va="center", color=colour,
+                                                  fontsize="large" if mark else None)
+        if r - 1 in groups:
+            ax.axhline(r + 0.5, color="grey", linewidth=0.6)
+    ax.axhline(len(rows) + 0.5, color="black", linewidth=1)
+    return drawn

@@ -84,8 +84,80 @@ def test_every_install_line_names_the_pinned_release():
     assert {line for _, line in found} == {f'"{install_requirement()}"'}, found
 
 
+def test_04_derives_aps_cites_the_papers_numbers_and_asks_for_predictions():
+    text = (NOTEBOOK_DIR / "04_aps.py").read_text()
+    for heading in ("## Two ways to write I(s; z)", "## APS's reward, and Algorithm 1",
+                    "### Regions, or speckle?"):
+        assert f"# {heading}\n" in text
+    assert text.index("## Two ways to write") < text.index("## APS's reward, and Algorithm 1")
+    for tag in ("3", "4", "6"):  # the bound, the vMF step, the APS reward: the paper's own numbers
+        assert f"\\tag{{{tag}}}$$" in text
+    assert "Eqs. 6" not in text and "6–7" not in text and "with Eq. 6** |" in text  # Algorithm 1, line 11
+    assert "carves the grid into regions for each" not in text  # the speckled maps said otherwise
+    cells = jupytext.reads(text, fmt="py:percent").cells
+    predictions = [i for i, cell in enumerate(cells)
+                   if cell.cell_type == "markdown" and "**Predict:**" in cell.source]
+    assert len(predictions) >= 8
+    assert all(cells[i + 1].cell_type == "code" for i in predictions)  # each just before the cell that runs
+
+
 def _printed(notebook) -> str:
     return "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
+
+
+def _check_04_verdicts(printed: str) -> None:
+    """04's derivation checks hold, and every verdict it prints agrees with the numbers printed beside it."""
+    assert "1 of 3 claims hold" in printed and "APS is beaten by: visr on easy" in printed
+    assert "hard: methods with any fine-tuned success: apt 0.10" in printed  # 1 of 10 APT seeds
+    # Eq. 3 on the exact discrete example: the bound holds, its gap is the expected KL, zero when q = p
+    bound, gap, kl = re.search(r"E\[log q\(s\|z\)\] = \S+: (\w+); gap (\S+), E_z KL\(p\|\|q\) (\S+)",
+                               printed).groups()
+    assert bound == "True" and gap == kl and float(gap) > 0
+    assert "with q = p the gap is 0.0000" in printed
+    # Eq. 4: the vMF normaliser does not depend on w's direction, only on kappa; both match the closed form
+    for line in re.findall(r"^kappa \d, w = .*$", printed, re.MULTILINE):
+        integral, closed = map(float, re.search(r"integral (\S+), closed form (\S+)", line).groups())
+        assert abs(integral - closed) < 1e-5, line
+    assert "the normaliser is the same for both directions of w: True; it changes with kappa: True" in printed
+    assert "methods with a check in all four property columns: APS\n" in printed  # Table 1
+    assert "vmf_reward + particle_entropy_reward equals intrinsic_reward (Eq. 6): True" in printed
+    # the exploration term against visits: the verdict counts the negative correlations of the table
+    rhos = [float(x) for x in re.findall(r"^\s+[\d,]+ \|.*\| ([+-]\d\.\d\d)$", printed, re.MULTILINE)]
+    negative, shown = map(int, re.search(r"Spearman\(explore, visits\) negative at (\d+) of (\d+)",
+                                         printed).groups())
+    assert rhos and shown == len(rhos) and negative == sum(rho < 0 for rho in rhos)
+    # regions or speckle: each verdict follows from its own numbers (printed rounded, hence the slack)
+    regions = re.findall(r"same skill in (\d+)% of pairs \(shuffled \d+%, 95th pct (\d+)%\); neighbour "
+                         r"correlation of phi\^T w (\S+) \(shuffled 95th pct (\S+)\): (\w+):", printed)
+    assert len(regions) == len(rhos)
+    for share, share_95, corr, corr_95, verdict in regions:
+        owned, smooth = int(share) >= int(share_95), float(corr) >= float(corr_95)  # rounded: >= not >
+        assert verdict in ("regions", "patchy", "speckled")
+        assert verdict != "regions" or (owned and int(share) >= 50)
+        assert verdict != "patchy" or owned or smooth
+        assert verdict != "speckled" or (int(share) <= int(share_95) and float(corr) <= float(corr_95))
+    assert f"* phi^T w over the hard level's cells, at the checkpoints shown: {regions[-1][4]}" in printed
+    # fine-tuning: the curves named as falling are exactly those whose printed success falls somewhere
+    curves = re.findall(r"^(\w+ on \w+), success after fine-tuning steps (.*)$", printed, re.MULTILINE)
+    rates = {name: [float(point.split(": ")[1]) for point in points.split(", ")] for name, points in curves}
+    fell = [name for name, r in rates.items() if any(b < a for a, b in zip(r, r[1:], strict=False))]
+    assert f"curves where success falls somewhere along fine-tuning: {', '.join(fell) or 'none'}" in printed
+    assert "reproduction: nothing compared (another configuration)" in printed
+    assert "[0.86, 0.98]: APS's interval wholly below VISR's" in printed  # the file's easy zero-shot
+    hard = re.search(r"mean success is (\S+) in the file and (\S+) in this run: (no|some) pretrained",
+                     printed)
+    assert (hard.group(3) == "no") == (float(hard.group(1)) == float(hard.group(2)) == 0)
+    # GPI: the verdict follows from the four printed fractions
+    fractions = {(method, level): float(value) for method, level, value in re.findall(
+        r"^(visr|aps) on (easy|hard): GPI changes the greedy action in (\S+)%", printed, re.MULTILINE)}
+    visr = [v for (m, _), v in fractions.items() if m == "visr"]
+    aps = [v for (m, _), v in fractions.items() if m == "aps"]
+    verdict = re.search(r"APS's in \S+ to \S+: (.*)$", printed, re.MULTILINE).group(1)
+    assert verdict == ("APS's own skill w wins GPI's max every time" if max(aps) == 0 else
+                       "the other skills matter less for APS than for VISR" if max(aps) < min(visr) else
+                       "the other skills matter for APS about as much as for VISR, or more")
+    assert ("* the committed sweep: 1 of 3 of the paper's claims hold; APS is beaten by visr on easy"
+            in printed)
 
 
 def check_printed_output(source, notebook) -> None:
@@ -114,6 +186,7 @@ def check_printed_output(source, notebook) -> None:
         assert len(re.findall(r"on easy, success after fine-tuning steps 0: \S+, 3,200: ", printed)) == 3
         assert len(re.findall(r"^(visr|aps) on (easy|hard): GPI changes the greedy action in \d+\.\d% of",
                               printed, re.MULTILINE)) == 4
+        _check_04_verdicts(printed)
     if source.stem == "04b_zero_shot":
         printed = _printed(notebook)
         assert "pretrained aps on hard in " in printed and "APS on open10: 800 reward-free steps" in printed

@@ -71,3 +71,27 @@ def test_zero_shot_panels_show_the_task_the_fit_on_its_scale_the_values_and_the_
     drawn = plots.plot_zero_shot(axes, layout, shot)
     assert "no reward seen" in axes[1].get_title() and drawn["task"].get_clim() == (0.0, 1.0)
     plt.close(fig)
+
+
+def test_method_table_draws_marks_text_and_the_highlighted_row():
+    columns = ("objective", "exploration", "visual")
+    rows = {"APT": (r"$\max H(s)$", True, True), "MEPOL": ("x", "state-based only", False),
+            "APS": ("y", True, True)}
+    fig, ax = plt.subplots()
+    drawn = plots.plot_method_table(ax, columns, rows, highlight="APS", groups=(0,))
+    assert drawn["APT", "objective"].get_text() == r"$\max H(s)$"
+    check = drawn["APT", "exploration"]
+    assert (check.get_text(), check.get_color()) == plots.MARKS[True]
+    assert drawn["MEPOL", "visual"].get_text() == plots.MARKS[False][0]
+    assert drawn["MEPOL", "exploration"].get_text() == "\u2713*"
+    bands = [patch for patch in ax.patches if patch.get_gid() == "highlight"]
+    assert len(bands) == 1 and np.allclose(bands[0].get_y() + bands[0].get_height() / 2, 3)  # APS is row 3
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    try:
+        plots.plot_method_table(ax, columns, {"APT": ("only one cell",)})
+    except ValueError as error:
+        assert "1 cells for 3 columns" in str(error)
+    else:
+        raise AssertionError("a short row must be refused")
+    plt.close(fig)
