@@ -614,17 +614,19 @@ in_room = sum(position in last_room for position, _ in never)
 on_route = sum(state in route for state in never)
 print(f"never-visited states: {len(never)} | in the last room: {in_room} | on a shortest solution from a "
       f"start cell: {on_route}")
+target_reached = runs["hard"]["log"].coverage["target_reached"]
 print("the holes include states the hard task pays for: the last room or the route to it"
       if in_room or on_route else
       "the holes are off every route to the target: states of rooms already crossed, revisited with other "
-      "keys held; the states the task needs were all visited")
+      "keys held; every state on the routes was visited, and the target itself "
+      + ("was reached" if target_reached else "never was"))
 
 # %% [markdown]
 # The last line places the holes. Holes on the route or in the last room are states the task pays
 # for, and the identification rollouts, run by the same skills, rarely reach them either. Holes off the
-# route do not stop the task: then pretraining did visit every state the task needs, and VISR's failure
-# on the hard level, in the zero-shot section above, lies in what its skills *do*, not in where
-# pretraining went.
+# route do not stop the task by themselves: pretraining then went everywhere the route goes, and what
+# remains is whether any skill walks the whole route to the target (the line says whether pretraining
+# ever reached it) and whether a task's w selects that skill, which the zero-shot section tested.
 #
 # ## What this run found
 
