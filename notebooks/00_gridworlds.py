@@ -14,15 +14,17 @@
 # %% [markdown]
 # # 00 · The key-passageway gridworlds
 #
-# Before any learning, meet the two small worlds the course trains on. They come from
+# Before any learning, meet the small worlds the course trains on. The first two come from
 # Section 4.3 of the APS paper (Liu & Abbeel, 2021), built with DeepMind's pycolab engine:
 #
 # * **easy** — pick up the green key, which opens a closed passageway, then reach the orange target;
 # * **hard** — the same, then a purple key beyond the first passageway opens a second passageway
-#   into the upper-right room, where the target now is.
+#   into the upper-right room, where the target now is;
+# * **deep** — not in the paper: the same two keys in three large rooms, added to this course as a
+#   level where a random walk does not already visit nearly every state.
 #
 # By the end of this notebook you will know what the agent sees, what it is paid, and — by
-# watching a random policy — why the hard level needs real exploration.
+# watching a random policy — what makes each level hard for it.
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.
@@ -67,9 +69,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import gridworld
-from aps_teach import plots
+from aps_teach import course, experiments, plots
 from aps_teach.course import fast_mode_banner
 from aps_teach.random_policy import exact_random_policy, random_policy_stats
+from aps_teach.sweeps import read_rows
 
 fast_mode_banner(FAST)
 
@@ -149,6 +152,10 @@ for ax, level in zip(axes, gridworld.LEVELS, strict=True):
 # The simplest explorer picks uniformly random actions. How far does it get in
 # `num_episodes` episodes per level? The library collects the visitation counts and how often
 # each milestone is reached.
+#
+# **Predict.** Before running the cell: of the hard level's 123 (position, keys held) states, how many
+# will a random walk visit in 2000 episodes of 100 steps, and in what share of episodes will it reach
+# the target?
 
 # %%
 stats = [random_policy_stats(level, num_episodes, seed=seed) for level in gridworld.LEVELS]
@@ -157,12 +164,36 @@ for result in stats:
 fig = plots.plot_random_policy_overview(stats)
 
 # %% [markdown]
-# On the easy level the random walk picks up the green key in most episodes and stumbles on the
-# target now and then. On the hard level it still finds the first key, but it rarely gets as far
-# as the purple key, and it almost never reaches the target: the upper-right room stays nearly
-# dark in the heatmap. The deep level, the paper's two keys in three large rooms, was chosen for that
-# darkness: a random walk there does not reach its bottom room at all.
-#
+# Read the lines and the heatmaps against your prediction; the next cell puts them into words, per level,
+# from the numbers: how many states the walk visited, how often it held every key and reached the
+# target, and what share of its steps it spent in the *last room*, the cells no state can be on before
+# every key is held (the upper-right room of the hard level, the bottom room of the deep one).
+
+# %%
+def last_room(level):
+    """Cells on which every reachable state holds every key: the room behind the last passageway."""
+    layout = gridworld.resolve_level(level)
+    held_by_cell = {}
+    for position, held in layout.reachable_states():
+        held_by_cell.setdefault(position, set()).add(len(held))
+    return [cell for cell, counts in held_by_cell.items() if counts == {len(layout.key_names)}]
+
+
+for result in stats:
+    room = last_room(result.level)
+    share = sum(result.visits[cell] for cell in room) / result.visits.sum()
+    last_key = list(result.key_rates)[-1]
+    room_words = ("never entered" if share == 0 else "nearly dark (under 1% of its steps)" if share < 0.01
+                  else f"{share:.1%} of its steps")
+    print(f"{result.level}: {result.distinct_states} of {result.reachable_states} states visited | "
+          f"{last_key} key in {result.key_rates[last_key]:.1%} of episodes | target in "
+          f"{result.success_rate:.1%} | last room ({len(room)} cells): {room_words}")
+hard_stats = stats[list(gridworld.LEVELS).index("hard")]
+print(f"hard: the random walk visits most states ({hard_stats.distinct_states} of "
+      f"{hard_stats.reachable_states}) yet reaches the target in under 1% of episodes: "
+      f"{hard_stats.distinct_states > hard_stats.reachable_states / 2 and hard_stats.success_rate < 0.01}")
+
+# %% [markdown]
 # Sampling can only say "rarely". Because the worlds are tiny, we can instead compute the random
 # policy's chance of success *exactly*. Let $p_t(s)$ be the probability of being in state
 # $s$ = (position, keys held) after $t$ steps, $T(s' \mid s, a)$ the rules, and the target an absorbing
@@ -172,14 +203,22 @@ fig = plots.plot_random_policy_overview(stats)
 #
 # and $P(\text{success within } t \text{ steps})$ is the mass $p_t$ puts on the target. How does it grow
 # with the episode length?
+#
+# **Predict.** The hard level's sampled success rate was a fraction of a percent in 100-step episodes.
+# How long must an episode be before the random walk reaches its target in one episode of five? Sketch
+# the three curves before running the cell.
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.8))
+one_in_five = {}
 for level in gridworld.LEVELS:
     curve = exact_random_policy(level, horizon).success_by_step
     ax.plot(curve, label=level)
+    one_in_five[level] = int(np.argmax(curve >= 0.2)) if curve[-1] >= 0.2 else None
     print(f"{level}: P(success within {gridworld.MAX_EPISODE_STEPS} steps) = "
-          f"{curve[min(horizon, gridworld.MAX_EPISODE_STEPS)]:.4f}, within {horizon} steps = {curve[-1]:.4f}")
+          f"{curve[min(horizon, gridworld.MAX_EPISODE_STEPS)]:.4f}, within {horizon} steps = "
+          f"{curve[-1]:.4f} | one episode in five succeeds from length "
+          + (f"{one_in_five[level]}" if one_in_five[level] is not None else f"beyond {horizon}"))
 ax.axvline(gridworld.MAX_EPISODE_STEPS, color="grey", linestyle=":", label="step limit")
 ax.set_xlabel("episode length (steps)")
 ax.set_ylabel("P(target reached)")
@@ -188,13 +227,68 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Each extra key-passageway pair multiplies the steps a random walk needs. A method whose
-# behaviour stays close to "random until a reward shows up" gets almost no signal on the hard
-# level; a method that *explores on purpose* (APT, APS) gets to the purple key and beyond during
-# reward-free pretraining. That is the contrast Figure 4 of the paper measures, and the one
-# notebooks 02–04 rebuild.
+# Each key-passageway pair in the way multiplies the steps a random walk needs to reach the target; the
+# lengths above say by how much on these levels.
+#
+# Visiting states is one thing, reaching the target another. Reward-free pretraining (notebooks 02-04)
+# gets 64,000 steps on each level; a random walk of as many steps is the baseline its coverage must beat.
+# **Predict.** On the hard level, will VISR, APT and APS, each pretrained for 64,000 steps, visit more
+# states than a random walk of the same length? On the deep level?
+#
+# The next cell sets that random walk beside the committed sweep's pretraining runs (10 seeds per method
+# and level; DQN has no reward-free phase, so it is left out).
+
+# %%
+budget = experiments.Budget()
+walk_episodes = min(num_episodes, budget.pretrain_steps // gridworld.MAX_EPISODE_STEPS)
+figure4 = [row for row in read_rows(course.committed_result("gridworld/figure4.csv"))
+           if row["phase"] == "zero_shot" and row["method"] != "dqn"]
+beats = {}
+for level in ("hard", "deep"):
+    walk = random_policy_stats(level, walk_episodes, seed=seed, progress=False)
+    print(f"{level}: random walk, {walk_episodes} episodes of at most {gridworld.MAX_EPISODE_STEPS} steps: "
+          f"{walk.distinct_states} of {walk.reachable_states} states, target in {walk.success_rate:.1%} of "
+          "episodes")
+    for method in ("visr", "apt", "aps"):
+        runs = [row for row in figure4 if row["method"] == method and row["level"] == level]
+        visited = np.mean([int(row["states_visited"]) for row in runs])
+        reached = sum(row["target_reached"] == "True" for row in runs)
+        beats[level, method] = visited > walk.distinct_states
+        print(f"  {method:<4} pretraining, {budget.pretrain_steps:,} steps: {visited:.1f} states on average, "
+              f"target reached in {reached} of {len(runs)} runs | more states than the walk: "
+              f"{beats[level, method]}")
+same_steps = walk_episodes * gridworld.MAX_EPISODE_STEPS == budget.pretrain_steps
+for level in ("hard", "deep"):
+    ahead = [method for method in ("visr", "apt", "aps") if beats[level, method]]
+    print(f"{level}: pretrained methods visiting more states than the random walk: "
+          f"{', '.join(ahead) or 'none'}: "
+          + ("the walk had fewer steps than pretraining (fast mode): no verdict" if not same_steps else
+             f"exploring on purpose adds coverage here ({', '.join(ahead)})" if ahead else
+             "coverage is not what pretraining adds here; what counts is the behaviour it leaves"))
+
+# %% [markdown]
+# Where no method beats the walk, coverage does not decide the task: what notebooks 02-04 ask there is
+# whether pretraining leaves *behaviour* that walks through both passageways to the target when asked.
+# Figure 4 of the paper measures the methods on easy and hard by the success each reaches after
+# pretraining.
 #
 # **Try it.** Draw your own level with the legend above (say, the target behind both passageways
 # in a longer maze, or the start cells far from the green key), build it with
 # `gridworld.make(my_art)`, and rerun the two figures above on it. The legend has six keys (a-f),
 # so a level has at most six key-passageway pairs.
+
+#
+# ## Summary
+#
+# * Three levels, each a chain of key-passageway pairs; the agent sees one-hot planes, acts with four
+#   moves, and is paid $r_t = \mathbb{1}[\text{key picked up}] + 10\,\mathbb{1}[\text{target reached}]$,
+#   the target ending the episode.
+# * A random walk's success is computed exactly by pushing the state distribution forward,
+#   $p_{t+1}(s') = \sum_s p_t(s) \sum_a \tfrac14 T(s' \mid s, a)$; every extra passageway stretches the
+#   episode length it needs.
+# * Visiting states and reaching the target are different things: the verdict lines above set a
+#   random walk's coverage beside its success on each level, and beside the coverage of 64,000 steps of
+#   reward-free pretraining on the hard and deep levels.
+#
+# **Next.** Notebook 01 builds successor features, $Q^\pi(s, a) = \psi^\pi(s, a)^\top w$, exactly on these
+# levels: the identity VISR and APS rest on.

@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 01 · Successor features: Q = ψᵀw
 #
-# VISR and APS rest on one identity (Section 2.2 of the APS paper). Suppose the reward of a move is
+# VISR and APS rest on one identity (Section 3.1 of the APS paper). Suppose the reward of a move is
 # linear in some features, with a task vector $w$:
 #
 # $$r(s, a, s') = \phi(s, a, s')^\top w.$$
@@ -125,6 +125,9 @@ print("environment reward == phi^T w for every move:", np.allclose(easy.events @
 # with the bootstrap term dropped when $s'$ ends the episode. Take the uniformly random policy, learn
 # $\psi$ by TD, and compare $\psi^\top w$ with $Q^\pi$ computed the direct way: Bellman backups on the
 # environment's reward, never touching the features.
+#
+# **Predict.** After `td_sweeps` passes, how far apart will $\psi^\top w$ and $Q^\pi$ be at the worst
+# (state, action): 1, 0.01, or at floating-point precision? What would make it worse?
 
 # %%
 policy = tabular.uniform_policy(easy)
@@ -147,27 +150,41 @@ plt.show()
 # Now change the task without learning anything: $w = (1, 0)$ pays only for the key. The same $\psi$
 # gives its $Q$ at once, and it again agrees with policy evaluation on that reward. The value maps
 # show $V(s) = \sum_a \pi(a \mid s)\, Q(s, a)$ over the cells, before and after the key is picked up.
+#
+# **Predict.** Once the key is held, what is the key-only task's value anywhere? Before it is held, will
+# the two tasks' maps look alike or different?
 
 # %%
 tasks = {"evaluation task w = (1, 10)": w_eval, "key only w = (1, 0)": np.array([1.0, 0.0])}
+maps = {}
 fig, axes = plt.subplots(2, 2, figsize=(8, 7.5))
 for column, (name, w) in enumerate(tasks.items()):
     q = psi @ w
     error = np.abs(q - tabular.policy_evaluation(easy, policy, gamma, easy.events @ w)).max()
     print(f"{name}: max error against policy evaluation {error:.2e}")
     values = (policy * q).sum(axis=1)
+    maps[name] = values
     for row, held in enumerate([(), ("green",)]):
         image = plots.plot_state_values(axes[row, column], easy.layout, easy.states, values, held,
                                         title=f"{name}\nkeys held: {', '.join(held) or 'none'}")
         fig.colorbar(image, ax=axes[row, column], fraction=0.046, label=r"$V(s)$")
 fig.suptitle(r"values of the random policy, both from the same $\psi$")
 fig.tight_layout()
+no_key = np.array([held == () for _, held in easy.states])
+full_values, key_values = maps.values()
+ratio = full_values[no_key] / key_values[no_key]
+print(f"no key held: evaluation-task value / key-only value from {ratio.min():.3f} to {ratio.max():.3f} over "
+      f"{no_key.sum()} states | one map a multiple of the other: {bool(np.ptp(ratio) < 1e-3 * ratio.mean())}")
+print(f"key held: largest |V| of the key-only task {np.abs(key_values[~no_key]).max():.1e}, of the "
+      f"evaluation task {np.abs(full_values[~no_key]).max():.2f}")
 
 # %% [markdown]
-# Before the key is picked up the two maps look alike: the target is still locked away, so for
-# both tasks the value is mostly the key's. Once the key is held, the key-only task has nothing
-# left to pay (its value is 0 everywhere), while the evaluation task values the cells near the
-# target. Same $\psi$, two tasks, no new learning.
+# The printed lines measure the maps. Once the key is held, the key-only task has nothing left to pay,
+# so its value there is 0, while the evaluation task still values the way to the target. Before the key,
+# the ratio of the two maps says how they differ. Under the random policy every route to the target
+# passes through one state, the key's cell just after the pick-up, so whatever the target adds is the
+# discounted key value times one factor, the same from every cell: the ratio is one number, up to
+# how far TD has converged (compare the errors printed above). Same $\psi$, two tasks, no new learning.
 #
 # ## Generalised policy improvement
 #
@@ -222,6 +239,9 @@ print("features:", room.event_names)
 # $\pi_{\text{purple}}$, optimal for "purple key" alone ($z_2 = (0, 1, 0)$). Each fetches its key, then
 # has nothing left to do. The new task pays 3 for the green key and 1 for the purple one:
 # $w = (3, 1, 0)$. GPI acts greedily on `gpi(psis, w_new, z_tasks)`: your function, once it passes.
+#
+# **Predict.** Rank the start values of $\pi_{\text{green}}$, $\pi_{\text{purple}}$, GPI and the optimal
+# policy on $w = (3, 1, 0)$. Can GPI beat both of its policies? Can it reach the optimum?
 
 # %%
 z_tasks = np.eye(3)[:2]
@@ -241,13 +261,20 @@ def start_value(policy):
 names = ["pi_green", "pi_purple"]
 for name, p in zip(names, policies, strict=True):
     print(f"{name:>10}: {start_value(p):.3f}")
-print(f"{'GPI':>10}: {start_value(tabular.greedy_policy(q_gpi)):.3f}")
+gpi_value = start_value(tabular.greedy_policy(q_gpi))
+print(f"{'GPI':>10}: {gpi_value:.3f}")
 best = tabular.optimal_q(room, room.events @ w_new, gamma).max(axis=1)[starts].mean()
 print(f"{'optimal':>10}: {best:.3f}  (value iteration on w_new, for reference)")
+beats_both = all(gpi_value > start_value(p) + 1e-9 for p in policies)
+optimal = bool(np.isclose(gpi_value, best, atol=1e-6))
+print(f"GPI above both of its policies: {beats_both} | GPI equal to the optimal value: {optimal}")
+print("GPI " + ("beats both of its policies" if beats_both else "does not beat both of its policies")
+      + (", and here matches the optimal value" if optimal else ", and falls short of the optimal value"))
 
 # %% [markdown]
-# GPI beats both of its policies, and here even matches the optimal value: it fetches the green
-# key with $\pi_{\text{green}}$, then switches to $\pi_{\text{purple}}$ for the second key. The map shows
+# The last line gives the verdict. GPI can beat both policies because it switches between them: it
+# fetches the green key with $\pi_{\text{green}}$, then follows $\pi_{\text{purple}}$ for the second key,
+# a plan neither policy follows alone. The map shows
 # which policy GPI follows in each cell: the one whose value backs the greedy action. Beside it, a
 # common mistake: public reference code has scored each policy under *its own* task $z_i$,
 # $\max_i \psi_i(s, a)^\top z_i$, instead of under the current $w$.
@@ -274,8 +301,12 @@ def backing_policy(scores):
 scores_under_w = psis @ w_new  # (n, S, A)
 own_scores = np.stack([psi_i @ z for psi_i, z in zip(psis, z_tasks, strict=True)])  # the mistake
 chosen, chosen_own_z = backing_policy(scores_under_w), backing_policy(own_scores)
-print(f"scored under its own z: start value {start_value(tabular.greedy_policy(own_scores.max(axis=0))):.3f} "
-      f"(GPI under w: {start_value(tabular.greedy_policy(q_gpi)):.3f})")
+own_value = start_value(tabular.greedy_policy(own_scores.max(axis=0)))
+print(f"scored under its own z: start value {own_value:.3f} (GPI under w: {gpi_value:.3f}) | below GPI's: "
+      f"{own_value < gpi_value - 1e-9}")
+no_key = np.array([held == () for _, held in room.states])
+print(f"states with no key held that follow pi_purple: under w {int((chosen[no_key] == 1).sum())}, under its "
+      f"own z {int((chosen_own_z[no_key] == 1).sum())} of {int(no_key.sum())}")
 
 key_colours = ListedColormap(["#2ca02c", "#9467bd"])  # the two policies
 fig, axes = plt.subplots(1, 2, figsize=(9, 4))
@@ -286,3 +317,19 @@ for ax, picks, title in [(axes[0], chosen, "GPI under the current $w$"),
 cbar = fig.colorbar(image, ax=axes, ticks=[0, 1], fraction=0.03)
 cbar.ax.set_yticklabels([r"$\pi_{\mathrm{green}}$", r"$\pi_{\mathrm{purple}}$"])
 plt.show()
+
+#
+# ## Summary
+#
+# * When the reward is linear in features, $r = \phi^\top w$, every policy's value splits into a
+#   task-free part and the task: $Q^\pi(s, a) = \psi^\pi(s, a)^\top w$, with
+#   $\psi^\pi(s, a) = \mathbb{E}_\pi\big[\sum_t \gamma^t \phi_t\big]$, learnt by TD like a value
+#   (the printed errors compare it with policy evaluation).
+# * One $\psi$ serves any $w$: a new task costs a dot product, not new learning.
+# * GPI, $Q_{\mathrm{GPI}}(s, a) = \max_i \psi_i(s, a)^\top w$, scores every policy under the task at hand
+#   and is at least as good as each; scoring each under its own $z_i$ instead is a bug with a measurable
+#   cost (the start values above).
+#
+# **Next.** Here we chose $\phi$ and computed $\psi$ exactly. Notebook 02 builds VISR, which *learns*
+# $\phi$ without reward, trains $\psi$ for a whole sphere of tasks $w$, and finds a task's $w$ by least
+# squares.

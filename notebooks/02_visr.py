@@ -34,8 +34,7 @@
 #
 # **What reproduces from the paper.** The paper's Figure 4 has VISR well ahead of APT on the easy
 # level and failing on the hard one. The committed 10-seed sweep (printed below, with 95% intervals)
-# agrees on both counts: VISR is the only method that solves the easy level zero-shot, and no VISR
-# run ever solves the hard level, not even after fine-tuning.
+# tests both claims, and the verdict lines under it say whether each holds here.
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.
@@ -129,6 +128,13 @@ for level in levels:
 visr_easy, apt_easy = figure4["visr", "easy", "zero_shot"], figure4["apt", "easy", "zero_shot"]
 print(f"VISR ahead of APT zero-shot on easy, intervals apart: {visr_easy[1] > apt_easy[2]} | VISR solves "
       f"the hard level in some run: {figure4['visr', 'hard', 'finetuned'][0] > 0}")
+above_half = [method for (method, level, phase), (mean, *_) in sorted(figure4.items())
+              if level == "easy" and phase == "zero_shot" and mean >= 0.5]
+print(f"methods of the sweep with a mean zero-shot success >= 0.5 on easy: {', '.join(above_half) or 'none'}")
+for claim, holds in (("VISR well ahead of APT on the easy level", visr_easy[1] > apt_easy[2]),
+                     ("VISR fails on the hard level", figure4["visr", "hard", "zero_shot"][2] == 0
+                      and figure4["visr", "hard", "finetuned"][2] == 0)):
+    print(f"the paper's claim '{claim}': {'holds' if holds else 'does not hold'} in the committed sweep")
 
 # %% [markdown]
 # ## The discriminator and its reward
@@ -145,8 +151,8 @@ print(f"VISR ahead of APT zero-shot on easy, intervals apart: {visr_easy[1] > ap
 # $$q(w \mid s') = C_d(\kappa)\, \exp\!\big(\kappa\, \phi(s')^\top w\big).$$
 #
 # The normaliser $C_d(\kappa)$ depends on κ and d only, not on φ(s'); that is why φ is normalised.
-# So with κ = 1 the log-likelihood is a dot product plus a constant, and the paper (Section 3.1)
-# uses it as the reward:
+# So with κ = 1 the log-likelihood is a dot product plus a constant, and VISR (Section 4.1 of the
+# APS paper) uses it as the reward:
 #
 # $$r_{\text{VISR}}(s, a, s') = \log q(w \mid s') = \phi(s')^\top w + \text{const}.$$
 #
@@ -161,6 +167,9 @@ print(f"VISR ahead of APT zero-shot on easy, intervals apart: {visr_easy[1] > ap
 #
 # Check the "plus a constant" with SciPy's own von Mises-Fisher density: log q(w | s') − κ φ(s')ᵀw
 # should be one number, whatever the centre φ(s') and the point w.
+#
+# **Predict.** How large will the spread of that difference be over 4 centres and 50 points: about 1,
+# about 0.01, or at the precision of float64?
 
 # %%
 def unit_rows(n, generator):
@@ -203,6 +212,10 @@ for step, fragment in (("r = phi(s')^T w            (VISR's reward)", "exploit =
 # ends. If +10 ended the episode here too, a skill that found the target would be sent back to a
 # start cell at once: "go to the target and stay" could not be a skill, and no w could ask for it
 # later. We also keep the set of (position, keys held) states each run visits.
+#
+# **Predict.** VISR's reward never pays for a new state. After 64,000 reward-free steps, will it have
+# visited every state of the easy level (79)? Of the hard level (123)? Will its skills pick up both keys
+# of the hard level and reach the target?
 
 # %%
 runs = {}
@@ -219,9 +232,11 @@ for level in levels:
           f"target reached {cover['target_reached']}")
 
 # %% [markdown]
-# The vMF loss is 0 when φ(s') is unrelated to w and −1 when it points exactly at w: how far it
-# falls is how distinguishable the skills became. Beside it, coverage, against a uniformly random
-# policy given as many steps.
+# The vMF loss is 0 when φ(s') is unrelated to w and −1 when it points exactly at w. Each round's value
+# is measured on that round's replayed (s', w) pairs, and that mix changes as ε decays and the skills
+# change, so the curve is not the score of one fixed discriminator on one fixed data set. Beside it,
+# coverage, against a uniformly random policy given as many steps. The first printed lines say which
+# way the loss went in this run.
 
 # %%
 baseline = {level: random_policy_stats(level, pretrain_steps // gridworld.MAX_EPISODE_STEPS, seed=seed,
@@ -230,6 +245,10 @@ fig, (loss_ax, cover_ax) = plt.subplots(1, 2, figsize=(11, 3.8))
 for level, style in zip(levels, ("-", "--"), strict=True):
     metrics = runs[level]["log"].metrics
     rows = [row for row in metrics if "loss_vmf" in row]
+    first, lowest, final = rows[0]["loss_vmf"], min(row["loss_vmf"] for row in rows), rows[-1]["loss_vmf"]
+    trend = "fell" if final < first - 0.01 else "rose" if final > first + 0.01 else "stayed within 0.01"
+    print(f"{level}: vMF loss {first:.3f} in the first round with updates, lowest {lowest:.3f}, "
+          f"{final:.3f} in the last: it {trend} over pretraining")
     loss_ax.plot([row["env_steps"] for row in rows], [row["loss_vmf"] for row in rows], style, color=VISR,
                  label=f"visr, {level}")
     cover_ax.plot([row["env_steps"] for row in metrics], [row["state_coverage"] for row in metrics], style,
@@ -281,7 +300,8 @@ labels = [f"skill {i}" for i in range(num_skills)]
 easy = gridworld.resolve_level("easy")
 cells = {held: cell_maps.cell_states(easy, held) for held in cell_maps.held_key_sets(easy)}
 fig, axes = plt.subplots(2, num_skills, figsize=(3.8 * num_skills, 7.6), squeeze=False)
-earns_more = 0
+earns_more = parked = reached = 0
+first_room = {position for position, held in easy.reachable_states() if not held}  # before the key
 for column, label, w in zip(axes.T, labels, skills, strict=True):
     maps = {held: cell_maps.reward_maps(runs["easy"]["learner"], c, None, w)["exploit"]
             for held, c in cells.items()}
@@ -290,6 +310,8 @@ for column, label, w in zip(axes.T, labels, skills, strict=True):
                                                               strict=True)]
     every = np.concatenate([m[np.isfinite(m)] for m in maps.values()])
     earns_more += bool(np.nanmean(earned) > every.mean())
+    parked += rollout.positions[-1] in first_room
+    reached += bool(rollout.success)
     print(f"easy {label}: mean phi(s')^T w along its path {np.nanmean(earned):+.3f} | over all states "
           f"{every.mean():+.3f} | ends at {rollout.positions[-1]}, keys held "
           f"{rollout.keys_held[-1] or 'none'}, target reached {rollout.success}")
@@ -303,16 +325,18 @@ fig.suptitle(r"the reward $\phi(s')^\top w$ of four skills on the easy level, an
              "(circle: start, cross: end); grey: walls, white: cells no state with these keys can be on")
 fig.tight_layout()
 print(f"skills that earn more along their path than over all states: {earns_more} of {num_skills}")
+print(f"skills that end in the first room (the cells reachable before the key): {parked} of {num_skills} | "
+      f"that reach the target: {reached} of {num_skills}")
 for level in levels:
     learner, layout = runs[level]["learner"], gridworld.resolve_level(level)
     print(f"{level}: spread of phi over the cells {transfer.feature_spread(learner, layout):.3f} (0 would "
           f"mean one vector for every state)")
 
 # %% [markdown]
-# A skill that does its job earns more along its path than over the average state; the last lines
-# count how many do, and how spread out φ is over the cells. Now look at *where* the skills end.
-# Distinguishable is not far-reaching: a skill that parks in the start room is as identifiable as
-# one that parks on the target, and only the absorbing target lets the second kind exist at all.
+# A skill that does its job earns more along its path than over the average state; the lines above
+# count how many do, how spread out φ is over the cells, and where the skills end. Distinguishable is
+# not far-reaching: a skill that parks in the first room is as identifiable as one that parks on the
+# target, and only the absorbing target lets the second kind exist at all.
 #
 # ## Task inference by least squares
 #
@@ -353,6 +377,9 @@ infer_task = exercises.check_infer_task(my_infer_task)
 # the true w bent by the features' second-moment matrix ΦᵀΦ. Only when ΦᵀΦ is a multiple of the
 # identity (uncorrelated features of equal scale) is that the right direction. On synthetic data
 # with a known w:
+#
+# **Predict.** With features mixed to be strongly correlated, will the reversed regression's w still be
+# close to the true one (a cosine near 1)?
 
 # %%
 def reversed_task(features, rewards):
@@ -378,6 +405,9 @@ for name, features in {"uncorrelated": raw, "correlated": raw @ mixing}.items():
 # reward switched on and returns (Φ, r). As a reference, `rollouts.oracle_task` fits w on *perfect*
 # data: every transition of the level once, the +10 included. `transfer.fit_task` gives the R² of
 # the fit, the fraction of the rewards' variance that φ(s')ᵀw explains.
+#
+# **Predict.** Will the hard level's identification data hold any +10 reward? Which regression will land
+# closer to the oracle's w?
 
 # %%
 identified, tens = {}, {}  # tens: +10 rewards in each level's identification data
@@ -397,16 +427,17 @@ for level in levels:
     wrong_w = reversed_task(features, rewards_seen).float()
     right, wrong = float(w @ oracles[level]), float(wrong_w @ oracles[level])
     r2 = transfer.fit_task(features, rewards_seen, seed).r2
+    ratio = float(moments.max() / moments.min())
     print(f"  eigenvalues of Phi^T Phi / N from {moments.min():.4f} to {moments.max():.4f} (ratio "
-          f"{moments.max() / moments.min():,.0f}) | R^2 of the fit {r2:.3f}")
+          f"{ratio:,.0f}: far from equal, above 10: {ratio > 10}) | R^2 of the fit {r2:.3f}")
     print(f"  cos(oracle, infer_task) = {right:.3f} | cos(oracle, reversed) = {wrong:.3f}")
     print(f"  the reversed regression lands further from the oracle's w than infer_task: {wrong < right}")
 
 # %% [markdown]
 # Read the reward counts first: the data hold only what the pretrained skills reach under random
-# w, so the +10 appears only if some skill walks to the target. The eigenvalues of ΦᵀΦ / N are far
-# from equal, so these features are correlated like the synthetic ones, and the reversed
-# regression pays for it.
+# w, so the +10 appears only if some skill walks to the target. Where the eigenvalues of ΦᵀΦ / N are
+# far from equal (a ratio above 10), these features are correlated like the synthetic ones, and the last
+# line of each level says whether the reversed regression paid for it here.
 #
 # ## Zero-shot
 #
@@ -415,6 +446,9 @@ for level in levels:
 # the fault is in the behaviour, not in the regression. For each w we also print how many states
 # score higher than the target under φ(s')ᵀw: 0 means the target is exactly the state skill w was
 # pretrained to reach and stay on.
+#
+# **Predict.** Zero-shot success on each level, with the identified w and with the oracle's: which of the
+# four will be near 1?
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(10, 5))
@@ -428,6 +462,7 @@ for ax, level in zip(axes, levels, strict=True):
         runs[level][f"zero-shot, {name}"] = result
         score = phi_all @ w
         higher = int((score[~on_target] > score[on_target].max()).sum())
+        runs[level][f"above the target, {name}"] = higher
         print(f"{level}, {name}: success {result.success_rate:.2f} ({result.episodes} episodes) | states "
               f"scoring higher than the target {higher} of {int((~on_target).sum())}"
               + (f" | +10 rewards in its data: {tens[level]}" if name == "identified w" else ""))
@@ -437,6 +472,16 @@ for ax, level in zip(axes, levels, strict=True):
                      title=f"{level}: zero-shot paths (circle: start, cross: end)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), frameon=False)
 fig.tight_layout()
+for level in levels:
+    run = runs[level]
+    succeeded = run["zero-shot, identified w"].success_rate >= 0.5
+    behaviour = run["zero-shot, oracle w"].success_rate < 0.5  # even perfect data's w fails
+    # no +10 to regress on, or the identified w ranks the target below where the oracle's does
+    regression = tens[level] == 0 or run["above the target, identified w"] > run["above the target, oracle w"]
+    faults = [name for name, broken in (("the regression", regression), ("the behaviour", behaviour))
+              if broken]
+    print(f"{level}: zero-shot success >= 0.5 with the identified w: {succeeded} | fault in "
+          f"{' and '.join(faults) or 'neither'}")
 
 # %% [markdown]
 # **Explain it.** Read each level's lines together. Where is the fault on the hard level: in the
@@ -444,14 +489,13 @@ fig.tight_layout()
 #
 # <details><summary>Answer</summary>
 #
-# On the easy level (in teaching mode) the identification data hold many +10 rewards, the
-# identified w ranks the target first or close to it, and zero-shot succeeds. On the hard level the
-# data hold no +10 at all: no skill with a random w picks up both keys and walks to the target, so
-# the regression cannot know the target pays, and the identified w ranks many states above it.
-# The oracle's w, fitted on perfect data, ranks the target near the top and *still* fails: no
-# skill learned to pick up both keys on the way, so the behaviour is missing too. More
-# identification data alone would not help; the committed budget study found the same at 160k
-# identification steps.
+# The last lines name this run's faults; here is how they are read. The regression is at fault when
+# its data hold no +10 (no skill with a random w picked up both keys and walked to the target, so least
+# squares cannot know the target pays) or when the identified w ranks more states above the target
+# than the oracle's does. The behaviour is at fault when the oracle's w, fitted on perfect data, fails
+# too: then no skill goes where even the right w points, and more identification data alone would not
+# help. When both are named, as the hard level's line does when it has 0 +10 rewards and the oracle
+# also fails, fixing the regression would not be enough.
 # </details>
 #
 # ## Fine-tuning
@@ -461,6 +505,9 @@ fig.tight_layout()
 # `finetune_epsilon_start` (printed below), well below pretraining's 1: fine-tuning begins from the
 # zero-shot policy, with enough noise for a policy that misses the target to stumble on it now and
 # then.
+#
+# **Predict.** After 32,000 steps of fine-tuning, will VISR solve the hard level, where no episode of its
+# zero-shot policy reached the target? What must happen during fine-tuning for it to learn anything?
 
 # %%
 print(f"fine-tuning epsilon: {config.finetune_epsilon_start:g} -> {config.epsilon_end:g}")
@@ -489,6 +536,9 @@ plt.show()
 # either finds the target or not, so `experiments.run_gridworld` runs the whole pipeline (pretrain,
 # identify, zero-shot, fine-tune with a few evaluations along the way) on more seeds of the easy
 # level.
+#
+# **Predict.** Will every seed solve the easy level zero-shot? Will success only ever rise along
+# fine-tuning?
 
 # %%
 zero_shot = [runs["easy"]["zero-shot, identified w"].success_rate]
@@ -511,18 +561,24 @@ along = summarise([row for row in read_rows(course.committed_result("gridworld/f
 points = sorted((int(steps), mean, n) for (steps,), (mean, _, _, n) in along.items())
 print(f"committed sweep, visr on easy, mean success over {points[0][2]} seeds along fine-tuning: "
       + ", ".join(f"{mean:.2f} at {steps:,}" for steps, mean, _ in points) + " steps")
+means = [mean for _, mean, _ in points]
+dips = min(means[1:-1], default=means[0]) < means[0] - 0.05 and means[-1] >= means[0] - 0.05
+print(f"the committed curve dips below its zero-shot value and recovers by the end: {dips}")
 
 # %% [markdown]
-# A success curve along fine-tuning can dip before it recovers: ψ was pretrained on intrinsic
-# rewards paid at every step, and under the sparse task reward those values deflate only slowly,
-# while the greedy policy follows their stale ordering: the moves into the target, the one place the
-# task pays, lose their stale value first (the README's fine-tuning study measures it). The last line is
-# the committed sweep's mean over 10 seeds.
+# The last line says whether the committed curve dips before it recovers. Why a dip can happen: ψ was
+# pretrained on intrinsic rewards paid at every step, and under the sparse task reward those values
+# deflate only slowly, while the greedy policy follows their stale ordering: the moves into the target,
+# the one place the task pays, lose their stale value first (the README's fine-tuning study measures
+# it). The committed curve is the sweep's mean over its seeds (the count is printed).
 #
 # ## Where VISR never went on the hard level
 #
 # Each panel is one combination of keys held; a cell is coloured by whether pretraining ever
-# visited it in that combination.
+# visited it in that combination. The hard task pays on one route: the green key, the purple key, then
+# the upper-right room with the target, the *last room*, open only once both keys are held.
+#
+# **Predict.** Where will the holes be: in the last room, on the route to it, or elsewhere?
 
 # %%
 hard = gridworld.resolve_level("hard")
@@ -547,11 +603,32 @@ worst = max(missed, key=missed.get)
 print("every reachable state visited" if not any(missed.values()) else
       f"most states missed with keys held: {', '.join(worst) or 'none'} ({missed[worst]} of "
       f"{sum(missed.values())} missed states)")
+route = set()  # every state on a shortest solution from some start cell
+for cell in hard.start_cells:
+    state = (cell, ())
+    for action in gridworld.shortest_path(hard, state):
+        route.add(state)
+        state, _, _ = hard.step(state, action)
+never = [state for state in states if state not in runs["hard"]["visited"]]
+last_room = {position for position, held in states} - {position for position, held in states
+                                                        if len(held) < len(hard.key_names)}
+in_room = sum(position in last_room for position, _ in never)
+on_route = sum(state in route for state in never)
+print(f"never-visited states: {len(never)} | in the last room: {in_room} | on a shortest solution from a "
+      f"start cell: {on_route}")
+target_reached = runs["hard"]["log"].coverage["target_reached"]
+print("the holes include states the hard task pays for: the last room or the route to it"
+      if in_room or on_route else
+      "the holes are off every route to the target: states of rooms already crossed, revisited with other "
+      "keys held; every state on the routes was visited, and the target itself "
+      + ("was reached" if target_reached else "never was"))
 
 # %% [markdown]
-# Holes in the last panel, after both keys, when the room with the target is finally open, matter
-# most: those are the states the hard task pays for, and the identification rollouts, run by the
-# same skills, rarely get there either.
+# The last line places the holes. Holes on the route or in the last room are states the task pays
+# for, and the identification rollouts, run by the same skills, rarely reach them either. Holes off the
+# route do not stop the task by themselves: pretraining then went everywhere the route goes, and what
+# remains is whether any skill walks the whole route to the target (the line says whether pretraining
+# ever reached it) and whether a task's w selects that skill, which the zero-shot section tested.
 #
 # ## What this run found
 
@@ -579,8 +656,8 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 #   reversed regression bends w by ΦᵀΦ and lands off the task on correlated features.
 # * Zero-shot success needs identification data that hold the reward, a w that makes the rewarding
 #   state skill w's best, and a skill that goes there and stays (the absorbing target makes that a
-#   skill). The easy level has all three; the hard level has none, so VISR fails there, as in the
-#   paper.
+#   skill). The verdict lines of the zero-shot section name what the hard level lacked in this run;
+#   in the committed sweep no VISR run solves the hard level, as in the paper.
 #
 # **Next.** Notebook 02b gives VISR any task on any maze: paint a reward and watch the pretrained
 # agent act on it zero-shot. Notebook 03 builds APT, which pays for reaching states unlike the ones

@@ -115,6 +115,9 @@ for name in gridworld.MAZES:
 # once with `AgentConfig.normalise_observations` switched off. `transfer.dead_units` counts φ's
 # hidden units that output 0 on every state of the maze; `transfer.feature_spread` is the mean over
 # dimensions of φ's standard deviation across cells (0: φ is one vector everywhere).
+#
+# **Predict.** How many of φ's 128 hidden units will be dead after pretraining on raw boards, and on
+# centred inputs? Will the raw network's φ still tell the cells apart?
 
 # %%
 maze_layout = transfer.maze_layout(maze)
@@ -132,6 +135,10 @@ for inputs, centred in (("centred inputs", True), ("raw boards", False)):
           f"{config.agent.hidden}")
 print(f"raw boards left more of phi's units dead than centred inputs: "
       f"{dead['raw boards'] > dead['centred inputs']}")
+spread_kept = spread["raw boards"] >= 0.8 * spread["centred inputs"]
+print(f"raw boards kept phi's spread over the cells (at least 80% of the centred one's): {spread_kept}: "
+      + (f"the {config.agent.hidden - dead['raw boards']} units still alive separate the cells"
+         if spread_kept else "the surviving units no longer separate the cells as well"))
 
 # %% [markdown]
 # **Explain it.** A dead unit is capacity lost for good. What happens to VISR once *all but a few*
@@ -140,12 +147,14 @@ print(f"raw boards left more of phi's units dead than centred inputs: "
 # <details><summary>Answer</summary>
 #
 # While the units still alive separate the cells, φ keeps working with fewer units; that is what
-# the spread above measures. Once they die too, φ is a constant: every skill's reward φ(s')ᵀw is the
-# same everywhere, nothing tells skills apart, and ψ learns one behaviour for all of them. That state
-# is self-consistent, since with a constant φ the vMF loss and the gradient that would spread φ out
-# both vanish on average over w. An earlier version of this library, which fed raw boards, ended
-# there on this maze with 118-123 of φ's 128 units dead (`aps_teach.learner.inputs` records it), and its
-# transfer scores were at or below random.
+# the spread above measures, and the line under it says whether that was so in this run. If they died
+# too, φ would be a constant: every skill's reward φ(s')ᵀw the same everywhere, nothing to tell skills
+# apart, and ψ one behaviour for all of them. That state is self-consistent, since with a constant φ
+# the vMF loss and the gradient that would spread φ out both vanish on average over w. Dead units are
+# capacity lost with no way back, so the raw network is one bad stretch of training away from it even
+# when, as the printed spread may show, it still works today. The docstring of
+# `aps_teach.learner.inputs` records an earlier version of this library that fed raw boards and ended
+# there on this maze.
 # </details>
 #
 # ## Paint a task
@@ -164,7 +173,9 @@ painter = zero_shot_painter(learners["centred inputs"], maze, painted_cells, see
                             identify_steps=identify_steps, config=config)
 shot = painter.shot
 print(f"reward seen during identification: {shot.fit.identified} | R^2 = {shot.fit.r2:.3f} | greedy GPI "
-      f"episode: return {shot.rollout.total_reward:g}, {len(set(shot.rollout.positions))} distinct cells")
+      f"episode: return {shot.rollout.total_reward:g}, {len(set(shot.rollout.positions))} distinct cells: "
+      + ("it never stood on a painted cell" if shot.rollout.total_reward == 0 else
+         "it collected the painted reward"))
 moves, counts = np.unique(shot.action[np.isfinite(shot.action)], return_counts=True)
 print("greedy action of policy w, cells per action:",
       {gridworld.ACTIONS[int(move)]: int(count) for move, count in zip(moves, counts, strict=True)})
@@ -179,6 +190,9 @@ print("greedy action of policy w, cells per action:",
 # 0 for random, 1 for optimal. G is a mean over `eval_episodes` sampled episodes while the references
 # are expected returns, so a policy that is optimal can score a little above 1 by chance. Both
 # learners, centred and raw, are scored on the painted task.
+#
+# **Predict.** Will the network with most of its units dead score clearly below the centred one on
+# this task?
 
 # %%
 references = transfer.task_references(maze_layout, shot.reward_map, gridworld.MAX_EPISODE_STEPS)
@@ -190,10 +204,17 @@ for inputs, learner in learners.items():
     print(f"{inputs}: return {row['return']:.2f} | optimal {row['optimal_return']:.2f} | random "
           f"{row['random_return']:.2f} | normalised score {row['normalised_score']:.3f} | "
           f"R^2 {row['r2']:.3f}")
+gap = scores["centred inputs"] - scores["raw boards"]
+print(f"centred minus raw, normalised score: {gap:+.3f}: "
+      + ("alike (within 0.05): the dead units did not cost this task" if abs(gap) <= 0.05 else
+         "centred inputs score higher" if gap > 0 else "raw boards score higher"))
 
 # %% [markdown]
-# One painted task is one sample. The committed benchmark ran 20 random box tasks (two 3 × 3 boxes
-# paying 1 per step) on each of 5 seeds; here is where your task's score falls among them.
+# One painted task is one sample. The committed benchmark ran random box tasks (two 3 × 3 boxes
+# paying 1 per step) on 5 seeds (the counts are printed at the top); here is where your task's score
+# falls among them.
+#
+# **Predict.** Is one corner box an easy or a hard task compared with the benchmark's?
 
 # %%
 committed_scores = [float(row["normalised_score"])
@@ -230,7 +251,9 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 # ## Summary
 #
 # * The networks read centred observations on the entries that vary. On raw one-hot boards many of
-#   φ's units die; once all but a few are gone, φ is a constant and no task can be followed.
+#   φ's units die. The verdict lines above say whether the survivors still separated the cells in
+#   this run and how the two networks' scores compared; a network with every unit dead would have a
+#   constant φ and follow no task, so dead units are a risk carried even where they cost nothing yet.
 # * Any reward map becomes a task: identification data, least squares for w, and GPI. The R² of
 #   the fit and the normalised score between random and optimal say how linear the task is in φ and
 #   how well the policy does.

@@ -29,10 +29,10 @@
 # mode, longer on a busy machine (the last cell prints this run's time).
 #
 # **What reproduces from the paper, and what does not.** On the key levels zero-shot success mostly does
-# not: the committed Figure 4 sweep (notebook 04) has APS well below VISR on the easy level and every
+# not: the committed Figure 4 sweep (notebook 04) has APS below VISR on the easy level and every
 # pretrained method at 0 on the hard one. On target-free mazes with tasks the agent never saw, it does:
-# the committed transfer benchmark (`aps-teach gridworld transfer`, read in the first code cells below)
-# has VISR and APS well above a random policy.
+# the committed transfer benchmark (`aps-teach gridworld transfer`) has VISR and APS above a random
+# policy. The first code cell below reads both from the committed results and prints each verdict.
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.
@@ -95,6 +95,8 @@ import gridworld
 from aps_teach import cell_maps, plots, transfer
 from aps_teach.blame import planner_success
 from aps_teach.rollouts import greedy_rollout, oracle_task, transitions
+from aps_teach.stats import summarise
+from aps_teach.sweeps import read_rows
 from aps_teach.train import TrainConfig, evaluate, pretrain, task_data
 from aps_teach.transfer import DEFAULT_TRANSFER_EPISODES, fit_task, maze_env, maze_layout, task_references
 from aps_teach.widgets import zero_shot_painter
@@ -116,6 +118,14 @@ for name in gridworld.MAZES:
         print(f"{name:>8} {method:>4}: normalised score {s['normalised_score']:.2f} [{s['score_low']:.2f}, "
               f"{s['score_high']:.2f}] over {s['tasks']} tasks x {s['seeds']} seeds ({verdict}); "
               f"mean R^2 of the task fit {s['mean_r2']:.2f}")
+figure4 = summarise(read_rows(course.committed_result("gridworld/figure4.csv")),
+                    by=("method", "level", "phase"), value="success_rate")
+aps_easy, visr_easy = figure4["aps", "easy", "zero_shot"], figure4["visr", "easy", "zero_shot"]
+print(f"committed Figure 4 sweep, zero-shot on easy: aps {aps_easy[0]:.2f} [{aps_easy[1]:.2f}, "
+      f"{aps_easy[2]:.2f}], visr {visr_easy[0]:.2f} [{visr_easy[1]:.2f}, {visr_easy[2]:.2f}] | APS "
+      f"below VISR, intervals apart: {aps_easy[2] < visr_easy[1]}")
+print("committed Figure 4 sweep, zero-shot on hard: every pretrained method at 0 on every seed: "
+      f"{all(figure4[method, 'hard', 'zero_shot'][2] == 0 for method in ('visr', 'apt', 'aps'))}")
 
 # %% [markdown]
 # ## Three links, each tested on its own
@@ -141,6 +151,9 @@ for name in gridworld.MAZES:
 #
 # First, the four reward-free pretrainings: VISR and APS on both levels, with the budget, configuration
 # and seed of the committed sweep's seed-0 runs (and of notebook 04's live runs).
+#
+# **Predict.** For each of the four runs, which link will lose the most: the features, the policy or task
+# inference? Write your four guesses down before the next two cells run.
 
 # %%
 pretrained = {}
@@ -213,6 +226,9 @@ for (method, level), d in diagnosis.items():
 # the task reward a linear function of $\phi$ explains), the **target's rank** (how many moves
 # $\phi(s')^\top c$ pays more than reaching the target, and how many of those the task pays nothing for)
 # and the **exact planner** under both protocols. The verdict lines then add up what each link lost.
+#
+# **Predict.** Will the exact planner on $\phi(s')^\top c$ reach the target more often when the target is
+# absorbing (paid at every step once there) or when it ends the episode (paid once)?
 
 # %%
 print(f"{'':<11}| R^2 over | moves paid more | of them | optimal policy for phi^T c reaches the target")
@@ -246,6 +262,14 @@ print(f"\nthe oracle w raises zero-shot success in {helped} of {len(diagnosis)} 
 print(f"the exact planner on phi^T c reaches the target from every start cell in {every['absorbing']} of "
       f"{len(diagnosis)} runs with the target absorbing, in {every['task']} of {len(diagnosis)} when it ends "
       "the episode")
+starts_reached = {key: sum(d[key] for d in diagnosis.values()) for key in ("plan_absorbing", "plan_task")}
+print(f"start cells the planner reaches, summed over the runs: {starts_reached['plan_absorbing']} with the "
+      f"target absorbing, {starts_reached['plan_task']} when it ends the episode: more often absorbing: "
+      f"{starts_reached['plan_absorbing'] > starts_reached['plan_task']}")
+aps_easy_lost = losses(diagnosis["aps", "easy"])
+print(f"aps on easy: the features and task inference lose under 0.05 each: "
+      f"{aps_easy_lost['features'] < 0.05 and aps_easy_lost['task inference'] < 0.05} | the policy loses "
+      f"{aps_easy_lost['policy']:.2f}")
 
 # %% [markdown]
 # The picture for APS: the fitted reward $\phi(s')^\top c$ the oracle believes in (every key held, so
@@ -297,8 +321,9 @@ plt.show()
 # down can be broken too without showing: where the oracle $w$ already fails, an inference that never saw
 # the target (a 0 in the "paid 10" column) would have failed as well.
 #
-# **Explain it.** Compare the two planner columns. Why does the planner reach the target far more often
-# with the target absorbing than when it ends the episode, for the same fitted reward?
+# **Explain it.** Compare the two planner columns (the line "more often absorbing" sums them). Why can the
+# planner reach the target more often with the target absorbing than when it ends the episode, for the
+# same fitted reward?
 #
 # <details><summary>Answer</summary>
 #
@@ -309,10 +334,10 @@ plt.show()
 # too (evaluation ends the episode there).
 # </details>
 #
-# **Explain it.** APS's features and its task inference pass on the easy level (teaching mode), yet its
-# zero-shot success is far below the planner's. APS's $\psi$ learned the value of the *whole* intrinsic
-# reward, $\phi(s')^\top w$ plus the kNN term. What does the kNN term pay on the target, where the agent
-# sits once it arrives?
+# **Explain it.** The line "aps on easy" says whether APS's features and task inference pass on the
+# easy level and how much its policy loses. When they pass and the policy loses much, the fault is in
+# $\psi$: APS's $\psi$ learned the value of the *whole* intrinsic reward, $\phi(s')^\top w$ plus the kNN
+# term. What does the kNN term pay on the target, where the agent sits once it arrives?
 #
 # <details><summary>Answer</summary>
 #
@@ -330,6 +355,9 @@ plt.show()
 # $\phi$ is served at once. Here APS pretrains reward-free on a target-free maze; then *you* paint a
 # reward map, and the agent infers $w$ from `identify_steps` steps of its own behaviour and acts on it at
 # once. (The maze, `maze` in the parameters cell, is `open10` or `fourroom`.)
+#
+# **Predict.** A 3 × 3 box in the top-right corner of the open maze: will one greedy episode from the
+# start cell of `reset(seed=0)` collect reward? Will the score over many start cells be nearer 0 or 1?
 
 # %%
 layout = maze_layout(maze)
@@ -355,10 +383,14 @@ shot = painter.shot
 print(f"painted {int((shot.reward_map != 0).sum())} cells; "
       f"reward seen in identification: {shot.fit.identified}")
 print(f"w = {np.round(shot.fit.w.numpy(), 3)}, R^2 of r ~ phi(s')^T c = {shot.fit.r2:.3f}")
-print(f"greedy GPI episode from reset(seed={seed}): return {shot.rollout.total_reward:g} in {horizon} steps")
+print(f"greedy GPI episode from reset(seed={seed}): return {shot.rollout.total_reward:g} in {horizon} steps, "
+      f"{len(set(shot.rollout.positions))} distinct cells: "
+      + ("it never stood on a painted cell; one start cell, so the score below, over many, says more"
+         if shot.rollout.total_reward == 0 else "it collected the painted reward"))
 
 # %% [markdown]
-# One episode is one start cell. `transfer.transfer_task` scores the same task over
+# One episode is one start cell, and the line above says whether this one collected anything.
+# `transfer.transfer_task` scores the same task over
 # `DEFAULT_TRANSFER_EPISODES` greedy GPI episodes from uniform start cells, against the exact optimal
 # and random returns (dynamic programming), on the committed benchmark's scale:
 
@@ -393,8 +425,9 @@ print(f"over {DEFAULT_TRANSFER_EPISODES} episodes: mean return {scored['return']
 # * Zero-shot success needs the features, the policy and task inference to hold. An oracle $w$ tests task
 #   inference, an exact planner on $\phi(s')^\top c$ tests the features, and the two together the policy;
 #   this run's verdicts are printed above.
-# * Whether the features make the target worth reaching depends on the protocol: with the target
-#   absorbing, as in pretraining, far more often than when it ends the episode.
+# * Whether the features make the target worth reaching depends on the protocol: an agent may find the
+#   target worth reaching only if it can stay there, as in pretraining; the planner's line above counts
+#   the start cells under each protocol.
 # * APS's own exploration term, valued by its $\psi$, can pull its zero-shot policy away from the target.
 # * Painted tasks on a maze show zero-shot transfer where it can work: rewards close to linear in $\phi$.
 #

@@ -167,6 +167,28 @@ def check_printed_output(source, notebook) -> None:
         assert "easy: 10 steps, rewards paid [1.0, 10.0], return 11, success True" in printed
         assert "return 12, success True" in printed
         assert "hard: 20 episodes" in printed  # fast mode really used its small sizes
+        assert "hard: P(success within 100 steps) = 0.0019" in printed  # exact, whatever the sampling
+        # the sentences about the random walk are verdicts computed from its counts
+        assert re.search(r"^hard: the random walk visits most states \(\d+ of 123\) yet reaches the target "
+                         r"in under 1% of episodes: True$", printed, re.MULTILINE)
+        assert "deep: 85 of 312 states visited | purple key in 0.0% of episodes | target in 0.0% | last " \
+            "room (91 cells): never entered" in printed
+        # pretraining's coverage, read from the committed sweep, beside a random walk
+        for line in ("113.8 states on average, target reached in 10 of 10 runs",  # hard
+                     "254.1 states on average, target reached in 7 of 10 runs"):  # deep
+            assert f"  apt  pretraining, 64,000 steps: {line}" in printed
+        # fast mode's walk is shorter than pretraining, so no verdict is drawn from it
+        assert printed.count("the walk had fewer steps than pretraining (fast mode): no verdict") == 2
+    if source.stem == "01_successor_features":
+        printed = _printed(notebook)
+        assert "max |psi^T w - Q| over 316 state-actions: " in printed
+        assert "key held: largest |V| of the key-only task 0.0e+00" in printed  # nothing left to pay
+        assert "GPI above both of its policies: True | GPI equal to the optimal value: True" in printed
+        assert "GPI beats both of its policies, and here matches the optimal value" in printed
+        assert "scored under its own z: start value 2.148 (GPI under w: 2.231) | below GPI's: True" in printed
+        under_w, own_z = map(int, re.search(r"follow pi_purple: under w (\d+), under its own z (\d+) of",
+                                            printed).groups())
+        assert own_z > under_w  # the bug follows pi_purple on more cells
     if source.stem == "04_aps":
         printed = _printed(notebook)
         assert "gpi_action: not attempted yet: using the library's answer" in printed
@@ -208,6 +230,25 @@ def check_printed_output(source, notebook) -> None:
         assert re.search(r"the oracle w raises zero-shot success in \d of 4 runs", printed)
         assert re.search(r"reaches the target from every start cell in \d of 4 runs with the target "
                          r"absorbing, in \d of 4 when it ends the episode", printed)
+        # the committed verdicts the introduction states
+        assert "aps 0.36 [0.13, 0.62], visr 0.93 [0.86, 0.98] | APS below VISR, intervals apart: True" \
+            in printed
+        assert "zero-shot on hard: every pretrained method at 0 on every seed: True" in printed
+        absorbing, ending, more = re.search(
+            r"start cells the planner reaches, summed over the runs: (\d+) with the target absorbing, (\d+) "
+            r"when it ends the episode: more often absorbing: (True|False)", printed).groups()
+        assert int(absorbing) == sum(int(a) for *_, a, _ in table)
+        assert (more == "True") == (int(absorbing) > int(ending))
+        passes, policy = re.search(r"aps on easy: the features and task inference lose under 0.05 each: "
+                                   r"(True|False) \| the policy loses (\S+)", printed).groups()
+        (aps_easy,) = [v for v in verdicts if v[:2] == ("aps", "easy")]
+        assert (passes == "True") == (float(aps_easy[3]) < 0.05 and float(aps_easy[5]) < 0.05)
+        assert policy == aps_easy[4]
+        # the painted task's single episode: its return decides the sentence beside it
+        painted_return, said = re.search(
+            r"greedy GPI episode from reset\(seed=0\): return (\S+) in \d+ steps, \d+ distinct cells: (.+)$",
+            printed, re.MULTILINE).groups()
+        assert said.startswith("it never stood on a painted cell") == (float(painted_return) == 0)
     if source.stem == "02_visr":
         printed = _printed(notebook)
         assert "infer_task: not attempted yet: using the library's answer" in printed
@@ -225,6 +266,38 @@ def check_printed_output(source, notebook) -> None:
         assert "easy  visr  success: zero-shot 0.93 [0.86, 0.98] | fine-tuned 1.00 [1.00, 1.00] (10 seeds)" \
             in printed
         assert "Algorithm 1: loss_phi = -phi(s')^T w     (Eq. 5)          library: vmf = vmf_loss(" in printed
+        for claim in ("VISR well ahead of APT on the easy level", "VISR fails on the hard level"):
+            assert f"the paper's claim '{claim}': holds in the committed sweep" in printed
+        assert "methods of the sweep with a mean zero-shot success >= 0.5 on easy: visr\n" in printed
+        # the sentence about the vMF loss says which way it went, from its first and last values
+        trends = re.findall(r"^(?:easy|hard): vMF loss (\S+) in the first round with updates, lowest \S+, "
+                            r"(\S+) in the last: it (fell|rose|stayed within 0.01) over pretraining$",
+                            printed, re.MULTILINE)
+        assert len(trends) == 2
+        for first, last, trend in trends:
+            change = float(last) - float(first)
+            assert trend == ("fell" if change < -0.01 else "rose" if change > 0.01 else "stayed within 0.01")
+        assert re.search(r"skills that end in the first room \(the cells reachable before the key\): \d of 4",
+                         printed)
+        # the faults named for each level follow from the +10 count and the oracle's success
+        faults = re.findall(r"^(easy|hard): zero-shot success >= 0.5 with the identified w: (True|False) \| "
+                            r"fault in (.+)$", printed, re.MULTILINE)
+        assert [level for level, _, _ in faults] == ["easy", "hard"]
+        for level, _, named in faults:
+            tens = int(re.search(rf"^{level}, identified w: .* \+10 rewards in its data: (\d+)$", printed,
+                                 re.MULTILINE).group(1))
+            oracle = float(re.search(rf"^{level}, oracle w: success (\S+)", printed, re.MULTILINE).group(1))
+            assert ("the regression" in named) >= (tens == 0)
+            assert ("the behaviour" in named) == (oracle < 0.5)
+        assert "the committed curve dips below its zero-shot value and recovers by the end: True" in printed
+        # where the holes are decides the sentence about them
+        never, in_room, on_route = map(int, re.search(
+            r"never-visited states: (\d+) \| in the last room: (\d+) \| on a shortest solution from a start "
+            r"cell: (\d+)", printed).groups())
+        assert in_room <= never and on_route <= never
+        holes_matter = "the holes include states the hard task pays for" in printed
+        assert holes_matter == bool(in_room or on_route)
+        assert holes_matter != ("the holes are off every route to the target" in printed)
     if source.stem == "02b_visr_transfer":
         printed = _printed(notebook)
         # centred inputs keep phi alive on the maze; raw boards kill most of its units
@@ -235,6 +308,21 @@ def check_printed_output(source, notebook) -> None:
         assert "committed transfer, visr on open10: normalised score 0.69 [0.62, 0.75] over 100 tasks x 5 " \
             "seeds" in printed
         assert re.search(r"your task \(centred inputs\) scores above \d+ of 100 committed box tasks", printed)
+        # the sentences about dead units follow the measured spreads and scores
+        spread = {inputs: float(x) for inputs, x in re.findall(
+            r"open10, (centred inputs|raw boards): .* spread of phi over the cells (\S+)", printed)}
+        kept = re.search(r"kept phi's spread over the cells \(at least 80% of the centred one's\): "
+                         r"(True|False)", printed).group(1) == "True"
+        assert kept == (spread["raw boards"] >= 0.8 * spread["centred inputs"])
+        score = {inputs: float(x) for inputs, x in re.findall(
+            r"^(centred inputs|raw boards): return .* normalised score (\S+) \|", printed, re.MULTILINE)}
+        gap, verdict = re.search(r"centred minus raw, normalised score: (\S+): (.+)$", printed,
+                                 re.MULTILINE).groups()
+        assert float(gap) == pytest.approx(score["centred inputs"] - score["raw boards"], abs=0.0015)
+        assert verdict.startswith("alike") == (abs(float(gap)) <= 0.05)
+        shot_return, collected = re.search(r"greedy GPI episode: return (\S+), \d+ distinct cells: (.+)$",
+                                           printed, re.MULTILINE).groups()
+        assert (collected == "it never stood on a painted cell") == (float(shot_return) == 0)
     if source.stem == "03_apt":
         printed = _printed(notebook)
         assert "knn_reward: not attempted yet: using the library's answer" in printed
