@@ -26,9 +26,9 @@
 # one rule, and name the measured mechanism behind each verdict; say what the paper's Atari numbers claim
 # and which parts of that pipeline are tested here.
 #
-# **How long.** About 20 minutes of reading and predicting; the code runs for about 3 minutes on a 2-core
-# CPU (two live seeds of four methods at the library's default budgets; the last cell prints this run's
-# time).
+# **How long.** About 25 minutes of reading and predicting. The code is two live seeds of four methods at
+# the library's default budgets: about 3 minutes of CPU, 6-7 minutes of wall time on a 2-core machine
+# shared with other jobs (the last cell prints this run's time).
 #
 # **The rule for every verdict.** A method *beats* another on a measure when its 95% bootstrap interval
 # over seeds lies wholly above the other's: the rule of notebook 04 and of the README. Every sentence below
@@ -259,7 +259,7 @@ axes[0].bar(0, 0, color="white", edgecolor="grey", label="coverage (plain bars)"
 axes[0].bar(0, 0, color="white", edgecolor="grey", hatch="//", label="visitation entropy (hatched)")
 axes[0].set_xticks(x, METHODS)
 axes[0].set_ylim(0, 1.05)
-axes[0].set_title("exploring: coverage and visitation entropy")
+axes[0].set_title("exploring: coverage and visitation entropy\n(while pretraining; dqn: fine-tuning)")
 axes[0].legend(fontsize=7, loc="lower left")
 
 share = [np.mean(reached[m, level]) for m in METHODS]
@@ -362,7 +362,7 @@ for i, (claim, measure) in enumerate(rows_shown):
         verdict = verdicts.get((claim, lv, measure), "absent")
         grid[i, j] = {True: 1.0, False: 0.0, None: 0.5}.get(verdict, np.nan)
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
-ax.imshow(np.ma.masked_invalid(grid), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+ax.imshow(np.ma.masked_invalid(grid), cmap="RdYlGn", vmin=-0.6, vmax=1.6, aspect="auto")  # pale ends
 for i in range(grid.shape[0]):
     for j in range(grid.shape[1]):
         label = {1.0: "holds", 0.0: "does not\nhold", 0.5: "nobody\nsucceeds"}.get(grid[i, j], "not claimed")
