@@ -18,6 +18,7 @@ def test_there_are_notebooks():
     names = [path.stem for path in SOURCES]
     assert names[:1] == ["00_gridworlds"]
     assert names.index("04b_zero_shot") == names.index("04_aps") + 1  # a continuation follows its notebook
+    assert names[-1] == "07_synthesis"  # the closing synthesis comes last
 
 
 def test_a_continuation_sorts_right_after_its_notebook():
@@ -396,6 +397,65 @@ def check_printed_output(source, notebook) -> None:
         assert re.search(r"aps\s+breakout\s+0\s+pretrain\s+True\s+0\s", printed)
         assert re.search(r"aps\s+breakout\s+0\s+finetune\s+False\s+200\s", printed)
         assert not re.search(r"dqn\s+breakout\s+0\s+pretrain", printed)
+    if source.stem == "07_synthesis":
+        printed = _printed(notebook)
+        # fast mode really used its small sizes, and so compares no live run with a committed one
+        assert "4 runs and 1 random walks on deep: 400 reward-free steps, 200 fine-tuning steps" in printed
+        assert "the live budget or settings differ from the committed sweep's: no run is compared" in printed
+        # the live table, and the sentence about it computed from it
+        live = re.findall(r"^(random|visr|apt|aps|dqn)\s+0\s+(\d\.\d{3})\s+(\d\.\d{3})\s+(True|False)",
+                          printed, re.MULTILINE)
+        assert [row[0] for row in live] == ["random", "visr", "apt", "aps", "dqn"]
+        assert all(0 <= float(c) <= 1 and 0 <= float(e) <= 1 for _, c, e, _ in live)
+        most = max(live, key=lambda row: float(row[1]))
+        assert f"most coverage, mean over the live seeds: {most[0]} ({most[1]})" in printed
+        assert "no prediction written" in printed  # the prediction cells are left unfilled
+        # the committed deep rows, read from the package, and the committed random walks
+        assert "figure4.csv, 120 runs (10 seeds x 4 methods x 3 levels); aps_parts.csv, 15 random walks" \
+            in printed
+        assert "| deep | apt | 0.00 [0.00, 0.00], 0/10 | 0.19 [0.00, 0.48], 2/10 | 0.81 | 0.877 | — 10 |" \
+            in printed
+        assert "| deep | random walk (5 seeds) | — | — | 0.46 | 0.661 | — |" in printed
+        # the paper's claims, decided per level and measure from the committed intervals
+        verdicts = {(int(c), level, measure): verdict == "holds" for c, level, measure, verdict in re.findall(
+            r"^claim (\d), '[^']*', on (\w+), in ([\w ]+): (holds|does not hold)", printed, re.MULTILINE)}
+        success, coverage, entropy = "success", "coverage", "visitation entropy"
+        assert verdicts == {
+            (1, "easy", success): True,
+            (2, "hard", success): False, (2, "hard", coverage): False, (2, "hard", entropy): True,
+            (2, "deep", success): False, (2, "deep", coverage): True, (2, "deep", entropy): True,
+            (3, "easy", success): False, (3, "easy", coverage): True, (3, "easy", entropy): False,
+            (3, "hard", success): True, (3, "hard", coverage): True, (3, "hard", entropy): False,
+            (3, "deep", success): True, (3, "deep", coverage): False, (3, "deep", entropy): False}
+        assert "beats APS', on deep, in coverage: does not hold: beaten by visr and apt" in printed
+        for method in ("visr", "apt", "aps"):
+            assert (f"{method} against the random walk on deep: above it in coverage, visitation entropy; "
+                    "below it in nothing") in printed
+        assert "dqn against the random walk on deep: above it in nothing; below it in visitation entropy" \
+            in printed
+        assert "easy: pretrained methods beating DQN in success: visr, aps" in printed
+        assert "deep: pretrained methods beating DQN in success: none" in printed
+        # the mechanisms, from the committed studies
+        assert "deep aps  zero-shot 0.00; blame over seeds: identification 10; identification data held a " \
+            "target reward in 0 of 10 seeds; pretraining reached the target in 0 of 10" in printed
+        assert "probe on deep, aps: coverage 0.55, target reached while pretraining 0 of 3; std of Q over " \
+            "w 2.03, action gap 0.19" in printed
+        assert "APS's Q moves more with w than its actions differ: True; paid APT's own reward, APS still " \
+            "covers less than APT: True" in printed
+        assert "by exploration weight: 0: 0.88 (5 seeds), 1: 0.33 (5 seeds), 3: 0.00 (5 seeds)" in printed
+        # the synthesis says what the verdicts say
+        assert "Claim 1 (VISR beats APT on easy) holds: zero-shot 0.93 [0.86, 0.98] against 0.00 " \
+            "[0.00, 0.00]" in printed
+        for level in ("hard", "deep"):
+            said = "holds" if verdicts[2, level, success] else "does not hold"
+            assert f"Claim 2 (APT beats VISR) on {level}: in success {said} " in printed
+        failed = "; ".join(f"{m} on {lv}" for (c, lv, m), holds in verdicts.items() if c == 3 and not holds)
+        assert f"Claim 3 (nobody beats APS) does not hold in {failed}." in printed
+        assert "On deep APS covers less than visr and apt (coverage 0.58 against 0.63, 0.81)" in printed
+        # the paper's Atari claims against its own table, and what is committed here
+        assert "median +119%, mean +177%; stated: +106%: matches neither aggregate" in printed
+        assert "APS's Pong 12.5 (random -20.7, human 14.6): 0.941" in printed
+        assert "Atari results committed in this repository: none" in printed
 
 
 EXERCISE_STARTER = re.compile(r"^def my_(\w+)\(.*\):\n    raise NotImplementedError.*\n", re.MULTILINE)
