@@ -2,6 +2,7 @@
 
     python -m aps_teach.notebooks                 # regenerate and execute every notebook
     python -m aps_teach.notebooks 00_gridworlds   # just one
+    python -m aps_teach.notebooks --times         # compute time per section of the committed notebooks
 
 The `.ipynb` is written from the `.py` and executed in full mode with its outputs kept, so
 readers see every figure on GitHub or Colab. Never `jupytext --sync`: it picks the newer file
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import tomllib
+from datetime import datetime
 from pathlib import Path
 
 import jupytext
@@ -146,14 +148,55 @@ def regenerate(source: Path) -> Path:
     return target
 
 
+def _seconds(cell) -> float:
+    """How long a code cell ran when its notebook was executed: shell.execute_reply - iopub.execute_input
+    of the timing metadata nbclient records (0 when there is none)."""
+    execution = cell.get("metadata", {}).get("execution", {})
+    if "iopub.execute_input" not in execution or "shell.execute_reply" not in execution:
+        return 0.0
+    start, end = (datetime.fromisoformat(execution[key].replace("Z", "+00:00"))
+                  for key in ("iopub.execute_input", "shell.execute_reply"))
+    return (end - start).total_seconds()
+
+
+def section_times(executed: Path) -> list[tuple[str, float]]:
+    """(section, seconds of compute) of an executed notebook, in order: the code cells under each `## `
+    heading summed (those before the first heading under "opening"), as recorded when it was executed."""
+    sections: list[tuple[str, float]] = [("opening", 0.0)]
+    for cell in nbformat.read(executed, as_version=4).cells:
+        headings = [line[3:].strip() for line in cell.source.splitlines() if line.startswith("## ")]
+        heading = headings[0] if headings else None
+        if cell.cell_type == "markdown" and heading:
+            sections.append((heading, 0.0))
+        elif cell.cell_type == "code":
+            name, seconds = sections[-1]
+            sections[-1] = (name, seconds + _seconds(cell))
+    return [(name, seconds) for name, seconds in sections if name != "opening" or seconds]
+
+
+def times_table(names: list[str]) -> str:
+    """Each notebook's compute time per section, as its committed .ipynb recorded it, and in all."""
+    lines = []
+    for name in names:
+        sections = section_times(NOTEBOOK_DIR / f"{name}.ipynb")
+        lines.append(f"{name}: {sum(s for _, s in sections):.0f} s of compute")
+        lines += [f"  {seconds:6.1f} s  {section}" for section, seconds in sections]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Regenerate and execute the course notebooks.")
     parser.add_argument("names", nargs="*", help="notebook names, e.g. 00_gridworlds (default: all)")
+    parser.add_argument("--times", action="store_true",
+                        help="print each committed notebook's compute time per section instead (no run)")
     args = parser.parse_args(argv)
     known = {path.stem: path for path in sources()}
     unknown = sorted(set(args.names) - set(known))
     if unknown:
         parser.error(f"unknown notebooks {unknown}; valid: {', '.join(known)}")
+    if args.times:
+        print(times_table(args.names or list(known)))
+        return 0
     for name in args.names or known:
         print(f"wrote {regenerate(known[name]).relative_to(NOTEBOOK_DIR.parent)}")
     return 0

@@ -9,7 +9,14 @@ import jupytext
 import nbformat
 import pytest
 
-from aps_teach.notebooks import NOTEBOOK_DIR, install_cell, install_requirement, out_of_sync, sources
+from aps_teach.notebooks import (
+    NOTEBOOK_DIR,
+    install_cell,
+    install_requirement,
+    out_of_sync,
+    section_times,
+    sources,
+)
 
 SOURCES = sources()
 
@@ -488,3 +495,38 @@ def test_each_exercise_names_failing_case_and_its_solution_below_it(source):
         assert f'exercises.failing_case("{name}")' in text.source
         assert f'exercises.solution("{name}")' in text.source
     assert not [c for c in cells if c.cell_type == "code" and "solution(" in c.source]
+
+
+def _timed_cell(start: str, seconds: float):
+    """A code cell with nbclient's timing metadata: it started at `start` (HH:MM:SS) and ran `seconds`."""
+    cell = nbformat.v4.new_code_cell("pass")
+    begin = float(start[-2:])
+    cell.metadata["execution"] = {"iopub.execute_input": f"2026-11-25T{start[:-2]}{begin:09.6f}Z",
+                                  "shell.execute_reply": f"2026-11-25T{start[:-2]}{begin + seconds:09.6f}Z"}
+    return cell
+
+
+def test_section_times_sum_each_sections_code_cells(tmp_path):
+    notebook = nbformat.v4.new_notebook(cells=[
+        _timed_cell("10:00:00", 1.5),
+        nbformat.v4.new_markdown_cell("# Title\n\n## First\ntext"),
+        _timed_cell("10:00:10", 2.25), _timed_cell("10:00:20", 0.5),
+        nbformat.v4.new_markdown_cell("### a subsection, not a section"),
+        _timed_cell("10:00:30", 4.0),
+        nbformat.v4.new_markdown_cell("## Second"),
+        nbformat.v4.new_code_cell("untimed"),
+    ])
+    path = tmp_path / "timed.ipynb"
+    nbformat.write(notebook, path)
+    assert section_times(path) == [("opening", 1.5), ("First", 6.75), ("Second", 0.0)]
+
+
+def test_the_readme_states_each_notebooks_recorded_compute_and_each_is_within_ten_minutes():
+    text = " ".join((NOTEBOOK_DIR.parent / "README.md").read_text().split())
+    sentence = text.split("compute, as each committed notebook recorded it", 1)[1].split("### ", 1)[0]
+    stated = dict(re.findall(r"(?:: |, |\) )(\d\d[a-z]?) (\d+) s\b", sentence))
+    for source in SOURCES:
+        recorded = sum(seconds for _, seconds in section_times(source.with_suffix(".ipynb")))
+        number = source.stem.split("_")[0]
+        assert int(stated[number]) == round(recorded), (number, stated.get(number), recorded)
+        assert recorded <= 600, f"{source.stem} computes for {recorded:.0f} s, over 10 minutes"
