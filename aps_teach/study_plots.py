@@ -337,7 +337,7 @@ def plot_parts(rows: Sequence[dict], levels: Sequence[str] | None = None):
 
 
 def plot_finetune(rows: Sequence[dict]):
-    """The fine-tuning study (`finetune_study`): per method, mean success against fine-tuning steps for each
+    """The fine-tuning study (`studies.finetune`): per method, mean success against fine-tuning steps for each
     protocol arm (top), and the range of max_a Q over the level's states, mean over seeds, against the
     task's own optimal values (grey band; bottom)."""
     methods = list(dict.fromkeys(row["method"] for row in rows))
