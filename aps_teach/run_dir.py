@@ -265,7 +265,7 @@ class RunDir:
 
     def standing(self) -> str:
         """Where the run stands: each phase's checkpoint, and whether its results are written."""
-        done = [name for name in ("summary.json", "scores.csv") if (self.path / name).exists()]
+        done = [name for name in RESULTS if (self.path / name).exists()]
         phases = "; ".join(self.phase_standing(phase) for phase in PHASE_NAMES)
         return phases + (f"; results in {', '.join(done)}" if done else "")
 
