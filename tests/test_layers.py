@@ -27,19 +27,28 @@ def repo_modules() -> dict[str, Path]:
     return modules
 
 
-def imported_names(name: str, source: str, modules: dict[str, Path]) -> set[str]:
-    """The modules `source` (module `name`) imports anywhere in its text, with the packages whose
-    __init__ each import runs; `from a import b` counts a.b when it is a module."""
+def import_statements(name: str, source: str, modules: dict[str, Path]) -> list[tuple[str, list[str]]]:
+    """Every import anywhere in `source` (module `name`) as (the module it reads, the names it takes):
+    `import a` is (a, []), `from a import b, c` is (a, [b, c]), a relative `from .a` resolved."""
     package = name if modules[name].name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
+    statements = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
+            statements += [(alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
             module = ".".join([*base, *([node.module] if node.module else [])])
-            found.add(module)
-            found |= {f"{module}.{alias.name}" for alias in node.names if f"{module}.{alias.name}" in modules}
+            statements.append((module, [alias.name for alias in node.names]))
+    return statements
+
+
+def imported_names(name: str, source: str, modules: dict[str, Path]) -> set[str]:
+    """The modules `source` (module `name`) imports anywhere in its text, with the packages whose
+    __init__ each import runs; `from a import b` counts a.b when it is a module."""
+    found = set()
+    for module, names in import_statements(name, source, modules):
+        found.add(module)
+        found |= {f"{module}.{n}" for n in names if f"{module}.{n}" in modules}
     parents = {".".join(n.split(".")[:i]) for n in found for i in range(1, n.count(".") + 1)}
     return found | parents
 
@@ -145,16 +154,9 @@ def named_imports(name: str, source: str) -> set[str]:
     """The repository modules `source` (module `name`) names in its imports, anywhere in its text (lazy ones
     and those under `if TYPE_CHECKING:` too): `from a import b` is a.b when that is a module, else a. The
     packages Python initialises on the way are left out: a package's own modules import it by being in it."""
-    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
-            module = ".".join([*base, *([node.module] if node.module else [])])
-            found |= {f"{module}.{alias.name}" if f"{module}.{alias.name}" in MODULES else module
-                      for alias in node.names}
+    for module, names in import_statements(name, source, MODULES):
+        found |= {f"{module}.{n}" if f"{module}.{n}" in MODULES else module for n in names} or {module}
     return {m for m in found if m in MODULES and m != name}
 
 
