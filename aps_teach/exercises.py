@@ -27,15 +27,17 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from torch.nn import functional as F
 
 from aps_teach import solutions
 from aps_teach.atari.augment import shift
-from aps_teach.learner.rewards import particle_entropy_reward
-from aps_teach.learner.tasks import gpi_action_values, infer_task
+from aps_teach.learner.rewards import particle_entropy_reward, vmf_loss, vmf_reward
+from aps_teach.learner.tasks import infer_task
 from aps_teach.learner.update import sf_td_target
 from aps_teach.tabular import gpi as tabular_gpi
 
 FALLBACK = "using the library's answer until yours passes; exercises.failing_case('{name}') gives the inputs"
+KEPT = "training with yours all the same; exercises.failing_case('{name}') gives the inputs"
 
 
 @dataclass(frozen=True)
@@ -105,11 +107,13 @@ def _difference(got: np.ndarray, want: np.ndarray) -> str:
             f"the library's {float(want[worst]):.6g}")
 
 
-def check(exercise: Exercise, yours: Callable, seed: int = 0) -> Callable:
+def check(exercise: Exercise, yours: Callable, seed: int = 0, keep_yours: bool = False) -> Callable:
     """Run `yours` and the library's answer on every case of `exercise`; print one line; return the
-    function to use from here on (yours when correct, else the library's)."""
+    function to use from here on (yours when correct, else the library's; with `keep_yours`, yours
+    whenever it runs, right or wrong, as the capstone trains on it)."""
     name, cases = exercise.name, exercise.cases(seed)
     fallback = FALLBACK.format(name=name)
+    wrong_fallback = KEPT.format(name=name) if keep_yours else fallback
     _failing[name] = None
     outputs, first_wrong = [], None
     for number, arguments in enumerate(cases):
@@ -133,10 +137,10 @@ def check(exercise: Exercise, yours: Callable, seed: int = 0) -> Callable:
     _failing[name] = tuple(map(_copy, cases[number]))
     mistake = _recognised_mistake(exercise, cases, outputs)
     if mistake is not None:
-        print(f"{name}: wrong, it looks like {mistake}; {fallback}")
+        print(f"{name}: wrong, it looks like {mistake}; {wrong_fallback}")
     else:
-        print(f"{name}: wrong on case {number}: {_difference(got, want)}; {fallback}")
-    return exercise.reference
+        print(f"{name}: wrong on case {number}: {_difference(got, want)}; {wrong_fallback}")
+    return yours if keep_yours else exercise.reference
 
 
 def failing_case(name: str) -> tuple | None:
@@ -286,44 +290,6 @@ KNN_REWARD = Exercise("knn_reward", _knn_reward, _knn_cases, (
 ))
 
 
-# GPI action selection (notebook 04) ------------------------------------------------------------------
-
-def _gpi_action(psi: torch.Tensor, w: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
-    """a = argmax_a max_i psi_i(s, a)^T w: every candidate scored under w (its own z_i is not used)."""
-    return gpi_action_values(psi, w).argmax(dim=1)
-
-
-def _untied_gpi_case(batch: int, candidates: int, actions: int, d: int,
-                     generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """psi (B, C, A, d), w (B, d), z (B, C, d) with z[:, 0] = w, redrawn until every greedy action wins
-    by a margin (no ties, so rounding cannot change the answer)."""
-    while True:
-        psi = torch.randn(batch, candidates, actions, d, generator=generator, dtype=torch.float64)
-        w = torch.randn(batch, d, generator=generator, dtype=torch.float64)
-        w = w / w.norm(dim=1, keepdim=True)
-        z = torch.randn(batch, candidates, d, generator=generator, dtype=torch.float64)
-        z = torch.cat([w[:, None], z[:, 1:] / z[:, 1:].norm(dim=2, keepdim=True)], dim=1)
-        top2 = gpi_action_values(psi, w).topk(2, dim=1).values
-        if (top2[:, 0] - top2[:, 1]).min() > 1e-3:
-            return psi, w, z
-
-
-def _gpi_action_cases(seed: int) -> list[tuple]:
-    generator = torch.Generator().manual_seed(seed)
-    return [_untied_gpi_case(*shape, generator) for shape in [(4, 3, 4, 5), (1, 1, 2, 2), (16, 11, 4, 5),
-                                                              (8, 5, 6, 3)]]
-
-
-GPI_ACTION = Exercise("gpi_action", _gpi_action, _gpi_action_cases, (
-    ("each candidate scored under its own z_i (psi_i^T z_i) instead of the task w at hand",
-     lambda psi, w, z: np.einsum("bcad,bcd->bca", _as_array(psi), _as_array(z)).max(1).argmax(1)),
-    ("only the policy for w itself used (no max over the candidates)",
-     lambda psi, w, z: np.einsum("bad,bd->ba", _as_array(psi)[:, 0], _as_array(w)).argmax(1)),
-    ("the argmax taken over (candidate, action) pairs, returning a flat index instead of an action",
-     lambda psi, w, z: np.einsum("bcad,bd->bca", _as_array(psi), _as_array(w)).reshape(len(w), -1).argmax(1)),
-))
-
-
 # successor-feature TD target (notebook 04) -----------------------------------------------------------
 
 def _td_cases(seed: int) -> list[tuple]:
@@ -422,8 +388,66 @@ SHIFT = Exercise("shift", shift, _shift_cases, (
 ))
 
 
-EXERCISES: dict[str, Exercise] = {e.name: e for e in (GPI, INFER_TASK, KNN_REWARD, GPI_ACTION, SF_TD_TARGET,
-                                                      SHIFT)}
+# APS's reward and vMF loss (notebook 04's capstone, `aps_teach.capstone`) ----------------------------
+
+def _aps_reward(phi: torch.Tensor, w: torch.Tensor, h: torch.Tensor, k: int) -> torch.Tensor:
+    """Eq. 6 on a batch of states: r_i = phi_i^T w_i + log(1 + (1/k) sum_{j in N_k(i)} ||h_i - h_j||)."""
+    return vmf_reward(phi, w) + particle_entropy_reward(h, h, k, exclude_self=True)
+
+
+def _unit_rows(n: int, d: int, generator: torch.Generator) -> torch.Tensor:
+    return F.normalize(torch.randn(n, d, generator=generator, dtype=torch.float64), dim=1)
+
+
+def _aps_reward_cases(seed: int) -> list[tuple]:
+    """Unit phi and w rows; h in another dimension than phi (APT's encoder) or phi itself (shared)."""
+    generator = torch.Generator().manual_seed(seed)
+    cases = []
+    for n, d, d_h, k in [(8, 4, 3, 3), (20, 16, 16, 10), (6, 2, 5, 5), (12, 3, 2, 1)]:
+        cases.append((_unit_rows(n, d, generator), _unit_rows(n, d, generator),
+                      torch.randn(n, d_h, generator=generator, dtype=torch.float64), k))
+    phi = _unit_rows(10, 4, generator)
+    cases.append((phi, _unit_rows(10, 4, generator), phi.clone(), 4))  # h = phi, the shared encoder
+    return cases
+
+
+def _explore(h: torch.Tensor, k: int, include_self: bool = False, log: bool = True) -> torch.Tensor:
+    distances = torch.cdist(h, h)
+    if not include_self:
+        distances.fill_diagonal_(float("inf"))
+    mean = distances.topk(k, dim=1, largest=False).values.mean(1)
+    return torch.log1p(mean) if log else mean
+
+
+APS_REWARD = Exercise("aps_reward", _aps_reward, _aps_reward_cases, (
+    ("the exploration term alone (APT's reward): add the exploitation term phi(s')^T w",
+     lambda phi, w, h, k: _explore(h, k)),
+    ("the exploitation term alone (VISR's reward): add the kNN exploration term on h",
+     lambda phi, w, h, k: vmf_reward(phi, w)),
+    ("each state counted among its own k nearest neighbours: leave state i out of N_k(i)",
+     lambda phi, w, h, k: vmf_reward(phi, w) + _explore(h, k, include_self=True)),
+    ("the mean distance without the log(1 + .): the kNN term is log(1 + mean distance)",
+     lambda phi, w, h, k: vmf_reward(phi, w) + _explore(h, k, log=False)),
+    ("the kNN term measured on phi instead of h: measure distances in h",
+     lambda phi, w, h, k: vmf_reward(phi, w) + _explore(phi, k)),
+))
+
+
+def _vmf_loss_cases(seed: int) -> list[tuple]:
+    generator = torch.Generator().manual_seed(seed)
+    return [(_unit_rows(n, d, generator), _unit_rows(n, d, generator)) for n, d in [(8, 4), (32, 16), (5, 2)]]
+
+
+VMF_LOSS = Exercise("vmf_loss", vmf_loss, _vmf_loss_cases, (
+    ("the sign flipped: minimising the loss must raise phi(s')^T w, so the loss is its negative",
+     lambda phi, w: vmf_reward(phi, w).mean()),
+    ("a sum over the batch: average it, so the loss does not grow with the batch size",
+     lambda phi, w: -vmf_reward(phi, w).sum()),
+))
+
+
+EXERCISES: dict[str, Exercise] = {e.name: e for e in (GPI, INFER_TASK, KNN_REWARD, SF_TD_TARGET, APS_REWARD,
+                                                      VMF_LOSS, SHIFT)}
 
 
 def check_gpi(your_gpi: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
@@ -446,13 +470,6 @@ def check_knn_reward(your_reward: Callable[[torch.Tensor, int], torch.Tensor], s
     return check(KNN_REWARD, your_reward, seed)
 
 
-def check_gpi_action(your_gpi_action: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
-                     seed: int = 0) -> Callable:
-    """Exercise (notebook 04): fn(psi (B, C, A, d), w (B, d), z (B, C, d)) -> greedy actions (B,),
-    a = argmax_a max_i psi_i(s, a)^T w; psi_i = psi(s, ., z_i), z_0 = w, the others sampled."""
-    return check(GPI_ACTION, your_gpi_action, seed)
-
-
 def check_sf_td_target(your_target: Callable[..., torch.Tensor], seed: int = 0) -> Callable:
     """Exercise (notebook 04): fn(base, reward, w, mask, gamma, boot_psi, boot_steps, alive) -> the n-step
     successor-feature TD target y (B, d):
@@ -463,6 +480,21 @@ def check_sf_td_target(your_target: Callable[..., torch.Tensor], seed: int = 0) 
     m steps), gamma float, boot_psi (B, d) float, boot_steps (B,) int = m, alive (B,) bool.
     """
     return check(SF_TD_TARGET, your_target, seed)
+
+
+def check_aps_reward(your_reward: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor],
+                     seed: int = 0) -> Callable:
+    """Exercise (notebook 04's capstone): fn(phi (B, d), w (B, d), h (B, d_h), k) -> (B,) rewards, Eq. 6
+    with both weights 1: r_i = phi_i^T w_i + log(1 + (1/k) sum_{j in N_k(i)} ||h_i - h_j||), N_k(i) the
+    k rows of h nearest to row i other than i. `capstone.train_your_aps` trains an agent on it."""
+    return check(APS_REWARD, your_reward, seed)
+
+
+def check_vmf_loss(your_loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+                   seed: int = 0) -> Callable:
+    """Exercise (notebook 04's capstone): fn(phi (B, d), w (B, d)) -> the vMF loss, a scalar:
+    -(1/B) sum_i phi_i^T w_i (Eq. 5 up to a constant)."""
+    return check(VMF_LOSS, your_loss, seed)
 
 
 def check_shift(your_shift: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor],

@@ -8,7 +8,7 @@ at one only after trying: `exercises.solution("infer_task")` shows its source an
 
 import torch
 
-__all__ = ["gpi", "infer_task", "knn_reward", "gpi_action", "sf_td_target", "shift"]
+__all__ = ["gpi", "infer_task", "knn_reward", "sf_td_target", "aps_reward", "vmf_loss", "shift"]
 """The exercises that have a solution, in course order (`exercises.solution` accepts these names)."""
 
 
@@ -34,13 +34,6 @@ def knn_reward(particles, k):
     return torch.log1p(nearest.mean(dim=1))
 
 
-def gpi_action(psi, w, z):
-    # Score every candidate's successor features under the task at hand, w (not under its own z_i).
-    q = torch.einsum("bcad,bd->bca", psi, w)  # (B, C, A)
-    best_over_candidates = q.max(dim=1).values  # (B, A)
-    return best_over_candidates.argmax(dim=1)  # (B,)
-
-
 def sf_td_target(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
     n = base.shape[1]
     w_steps = w[:, None, :]  # (B, 1, d): the same w for every step of a window
@@ -51,6 +44,23 @@ def sf_td_target(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
     discounted_sum = (weights[..., None] * cumulant).sum(dim=1)  # (B, d)
     bootstrap = gamma ** boot_steps.to(base.dtype) * alive  # gamma^m, and 0 after a terminal state, (B,)
     return discounted_sum + bootstrap[:, None] * boot_psi
+
+
+def aps_reward(phi, w, h, k):
+    # Exploitation, the vMF log-likelihood up to a constant: phi(s')^T w, one number per state.
+    exploit = (phi * w).sum(dim=1)
+    # Exploration, APT's particle reward on h: the states of the batch are the particles.
+    distances = (h[:, None, :] - h[None, :, :]).norm(dim=-1)  # (B, B)
+    distances.fill_diagonal_(float("inf"))  # a state is not its own neighbour
+    nearest = distances.topk(k, dim=1, largest=False).values  # (B, k)
+    explore = torch.log1p(nearest.mean(dim=1))
+    return exploit + explore  # Eq. 6 with both weights 1
+
+
+def vmf_loss(phi, w):
+    # The negative log-likelihood of the vMF discriminator, up to a constant: minimising it pulls
+    # phi(s') towards the w whose skill reached s'. A mean, so its size does not grow with the batch.
+    return -(phi * w).sum(dim=1).mean()
 
 
 def shift(x, dy, dx, pad):

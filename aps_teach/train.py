@@ -35,6 +35,7 @@ from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.inputs import InputColumns
+from aps_teach.learner.rewards import Objective
 from aps_teach.learner.tasks import infer_task, sample_tasks
 from aps_teach.memory import check_fits
 from aps_teach.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, single_thread
@@ -374,13 +375,14 @@ def new_learner(method: str, env: EnvSource, seed: int, config: TrainConfig | No
 
 
 def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainConfig | None = None, *,
-             run_dir: str | Path | None = None, resume: bool = False,
-             on_round: RoundHook | None = None) -> tuple[Learner, PhaseLog]:
+             run_dir: str | Path | None = None, resume: bool = False, on_round: RoundHook | None = None,
+             objective: Objective | None = None) -> tuple[Learner, PhaseLog]:
     """Reward-free pretraining of `method` (visr, apt, aps) for `steps` env steps (whole rounds).
 
     Logs per round: losses, the mean of each intrinsic-reward term, epsilon and coverage; with
     `run_dir`, writes metrics.csv and checkpoint.pt there, and `resume=True` continues from it.
-    `on_round` is called with a `RoundEnd` after every round.
+    `on_round` is called with a `RoundEnd` after every round. `objective` replaces APS's reward and vMF
+    loss with functions of your own (`Learner.use_objective`).
     """
     config = with_method(config, method)
     if method == "dqn":
@@ -389,6 +391,7 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
     check_seed(seed)
     envs = env_batch(env, config, reward_free=True, absorbing_target=config.absorbing_target)
     learner = learner_for(envs, config.agent, seed)
+    learner.use_objective(objective)
     with single_thread():
         log = _train_phase(learner, envs, steps, seed, config, "pretrain", None,
                            Path(run_dir) if run_dir is not None else None, resume, on_round)

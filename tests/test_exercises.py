@@ -8,12 +8,13 @@ import torch
 
 from aps_teach import exercises
 from aps_teach.exercises import (
+    check_aps_reward,
     check_gpi,
-    check_gpi_action,
     check_infer_task,
     check_knn_reward,
     check_sf_td_target,
     check_shift,
+    check_vmf_loss,
     failing_case,
 )
 
@@ -171,39 +172,6 @@ def test_knn_reward(capsys):
     assert_named(capsys, check_knn_reward, "knn_reward", summed, "sum of the k distances")
 
 
-# GPI action selection (notebook 04) ----------------------------------------------------------------
-
-def _gpi_action_loops(psi, w, z):
-    batch, candidates, actions, _ = psi.shape
-    greedy = []
-    for b in range(batch):
-        q = [max(float(psi[b, i, a] @ w[b]) for i in range(candidates)) for a in range(actions)]
-        greedy.append(int(np.argmax(q)))
-    return np.array(greedy)
-
-
-def test_gpi_action(capsys):
-    def own_z(psi, w, z):
-        return torch.einsum("bcad,bcd->bca", psi, z).amax(1).argmax(1)
-
-    def first_candidate_only(psi, w, z):
-        return torch.einsum("bad,bd->ba", psi[:, 0], w).argmax(1)
-
-    assert_correct(capsys, check_gpi_action, "gpi_action", _gpi_action_loops)
-    assert_named(capsys, check_gpi_action, "gpi_action", own_z, "under its own z_i")
-    assert_named(capsys, check_gpi_action, "gpi_action", first_candidate_only, "no max over the candidates")
-
-
-def test_gpi_action_cases_have_no_ties():
-    generator = torch.Generator().manual_seed(0)
-    psi, w, z = exercises._untied_gpi_case(64, 3, 4, 2, generator)
-    q = np.einsum("bcad,bd->bca", psi.numpy(), w.numpy()).max(1)
-    top = np.sort(q, axis=1)
-    assert (top[:, -1] - top[:, -2]).min() > 1e-3
-    np.testing.assert_allclose(z[:, 0].numpy(), w.numpy())
-    np.testing.assert_allclose(np.linalg.norm(z.numpy(), axis=2), 1.0)
-
-
 # successor-feature TD target (notebook 04) ---------------------------------------------------------
 
 def _td(base, reward, w, mask, gamma, boot_psi, boot_exponent, alive):
@@ -280,6 +248,44 @@ def test_shift(capsys):
         assert_named(capsys, check_shift, "shift", answer, words)
 
 
+# APS's reward and vMF loss (notebook 04's capstone) -----------------------------------------------
+
+def _aps_reward_loops(phi, w, h, k):
+    """Eq. 6 state by state: phi_i . w_i plus log(1 + the mean of the k smallest distances to the others)."""
+    phi, w, h = (np.asarray(x) for x in (phi, w, h))
+    rewards = []
+    for i in range(len(h)):
+        others = sorted(float(np.sqrt(((h[i] - h[j]) ** 2).sum())) for j in range(len(h)) if j != i)
+        rewards.append(float(phi[i] @ w[i]) + np.log(1 + sum(others[:k]) / k))
+    return np.array(rewards)
+
+
+def test_aps_reward(capsys):
+    assert_correct(capsys, check_aps_reward, "aps_reward", _aps_reward_loops)
+    wrong = {
+        "the exploration term alone": lambda phi, w, h, k: torch.tensor(_aps_reward_loops(phi, w, h, k)) - (
+            phi * w).sum(1),
+        "the exploitation term alone": lambda phi, w, h, k: (phi * w).sum(1),
+        "among its own k nearest": lambda phi, w, h, k: (phi * w).sum(1) + torch.log1p(
+            torch.cdist(h, h).topk(k, 1, largest=False).values.mean(1)),
+        "without the log(1 + .)": lambda phi, w, h, k: (phi * w).sum(1) + torch.expm1(
+            torch.tensor(_aps_reward_loops(phi, w, h, k)) - (phi * w).sum(1)),
+    }
+    for words, answer in wrong.items():
+        assert_named(capsys, check_aps_reward, "aps_reward", answer, words)
+
+
+def test_vmf_loss(capsys):
+    def loops(phi, w):
+        return -np.mean([float(p @ v) for p, v in zip(phi.numpy(), w.numpy(), strict=True)])
+
+    assert_correct(capsys, check_vmf_loss, "vmf_loss", loops)
+    wrong = {"the sign flipped": lambda phi, w: (phi * w).sum(1).mean(),
+             "a sum over the batch": lambda phi, w: -(phi * w).sum()}
+    for words, answer in wrong.items():
+        assert_named(capsys, check_vmf_loss, "vmf_loss", answer, words)
+
+
 # worked solutions (aps_teach/solutions.py) ---------------------------------------------------------
 
 def test_every_exercise_has_a_solution_that_its_checker_passes(capsys):
@@ -322,6 +328,7 @@ def test_a_solution_in_a_notebook_is_a_markdown_code_block(monkeypatch):
 
 
 def test_an_unknown_solution_names_the_valid_exercises():
-    with pytest.raises(ValueError, match="no exercise named 'gpi_actions'; the exercises with a solution: "
-                                         "gpi, infer_task, knn_reward, gpi_action, sf_td_target, shift"):
+    valid = "gpi, infer_task, knn_reward, sf_td_target, aps_reward, vmf_loss, shift"
+    with pytest.raises(ValueError, match=f"no exercise named 'gpi_actions'; the exercises with a solution: "
+                                         f"{valid}"):
         exercises.solution("gpi_actions")

@@ -36,7 +36,7 @@ from aps_teach.learner.batch import Batch
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.inputs import BoardInputs, InputColumns
 from aps_teach.learner.networks import FeatureNet, SuccessorFeatureNet
-from aps_teach.learner.rewards import MaskedRunningMean, RunningMean
+from aps_teach.learner.rewards import MaskedRunningMean, Objective, RunningMean
 from aps_teach.learner.tasks import gpi_action_values, gpi_candidates, q_values
 from aps_teach.learner.update import count_update, gradient_step
 
@@ -84,6 +84,22 @@ class Learner:
         self.phase = "pretrain"
         self.updates = 0
         self.optimizer = self._adam(self.config.lr)
+        self.objective: Objective | None = None
+
+    def use_objective(self, objective: Objective | None) -> None:
+        """Pretrain on `objective`'s reward and vMF loss instead of Eqs. 6 and 5 (None: the library's).
+        It must be the whole reward, so it needs what it is paid on: APS (phi and a kNN space), the last
+        state's reward for an n-step window, the kNN reward as no feature of its own and no distance
+        normaliser. Not saved in checkpoints: pass it again to resume."""
+        cfg = self.config
+        wrong = {"method": (cfg.method, "aps"), "nstep_reward": (cfg.nstep_reward, "last"),
+                 "knn_feature": (cfg.knn_feature, False), "knn_normalise": (cfg.knn_normalise, False)}
+        wrong = {name: pair for name, pair in wrong.items() if pair[0] != pair[1]}
+        if objective is not None and (wrong or self.fixed_shapes):
+            settings = ", ".join(f"{name}={want!r} (not {got!r})" for name, (got, want) in wrong.items())
+            raise ValueError("an objective of your own replaces the whole of Eq. 6 on the B states s'_m, "
+                             f"so it needs {settings or 'a learner that selects (fixed_shapes=False)'}")
+        self.objective = objective
 
     def build_networks(self) -> tuple[torch.nn.Module, torch.nn.Module | None, torch.nn.Module | None]:
         """psi, phi (task-conditioned methods) and f (a separate contrastive kNN space), here MLPs; a

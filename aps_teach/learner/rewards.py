@@ -5,6 +5,7 @@ normaliser the reference code applies to distances.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import torch
@@ -21,6 +22,18 @@ class IntrinsicReward(NamedTuple):
         """(name, values) of the terms the method has, exploit before explore."""
         return [(name, term) for name, term in (("exploit", self.exploit), ("explore", self.explore))
                 if term is not None]
+
+
+class Objective(NamedTuple):
+    """A pretraining objective written outside the library, in place of Eqs. 6 and 5 (notebook 04's
+    capstone; `Learner.use_objective`). For the B states s'_m a batch is paid at (`nstep_reward='last'`):
+
+    reward(phi, w, h, k) -> r (B,)     phi (B, d) and w (B, d) unit rows, h (B, d_h) the kNN space
+    vmf_loss(phi, w) -> a scalar        the loss that trains phi, on phi(s'_m) and the w that reached it
+    """
+
+    reward: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor]
+    vmf_loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 def intrinsic_reward(phi: torch.Tensor | None, w: torch.Tensor | None, h: torch.Tensor | None, k: int, *,

@@ -24,7 +24,14 @@ from torch.nn import functional as F
 from aps_teach.checks import check_shapes
 from aps_teach.learner.batch import Batch
 from aps_teach.learner.config import AgentConfig
-from aps_teach.learner.rewards import MaskedRunningMean, RunningMean, intrinsic_reward, valid_mean, vmf_loss
+from aps_teach.learner.rewards import (
+    MaskedRunningMean,
+    Objective,
+    RunningMean,
+    intrinsic_reward,
+    valid_mean,
+    vmf_loss,
+)
 from aps_teach.learner.tasks import q_values
 
 
@@ -44,6 +51,8 @@ class Trainable(Protocol):
     rep: nn.Module | None
     """APT's contrastive encoder f (None when the kNN space is phi or the board)."""
     normaliser: RunningMean | MaskedRunningMean | None
+    objective: Objective | None
+    """A reward and vMF loss in place of Eqs. 6 and 5 (None: the library's)."""
     optimizer: torch.optim.Optimizer
     updates: int
 
@@ -90,7 +99,11 @@ def td_targets(learner: Trainable, batch: Batch
         mask = torch.ones(len(w), 1, device=w.device) if last else batch.mask
         base = phi.detach() if phi is not None else torch.zeros(*mask.shape, cfg.feature_dim, device=w.device)
         # 3. the intrinsic reward of Eq. 6 while pretraining, the task's reward while fine-tuning
-        if pretraining:
+        if pretraining and learner.objective is not None:  # a reward written outside the library
+            reward = learner.objective.reward(phi[:, 0], w, h[:, 0], cfg.k)
+            check_shapes("your reward", {"r": (reward, (len(w),))}, f" for {len(w)} states s'_m")
+            reward, stats = reward[:, None].float(), {"reward_total": reward.mean()}
+        elif pretraining:
             valid = None if last else batch.mask
             r = intrinsic_reward(phi, w[:, None], h, cfg.k, valid=valid, fixed_shapes=learner.fixed_shapes,
                                  exploit_weight=cfg.exploit_weight, explore_weight=cfg.explore_weight,
@@ -160,7 +173,7 @@ def gradient_step(learner: Trainable, batch: Batch) -> dict[str, torch.Tensor]:
     first_next = batch.next_obs[:, 0]
     if pretraining and learner.phi is not None:
         phi = phi_next[:, 0] if cfg.nstep_reward == "last" else learner.phi(learner.inputs(first_next))
-        vmf = vmf_loss(phi, w)
+        vmf = (vmf_loss if learner.objective is None else learner.objective.vmf_loss)(phi, w)
         loss, stats["loss_vmf"] = loss + vmf, vmf.detach()
     if pretraining and learner.rep is not None:
         nce = info_nce(learner.rep(learner.inputs(batch.obs)), learner.rep(learner.inputs(first_next)),
