@@ -26,7 +26,7 @@
 # **What you will be able to do.** Say what each of the two ways of writing $I(s; z)$ rewards; derive
 # the variational bound on $-H(s \mid z)$ and the von Mises–Fisher step that turns it into
 # $\phi(s)^\top w$; place APS among its neighbours (the paper's Table 1); write APS's reward as the
-# paper's equations; write GPI action selection and the n-step successor-feature TD target yourself;
+# paper's equations; write the n-step successor-feature TD target yourself;
 # read Algorithm 1 in ten lines of code that you run against the library; say where the library departs
 # from the algorithm and why; draw both reward terms as heatmaps across pretraining, measure what they
 # show and explore them interactively; and put APS's zero-shot and fine-tuned success beside VISR's and
@@ -104,10 +104,10 @@ import torch
 from scipy.stats import spearmanr
 
 import gridworld
-from aps_teach import cell_maps, exercises, plots, study_plots
+from aps_teach import capstone, cell_maps, exercises, plots, study_plots
 from aps_teach.experiments import Budget, adapt_and_score, result_rows
 from aps_teach.learner.rewards import intrinsic_reward, particle_entropy_reward, vmf_reward
-from aps_teach.learner.tasks import gpi_candidates, sample_tasks
+from aps_teach.learner.tasks import gpi_action_values, gpi_candidates, sample_tasks
 from aps_teach.snapshots import pretrain_with_snapshots
 from aps_teach.stats import summarise
 from aps_teach.sweeps import RunSpec, config_hash, read_rows
@@ -365,31 +365,10 @@ print(f"vmf_reward + particle_entropy_reward equals intrinsic_reward (Eq. 6): "
 # | 14 | $\text{loss}_\phi = -\phi(s_t)^\top w$, the von Mises–Fisher negative log-likelihood |
 # | 15 | a gradient step on $\psi$ and $\phi$ (minibatches in practice) |
 #
-# Two pieces of it are yours to write first.
+# One piece of it is yours to write first; the capstone at the end of the notebook has you write two
+# more, the reward and the vMF loss, and train APS on them.
 #
-# ## Exercise 1: GPI action selection
-#
-# When the agent acts on a task $w$ after pretraining, it can ask more than one skill:
-# generalised policy improvement (GPI) takes candidate tasks $z_0 = w, z_1, \dots, z_{C-1}$ (the others
-# drawn at random), evaluates each skill's successor features **under the task at hand**, and acts
-# greedily on the best:
-#
-# $$a^*(s) = \arg\max_a \max_i \psi(s, a, z_i)^\top w.$$
-#
-# Write `my_gpi_action(psi, w, z)`: `psi` holds $\psi(s, a, z_i)$ with shape (B, C, A, d) for a batch of
-# B states, C candidates and A actions; `w` is (B, d), `z` is (B, C, d). Return the actions, shape (B,).
-# After a wrong attempt, `my_gpi_action(*exercises.failing_case("gpi_action"))` calls yours on the inputs
-# it got wrong; once you have tried, `exercises.solution("gpi_action")` shows a solution.
-
-# %%
-def my_gpi_action(psi, w, z):
-    raise NotImplementedError  # your code here
-
-
-gpi_action = exercises.check_gpi_action(my_gpi_action)
-
-# %% [markdown]
-# ## Exercise 2: the n-step successor-feature TD target
+# ## Exercise: the n-step successor-feature TD target
 #
 # Line 12 regresses the scalar $\psi^\top w$. The library learns $\psi$ as a vector instead, with the
 # *cumulant*
@@ -464,7 +443,7 @@ agree = np.allclose([loss_psi.item(), loss_phi.item()], [library["loss_sf"], lib
 print(f"the ten lines compute the library's losses: {agree}")
 
 # %% [markdown]
-# Read the ten lines against the table above. Besides the vector loss of Exercise 2, they differ from
+# Read the ten lines against the table above. Besides the vector loss of the exercise, they differ from
 # Algorithm 1 in a few places, each a decision written down in the docstring of the configuration field
 # it concerns (`help(TrainConfig)`, `help(AgentConfig)`):
 #
@@ -786,11 +765,11 @@ print(f"hard, zero-shot: the best pretrained method's mean success is {best_hard
                                           else "some pretrained method succeeds zero-shot"))
 
 # %% [markdown]
-# ## GPI at work, with your `gpi_action`
+# ## GPI at work
 #
 # Every zero-shot evaluation above acted with GPI: the identified $w$ plus ten fresh skills $z_i$. How
 # often does asking the other skills change the action at all? For every cell of each level (no key
-# held) and 16 random tasks $w$, the next cell compares your GPI action with the greedy action of the
+# held) and 16 random tasks $w$, the next cell compares the GPI action with the greedy action of the
 # skill $w$ alone, for the pretrained VISR and APS learners of your seed.
 #
 # **Predict:** for which learner will the other skills change the action more often, VISR or APS?
@@ -805,7 +784,8 @@ def gpi_changes(learner, level: str, tasks: int = 16) -> float:
     states = cells.observations[torch.arange(len(cells.positions)).repeat(tasks)]
     with torch.no_grad():
         psi = learner.psi(learner.inputs(states), z)  # (B, 11, A, d)
-    return (gpi_action(psi, w, z) != gpi_action(psi[:, :1], w, z[:, :1])).float().mean().item()
+    greedy = gpi_action_values(psi, w).argmax(1), gpi_action_values(psi[:, :1], w).argmax(1)  # 11 skills; w
+    return (greedy[0] != greedy[1]).float().mean().item()
 
 
 changes = {(method, level): gpi_changes(pretrained[method, level][0], level)
@@ -867,7 +847,87 @@ print(f"APS's exploration return for its own skill: about {knn_mean:.2f} (the kN
 # tests the features, and the two together the policy; it prints which link loses the most for each
 # method and level.
 # </details>
+
+# %% [markdown]
+# ## Capstone: APS on a reward you wrote
 #
+# You now have every piece APS is made of. Write its two own pieces and train an agent on them:
+#
+# * `my_aps_reward(phi, w, h, k)`: Eq. 6 with both weights 1, for a batch of $B$ reached states whose
+#   $h$ rows are also the particles. `phi` and `w` are (B, d) unit rows, `h` is (B, d_h); return (B,):
+#
+# $$r_i = \phi_i^\top w_i + \log\Big(1 + \frac{1}{k} \sum_{j \in \mathrm{N}_k(i)}
+# \lVert h_i - h_j \rVert\Big),$$
+#
+#   with $\mathrm{N}_k(i)$ the $k$ rows of `h` nearest to row $i$, row $i$ itself left out.
+# * `my_vmf_loss(phi, w)`: Eq. 5 on the batch, the scalar $-\frac{1}{B} \sum_i \phi_i^\top w_i$.
+#
+# `capstone.train_your_aps` compares both with the library on random inputs (the usual one-line
+# coaching), then pretrains APS on the easy level with the parameters cell's budget and seed **on your
+# functions**, even a wrong one, so that you see what it does. It judges the trained agent, not your
+# code: does it explore more evenly than a uniform random walk of the same length (visitation entropy)?
+# Can its features tell its skills apart ($\phi(s')^\top w$ with the skill $w$ that reached $s'$, at
+# least 0.1 above the same with another skill's $w'$)? It trains without the running distance normaliser
+# of the authors' code (`knn_normalise=False`), so that your function is the whole reward.
+# After a wrong attempt, `my_aps_reward(*exercises.failing_case("aps_reward"))` and
+# `my_vmf_loss(*exercises.failing_case("vmf_loss"))` call yours on the inputs they got wrong; once you
+# have tried, `exercises.solution("aps_reward")` and `exercises.solution("vmf_loss")` show solutions.
+#
+# **Predict:** with the kNN term's sign flipped (crowded states paid), which judgement fails? With the vMF
+# loss's sign flipped?
+
+# %%
+def my_aps_reward(phi, w, h, k):
+    raise NotImplementedError  # your code here
+
+
+def my_vmf_loss(phi, w):
+    raise NotImplementedError  # your code here
+
+
+yours = capstone.train_your_aps(my_aps_reward, my_vmf_loss, "easy", pretrain_steps, seed, config,
+                                identify_steps=identify_steps, eval_episodes=eval_episodes)
+
+# %% [markdown]
+# A sign error shows in the agent: paid for crowded states, it huddles and its visitation entropy falls
+# below the random walk's; with the loss's sign flipped, $\phi$ is pushed *away* from the skill that
+# reached each state and the gap turns negative (try both). But can the judge see a reward that lacks a
+# whole term? The next cell trains two more agents the same way, one on VISR's reward (the exploitation
+# term alone) and one on APT's (the kNN term alone), with the correct vMF loss.
+#
+# **Predict:** which of the two fails the judge on the easy level?
+
+# %%
+eq6 = exercises.APS_REWARD.reference  # Eq. 6, both weights 1
+one_term = {"VISR's reward, phi(s')^T w alone": lambda phi, w, h, k: (phi * w).sum(1),
+            "APT's reward, the kNN term alone": lambda phi, w, h, k: eq6(phi, w, h, k) - (phi * w).sum(1)}
+judged = {}
+for name, reward in one_term.items():
+    print(f"--- {name}")
+    judged[name] = capstone.train_your_aps(reward, exercises.VMF_LOSS.reference, "easy", pretrain_steps, seed,
+                                           config, identify_steps=identify_steps, eval_episodes=eval_episodes)
+passing = [name.split(",")[0] for name, result in judged.items() if result.passed]
+judge_verdict = (f"the judge passes {' and '.join(passing)} on the easy level: it cannot tell a reward that "
+                 "lacks a term" if passing else "the judge fails both one-term rewards on the easy level")
+print(judge_verdict)
+
+# %% [markdown]
+# **Explain it.** If the line above says the judge passes a one-term reward, why can the easy level not
+# tell APS's reward from VISR's or APT's? What would a level have to be like for the kNN term to decide
+# whether skills explore, and where in this course is such a level measured?
+#
+# <details><summary>Answer</summary>
+#
+# The easy level is small: a uniform random walk already visits nearly all of its states, and any
+# $w$-conditioned policy trained with $\epsilon$-greedy exploration covers it about as evenly, so the
+# exploration term has nothing left to win. The vMF loss alone makes skills recognisable whatever the
+# reward, as long as different $w$ reach different states. The kNN term can only matter where a random
+# walk leaves states unvisited: the deep level (notebook 00), where the README's APS-parts study compares
+# the terms against a random walk, and where APT, not APS, explores best. The judge checks what APS's two
+# terms are for, not that they are needed here; the coaching lines above still name a missing term.
+# </details>
+
+# %% [markdown]
 # ## What this run found
 #
 # Each line below is computed from an output above.
@@ -881,6 +941,9 @@ print(f"* phi^T w over the hard level's cells, at the checkpoints shown: {', '.j
 compared = f"{sum(checks)} of {len(checks)} rows identical" if checks else "nothing compared"
 print(f"* this seed against the file: {compared}")
 print(f"* {gpi_verdict}")
+trained_on = "your reward and loss" if all(yours.yours) else "the library's reward and loss (yours raised)"
+print(f"* the capstone's agent, on {trained_on}: {'passed' if yours.passed else 'not yet passed'}; "
+      f"{judge_verdict}")
 
 # %% [markdown]
 # ## Summary
@@ -891,8 +954,12 @@ print(f"* {gpi_verdict}")
 #   by $\mathbb{E}[\log q(s \mid z)]$ (Eq. 3) and, with a von Mises–Fisher $q$ on unit features and one
 #   concentration, equals $\phi(s)^\top w$ up to a constant (Eq. 4).
 # * APS is VISR's loop with two changes: the reward adds APT's kNN term to $\phi(s')^\top w$, computed on
-#   the same $\phi$ (Eq. 6), and the TD target uses that reward. You wrote GPI and the TD target, and
-#   the ten lines of Algorithm 1 built from them compute what the library computes.
+#   the same $\phi$ (Eq. 6), and the TD target uses that reward. You wrote the TD target, and
+#   the ten lines of Algorithm 1 built on it compute what the library computes.
+# * In the capstone you wrote the reward and the vMF loss and trained APS on them. The judge sees sign
+#   errors in the agent (it huddles, or its skills blur), but on the easy level a reward with only one
+#   of the two terms passes too (the verdict above): exploration needs a level a random walk does not
+#   cover to show.
 # * The library departs from Algorithm 1 where a reason says so, and writes the reason in the field it
 #   concerns: a vector SF loss, $\phi(s')$ in the vMF loss, the last state's reward for an n-step window,
 #   double-Q targets, normalised kNN distances, centred inputs, an absorbing target while pretraining.

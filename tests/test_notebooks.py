@@ -113,6 +113,29 @@ def _printed(notebook) -> str:
     return "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
 
 
+def _check_04_capstone(printed: str) -> None:
+    """Three agents judged on easy (yours, VISR's and APT's rewards), each verdict drawn from its two
+    measures, and the one-term rewards named by the coaching line and trained on all the same."""
+    judged = re.findall(r"^  explores: visitation entropy (\S+), a random walk's (\S+): above it: (yes|no)\n"
+                        r"  skills recognisable: phi\(s'\)\^T w (\S+) with the skill that reached s', (\S+) "
+                        r"with another: gap >= 0.1: (yes|no)\n"
+                        r"  zero-shot on easy \(reported, not judged\): success \S+\n"
+                        r"capstone: (.*)$", printed, re.MULTILINE)
+    assert len(judged) == 3
+    for entropy, walk, explores, own, other, recognisable, verdict in judged:
+        assert (explores == "yes") == (float(entropy) > float(walk))
+        assert (recognisable == "yes") == (float(own) - float(other) >= 0.1 - 5e-4)
+        assert verdict.startswith("passed" if explores == recognisable == "yes" else "not yet")
+    assert printed.count("capstone: APS pretrained on easy for 800 steps with ") == 3
+    for term in ("the exploitation term alone (VISR's reward)", "the exploration term alone (APT's reward)"):
+        assert f"aps_reward: wrong, it looks like {term}" in printed
+    assert printed.count("; training with yours all the same; exercises.failing_case('aps_reward')") == 2
+    passed = [verdict.startswith("passed") for *_, verdict in judged[1:]]
+    assert re.search(r"^the judge (passes .* on the easy level: it cannot tell a reward that lacks a term"
+                     r"|fails both one-term rewards on the easy level)$", printed, re.MULTILINE)
+    assert ("the judge fails both" in printed) == (not any(passed))
+
+
 def _check_04_verdicts(printed: str) -> None:
     """04's derivation checks hold, and every verdict it prints agrees with the numbers printed beside it."""
     assert "1 of 3 claims hold" in printed and "APS is beaten by: visr on easy" in printed
@@ -199,8 +222,8 @@ def check_printed_output(source, notebook) -> None:
         assert own_z > under_w  # the bug follows pi_purple on more cells
     if source.stem == "04_aps":
         printed = _printed(notebook)
-        assert "gpi_action: not attempted yet: using the library's answer" in printed
-        assert "sf_td_target: not attempted yet: using the library's answer" in printed
+        for name in ("sf_td_target", "aps_reward", "vmf_loss"):
+            assert f"{name}: not attempted yet: using the library's answer" in printed
         # the paper's claims, decided from the committed Figure 4 intervals
         claims = (("VISR beats APT on the easy level", "holds"),
                   ("APT beats VISR on the hard level", "does not hold"),  # 1 of 10 APT seeds: [0.00, 0.30]
@@ -217,6 +240,7 @@ def check_printed_output(source, notebook) -> None:
         assert len(re.findall(r"^(visr|aps) on (easy|hard): GPI changes the greedy action in \d+\.\d% of",
                               printed, re.MULTILINE)) == 4
         _check_04_verdicts(printed)
+        _check_04_capstone(printed)
     if source.stem == "04b_zero_shot":
         printed = _printed(notebook)
         assert "pretrained aps on hard in " in printed and "APS on open10: 800 reward-free steps" in printed
