@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import tomllib
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -159,28 +161,72 @@ def _seconds(cell) -> float:
     return (end - start).total_seconds()
 
 
-def section_times(executed: Path) -> list[tuple[str, float]]:
-    """(section, seconds of compute) of an executed notebook, in order: the code cells under each `## `
-    heading summed (those before the first heading under "opening"), as recorded when it was executed."""
-    sections: list[tuple[str, float]] = [("opening", 0.0)]
+WORDS_PER_MINUTE = 100
+"""Reading speed for the course's prose, dense with equations and code excerpts."""
+MINUTES_PER_EXERCISE = 5
+"""Time to do one exercise: a function to write, or a section headed "Exercise ..." or "Capstone ..."."""
+EXERCISE_STARTER = re.compile(r"^def my_(\w+)\(.*\):\n    raise NotImplementedError.*\n", re.MULTILINE)
+"""An exercise's starter in a notebook: `def my_<name>(...):` whose body raises NotImplementedError."""
+
+
+@dataclass(frozen=True)
+class Section:
+    """One `## ` section of an executed notebook: what it asks of a learner."""
+
+    name: str
+    words: int
+    """Words of its markdown and code cells (the install cell left out)."""
+    exercises: int
+    """Its exercises: the starters in its code (`EXERCISE_STARTER`) or, where there are fewer, its headings
+    (any level) starting "Exercise" or "Capstone"."""
+    seconds: float
+    """Compute of its code cells, as recorded when the notebook was executed (`_seconds`)."""
+
+    @property
+    def minutes(self) -> float:
+        """Study time: words / WORDS_PER_MINUTE + exercises * MINUTES_PER_EXERCISE + seconds / 60."""
+        return self.words / WORDS_PER_MINUTE + self.exercises * MINUTES_PER_EXERCISE + self.seconds / 60
+
+
+def sections(executed: Path) -> list[Section]:
+    """The sections of an executed notebook, in order: the cells under each `## ` heading (those before
+    the first under "opening", dropped if they hold nothing)."""
+    found: list[tuple[str, list]] = [("opening", [])]
     for cell in nbformat.read(executed, as_version=4).cells:
         headings = [line[3:].strip() for line in cell.source.splitlines() if line.startswith("## ")]
-        heading = headings[0] if headings else None
-        if cell.cell_type == "markdown" and heading:
-            sections.append((heading, 0.0))
-        elif cell.cell_type == "code":
-            name, seconds = sections[-1]
-            sections[-1] = (name, seconds + _seconds(cell))
-    return [(name, seconds) for name, seconds in sections if name != "opening" or seconds]
+        if cell.cell_type == "markdown" and headings:
+            found.append((headings[0], []))
+        if cell.source.strip() != install_cell().strip():
+            found[-1][1].append(cell)
+    return [_section(name, cells) for name, cells in found if name != "opening" or cells]
+
+
+def _section(name: str, cells: list) -> Section:
+    code = "\n".join(cell.source + "\n" for cell in cells if cell.cell_type == "code")
+    titles = [line.lstrip("#").strip() for cell in cells if cell.cell_type == "markdown"
+              for line in cell.source.splitlines() if line.startswith("#")]
+    headed = sum(title.startswith(("Exercise", "Capstone")) for title in titles)
+    return Section(name, sum(len(cell.source.split()) for cell in cells),
+                   max(headed, len(EXERCISE_STARTER.findall(code))),
+                   sum(_seconds(cell) for cell in cells if cell.cell_type == "code"))
+
+
+def study_minutes(executed: Path) -> float:
+    """A notebook's study time: its sections' `Section.minutes` summed."""
+    return sum(section.minutes for section in sections(executed))
 
 
 def times_table(names: list[str]) -> str:
-    """Each notebook's compute time per section, as its committed .ipynb recorded it, and in all."""
+    """Each notebook's study time per section (reading, exercises and compute as its committed .ipynb
+    recorded it), and in all."""
     lines = []
     for name in names:
-        sections = section_times(NOTEBOOK_DIR / f"{name}.ipynb")
-        lines.append(f"{name}: {sum(s for _, s in sections):.0f} s of compute")
-        lines += [f"  {seconds:6.1f} s  {section}" for section, seconds in sections]
+        found = sections(NOTEBOOK_DIR / f"{name}.ipynb")
+        compute = sum(section.seconds for section in found)
+        lines.append(f"{name}: {study_minutes(NOTEBOOK_DIR / f'{name}.ipynb'):.0f} min, {compute:.0f} s of "
+                     "compute")
+        lines += [f"  {section.minutes:5.1f} min  {section.words:5,} words  {section.exercises} exercises  "
+                  f"{section.seconds:6.1f} s  {section.name}" for section in found]
     return "\n".join(lines)
 
 
@@ -188,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Regenerate and execute the course notebooks.")
     parser.add_argument("names", nargs="*", help="notebook names, e.g. 00_gridworlds (default: all)")
     parser.add_argument("--times", action="store_true",
-                        help="print each committed notebook's compute time per section instead (no run)")
+                        help="print each committed notebook's study time and compute per section instead "
+                             "(no run)")
     args = parser.parse_args(argv)
     known = {path.stem: path for path in sources()}
     unknown = sorted(set(args.names) - set(known))

@@ -29,9 +29,9 @@
 # (method Y trained on the data method X collects) in miniature; compare VISR's and APS's zero-shot
 # transfer to new reward maps.
 #
-# **How long.** About 35 minutes of reading and thinking; the sweeps take about 15 minutes of CPU in
-# teaching mode, 5–8 minutes on two free cores and much longer on a busy machine, most of it the X → Y
-# study and the transfer runs (the last cell prints this run's wall and CPU time).
+# **How long.** About 100 minutes of study: reading, eight exercises and the sweeps, about 15 minutes of
+# CPU in teaching mode, 4–8 minutes of wall time on two free cores and much longer on a busy machine,
+# most of it the X → Y study and the transfer runs (the last cell prints this run's wall and CPU time).
 # Sweep results are kept on disk, so running a cell again costs nothing.
 #
 # **What reproduces from the paper, and what does not.** The paper's ablations (its Section 6, on Atari)
@@ -213,14 +213,12 @@ print(f"methods with a fine-tuned success above 0 on hard in some run: {solved o
 #   explains, on data from the pretrained agent's random-$w$ behaviour;
 # * its **cost**: wall and CPU seconds.
 #
-# Each sweep is a list of `RunSpec(method, level, seed, overrides)`; the overrides are dotted config
-# fields such as `("agent.k", 5)`. `run_sweep` hands the specs to the worker processes, appends each
-# finished run's row to a CSV, and skips runs already in it, so rerunning a cell costs nothing and an
-# interrupted sweep resumes. A variant equal to the default gets *no* override, so its runs have the same
-# key in every sweep and run once: the APS baseline is shared by all ablations below. Two small helpers
-# do the bookkeeping and print the numbers behind each plot, with a verdict per comparison: **separate**
-# (the two 95% intervals do not overlap), **overlaps**, or **identical** (the same numbers to the last
-# digit: the same runs by construction, or a knob that changes nothing).
+# Each sweep is a list of `RunSpec(method, level, seed, overrides)`, the overrides dotted config fields
+# such as `("agent.k", 5)`; finished runs are kept and skipped, so rerunning a cell costs nothing, and the
+# APS baseline, which needs no override, runs once for all ablations below (the appendix, notebook 08,
+# shows how). Two small helpers do the bookkeeping and print the numbers behind each plot, with a verdict
+# per comparison: **separate** (the two 95% intervals do not overlap), **overlaps**, or **identical** (the
+# same numbers to the last digit: the same runs by construction, or a knob that changes nothing).
 #
 # A caution on the intervals: they are percentile bootstrap intervals over runs (seeds), and with a
 # handful of seeds a bootstrap interval is too narrow more often than 5% of the time. Read "separate" as

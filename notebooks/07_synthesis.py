@@ -26,8 +26,8 @@
 # one rule, and name the measured mechanism behind each verdict; say what the paper's Atari numbers claim
 # and which parts of that pipeline are tested here.
 #
-# **How long.** About 25 minutes of reading and predicting. The code is two live seeds of four methods at
-# the library's default budgets: about 3 minutes of CPU, 6-7 minutes of wall time on a 2-core machine
+# **How long.** About 45 minutes of study: reading, predicting and two live seeds of four methods at the
+# library's default budgets, about 3 minutes of compute on a 2-core CPU, 6-7 minutes of wall time on one
 # shared with other jobs (the last cell prints this run's time).
 #
 # **The rule for every verdict.** A method *beats* another on a measure when its 95% bootstrap interval

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_notebooks import EXERCISE_STARTER, SOURCES, check_printed_output, exercise_names
+from test_notebooks import SOURCES, check_printed_output, exercise_names
 
 from aps_teach.course import FAST_MODE_TEXT
-from aps_teach.notebooks import execute
+from aps_teach.notebooks import EXERCISE_STARTER, execute
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_INPUTS = ["aps_teach", "gridworld", "results", "pyproject.toml", "README.md"]

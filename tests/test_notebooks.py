@@ -10,12 +10,17 @@ import nbformat
 import pytest
 
 from aps_teach.notebooks import (
+    EXERCISE_STARTER,
+    MINUTES_PER_EXERCISE,
     NOTEBOOK_DIR,
+    WORDS_PER_MINUTE,
+    Section,
     install_cell,
     install_requirement,
     out_of_sync,
-    section_times,
+    sections,
     sources,
+    study_minutes,
 )
 
 SOURCES = sources()
@@ -25,7 +30,7 @@ def test_there_are_notebooks():
     names = [path.stem for path in SOURCES]
     assert names[:1] == ["00_gridworlds"]
     assert names.index("04b_zero_shot") == names.index("04_aps") + 1  # a continuation follows its notebook
-    assert names[-1] == "07_synthesis"  # the closing synthesis comes last
+    assert names[-2:] == ["07_synthesis", "08_appendix"]  # the closing synthesis, then the appendix
 
 
 def test_a_continuation_sorts_right_after_its_notebook():
@@ -234,8 +239,6 @@ def check_printed_output(source, notebook) -> None:
         # Algorithm 1's update in ten lines, built on the exercises' functions, equals Learner.update's losses
         assert "the ten lines compute the library's losses: True" in printed
         assert "; 256 particles; k = 10" in printed  # one training batch's particles: one per window ("last")
-        assert "differs from the file's" in printed  # so no row is claimed to reproduce the sweep
-        assert "rows identical to the file's: 0 of 0 compared" in printed
         assert len(re.findall(r"on easy, success after fine-tuning steps 0: \S+, 3,200: ", printed)) == 3
         assert len(re.findall(r"^(visr|aps) on (easy|hard): GPI changes the greedy action in \d+\.\d% of",
                               printed, re.MULTILINE)) == 4
@@ -428,6 +431,17 @@ def check_printed_output(source, notebook) -> None:
         assert re.search(r"aps\s+breakout\s+0\s+pretrain\s+True\s+0\s", printed)
         assert re.search(r"aps\s+breakout\s+0\s+finetune\s+False\s+200\s", printed)
         assert not re.search(r"dqn\s+breakout\s+0\s+pretrain", printed)
+    if source.stem == "08_appendix":
+        printed = _printed(notebook)
+        assert "the default budget and TrainConfig: c44e7fe3712c (the file's)" in printed
+        assert "(another configuration: nothing will be compared)" in printed  # fast mode's budget
+        assert "two runs, one seed, this machine: every weight after every round bit for bit equal: True" \
+            in printed
+        assert "one ulp apart: largest weight difference after round 1: 1.86e-09" in printed  # the nudge
+        assert "rows identical to the file's: 0 of 0 compared" in printed
+        assert "reproduction: nothing compared (another configuration)" in printed
+        assert "first call: ran 2, skipped 0" in printed
+        assert "second call: ran 1, skipped 2 (already in toy_sweep.csv)" in printed
     if source.stem == "07_synthesis":
         printed = _printed(notebook)
         # fast mode really used its small sizes, and so compares no live run with a committed one
@@ -489,8 +503,6 @@ def check_printed_output(source, notebook) -> None:
         assert "Atari results committed in this repository: none" in printed
 
 
-EXERCISE_STARTER = re.compile(r"^def my_(\w+)\(.*\):\n    raise NotImplementedError.*\n", re.MULTILINE)
-"""An exercise's starter in a notebook source: `def my_<name>(...):` whose body raises NotImplementedError."""
 
 
 def exercise_names(source) -> list[str]:
@@ -530,19 +542,25 @@ def _timed_cell(start: str, seconds: float):
     return cell
 
 
-def test_section_times_sum_each_sections_code_cells(tmp_path):
+def test_sections_count_each_sections_words_exercises_and_compute(tmp_path):
+    starter = nbformat.v4.new_code_cell("def my_gpi(psis, w):\n    raise NotImplementedError  # yours\n")
     notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(install_cell()),  # not counted: boilerplate
         _timed_cell("10:00:00", 1.5),
         nbformat.v4.new_markdown_cell("# Title\n\n## First\ntext"),
         _timed_cell("10:00:10", 2.25), _timed_cell("10:00:20", 0.5),
-        nbformat.v4.new_markdown_cell("### a subsection, not a section"),
+        nbformat.v4.new_markdown_cell("### Exercise 1: a subsection, not a section"),
         _timed_cell("10:00:30", 4.0),
         nbformat.v4.new_markdown_cell("## Second"),
-        nbformat.v4.new_code_cell("untimed"),
+        starter,
     ])
     path = tmp_path / "timed.ipynb"
     nbformat.write(notebook, path)
-    assert section_times(path) == [("opening", 1.5), ("First", 6.75), ("Second", 0.0)]
+    assert sections(path) == [Section("opening", 1, 0, 1.5), Section("First", 16, 1, 6.75),
+                              Section("Second", 2 + 7, 1, 0.0)]  # "pass" is a word of each timed cell
+    first = sections(path)[1]
+    assert first.minutes == pytest.approx(16 / WORDS_PER_MINUTE + MINUTES_PER_EXERCISE + 6.75 / 60)
+    assert study_minutes(path) == pytest.approx(sum(s.minutes for s in sections(path)))
 
 
 def test_the_readme_states_each_notebooks_recorded_compute_and_each_is_within_ten_minutes():
@@ -550,7 +568,21 @@ def test_the_readme_states_each_notebooks_recorded_compute_and_each_is_within_te
     sentence = text.split("compute, as each committed notebook recorded it", 1)[1].split("### ", 1)[0]
     stated = dict(re.findall(r"(?:: |, |\) )(\d\d[a-z]?) (\d+) s\b", sentence))
     for source in SOURCES:
-        recorded = sum(seconds for _, seconds in section_times(source.with_suffix(".ipynb")))
+        recorded = sum(section.seconds for section in sections(source.with_suffix(".ipynb")))
         number = source.stem.split("_")[0]
         assert int(stated[number]) == round(recorded), (number, stated.get(number), recorded)
         assert recorded <= 600, f"{source.stem} computes for {recorded:.0f} s, over 10 minutes"
+
+
+def test_the_course_table_and_each_opening_give_the_measured_study_time():
+    """The README's course table states each notebook's study time as `study_minutes` computes it from the
+    committed notebook; a notebook that says how long it takes says it to within 5 minutes."""
+    readme = (NOTEBOOK_DIR.parent / "README.md").read_text()
+    rows = dict(re.findall(r"^\| `(\w+)` \|.*\| (\d+) min \|$", readme, re.MULTILINE))
+    assert set(rows) == {source.stem for source in SOURCES}
+    for source in SOURCES:
+        minutes = study_minutes(source.with_suffix(".ipynb"))
+        assert int(rows[source.stem]) == round(minutes), (source.stem, minutes)
+        stated = re.search(r"\*\*How long\.\*\* About (\d+) minutes of study", source.read_text())
+        if stated:
+            assert abs(int(stated[1]) - minutes) <= 5, (source.stem, minutes)
