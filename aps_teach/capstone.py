@@ -33,8 +33,9 @@ from aps_teach.phases import PhaseLog
 from aps_teach.train import RoundEnd, TrainConfig, evaluate, identify_task, pretrain, random_walk
 
 RECOGNISABLE = 0.1
-"""The least gap phi(s')^T w - phi(s')^T w' of an agent whose skills are recognisable: under half of what
-the library's reward and loss reach on the easy level at the default budget (0.22-0.25 over seeds 0-4)."""
+"""The least gap phi(s')^T w - phi(s')^T w' of an agent whose skills are recognisable: about two thirds of
+the least the library's reward and loss reach on the easy level at the default budget (0.146-0.160 over
+seeds 0-4); with the vMF loss's sign flipped the gap is negative (-0.02 to -0.03, seeds 0-2)."""
 SKILL_SAMPLES = 4096
 """Replay windows the skill gap is measured on."""
 

@@ -38,6 +38,10 @@ def test_an_objective_needs_the_settings_it_replaces():
         pretrain("aps", "easy", 800, 0, config, objective=objective)
     with pytest.raises(ValueError, match=r"needs method='aps' \(not 'visr'\)"):
         pretrain("visr", "easy", 800, 0, _no_normaliser(config), objective=objective)
+    weighted = _no_normaliser(config)
+    weighted = dataclasses.replace(weighted, agent=dataclasses.replace(weighted.agent, explore_weight=3.0))
+    with pytest.raises(ValueError, match=r"needs explore_weight=1.0 \(not 3.0\)"):
+        pretrain("aps", "easy", 800, 0, weighted, objective=objective)
 
 
 def test_a_reward_of_the_wrong_shape_is_refused():

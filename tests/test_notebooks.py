@@ -580,6 +580,8 @@ def test_the_course_table_and_each_opening_give_the_measured_study_time():
     readme = (NOTEBOOK_DIR.parent / "README.md").read_text()
     rows = dict(re.findall(r"^\| `(\w+)` \|.*\| (\d+) min \|$", readme, re.MULTILINE))
     assert set(rows) == {source.stem for source in SOURCES}
+    total = sum(study_minutes(source.with_suffix(".ipynb")) for source in SOURCES)
+    assert f"In all, {round(total)} minutes, about {total / 60:.1f} hours." in " ".join(readme.split())
     for source in SOURCES:
         minutes = study_minutes(source.with_suffix(".ipynb"))
         assert int(rows[source.stem]) == round(minutes), (source.stem, minutes)

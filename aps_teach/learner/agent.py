@@ -89,11 +89,12 @@ class Learner:
     def use_objective(self, objective: Objective | None) -> None:
         """Pretrain on `objective`'s reward and vMF loss instead of Eqs. 6 and 5 (None: the library's).
         It must be the whole reward, so it needs what it is paid on: APS (phi and a kNN space), the last
-        state's reward for an n-step window, the kNN reward as no feature of its own and no distance
-        normaliser. Not saved in checkpoints: pass it again to resume."""
+        state's reward for an n-step window, the kNN reward as no feature of its own, no distance
+        normaliser and both of Eq. 6's weights 1. Not saved in checkpoints: pass it again to resume."""
         cfg = self.config
         wrong = {"method": (cfg.method, "aps"), "nstep_reward": (cfg.nstep_reward, "last"),
-                 "knn_feature": (cfg.knn_feature, False), "knn_normalise": (cfg.knn_normalise, False)}
+                 "knn_feature": (cfg.knn_feature, False), "knn_normalise": (cfg.knn_normalise, False),
+                 "exploit_weight": (cfg.exploit_weight, 1.0), "explore_weight": (cfg.explore_weight, 1.0)}
         wrong = {name: pair for name, pair in wrong.items() if pair[0] != pair[1]}
         if objective is not None and (wrong or self.fixed_shapes):
             settings = ", ".join(f"{name}={want!r} (not {got!r})" for name, (got, want) in wrong.items())
