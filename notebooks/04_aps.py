@@ -837,7 +837,7 @@ print(f"APS's exploration return for its own skill: about {knn_mean:.2f} (the kN
 # %% [markdown]
 # ## Capstone: APS on a reward you wrote
 #
-# You now have every piece APS is made of. Write its two own pieces and train an agent on them:
+# You now have every piece APS is made of. Write the two that are APS's own, and train an agent on them:
 #
 # * `my_aps_reward(phi, w, h, k)`: Eq. 6 with both weights 1, for a batch of $B$ reached states whose
 #   $h$ rows are also the particles. `phi` and `w` are (B, d) unit rows, `h` is (B, d_h); return (B,):
@@ -877,9 +877,10 @@ yours = capstone.train_your_aps(my_aps_reward, my_vmf_loss, "easy", pretrain_ste
 # %% [markdown]
 # A sign error shows in the agent: paid for crowded states, it huddles and its visitation entropy falls
 # below the random walk's; with the loss's sign flipped, $\phi$ is pushed *away* from the skill that
-# reached each state and the gap turns negative (try both). But can the judge see a reward that lacks a
-# whole term? The next cell trains two more agents the same way, one on VISR's reward (the exploitation
-# term alone) and one on APT's (the kNN term alone), with the correct vMF loss.
+# reached each state and the gap turns negative (try both; the README's capstone paragraph has the
+# numbers measured on three seeds). But can the judge see a reward that lacks a whole term? The next cell
+# trains two more agents the same way, one on VISR's reward (the exploitation term alone) and one on
+# APT's (the kNN term alone), with the correct vMF loss.
 #
 # **Predict:** which of the two fails the judge on the easy level?
 

@@ -178,7 +178,6 @@ def _check_04_verdicts(printed: str) -> None:
     rates = {name: [float(point.split(": ")[1]) for point in points.split(", ")] for name, points in curves}
     fell = [name for name, r in rates.items() if any(b < a for a, b in zip(r, r[1:], strict=False))]
     assert f"curves where success falls somewhere along fine-tuning: {', '.join(fell) or 'none'}" in printed
-    assert "reproduction: nothing compared (another configuration)" in printed
     assert "[0.86, 0.98]: APS's interval wholly below VISR's" in printed  # the file's easy zero-shot
     hard = re.search(r"mean success is (\S+) in the file and (\S+) in this run: (no|some) pretrained",
                      printed)

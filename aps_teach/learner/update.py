@@ -173,7 +173,7 @@ def gradient_step(learner: Trainable, batch: Batch) -> dict[str, torch.Tensor]:
     first_next = batch.next_obs[:, 0]
     if pretraining and learner.phi is not None:
         phi = phi_next[:, 0] if cfg.nstep_reward == "last" else learner.phi(learner.inputs(first_next))
-        vmf = (vmf_loss if learner.objective is None else learner.objective.vmf_loss)(phi, w)
+        vmf = vmf_loss(phi, w) if learner.objective is None else learner.objective.vmf_loss(phi, w)
         loss, stats["loss_vmf"] = loss + vmf, vmf.detach()
     if pretraining and learner.rep is not None:
         nce = info_nce(learner.rep(learner.inputs(batch.obs)), learner.rep(learner.inputs(first_next)),
