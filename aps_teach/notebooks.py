@@ -2,7 +2,7 @@
 
     python -m aps_teach.notebooks                 # regenerate and execute every notebook
     python -m aps_teach.notebooks 00_gridworlds   # just one
-    python -m aps_teach.notebooks --times         # compute time per section of the committed notebooks
+    python -m aps_teach.notebooks --times         # study time and compute per section, committed notebooks
 
 The `.ipynb` is written from the `.py` and executed in full mode with its outputs kept, so
 readers see every figure on GitHub or Colab. Never `jupytext --sync`: it picks the newer file
