@@ -75,6 +75,13 @@ class CapstoneResult:
         return self.explores and self.recognisable
 
 
+def training_config(config: TrainConfig | None = None) -> TrainConfig:
+    """`config` (default `TrainConfig(progress=False)`) without the kNN distance normaliser, so that an
+    objective's reward is the whole reward (`Learner.use_objective`)."""
+    config = config or TrainConfig(progress=False)
+    return dataclasses.replace(config, agent=dataclasses.replace(config.agent, knn_normalise=False))
+
+
 def skill_gap(learner: Learner, end: RoundEnd, samples: int, seed: int) -> tuple[float, float]:
     """(mean phi(s')^T w, mean phi(s')^T w') over `samples` replay windows: s' their first next state, w
     the skill that reached it, w' the skill of the next window in the sample."""
@@ -90,10 +97,8 @@ def train_your_aps(your_reward: Callable, your_vmf_loss: Callable, level: str = 
                    eval_episodes: int = DEFAULT_EVAL_EPISODES) -> CapstoneResult:
     """Pretrain APS on `level` for `steps` env steps with `your_reward(phi, w, h, k)` -> (B,) in place of
     Eq. 6 and `your_vmf_loss(phi, w)` -> a scalar in place of Eq. 5, then judge the agent (the module's
-    docstring); prints the verdicts. `config` (default `TrainConfig()`) trains without the kNN distance
-    normaliser, so that your reward is the whole reward."""
-    config = config or TrainConfig(progress=False)
-    config = dataclasses.replace(config, agent=dataclasses.replace(config.agent, knn_normalise=False))
+    docstring); prints the verdicts. Trains with `training_config(config)`."""
+    config = training_config(config)
     objective = Objective(exercises.check(exercises.APS_REWARD, your_reward, seed, keep_yours=True),
                           exercises.check(exercises.VMF_LOSS, your_vmf_loss, seed, keep_yours=True))
     yours = (objective.reward is your_reward, objective.vmf_loss is your_vmf_loss)

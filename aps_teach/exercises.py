@@ -411,25 +411,21 @@ def _aps_reward_cases(seed: int) -> list[tuple]:
     return cases
 
 
-def _explore(h: torch.Tensor, k: int, include_self: bool = False, log: bool = True) -> torch.Tensor:
-    distances = torch.cdist(h, h)
-    if not include_self:
-        distances.fill_diagonal_(float("inf"))
-    mean = distances.topk(k, dim=1, largest=False).values.mean(1)
-    return torch.log1p(mean) if log else mean
+def _exploit(phi: torch.Tensor, w: torch.Tensor) -> np.ndarray:
+    return _as_array(vmf_reward(phi, w))
 
 
 APS_REWARD = Exercise("aps_reward", _aps_reward, _aps_reward_cases, (
     ("the exploration term alone (APT's reward): add the exploitation term phi(s')^T w",
-     lambda phi, w, h, k: _explore(h, k)),
+     lambda phi, w, h, k: _knn_variant(np.log1p)(h, k)),
     ("the exploitation term alone (VISR's reward): add the kNN exploration term on h",
-     lambda phi, w, h, k: vmf_reward(phi, w)),
+     lambda phi, w, h, k: _exploit(phi, w)),
     ("each state counted among its own k nearest neighbours: leave state i out of N_k(i)",
-     lambda phi, w, h, k: vmf_reward(phi, w) + _explore(h, k, include_self=True)),
+     lambda phi, w, h, k: _exploit(phi, w) + _knn_variant(np.log1p, include_self=True)(h, k)),
     ("the mean distance without the log(1 + .): the kNN term is log(1 + mean distance)",
-     lambda phi, w, h, k: vmf_reward(phi, w) + _explore(h, k, log=False)),
+     lambda phi, w, h, k: _exploit(phi, w) + _knn_variant(np.asarray)(h, k)),
     ("the kNN term measured on phi instead of h: measure distances in h",
-     lambda phi, w, h, k: vmf_reward(phi, w) + _explore(phi, k)),
+     lambda phi, w, h, k: _exploit(phi, w) + _knn_variant(np.log1p)(phi, k)),
 ))
 
 

@@ -192,11 +192,12 @@ def sections(executed: Path) -> list[Section]:
     """The sections of an executed notebook, in order: the cells under each `## ` heading (those before
     the first under "opening", dropped if they hold nothing)."""
     found: list[tuple[str, list]] = [("opening", [])]
+    boilerplate = install_cell().strip()
     for cell in nbformat.read(executed, as_version=4).cells:
         headings = [line[3:].strip() for line in cell.source.splitlines() if line.startswith("## ")]
         if cell.cell_type == "markdown" and headings:
             found.append((headings[0], []))
-        if cell.source.strip() != install_cell().strip():
+        if cell.source.strip() != boilerplate:
             found[-1][1].append(cell)
     return [_section(name, cells) for name, cells in found if name != "opening" or cells]
 
@@ -222,9 +223,9 @@ def times_table(names: list[str]) -> str:
     lines = []
     for name in names:
         found = sections(NOTEBOOK_DIR / f"{name}.ipynb")
+        minutes = sum(section.minutes for section in found)
         compute = sum(section.seconds for section in found)
-        lines.append(f"{name}: {study_minutes(NOTEBOOK_DIR / f'{name}.ipynb'):.0f} min, {compute:.0f} s of "
-                     "compute")
+        lines.append(f"{name}: {minutes:.0f} min, {compute:.0f} s of compute")
         lines += [f"  {section.minutes:5.1f} min  {section.words:5,} words  {section.exercises} exercises  "
                   f"{section.seconds:6.1f} s  {section.name}" for section in found]
     return "\n".join(lines)

@@ -14,13 +14,9 @@ from aps_teach.train import TrainConfig, pretrain
 STEPS = 16_000  # enough for the judge to tell the solution from a sign error on easy (seeds 0-4 measured)
 
 
-def _no_normaliser(config: TrainConfig) -> TrainConfig:
-    return dataclasses.replace(config, agent=dataclasses.replace(config.agent, knn_normalise=False))
-
-
 def test_the_library_reward_as_an_objective_trains_bit_identically():
     """Eq. 6 and Eq. 5 handed in as an objective give the very weights the library's own update gives."""
-    config = _no_normaliser(TrainConfig(progress=False, learning_starts=400))
+    config = capstone.training_config(TrainConfig(progress=False, learning_starts=400))
     library, _ = pretrain("aps", "easy", 1_600, 3, config)
     objective = Objective(exercises.APS_REWARD.reference, vmf_loss)
     outside, _ = pretrain("aps", "easy", 1_600, 3, config, objective=objective)
@@ -37,15 +33,15 @@ def test_an_objective_needs_the_settings_it_replaces():
     with pytest.raises(ValueError, match=r"needs knn_normalise=False \(not True\)"):
         pretrain("aps", "easy", 800, 0, config, objective=objective)
     with pytest.raises(ValueError, match=r"needs method='aps' \(not 'visr'\)"):
-        pretrain("visr", "easy", 800, 0, _no_normaliser(config), objective=objective)
-    weighted = _no_normaliser(config)
+        pretrain("visr", "easy", 800, 0, capstone.training_config(config), objective=objective)
+    weighted = capstone.training_config(config)
     weighted = dataclasses.replace(weighted, agent=dataclasses.replace(weighted.agent, explore_weight=3.0))
     with pytest.raises(ValueError, match=r"needs explore_weight=1.0 \(not 3.0\)"):
         pretrain("aps", "easy", 800, 0, weighted, objective=objective)
 
 
 def test_a_reward_of_the_wrong_shape_is_refused():
-    config = _no_normaliser(TrainConfig(progress=False, learning_starts=400))
+    config = capstone.training_config(TrainConfig(progress=False, learning_starts=400))
     objective = Objective(lambda phi, w, h, k: (phi * w).sum(1, keepdim=True), vmf_loss)
     with pytest.raises(ValueError, match=r"your reward: r has shape \(\d+, 1\), expected \(\d+,\)"):
         pretrain("aps", "easy", 1_600, 0, config, objective=objective)
@@ -94,7 +90,7 @@ def test_the_starters_train_on_the_library_objective(capsys):
 def test_skill_gap_is_the_mean_alignment_with_own_and_with_another_skill():
     """On a replay whose phi(s') equals the skill w that reached it, the own gap is 1 and the other is the
     mean cosine between neighbouring windows' skills."""
-    config = _no_normaliser(TrainConfig(progress=False, learning_starts=400))
+    config = capstone.training_config(TrainConfig(progress=False, learning_starts=400))
     kept = {}
     learner, _ = pretrain("aps", "easy", 800, 0, config, on_round=lambda end: kept.update(end=end))
     batch = kept["end"].replay.sample(64, 1, torch.Generator().manual_seed(0))
