@@ -770,8 +770,9 @@ def gpi_changes(learner, level: str, tasks: int = 16) -> float:
     states = cells.observations[torch.arange(len(cells.positions)).repeat(tasks)]
     with torch.no_grad():
         psi = learner.psi(learner.inputs(states), z)  # (B, 11, A, d)
-    greedy = gpi_action_values(psi, w).argmax(1), gpi_action_values(psi[:, :1], w).argmax(1)  # 11 skills; w
-    return (greedy[0] != greedy[1]).float().mean().item()
+    with_gpi = gpi_action_values(psi, w).argmax(1)  # the best of 11 skills, scored under w
+    w_alone = gpi_action_values(psi[:, :1], w).argmax(1)  # the skill w by itself
+    return (with_gpi != w_alone).float().mean().item()
 
 
 changes = {(method, level): gpi_changes(pretrained[method, level][0], level)
