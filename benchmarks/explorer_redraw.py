@@ -18,10 +18,10 @@ import torch
 
 matplotlib.use("Agg")
 
-from aps_teach import widgets  # noqa: E402
+from aps_teach.course import widgets  # noqa: E402
+from aps_teach.grid.snapshots import pretrain_with_snapshots  # noqa: E402
+from aps_teach.grid.train import TrainConfig  # noqa: E402
 from aps_teach.learner.config import AgentConfig  # noqa: E402
-from aps_teach.snapshots import pretrain_with_snapshots  # noqa: E402
-from aps_teach.train import TrainConfig  # noqa: E402
 
 
 def time_redraws(explorer, repeats: int) -> tuple[list[float], list[float]]:

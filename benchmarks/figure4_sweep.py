@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from aps_teach.experiments import Budget, run_figure4_sweep
+from aps_teach.grid.experiments import Budget, run_figure4_sweep
+from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.config import METHODS
-from aps_teach.sweeps import read_rows
 
 LEVELS = ("easy", "hard", "deep")
 TARGET_SECONDS = 30 * 60

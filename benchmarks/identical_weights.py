@@ -83,9 +83,9 @@ def checkpoint_fingerprints(run_dir: Path) -> dict[str, str]:
 def gridworld_runs(out: Path) -> dict[str, dict[str, str]]:
     from dataclasses import replace
 
-    from aps_teach.experiments import Budget, run_gridworld
+    from aps_teach.grid.experiments import Budget, run_gridworld
+    from aps_teach.grid.train import TrainConfig
     from aps_teach.learner.config import AgentConfig
-    from aps_teach.train import TrainConfig
 
     prints = {}
     for name, (method, changes) in GRIDWORLD_RUNS.items():

@@ -21,10 +21,10 @@ from dataclasses import replace
 
 import torch
 
-from aps_teach.env_batch import make_env_batch
+from aps_teach.grid.envs import make_env_batch
+from aps_teach.grid.train import TrainConfig, pretrain
+from aps_teach.infra.phases import single_thread
 from aps_teach.learner.config import AgentConfig
-from aps_teach.phases import single_thread
-from aps_teach.train import TrainConfig, pretrain
 
 BEFORE = TrainConfig(agent=AgentConfig(feature_dim=5, n_step=5, batch_size=32, nstep_reward="sum",
                                        normalise_observations=False),

@@ -69,10 +69,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import gridworld
-from aps_teach import course, experiments, plots
+from aps_teach import course
 from aps_teach.course import fast_mode_banner
-from aps_teach.random_policy import exact_random_policy, random_policy_stats
-from aps_teach.sweeps import read_rows
+from aps_teach.grid import experiments, plots
+from aps_teach.grid.random_policy import exact_random_policy, random_policy_stats
+from aps_teach.infra.sweeps import read_rows
 
 fast_mode_banner(FAST)
 

@@ -30,7 +30,7 @@
 # $\psi$ for a second task, and combines several policies with **generalised policy improvement (GPI)**,
 # which you will write yourself.
 #
-# The gridworlds are small enough to do everything exactly, in tables (`aps_teach.tabular`); later
+# The gridworlds are small enough to do everything exactly, in tables (`aps_teach.grid.tabular`); later
 # notebooks replace the tables with neural networks and learned features.
 #
 # ### Notation, for the whole course
@@ -89,8 +89,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import ListedColormap
 
-from aps_teach import exercises, plots, tabular
-from aps_teach.course import fast_mode_banner
+from aps_teach.course import exercises, fast_mode_banner
+from aps_teach.grid import plots, tabular
 
 fast_mode_banner(FAST)
 

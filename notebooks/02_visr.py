@@ -69,7 +69,7 @@ if "google.colab" in sys.modules:
 # %% tags=["parameters"]
 import os
 
-from aps_teach import experiments
+from aps_teach.grid import experiments
 
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 # fast mode: one round of the 32 envs x 100 steps per phase (budgets are rounded up to whole rounds)
@@ -92,13 +92,15 @@ from matplotlib.colors import ListedColormap
 from scipy.stats import vonmises_fisher
 
 import gridworld
-from aps_teach import cell_maps, course, exercises, plots, transfer
+from aps_teach import course
+from aps_teach.course import exercises
+from aps_teach.grid import cell_maps, plots, transfer
+from aps_teach.grid.random_policy import random_policy_stats
+from aps_teach.grid.rollouts import greedy_rollout, oracle_task
+from aps_teach.grid.train import TrainConfig, evaluate, finetune, pretrain, task_data
+from aps_teach.infra.stats import summarise
+from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner import rewards, tasks, update
-from aps_teach.random_policy import random_policy_stats
-from aps_teach.rollouts import greedy_rollout, oracle_task
-from aps_teach.stats import summarise
-from aps_teach.sweeps import read_rows
-from aps_teach.train import TrainConfig, evaluate, finetune, pretrain, task_data
 
 course.fast_mode_banner(FAST)
 config = TrainConfig(progress=not FAST)  # the library's defaults

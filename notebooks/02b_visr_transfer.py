@@ -66,7 +66,7 @@ if "google.colab" in sys.modules:
 # %% tags=["parameters"]
 import os
 
-from aps_teach import experiments
+from aps_teach.grid import experiments
 
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 pretrain_steps = 3_200 if FAST else experiments.DEFAULT_PRETRAIN_STEPS  # reward-free env steps per learner
@@ -83,10 +83,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import gridworld
-from aps_teach import course, plots, transfer
-from aps_teach.sweeps import read_rows
-from aps_teach.train import TrainConfig, pretrain
-from aps_teach.widgets import zero_shot_painter
+from aps_teach import course
+from aps_teach.course.widgets import zero_shot_painter
+from aps_teach.grid import plots, transfer
+from aps_teach.grid.train import TrainConfig, pretrain
+from aps_teach.infra.sweeps import read_rows
 
 course.fast_mode_banner(FAST)
 config = TrainConfig(progress=not FAST)  # the library's defaults

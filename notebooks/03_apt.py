@@ -86,8 +86,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from aps_teach import course, exercises
-from aps_teach.entropy import gaussian_entropy, knn_entropy, uniform_box_entropy
+from aps_teach import course
+from aps_teach.course import exercises
+from aps_teach.course.entropy import gaussian_entropy, knn_entropy, uniform_box_entropy
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.rewards import RunningMean, particle_entropy_reward
 
@@ -106,7 +107,7 @@ started = time.perf_counter()
 #
 # The counting argument gives log n − log k; the Kozachenko–Leonenko estimator (k = 1; Singh et al.,
 # 2003, for any k) uses the digamma function ψ instead (here only: not the successor features),
-# which makes it unbiased as n grows with k fixed. `aps_teach.entropy.knn_entropy` computes it.
+# which makes it unbiased as n grows with k fixed. `aps_teach.course.entropy.knn_entropy` computes it.
 #
 # Two distributions whose entropy we know in closed form: a correlated 2-D Gaussian,
 # H = ½ log det(2πeΣ), and the uniform distribution on a square of side L, H = log L². For each

@@ -69,7 +69,7 @@ if "google.colab" in sys.modules:
 # %% tags=["parameters"]
 import os
 
-from aps_teach import experiments
+from aps_teach.grid import experiments
 
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 levels = ["easy", "hard"]
@@ -90,15 +90,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import gridworld
-from aps_teach import cell_maps, course, plots
-from aps_teach.experiments import Budget, adapt_and_score
+from aps_teach import course
+from aps_teach.course.widgets import reward_explorer
+from aps_teach.grid import cell_maps, plots
+from aps_teach.grid.experiments import Budget, adapt_and_score
+from aps_teach.grid.random_policy import random_policy_stats
+from aps_teach.grid.snapshots import pretrain_with_snapshots
+from aps_teach.grid.train import TrainConfig, evaluate, identify_task
+from aps_teach.infra.stats import summarise
+from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner import rewards, update
-from aps_teach.random_policy import random_policy_stats
-from aps_teach.snapshots import pretrain_with_snapshots
-from aps_teach.stats import summarise
-from aps_teach.sweeps import read_rows
-from aps_teach.train import TrainConfig, evaluate, identify_task
-from aps_teach.widgets import reward_explorer
 
 course.fast_mode_banner(FAST)
 figure4 = summarise(read_rows(course.committed_result("gridworld/figure4.csv")),

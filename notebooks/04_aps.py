@@ -77,7 +77,7 @@ if "google.colab" in sys.modules:
 import os
 import time
 
-from aps_teach import experiments
+from aps_teach.grid import experiments
 
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 seed = 0
@@ -106,15 +106,17 @@ import torch
 from scipy.stats import spearmanr
 
 import gridworld
-from aps_teach import capstone, cell_maps, exercises, plots, study_plots
-from aps_teach.experiments import Budget, adapt_and_score, result_rows
+from aps_teach.course import capstone, exercises
+from aps_teach.course.widgets import reward_explorer
+from aps_teach.grid import cell_maps, plots
+from aps_teach.grid.experiments import Budget, adapt_and_score, result_rows
+from aps_teach.grid.snapshots import pretrain_with_snapshots
+from aps_teach.grid.train import TrainConfig, evaluate, identify_task, pretrain
+from aps_teach.infra.stats import summarise
+from aps_teach.infra.sweeps import RunSpec, read_rows
 from aps_teach.learner.rewards import intrinsic_reward, particle_entropy_reward, vmf_reward
 from aps_teach.learner.tasks import gpi_action_values, gpi_candidates, sample_tasks
-from aps_teach.snapshots import pretrain_with_snapshots
-from aps_teach.stats import summarise
-from aps_teach.sweeps import RunSpec, read_rows
-from aps_teach.train import TrainConfig, evaluate, identify_task, pretrain
-from aps_teach.widgets import reward_explorer
+from aps_teach.studies import plots as study_plots
 
 config = TrainConfig(progress=False, learning_starts=learning_starts)
 budget = Budget(pretrain_steps, finetune_steps, identify_steps, eval_episodes)

@@ -68,7 +68,7 @@ if "google.colab" in sys.modules:
 import os
 import time
 
-from aps_teach import experiments
+from aps_teach.grid import experiments
 
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 seed = 0
@@ -92,14 +92,20 @@ import numpy as np
 import torch
 
 import gridworld
-from aps_teach import cell_maps, plots, transfer
-from aps_teach.blame import planner_success
-from aps_teach.rollouts import greedy_rollout, oracle_task, transitions
-from aps_teach.stats import summarise
-from aps_teach.sweeps import read_rows
-from aps_teach.train import TrainConfig, evaluate, pretrain, task_data
-from aps_teach.transfer import DEFAULT_TRANSFER_EPISODES, fit_task, maze_env, maze_layout, task_references
-from aps_teach.widgets import zero_shot_painter
+from aps_teach.course.widgets import zero_shot_painter
+from aps_teach.grid import cell_maps, plots, transfer
+from aps_teach.grid.blame import planner_success
+from aps_teach.grid.rollouts import greedy_rollout, oracle_task, transitions
+from aps_teach.grid.train import TrainConfig, evaluate, pretrain, task_data
+from aps_teach.grid.transfer import (
+    DEFAULT_TRANSFER_EPISODES,
+    fit_task,
+    maze_env,
+    maze_layout,
+    task_references,
+)
+from aps_teach.infra.stats import summarise
+from aps_teach.infra.sweeps import read_rows
 
 config = TrainConfig(progress=False, learning_starts=learning_starts)
 levels = ("easy", "hard")

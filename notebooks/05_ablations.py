@@ -22,7 +22,7 @@
 # the result. One of them hides a silent bug for you to find.
 #
 # **What you will be able to do.** Run a resumable, parallel sweep of configuration variants with
-# `aps_teach.sweeps` and read it back; choose a measurement that fits your compute budget and report it
+# `aps_teach.infra.sweeps` and read it back; choose a measurement that fits your compute budget and report it
 # as a mean with a 95% interval, a dot for every run and a verdict computed from the numbers; test
 # hypotheses about APS's parts (shared encoder, $k$, feature dimension $d$, reward weights, scalar vs
 # vector successor-feature loss, GPI) and read a null result for what it is; run the paper's X → Y study
@@ -80,7 +80,7 @@ if "google.colab" in sys.modules:
 # %% tags=["parameters"]
 import os
 
-from aps_teach import experiments
+from aps_teach.grid import experiments
 
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 workers = 2  # processes running sweep runs in parallel
@@ -116,16 +116,17 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from aps_teach import study_plots, transfer
-from aps_teach.executors import local_executor
-from aps_teach.experiments import DEFAULT_FINETUNE_STEPS, DEFAULT_PRETRAIN_STEPS
+from aps_teach.grid import transfer
+from aps_teach.grid.experiments import DEFAULT_FINETUNE_STEPS, DEFAULT_PRETRAIN_STEPS
+from aps_teach.grid.train import TrainConfig, new_learner
+from aps_teach.infra.executors import local_executor
+from aps_teach.infra.overrides import with_overrides
+from aps_teach.infra.stats import summarise
+from aps_teach.infra.sweeps import RunSpec, config_hash, read_rows, run_sweep
 from aps_teach.learner.config import AgentConfig
-from aps_teach.overrides import with_overrides
-from aps_teach.stats import summarise
+from aps_teach.studies import plots as study_plots
 from aps_teach.studies import probes
 from aps_teach.studies.cross_training import run_cross_rows
-from aps_teach.sweeps import RunSpec, config_hash, read_rows, run_sweep
-from aps_teach.train import TrainConfig, new_learner
 
 started = time.perf_counter()
 budgets = {"probe": probes.probe_budget(probe_budget), "transfer": transfer_budget,
@@ -683,7 +684,7 @@ for maze in ("open10", "fourroom"):
 #
 # **Where next.** `aps-teach gridworld sweep --help` and `aps-teach gridworld transfer --help` run the
 # same pipelines at full scale from the command line (resumable, in parallel);
-# `aps_teach.sweeps.run_sweep` with `probes.run_probe_rows`, `transfer.run_transfer_rows` or
+# `aps_teach.infra.sweeps.run_sweep` with `probes.run_probe_rows`, `transfer.run_transfer_rows` or
 # `cross_training.run_cross_rows` runs any sweep of your own. The docstrings of `AgentConfig`'s fields
 # record what earlier runs found for each choice. The paper's Section 6 and its ablation table are the
 # full-scale versions of Exercises 1 and 7.

@@ -105,7 +105,6 @@ import numpy as np
 import torch
 
 import gridworld
-from aps_teach import exercises
 from aps_teach.atari import augment
 from aps_teach.atari import plots as atari_plots
 from aps_teach.atari.agent import AtariLearner
@@ -116,10 +115,10 @@ from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.scores import reference_scores
 from aps_teach.atari.sweep import run_atari_sweep, run_dirs
 from aps_teach.atari.train import augment_batch
-from aps_teach.course import fast_mode_banner
+from aps_teach.course import exercises, fast_mode_banner
+from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import AgentConfig
-from aps_teach.sweeps import read_rows
 
 fast_mode_banner(FAST)
 paper = AtariConfig()  # every number of the protocol and of training, the paper's defaults

@@ -68,7 +68,7 @@ if "google.colab" in sys.modules:
 import os
 import time
 
-from aps_teach import experiments
+from aps_teach.grid import experiments
 
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 level = "deep"
@@ -90,11 +90,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import gridworld
-from aps_teach import plots
-from aps_teach.experiments import Budget, figure4_table, run_gridworld
-from aps_teach.stats import solved_count, summarise
-from aps_teach.sweeps import read_rows
-from aps_teach.train import TrainConfig, random_walk
+from aps_teach.grid import plots
+from aps_teach.grid.experiments import Budget, figure4_table, run_gridworld
+from aps_teach.grid.train import TrainConfig, random_walk
+from aps_teach.infra.stats import solved_count, summarise
+from aps_teach.infra.sweeps import read_rows
 
 METHODS = ("visr", "apt", "aps", "dqn")
 # the library's defaults; fast mode: 2 envs and updates from step 150, so that every phase does a few
@@ -411,7 +411,7 @@ for lv in LEVELS:
 #   it 0, 1 (Eq. 6) and 3 on every level (`results/aps_parts/aps_parts.csv`).
 
 # %%
-from aps_teach.blame import blame_summary
+from aps_teach.grid.blame import blame_summary
 
 for lv in LEVELS:
     for method in ("visr", "aps"):

@@ -63,7 +63,7 @@ if "google.colab" in sys.modules:
 import os
 import time
 
-from aps_teach import experiments
+from aps_teach.grid import experiments
 
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 seed = 0
@@ -90,9 +90,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from aps_teach.experiments import Budget, run_gridworld_rows
-from aps_teach.sweeps import RunSpec, config_hash, read_rows, run_sweep
-from aps_teach.train import TrainConfig, pretrain
+from aps_teach.grid.experiments import Budget, run_gridworld_rows
+from aps_teach.grid.train import TrainConfig, pretrain
+from aps_teach.infra.sweeps import RunSpec, config_hash, read_rows, run_sweep
 
 config = TrainConfig(progress=False)
 

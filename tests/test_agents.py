@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import torch
 
+from aps_teach.grid.replay import NStepReplay
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.tasks import sample_tasks
 from aps_teach.learner.update import Trainable, td_targets
-from aps_teach.replay import NStepReplay
 
 OBS = (2, 3, 3)
 

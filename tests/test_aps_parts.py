@@ -5,7 +5,9 @@ import json
 import matplotlib
 import pytest
 
-from aps_teach.experiments import Budget
+from aps_teach.grid.experiments import Budget
+from aps_teach.grid.train import random_walk
+from aps_teach.infra.sweeps import RunSpec
 from aps_teach.studies.aps_parts import (
     ARMS,
     arm_name,
@@ -14,9 +16,7 @@ from aps_teach.studies.aps_parts import (
     run_part_rows,
     w_dependence_table,
 )
-from aps_teach.study_plots import plot_parts
-from aps_teach.sweeps import RunSpec
-from aps_teach.train import random_walk
+from aps_teach.studies.plots import plot_parts
 
 matplotlib.use("Agg")
 BUDGET = Budget(pretrain_steps=3200, finetune_steps=3200, identify_steps=3200, eval_episodes=4)

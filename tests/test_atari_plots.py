@@ -9,8 +9,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from aps_teach import plots  # noqa: E402
 from aps_teach.atari import plots as atari_plots  # noqa: E402
+from aps_teach.grid import plots  # noqa: E402
 
 
 def _fake_run(directory, method, pretrain_rows, finetune_rows):

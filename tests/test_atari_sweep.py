@@ -15,8 +15,8 @@ from aps_teach.atari import sweep
 from aps_teach.atari.experiments import run
 from aps_teach.atari.plots import write_scores_figure
 from aps_teach.atari.sweep import expand_games, run_atari_sweep, run_dir, run_one, summary_rows, sweep_runs
-from aps_teach.executors import gpu_executor, make_executor
-from aps_teach.sweeps import RunSpec, read_rows
+from aps_teach.infra.executors import gpu_executor, make_executor
+from aps_teach.infra.sweeps import RunSpec, read_rows
 
 TIMING = ("run_seconds",)
 

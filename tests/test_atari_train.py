@@ -16,8 +16,8 @@ from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import AtariEnvs
 from aps_teach.atari.experiments import run, start_run_dir
 from aps_teach.atari.train import augment_batch, load_learner, pretrain
+from aps_teach.infra.run_dir import RunDir
 from aps_teach.learner.batch import Batch
-from aps_teach.run_dir import RunDir
 
 TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3, k=3,
                    pretrain_steps=200, finetune_steps=100, min_replay_size=64, update_period=4,

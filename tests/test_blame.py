@@ -5,12 +5,12 @@ import pytest
 import torch
 
 import gridworld
-from aps_teach.blame import BLAME_COLUMNS, planner_success, verdict, zero_shot_blame
-from aps_teach.experiments import Budget, result_rows, run_gridworld
+from aps_teach.grid.blame import BLAME_COLUMNS, planner_success, verdict, zero_shot_blame
+from aps_teach.grid.experiments import Budget, result_rows, run_gridworld
+from aps_teach.grid.train import TrainConfig, new_learner
+from aps_teach.infra.sweeps import RunSpec
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.tasks import TaskFit
-from aps_teach.sweeps import RunSpec
-from aps_teach.train import TrainConfig, new_learner
 
 CORRIDOR = ("#######", "#S...T#", "#######")
 """States 0-3 are the cells (1, 1)..(1, 4), state 4 the target."""

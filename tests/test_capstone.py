@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 import torch
 
-from aps_teach import capstone, exercises, solutions
+from aps_teach.course import capstone, exercises, solutions
+from aps_teach.grid.train import TrainConfig, pretrain
 from aps_teach.learner.rewards import Objective, vmf_loss
-from aps_teach.train import TrainConfig, pretrain
 
 STEPS = 16_000  # enough for the judge to tell the solution from a sign error on easy (seeds 0-4 measured)
 

@@ -1,4 +1,4 @@
-"""The arrays of aps_teach.cell_maps against brute force: one observation per cell built with
+"""The arrays of aps_teach.grid.cell_maps against brute force: one observation per cell built with
 env.reset(options=...), rewards recomputed cell by cell, hand-worked distances, and bad input."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import gridworld
-from aps_teach.cell_maps import cell_states, reward_maps, value_map
+from aps_teach.grid.cell_maps import cell_states, reward_maps, value_map
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.rewards import particle_entropy_reward

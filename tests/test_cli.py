@@ -5,7 +5,7 @@ import pytest
 
 from aps_teach.cli.common import run_cli
 from aps_teach.cli.main import COMMANDS, main
-from aps_teach.run_dir import Interrupted
+from aps_teach.infra.run_dir import Interrupted
 
 
 def test_help_lists_every_command_on_a_line_of_its_own(capsys):

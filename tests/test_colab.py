@@ -14,7 +14,7 @@ import pytest
 from test_notebooks import SOURCES, check_printed_output, exercise_names
 
 from aps_teach.course import FAST_MODE_TEXT
-from aps_teach.notebooks import EXERCISE_STARTER, execute
+from aps_teach.course.build import EXERCISE_STARTER, execute
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_INPUTS = ["aps_teach", "gridworld", "results", "pyproject.toml", "README.md"]
@@ -112,7 +112,8 @@ def test_notebook_runs_with_every_exercise_solved(source, installed, tmp_path):
     printed = "".join(o.get("text", "") for o in outputs)
     shown = "".join(o.get("data", {}).get("text/markdown", "") for o in outputs)
     for name in names:
-        assert f"A solution to the exercise {name} (from aps_teach/solutions.py):\n\n```python\ndef {name}(" \
+        assert f"A solution to the exercise {name} (from aps_teach/course/solutions.py):\n\n" \
+               f"```python\ndef {name}(" \
             in shown
         assert re.search(rf"^{name}: correct \(matches the library on \d+ random cases\)$", printed,
                          re.MULTILINE), name

@@ -4,7 +4,7 @@ checks them from an installed wheel)."""
 import pytest
 
 from aps_teach.course import FAST_MODE_TEXT, committed_result, fast_mode_banner
-from aps_teach.notebooks import NOTEBOOK_DIR
+from aps_teach.course.build import NOTEBOOK_DIR
 
 
 def test_banner_only_in_fast_mode(capsys):

@@ -5,8 +5,11 @@ import dataclasses
 import pytest
 import torch
 
-from aps_teach import env_batch, train
-from aps_teach.experiments import Budget, run_gridworld_rows
+from aps_teach.grid import envs as grid_envs
+from aps_teach.grid import train
+from aps_teach.grid.experiments import Budget, run_gridworld_rows
+from aps_teach.grid.train import TrainConfig, new_learner, pretrain
+from aps_teach.infra.sweeps import RunSpec
 from aps_teach.learner.config import AgentConfig
 from aps_teach.studies.cross_training import (
     parse_pair,
@@ -16,8 +19,6 @@ from aps_teach.studies.cross_training import (
     task_labels,
     train_on_replay,
 )
-from aps_teach.sweeps import RunSpec
-from aps_teach.train import TrainConfig, new_learner, pretrain
 
 ROUND = 200  # 2 envs x 100-step episode limit
 TINY = {"hidden": 16, "batch_size": 8, "n_step": 3, "k": 3, "target_update_period": 20, "feature_dim": 5}
@@ -58,7 +59,7 @@ def test_x_runs_exactly_as_it_would_alone():
 
 def test_y_never_acts_and_steps_no_env(monkeypatch):
     steps, actors = [0], []
-    step, act = env_batch.CompiledBatch.step, train.Learner.act
+    step, act = grid_envs.CompiledBatch.step, train.Learner.act
 
     def counting_step(self, actions, last):
         steps[0] += len(actions)
@@ -68,7 +69,7 @@ def test_y_never_acts_and_steps_no_env(monkeypatch):
         actors.append(id(self))
         return act(self, *args, **kwargs)
 
-    monkeypatch.setattr(env_batch.CompiledBatch, "step", counting_step)
+    monkeypatch.setattr(grid_envs.CompiledBatch, "step", counting_step)
     monkeypatch.setattr(train.Learner, "act", recording_act)
     learner, shadow, _ = pretrain_on_data_of("apt", "visr", "easy", 2 * ROUND, seed=0, config=tiny())
     assert steps[0] == 2 * ROUND  # X's steps only

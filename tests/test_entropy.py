@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.special import digamma
 
-from aps_teach.entropy import gaussian_entropy, knn_entropy, uniform_box_entropy
+from aps_teach.course.entropy import gaussian_entropy, knn_entropy, uniform_box_entropy
 
 
 def test_closed_forms():

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from aps_teach.executors import make_executor
-from aps_teach.experiments import Budget, run_gridworld_rows
-from aps_teach.sweeps import grid, read_rows, run_sweep
+from aps_teach.grid.experiments import Budget, run_gridworld_rows
+from aps_teach.infra.executors import make_executor
+from aps_teach.infra.sweeps import grid, read_rows, run_sweep
 
 TIMING = ("run_seconds", "wall_seconds")
 BUDGET = Budget(pretrain_steps=800, finetune_steps=800, identify_steps=800, eval_episodes=4)
@@ -86,7 +86,7 @@ def test_an_unreachable_ray_head_is_one_line_after_the_timeout_and_nothing_is_wr
 
 
 def test_waiting_for_a_ray_head_returns_once_it_answers_and_refuses_a_malformed_address():
-    from aps_teach.executors import wait_for_head
+    from aps_teach.infra.executors import wait_for_head
 
     with socket.socket() as head:
         head.bind(("127.0.0.1", 0))

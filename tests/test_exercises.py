@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from aps_teach import exercises
-from aps_teach.exercises import (
+from aps_teach.course import exercises
+from aps_teach.course.exercises import (
     check_aps_reward,
     check_gpi,
     check_infer_task,
@@ -286,17 +286,17 @@ def test_vmf_loss(capsys):
         assert_named(capsys, check_vmf_loss, "vmf_loss", answer, words)
 
 
-# worked solutions (aps_teach/solutions.py) ---------------------------------------------------------
+# worked solutions (aps_teach/course/solutions.py) ---------------------------------------------------------
 
 def test_every_exercise_has_a_solution_that_its_checker_passes(capsys):
-    from aps_teach import solutions
+    from aps_teach.course import solutions
 
     assert set(exercises.EXERCISES) == set(solutions.__all__)
     for name in solutions.__all__:
         shown = exercises.solution(name)
         printed = capsys.readouterr().out
         assert shown is getattr(solutions, name)
-        assert printed.startswith(f"A solution to the exercise {name} (from aps_teach/solutions.py):")
+        assert printed.startswith(f"A solution to the exercise {name} (from aps_teach/course/solutions.py):")
         assert f"def {name}(" in printed and "return " in printed  # the source itself, shown in full
         assert getattr(exercises, f"check_{name}")(shown) is shown
         assert _one_line(capsys).startswith(f"{name}: correct (matches the library on ")
@@ -305,13 +305,13 @@ def test_every_exercise_has_a_solution_that_its_checker_passes(capsys):
 def test_solutions_are_written_from_the_formula_not_by_calling_the_library():
     import inspect
 
-    from aps_teach import solutions
+    from aps_teach.course import solutions
 
     names = {name: value for name, value in vars(solutions).items() if not name.startswith("__")}
     assert {value.__name__ for value in names.values() if inspect.ismodule(value)} <= {"numpy", "torch"}
     functions = {name for name, value in names.items() if inspect.isfunction(value)}
     assert functions == set(solutions.__all__)
-    assert all(getattr(solutions, name).__module__ == "aps_teach.solutions" for name in functions)
+    assert all(getattr(solutions, name).__module__ == "aps_teach.course.solutions" for name in functions)
 
 
 def test_a_solution_in_a_notebook_is_a_markdown_code_block(monkeypatch):
@@ -320,7 +320,8 @@ def test_a_solution_in_a_notebook_is_a_markdown_code_block(monkeypatch):
     monkeypatch.setattr("IPython.display.display", shown.append)
     assert exercises.solution("shift") is exercises.solutions.shift
     (markdown,) = shown
-    assert markdown.data.startswith("A solution to the exercise shift (from aps_teach/solutions.py):\n\n"
+    assert markdown.data.startswith("A solution to the exercise shift "
+                                    "(from aps_teach/course/solutions.py):\n\n"
                                     "```python\ndef shift(x, dy, dx, pad):\n")
     assert markdown.data.endswith("return torch.stack(crops)\n```")
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from aps_teach.experiments import Budget
+from aps_teach.grid.experiments import Budget
+from aps_teach.infra.sweeps import RunSpec
 from aps_teach.studies.finetune import METHOD_ARMS, finetune_table, optimal_value_range, run_finetune_rows
-from aps_teach.sweeps import RunSpec
 
 CORRIDOR = ("#######", "#SaA.T#", "#######")
 """From S: the key (+1) one step right, then the open passageway, a floor cell and the target (+10)."""

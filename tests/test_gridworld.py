@@ -352,7 +352,7 @@ def test_a_time_limit_below_one_step_is_refused_not_taken_as_none(limit):
 def test_deep_level_needs_exploration():
     """Its defining measurement: at the default pretraining budget (64k steps, 32 envs, the target absorbing)
     a uniformly random walk covers under 60% of its states and never enters the target's room."""
-    from aps_teach.train import random_walk
+    from aps_teach.grid.train import random_walk
 
     compiled = gridworld.compile_level("deep")
     bottom_room = [s for s, (position, _) in enumerate(compiled.states[:compiled.num_nonterminal])

@@ -113,9 +113,9 @@ def test_phi_keeps_its_units_alive_and_spread_after_a_short_pretraining(level, m
     """Raw one-hot boards kill most of phi's hidden units within a few thousand steps (the contrast below);
     centred inputs on the entries that vary keep them."""
     import gridworld
-    from aps_teach.env_batch import LevelSpec
-    from aps_teach.train import TrainConfig, pretrain
-    from aps_teach.transfer import dead_units, feature_spread
+    from aps_teach.grid.envs import LevelSpec
+    from aps_teach.grid.train import TrainConfig, pretrain
+    from aps_teach.grid.transfer import dead_units, feature_spread
 
     layout = gridworld.resolve_level(level)
     source = level if level in gridworld.LEVELS else LevelSpec(level, np.zeros(layout.shape))

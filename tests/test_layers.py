@@ -3,17 +3,17 @@ drawing module, directly or through any module of the repository it imports (wal
 imports inside functions included, so the check needs no import and no display)."""
 
 import ast
-import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).parents[1]
 PACKAGES = ("aps_teach", "gridworld")
-DRAWING = {"aps_teach.plots", "aps_teach.study_plots", "aps_teach.atari.plots", "aps_teach.widgets"}
+DRAWING = {"aps_teach.grid.plots", "aps_teach.studies.plots", "aps_teach.atari.plots",
+           "aps_teach.course.widgets"}
 """The view layer: figures and widgets."""
 ENTRY_POINTS = {"aps_teach.__main__", "aps_teach.cli.main", "aps_teach.cli.gridworld", "aps_teach.cli.atari",
-                "aps_teach.demo"}
+                "aps_teach.cli.demo"}
 """The commands: they run a pipeline and draw what it returns."""
 
 
@@ -81,19 +81,21 @@ def test_no_computing_module_reaches_matplotlib_or_a_drawing_module(module):
 
 def test_the_layers_are_the_modules_they_name():
     assert DRAWING | ENTRY_POINTS <= set(MODULES)
-    assert {"aps_teach.cell_maps", "aps_teach.experiments", "aps_teach.transfer", "aps_teach.studies.budget",
-            "aps_teach.quickstart", "aps_teach.atari.sweep", "aps_teach.train", "gridworld"} <= set(COMPUTING)
+    assert {"aps_teach.grid.cell_maps", "aps_teach.grid.experiments", "aps_teach.grid.transfer",
+            "aps_teach.studies.budget", "aps_teach.grid.quickstart", "aps_teach.atari.sweep",
+            "aps_teach.grid.train", "gridworld"} <= set(COMPUTING)
     for module in DRAWING:  # each view does draw, so the walk would find it from anything importing it
         imported = imported_names(module, SOURCES[module], MODULES)
         assert "matplotlib" in {name.split(".")[0] for name in imported}
 
 
 @pytest.mark.parametrize(("module", "added", "start", "end"), [
-    ("aps_teach.experiments", "from aps_teach import plots\n", "aps_teach.experiments", "aps_teach.plots"),
-    ("aps_teach.transfer", "from .study_plots import plot_transfer\n", "aps_teach.transfer",
-     "aps_teach.study_plots"),
-    ("aps_teach.atari.sweep", "from ..plots import save_figure\n", "aps_teach.atari.sweep",
-     "aps_teach.plots"),
+    ("aps_teach.grid.experiments", "from . import plots\n", "aps_teach.grid.experiments",
+     "aps_teach.grid.plots"),
+    ("aps_teach.grid.transfer", "from ..studies.plots import plot_transfer\n", "aps_teach.grid.transfer",
+     "aps_teach.studies.plots"),
+    ("aps_teach.atari.sweep", "from ..grid.plots import save_figure\n", "aps_teach.atari.sweep",
+     "aps_teach.grid.plots"),
     # a lazy import some modules down: studies.budget -> ... -> rewards -> matplotlib
     ("aps_teach.learner.rewards", "def draw():\n    import matplotlib.pyplot as plt\n",
      "aps_teach.studies.budget", "matplotlib"),
@@ -104,24 +106,30 @@ def test_the_walk_finds_a_drawing_import_added_to_a_pipeline(module, added, star
     assert found is not None and found[0] == start and found[-1] == end and module in found, found
 
 
-def readme_layers() -> dict[str, int]:
-    """Module -> row of the README's layer table ("Layout: the library's layers"): `gridworld/` is the
-    environments package; `folder/x`, and each name of a cell that starts `folder/`:, is
-    aps_teach.folder.x."""
-    text = (ROOT / "README.md").read_text().split("### Layout: the library's layers", 1)[1]
+LAYER_PAGE = ROOT / "docs" / "development.md"
+"""The page whose table "The library's layers" orders the modules."""
+
+
+def layer_table() -> dict[str, int]:
+    """Module -> row of the layer table on LAYER_PAGE. A cell names folders and modules: `gridworld/` is the
+    environments package; `folder/` every module of aps_teach/folder/ that no other cell names (its
+    __init__ too, when it holds code); `folder/x` the module aps_teach.folder.x."""
+    text = LAYER_PAGE.read_text().split("## The library's layers", 1)[1]
     rows = [line for line in text.split("\n\n", 2)[2].splitlines() if line.startswith("| ")][1:]
+    cells = [[name.strip().strip("`") for name in row.split("|")[2].split(",")] for row in rows]
     layers = {}
-    for index, row in enumerate(rows):
-        cell = row.split("|")[2].strip()
-        folder = re.match(r"`(\w+)/`:", cell)
-        prefix = f"aps_teach.{folder[1]}." if folder else "aps_teach."
-        names = cell[folder.end():] if folder else cell
-        for name in names.split(","):
-            name = name.strip().strip("`")
+    for index, names in enumerate(cells):
+        for name in names:
+            if not name.endswith("/"):
+                layers["aps_teach." + name.replace("/", ".")] = index
+    for index, names in enumerate(cells):
+        for name in names:
             if name == "gridworld/":
                 layers.update({m: index for m in MODULES if m.split(".")[0] == "gridworld"})
-            else:
-                layers[prefix + name.replace("/", ".")] = index
+            elif name.endswith("/"):
+                package = "aps_teach." + name.rstrip("/")
+                layers.update({m: index for m in set(MODULES) - PACKAGE_FILES - set(layers)
+                               if m == package or m.startswith(package + ".")})
     return layers
 
 
@@ -134,14 +142,21 @@ def runtime_imports(name: str) -> set[str]:
     return {m for m in imported_names(name, ast.unparse(tree), MODULES) if m in MODULES} - {name}
 
 
-LAYERS = readme_layers()
-PACKAGE_FILES = {"aps_teach", "aps_teach.__main__", "aps_teach.atari", "aps_teach.learner", "aps_teach.cli",
-                 "aps_teach.studies"}
-"""Package __init__ files and `python -m`'s entry, outside the table."""
+PACKAGE_FILES = {"aps_teach", "aps_teach.__main__"} | {
+    name for name, path in MODULES.items() if path.name == "__init__.py" and not path.read_text().strip()}
+"""The package itself, `python -m`'s entry and empty package __init__ files: outside the table."""
+LAYERS = layer_table()
 
 
-def test_the_readme_layer_table_names_every_module_once():
+def test_the_layer_table_names_every_module_once():
     assert set(LAYERS) == set(MODULES) - PACKAGE_FILES
+
+
+def test_every_module_of_the_library_sits_in_a_folder():
+    """The top of aps_teach/ holds only the package and `python -m`'s entry: every wing and layer is a
+    folder."""
+    top = {path.name for path in MODULES.values() if path.parent == ROOT / "aps_teach"}
+    assert top == {"__init__.py", "__main__.py"}, sorted(top - {"__init__.py", "__main__.py"})
 
 
 @pytest.mark.parametrize("module", sorted(set(MODULES) - PACKAGE_FILES))

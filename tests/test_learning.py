@@ -9,8 +9,8 @@ by mechanism"). Two full default runs, about 40 s on one core: the slowest test,
 it is the one that shows the learner learns. The thresholds leave room for another machine's rounding.
 """
 
-from aps_teach.experiments import run_gridworld
-from aps_teach.train import TrainConfig
+from aps_teach.grid.experiments import run_gridworld
+from aps_teach.grid.train import TrainConfig
 
 
 def test_visr_solves_easy_zero_shot_and_aps_after_finetuning():

@@ -1,6 +1,6 @@
-"""One owner per directory (`aps_teach.locks`): a second process is refused with one line naming the owner's
-pid and the directory unchanged; the kernel frees the lock of a process that dies, and the next owner says
-it takes it over; a refusal inside the block leaves no directory or lock file behind."""
+"""One owner per directory (`aps_teach.infra.locks`): a second process is refused with one line naming the
+owner's pid and the directory unchanged; the operating system frees the lock of a process that dies, and the
+next owner says it takes it over; a refusal inside the block leaves no directory or lock file behind."""
 
 import os
 import signal
@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 import aps_teach
-from aps_teach.locks import LOCK_FILE, DirectoryBusy, holds, owning
+from aps_teach.infra.locks import LOCK_FILE, DirectoryBusy, holds, owning
 
 HOLDER = """
 import sys
-from aps_teach.locks import owning
+from aps_teach.infra.locks import owning
 with owning(sys.argv[1]):
     print("owned", flush=True)
     sys.stdin.read()

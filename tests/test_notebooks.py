@@ -9,7 +9,7 @@ import jupytext
 import nbformat
 import pytest
 
-from aps_teach.notebooks import (
+from aps_teach.course.build import (
     EXERCISE_STARTER,
     MINUTES_PER_EXERCISE,
     NOTEBOOK_DIR,
@@ -64,7 +64,7 @@ def test_sync_check_notices_an_edited_source(tmp_path):
 @pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
 def test_first_code_cell_is_the_install_cell(source):
     code = [cell for cell in jupytext.read(source).cells if cell.cell_type == "code"]  # the .ipynb: in sync
-    assert code[0].source == install_cell(), "paste aps_teach.notebooks.install_cell() and regenerate"
+    assert code[0].source == install_cell(), "paste aps_teach.course.build.install_cell() and regenerate"
 
 
 def test_the_install_cell_stops_run_all_with_one_line_when_pip_fails(tmp_path):
@@ -510,12 +510,13 @@ def exercise_names(source) -> list[str]:
 
 
 def test_every_exercise_is_found_and_has_a_solution():
-    from aps_teach import solutions
+    from aps_teach.course import solutions
 
     found = {source.stem: exercise_names(source) for source in SOURCES}
     assert found["01_successor_features"] == ["gpi"] and found["06_atari"] == ["shift"]
     missing = {stem: sorted(set(names) - set(solutions.__all__)) for stem, names in found.items()}
-    assert not {stem: names for stem, names in missing.items() if names}, "add them to aps_teach/solutions.py"
+    assert not {stem: names for stem, names in missing.items() if names}, \
+        "add them to aps_teach/course/solutions.py"
 
 
 @pytest.mark.parametrize("source", [s for s in SOURCES if exercise_names(s)], ids=lambda path: path.stem)

@@ -1,4 +1,4 @@
-"""The gridworld figures of aps_teach.plots draw the arrays they are given: greedy arrows, cell maps,
+"""The gridworld figures of aps_teach.grid.plots draw the arrays they are given: greedy arrows, cell maps,
 the zero-shot panels."""
 
 import matplotlib
@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import gridworld  # noqa: E402
-from aps_teach import cell_maps, plots  # noqa: E402
+from aps_teach.grid import cell_maps, plots  # noqa: E402
 
 HARD = gridworld.resolve_level("hard")
 

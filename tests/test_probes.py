@@ -10,13 +10,13 @@ import pytest
 import torch
 
 import gridworld
-from aps_teach.experiments import Budget
+from aps_teach.grid.experiments import Budget
+from aps_teach.grid.train import TrainConfig, evaluate, new_learner, pretrain, task_data
+from aps_teach.infra.phases import PhaseLog
+from aps_teach.infra.sweeps import RunSpec
 from aps_teach.learner.config import AgentConfig
-from aps_teach.phases import PhaseLog
 from aps_teach.studies import probes
 from aps_teach.studies.probes import w_dependence
-from aps_teach.sweeps import RunSpec
-from aps_teach.train import TrainConfig, evaluate, new_learner, pretrain, task_data
 
 ROUND = 200  # 2 envs x 100-step episode limit
 AGENT = {"hidden": 16, "batch_size": 8, "n_step": 3, "k": 3, "target_update_period": 20}

@@ -6,9 +6,9 @@ import json
 import numpy as np
 
 from aps_teach.cli.main import main
-from aps_teach.experiments import Budget, read_summary, run_gridworld
+from aps_teach.grid.experiments import Budget, read_summary, run_gridworld
+from aps_teach.grid.train import TrainConfig
 from aps_teach.learner.config import AgentConfig
-from aps_teach.train import TrainConfig
 
 TINY = ["--pretrain-steps", "400", "--finetune-steps", "400", "--identify-steps", "200",
         "--eval-episodes", "4", "--train.num-envs", "2", "--train.learning-starts", "100",
@@ -39,8 +39,8 @@ def test_the_overview_draws_the_reward_terms_of_the_pretrained_learner(tmp_path)
     import matplotlib
 
     matplotlib.use("Agg")
-    from aps_teach import cell_maps, plots
-    from aps_teach.quickstart import QuickstartConfig, run_quickstart
+    from aps_teach.grid import cell_maps, plots
+    from aps_teach.grid.quickstart import QuickstartConfig, run_quickstart
 
     train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8, k=3), num_envs=2, learning_starts=100,
                         progress=False)
@@ -69,7 +69,7 @@ def test_the_quickstart_run_gridworld_and_the_run_command_write_one_summary(tmp_
     """The three entry points write summary.json the same way (`experiments.write_summary`): the fields of
     `run_gridworld`'s result but its metrics, in order, as JSON with indent 2; the same values but the
     wall-clock times."""
-    from aps_teach.quickstart import QuickstartConfig, run_quickstart
+    from aps_teach.grid.quickstart import QuickstartConfig, run_quickstart
 
     train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8, k=3), num_envs=2, learning_starts=100,
                         progress=False)

@@ -6,9 +6,14 @@ from matplotlib.colors import to_hex
 
 import gridworld
 from aps_teach.cli.main import main
-from aps_teach.files import atomic_path
-from aps_teach.plots import level_image, level_legend_handles, plot_random_policy_overview, plot_visitation
-from aps_teach.random_policy import exact_random_policy, random_policy_stats
+from aps_teach.grid.plots import (
+    level_image,
+    level_legend_handles,
+    plot_random_policy_overview,
+    plot_visitation,
+)
+from aps_teach.grid.random_policy import exact_random_policy, random_policy_stats
+from aps_teach.infra.files import atomic_path
 
 
 def test_random_policy_matches_the_exact_markov_chain():
@@ -93,11 +98,11 @@ def test_demo_cli_writes_the_picture_and_prints_the_numbers(tmp_path, capsys):
 def test_every_command_writes_under_runs_by_default_never_into_the_committed_results(tmp_path, monkeypatch,
                                                                                    capsys):
     """`demo` used to write results/demo/gridworlds.png into the checkout, which then shipped in the wheel."""
+    from aps_teach.cli.demo import DemoConfig
     from aps_teach.cli.gridworld import Transfer
-    from aps_teach.demo import DemoConfig
-    from aps_teach.experiments import Budget, figure4_config
-    from aps_teach.quickstart import QuickstartConfig
-    from aps_teach.sweeps import default_sweep_dir
+    from aps_teach.grid.experiments import Budget, figure4_config
+    from aps_teach.grid.quickstart import QuickstartConfig
+    from aps_teach.infra.sweeps import default_sweep_dir
 
     defaults = [DemoConfig().out, QuickstartConfig().out, Transfer().results_dir(),
                 default_sweep_dir("figure4", figure4_config(Budget(pretrain_steps=1)))]

@@ -9,11 +9,11 @@ import pytest
 import torch
 
 import gridworld
+from aps_teach.grid.plots import plot_paths
+from aps_teach.grid.rollouts import greedy_rollout, oracle_task, state_observations, transitions
+from aps_teach.grid.train import TrainConfig, identify_task, new_learner, task_data
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.tasks import infer_task
-from aps_teach.plots import plot_paths
-from aps_teach.rollouts import greedy_rollout, oracle_task, state_observations, transitions
-from aps_teach.train import TrainConfig, identify_task, new_learner, task_data
 
 ROOM = ("######",
         "#S...#",

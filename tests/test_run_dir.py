@@ -18,12 +18,12 @@ import pytest
 import torch
 
 import aps_teach
-from aps_teach import train
 from aps_teach.cli import gridworld as cli_gridworld
 from aps_teach.cli.main import main
-from aps_teach.experiments import level_art
-from aps_teach.files import save_checkpoint
-from aps_teach.run_dir import RunDir
+from aps_teach.grid import train
+from aps_teach.grid.experiments import level_art
+from aps_teach.infra.files import save_checkpoint
+from aps_teach.infra.run_dir import RunDir
 
 TINY = ["--train.num-envs", "2", "--train.learning-starts", "100", "--train.no-progress",
         "--train.agent.hidden", "16", "--train.agent.batch-size", "8", "--train.checkpoint-every", "1",
@@ -389,7 +389,7 @@ def test_a_full_disk_while_checkpointing_is_one_line_naming_the_file_and_the_byt
                                                                                    monkeypatch, capsys):
     """It used to be torch's RuntimeError traceback; the run then continues with --resume once there is
     room."""
-    from aps_teach import files as files_module
+    from aps_teach.infra import files as files_module
 
     usage = shutil.disk_usage(tmp_path)
     monkeypatch.setattr(files_module.shutil, "disk_usage", lambda path: usage._replace(free=20_000))
@@ -407,7 +407,7 @@ def test_a_full_disk_while_checkpointing_is_one_line_naming_the_file_and_the_byt
 
 
 def test_a_write_that_runs_out_of_space_midway_is_disk_full_and_keeps_the_old_file(tmp_path, monkeypatch):
-    from aps_teach import files as files_module
+    from aps_teach.infra import files as files_module
 
     path = tmp_path / "checkpoint.pt"
     files_module.save_checkpoint(path, {"w": torch.zeros(10)})

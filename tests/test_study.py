@@ -9,15 +9,15 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from aps_teach import study_plots  # noqa: E402
-from aps_teach.experiments import (
+from aps_teach.grid.experiments import (
     Budget,  # noqa: E402
     run_gridworld,  # noqa: E402
 )
+from aps_teach.grid.train import TrainConfig  # noqa: E402
+from aps_teach.infra.sweeps import RunSpec, read_rows  # noqa: E402
 from aps_teach.learner.config import AgentConfig  # noqa: E402
+from aps_teach.studies import plots as study_plots  # noqa: E402
 from aps_teach.studies.budget import StudyGrid, is_main_grid, level_rows, run_study, summary_table  # noqa: E402
-from aps_teach.sweeps import RunSpec, read_rows  # noqa: E402
-from aps_teach.train import TrainConfig  # noqa: E402
 
 TRAIN = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8, feature_dim=4), num_envs=2,
                     learning_starts=100, progress=False)

@@ -13,13 +13,13 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import pytest
 
+from aps_teach.grid.plots import METHOD_COLOURS, method_colour
+from aps_teach.grid.train import TrainConfig
+from aps_teach.infra.overrides import field_doc, with_overrides
+from aps_teach.infra.stats import mean_with_ci, summarise
+from aps_teach.infra.sweeps import RunSpec, grid, read_rows, run_sweep
 from aps_teach.learner.config import AgentConfig
-from aps_teach.overrides import field_doc, with_overrides
-from aps_teach.plots import METHOD_COLOURS, method_colour
-from aps_teach.stats import mean_with_ci, summarise
-from aps_teach.study_plots import plot_ablation, plot_figure4, write_figure4
-from aps_teach.sweeps import RunSpec, grid, read_rows, run_sweep
-from aps_teach.train import TrainConfig
+from aps_teach.studies.plots import plot_ablation, plot_figure4, write_figure4
 
 CALLS: list[str] = []
 _lock = threading.Lock()
@@ -88,7 +88,7 @@ def killed_run(spec: RunSpec) -> list[dict]:
 
 def test_a_dead_worker_is_one_line_per_unfinished_run_and_the_finished_rows_are_kept(tmp_path, capsys):
     """Killing a worker used to print a growing traceback per unfinished run (1,763 lines for 20 runs)."""
-    from aps_teach.executors import local_executor
+    from aps_teach.infra.executors import local_executor
 
     specs = grid(["aps"], ["easy"], range(4))
     with local_executor(1) as pool:  # one worker: seed 0 finishes, seed 1 kills it, 2 and 3 never start
@@ -127,7 +127,7 @@ def test_a_repeated_row_or_run_counts_once_with_a_message_and_the_next_sweep_rew
 
 def test_a_renamed_column_or_a_malformed_value_is_one_error_naming_the_file_row_and_column(tmp_path):
     """A renamed results column used to be a KeyError traceback."""
-    from aps_teach.experiments import FIGURE4_COLUMNS
+    from aps_teach.grid.experiments import FIGURE4_COLUMNS
 
     out = tmp_path / "out"
     specs = grid(["visr"], ["easy"], range(2))
@@ -249,7 +249,7 @@ def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path, monkeypat
     import hashlib
     import json
 
-    from aps_teach.experiments import Budget, run_figure4_sweep
+    from aps_teach.grid.experiments import Budget, run_figure4_sweep
 
     monkeypatch.chdir(tmp_path)
     budget = Budget(pretrain_steps=800, finetune_steps=800, identify_steps=800, eval_episodes=4)
@@ -399,8 +399,8 @@ def test_an_out_that_cannot_be_written_fails_before_the_first_run(tmp_path, thre
 SLOW_SWEEP = """
 import os, sys, time
 from pathlib import Path
-from aps_teach.executors import local_executor
-from aps_teach.sweeps import grid, run_sweep
+from aps_teach.infra.executors import local_executor
+from aps_teach.infra.sweeps import grid, run_sweep
 
 OUT = Path(sys.argv[1])
 
@@ -449,7 +449,7 @@ def test_the_committed_figure4_record_is_the_configuration_of_its_rows():
     import json
     from pathlib import Path
 
-    from aps_teach.sweeps import config_hash
+    from aps_teach.infra.sweeps import config_hash
 
     results = Path(__file__).parents[1] / "results" / "gridworld" / "figure4.csv"
     record = json.loads(results.with_suffix(".sweep.json").read_text())

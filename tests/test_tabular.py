@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gridworld
-from aps_teach.tabular import (
+from aps_teach.grid.tabular import (
     TabularGridworld,
     gpi,
     greedy_policy,

@@ -9,11 +9,9 @@ import pytest
 import torch
 
 import gridworld
-from aps_teach import env_batch
-from aps_teach.experiments import Budget, run_gridworld
-from aps_teach.learner.config import AgentConfig
-from aps_teach.seeds import round_seeds
-from aps_teach.train import (
+from aps_teach.grid import envs as grid_envs
+from aps_teach.grid.experiments import Budget, run_gridworld
+from aps_teach.grid.train import (
     TrainConfig,
     evaluate,
     finetune,
@@ -23,10 +21,12 @@ from aps_teach.train import (
     random_walk,
     task_data,
 )
+from aps_teach.infra.seeds import round_seeds
+from aps_teach.learner.config import AgentConfig
 
 ROUND = 200  # 2 envs x 100-step episode limit
 ENGINES = ("compiled", "pycolab")
-BATCHES = {"compiled": env_batch.CompiledBatch, "pycolab": env_batch.PycolabBatch}
+BATCHES = {"compiled": grid_envs.CompiledBatch, "pycolab": grid_envs.PycolabBatch}
 
 
 def tiny(method="aps", engine="compiled", **agent) -> TrainConfig:
@@ -85,7 +85,7 @@ def test_both_engines_train_alike(method):
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_pretraining_target_is_absorbing_and_the_task_target_ends_the_episode(engine):
-    corridor = env_batch.LevelSpec(("######", "#S..T#", "######"))
+    corridor = grid_envs.LevelSpec(("######", "#S..T#", "######"))
     replays = []
     _, log = pretrain("visr", corridor, ROUND, seed=0, config=tiny("visr", engine),
                       on_round=lambda end: replays.append(end.replay))
@@ -135,9 +135,9 @@ def test_visitation_entropy_counts_every_occupied_state(engine):
 
 
 def test_visitation_entropy_closed_forms():
-    assert env_batch.visitation_entropy([5, 5, 5, 5], 4) == pytest.approx(1.0)
-    assert env_batch.visitation_entropy([7], 4) == 0.0
-    assert env_batch.visitation_entropy([3, 3], 4) == pytest.approx(0.5)  # log 2 / log 4
+    assert grid_envs.visitation_entropy([5, 5, 5, 5], 4) == pytest.approx(1.0)
+    assert grid_envs.visitation_entropy([7], 4) == 0.0
+    assert grid_envs.visitation_entropy([3, 3], 4) == pytest.approx(0.5)  # log 2 / log 4
 
 
 def test_random_walk_is_pretraining_without_a_learner():
@@ -350,7 +350,7 @@ def test_cli_unknown_method_lists_the_valid_ones(tmp_path, capsys):
     ((3,), torch.uint8, True, False)])
 def test_the_memory_estimate_of_a_replay_cell_is_what_the_replay_allocates(obs_shape, obs_dtype, rewards,
                                                                             features):
-    from aps_teach.replay import NStepReplay
+    from aps_teach.grid.replay import NStepReplay
 
     replay = NStepReplay(7, 3, obs_shape, 5, store_rewards=rewards, store_features=features,
                          obs_dtype=obs_dtype)
@@ -359,7 +359,7 @@ def test_the_memory_estimate_of_a_replay_cell_is_what_the_replay_allocates(obs_s
 
 
 def test_a_phase_that_cannot_fit_in_memory_is_refused_before_it_writes(tmp_path):
-    from aps_teach.memory import free_bytes
+    from aps_teach.infra.memory import free_bytes
 
     free = free_bytes()
     if free is None:

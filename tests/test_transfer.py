@@ -16,12 +16,14 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import gridworld  # noqa: E402
-from aps_teach import cell_maps, seeds, study_plots, transfer  # noqa: E402
+from aps_teach.grid import cell_maps, transfer  # noqa: E402
+from aps_teach.grid.train import TrainConfig, evaluate, new_learner, task_data  # noqa: E402
+from aps_teach.infra import seeds
+from aps_teach.infra.stats import mean_with_ci  # noqa: E402
+from aps_teach.infra.sweeps import RunSpec, read_rows  # noqa: E402
 from aps_teach.learner.config import AgentConfig  # noqa: E402
 from aps_teach.learner.tasks import sample_tasks  # noqa: E402
-from aps_teach.stats import mean_with_ci  # noqa: E402
-from aps_teach.sweeps import RunSpec, read_rows  # noqa: E402
-from aps_teach.train import TrainConfig, evaluate, new_learner, task_data  # noqa: E402
+from aps_teach.studies import plots as study_plots
 from gridworld.reward_maps import as_reward_map  # noqa: E402
 
 OPEN = gridworld.resolve_level("open10")

@@ -1,5 +1,5 @@
 """Snapshots of a tiny pretraining run, and the reward explorer: every control redraws the panels with
-the arrays of the pure functions in aps_teach.cell_maps; bad input is refused."""
+the arrays of the pure functions in aps_teach.grid.cell_maps; bad input is refused."""
 
 import matplotlib
 
@@ -11,9 +11,10 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 import gridworld  # noqa: E402
-from aps_teach import cell_maps, plots, snapshots, widgets  # noqa: E402
+from aps_teach.course import widgets  # noqa: E402
+from aps_teach.grid import cell_maps, plots, snapshots
+from aps_teach.grid.train import TrainConfig  # noqa: E402
 from aps_teach.learner.config import AgentConfig  # noqa: E402
-from aps_teach.train import TrainConfig  # noqa: E402
 
 HARD = gridworld.resolve_level("hard")
 TINY = TrainConfig(agent=AgentConfig(feature_dim=5, batch_size=32, n_step=5), num_envs=2, learning_starts=300,
@@ -238,8 +239,8 @@ def test_reward_painter_show_displays_the_value_box_and_the_grid(monkeypatch):
 
 
 def test_zero_shot_painter_infers_the_painted_task_and_redraws_on_the_button(shown):
-    from aps_teach import transfer
-    from aps_teach.train import new_learner
+    from aps_teach.grid import transfer
+    from aps_teach.grid.train import new_learner
 
     config = TrainConfig(num_envs=2, epsilon_end=1.0, progress=False)
     learner = new_learner("visr", transfer.maze_env("open10", np.zeros((12, 12)), 20), seed=0, config=config)

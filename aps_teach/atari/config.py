@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from aps_teach.atari.devices import parse_device
-from aps_teach.checks import check_int, check_range
+from aps_teach.infra.checks import check_int, check_range
 from aps_teach.learner.config import AgentConfig
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")

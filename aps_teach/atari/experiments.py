@@ -27,12 +27,12 @@ from aps_teach.atari.train import (
     run_identity,
 )
 from aps_teach.atari.update_step import check_compile_backend
-from aps_teach.checks import check_seed
-from aps_teach.files import jsonable, write_csv_atomic, write_text_atomic
+from aps_teach.infra.checks import check_seed
+from aps_teach.infra.files import jsonable, write_csv_atomic, write_text_atomic
+from aps_teach.infra.phases import check_checkpoint
+from aps_teach.infra.run_dir import FINISHED_HINT, RunDir
+from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.config import Method, check_method
-from aps_teach.phases import check_checkpoint
-from aps_teach.run_dir import FINISHED_HINT, RunDir
-from aps_teach.sweeps import read_rows
 
 SCORE_COLUMNS = {"game": "str", "method": "str", "seed": "int", "checkpoint": "str", "score": "float",
                  "human_normalised": "float?"}

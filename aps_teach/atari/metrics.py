@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from aps_teach.atari.config import AtariTrainConfig
-from aps_teach.files import write_csv_atomic
+from aps_teach.infra.files import write_csv_atomic
 
 
 class PhaseMetrics:

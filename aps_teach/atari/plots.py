@@ -15,8 +15,8 @@ import numpy as np
 
 from aps_teach.atari.experiments import SCORE_COLUMNS
 from aps_teach.atari.sweep import run_dirs, summary_rows
-from aps_teach.plots import method_colour, save_figure
-from aps_teach.sweeps import read_rows
+from aps_teach.grid.plots import method_colour, save_figure
+from aps_teach.infra.sweeps import read_rows
 
 
 def plot_frames(frames, titles: Sequence[str] | None = None, size: float = 2.2):

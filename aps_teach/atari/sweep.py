@@ -1,5 +1,6 @@
 """Atari sweeps: games x methods x seeds, each run the whole pipeline (`aps_teach.atari.experiments.run`) in
-its own directory, through `aps_teach.sweeps.run_sweep` on any executor (`aps_teach.executors.make_executor`).
+its own directory, through `aps_teach.infra.sweeps.run_sweep` on any executor
+(`aps_teach.infra.executors.make_executor`).
 
     OUT/scores.csv                       per finished run its rows (`score_row` + run_key, run_seconds,
                                          package_version; the same whichever executor ran it): visr and aps
@@ -37,11 +38,11 @@ from aps_teach.atari.config import AtariTrainConfig
 from aps_teach.atari.envs import check_game
 from aps_teach.atari.experiments import SCORE_COLUMNS, run
 from aps_teach.atari.scores import ATARI_26, aggregates
-from aps_teach.executors import make_executor, visible_gpus
-from aps_teach.files import write_csv_atomic
+from aps_teach.infra.executors import make_executor, visible_gpus
+from aps_teach.infra.files import write_csv_atomic
+from aps_teach.infra.locks import owning
+from aps_teach.infra.sweeps import RunSpec, SweepReport, read_rows, run_sweep
 from aps_teach.learner.config import check_method
-from aps_teach.locks import owning
-from aps_teach.sweeps import RunSpec, SweepReport, read_rows, run_sweep
 
 GAME_SETS = {"atari26": ATARI_26}
 """Names that stand for a list of games in `expand_games`."""

@@ -42,14 +42,14 @@ from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.metrics import PhaseMetrics
 from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
 from aps_teach.atari.update_step import UpdateStep, apply_augmentation, augmentation_draws
-from aps_teach.checks import check_seed
-from aps_teach.files import jsonable, load_checkpoint, save_checkpoint
+from aps_teach.infra.checks import check_seed
+from aps_teach.infra.files import jsonable, load_checkpoint, save_checkpoint
+from aps_teach.infra.memory import check_fits
+from aps_teach.infra.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, torch_threads
+from aps_teach.infra.seeds import game_reset_seed, phase_generator
 from aps_teach.learner.batch import Batch
 from aps_teach.learner.config import Method, check_method
 from aps_teach.learner.tasks import infer_task, sample_tasks
-from aps_teach.memory import check_fits
-from aps_teach.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, torch_threads
-from aps_teach.seeds import game_reset_seed, phase_generator
 
 
 @dataclass
@@ -340,7 +340,8 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
     `eval_epsilon`-greedy actions under w; score the games that finished within the budget.
 
     `w=None`: the learner's fixed task (apt, dqn). GPI over {w} + `gpi_samples` fresh tasks applies by
-    default to task-conditioned learners that have not been fine-tuned (as in `aps_teach.train.evaluate`).
+    default to task-conditioned learners that have not been fine-tuned (as in
+    `aps_teach.grid.train.evaluate`).
     """
     config = config or AtariTrainConfig()
     atari, n, device = config.atari, config.num_envs, learner.device

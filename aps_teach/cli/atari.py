@@ -4,9 +4,9 @@ The pipeline options sit at the top level (`--device cuda`, `--num-envs 8`), the
 under `--atari.*` (`--atari.pretrain-steps 100000`).
 
 A run directory holds config.json, pretrain/ and finetune/ (metrics.csv, checkpoint.pt), task.json (the
-identified w) and scores.csv (one row per evaluation), `aps_teach.run_dir`, owned by the command writing it
-(`aps_teach.locks`): --resume continues it, --force replaces a run of another config or starts a finished
-one over; Ctrl-C says how to continue. A sweep's layout is in `aps_teach.atari.sweep`.
+identified w) and scores.csv (one row per evaluation), `aps_teach.infra.run_dir`, owned by the command writing
+it (`aps_teach.infra.locks`): --resume continues it, --force replaces a run of another config or starts a
+finished one over; Ctrl-C says how to continue. A sweep's layout is in `aps_teach.atari.sweep`.
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ from aps_teach.atari.plots import write_scores_figure
 from aps_teach.atari.sweep import run_atari_sweep
 from aps_teach.atari.train import ScoreResult, evaluate, finetune, load_learner, pretrain
 from aps_teach.cli.common import run_subcommands
-from aps_teach.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
+from aps_teach.infra.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
+from aps_teach.infra.locks import owning
+from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
+from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.config import Method
-from aps_teach.locks import owning
-from aps_teach.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
-from aps_teach.sweeps import read_rows
 
 Train = Annotated[AtariTrainConfig, tyro.conf.arg(name="")]
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import tyro
 
-from aps_teach.run_dir import Interrupted, resume_command, resume_hint_on_interrupt
+from aps_teach.infra.run_dir import Interrupted, resume_command, resume_hint_on_interrupt
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError)
 """What the commands report as one line: bad values (ValueError) and unusable paths (OSError)."""

@@ -1,8 +1,8 @@
 """The `aps-teach` command (also `python -m aps_teach`).
 
     aps-teach [--help]             the main job: APS on the easy level, start to finish, one figure
-                                   (aps_teach.quickstart)
-    aps-teach demo [--help]        a random policy on every level, a picture (aps_teach.demo)
+                                   (aps_teach.grid.quickstart)
+    aps-teach demo [--help]        a random policy on every level, a picture (aps_teach.cli.demo)
     aps-teach gridworld ...        run | pretrain | finetune | evaluate | sweep | transfer | study
                                    (see aps_teach.cli.gridworld)
     aps-teach atari ...            run | pretrain | finetune | evaluate | sweep (see aps_teach.cli.atari)
@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 import tyro
 
 from aps_teach.cli.common import check_command, config_errors, pop_debug, run_cli
-from aps_teach.run_dir import RunDir
+from aps_teach.infra.run_dir import RunDir
 
 if TYPE_CHECKING:
-    from aps_teach.quickstart import QuickstartConfig, QuickstartResult
+    from aps_teach.grid.quickstart import QuickstartConfig, QuickstartResult
 
 COMMANDS = {
     "demo": "a random policy on every gridworld level: statistics and a picture",
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return atari_main(argv[1:], debug=debug)
     if argv[:1] == ["demo"]:
-        from aps_teach.demo import DemoConfig, run_demo
+        from aps_teach.cli.demo import DemoConfig, run_demo
 
         def demo() -> int:
             with config_errors():
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_cli("aps-teach demo", demo, debug=debug)
 
     def quickstart() -> int:
-        from aps_teach.quickstart import QuickstartConfig, run_quickstart
+        from aps_teach.grid.quickstart import QuickstartConfig, run_quickstart
 
         check_command("aps-teach", argv, list(COMMANDS), optional=True)
         with config_errors():
@@ -84,8 +84,8 @@ def show_quickstart(config: QuickstartConfig, run: QuickstartResult) -> None:
     if matplotlib.get_backend().lower() not in {"agg", "module://matplotlib_inline.backend_inline"}:
         matplotlib.use("Agg")  # a command line draws to a file, never to a window
     import gridworld
-    from aps_teach.cell_maps import overview_maps
-    from aps_teach.plots import plot_run_overview, save_figure
+    from aps_teach.grid.cell_maps import overview_maps
+    from aps_teach.grid.plots import plot_run_overview, save_figure
 
     result, snapshot, out = run.result, run.snapshot, Path(config.out)
     layout = gridworld.resolve_level(config.level)

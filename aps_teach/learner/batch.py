@@ -1,6 +1,6 @@
 """The replay -> learner contract: a minibatch of n-step windows, as both replays sample it.
 
-`aps_teach.replay.NStepReplay.sample` (gridworlds) and `aps_teach.atari.frame_replay.FrameReplay.sample`
+`aps_teach.grid.replay.NStepReplay.sample` (gridworlds) and `aps_teach.atari.frame_replay.FrameReplay.sample`
 (Atari) return a `Batch`; `aps_teach.learner.update` reads it. A NamedTuple, so torch.compile takes it as an
 input like a tuple of tensors.
 """

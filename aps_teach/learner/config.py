@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from aps_teach.checks import check_finite, check_int, check_range
+from aps_teach.infra.checks import check_finite, check_int, check_range
 
 METHODS = ("visr", "apt", "aps", "dqn")
 SF_LOSSES = ("vector", "scalar")

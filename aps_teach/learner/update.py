@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from aps_teach.checks import check_shapes
+from aps_teach.infra.checks import check_shapes
 from aps_teach.learner.batch import Batch
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.rewards import (

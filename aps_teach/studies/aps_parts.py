@@ -22,13 +22,13 @@ from pathlib import Path
 import numpy as np
 
 import gridworld
-from aps_teach.blame import blame_summary
-from aps_teach.checks import check_int
-from aps_teach.experiments import Budget, figure4_config, run_gridworld_rows
-from aps_teach.stats import rate_text
+from aps_teach.grid.blame import blame_summary
+from aps_teach.grid.experiments import Budget, figure4_config, run_gridworld_rows
+from aps_teach.grid.train import TrainConfig, random_walk
+from aps_teach.infra.checks import check_int
+from aps_teach.infra.stats import rate_text
+from aps_teach.infra.sweeps import RunSpec, SweepReport, run_sweep
 from aps_teach.studies.probes import probe_budget, run_probe_rows
-from aps_teach.sweeps import RunSpec, SweepReport, run_sweep
-from aps_teach.train import TrainConfig, random_walk
 
 ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
     "aps": ("aps", ()),

@@ -29,19 +29,27 @@ from functools import partial
 from pathlib import Path
 
 import gridworld
-from aps_teach.checks import check_int
-from aps_teach.executors import local_executor
-from aps_teach.experiments import (
+from aps_teach.grid.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
     DEFAULT_PRETRAIN_STEPS,
     Budget,
     adapt_and_score,
 )
-from aps_teach.files import write_csv_atomic, write_text_atomic
-from aps_teach.locks import owning
-from aps_teach.overrides import with_overrides
-from aps_teach.sweeps import (
+from aps_teach.grid.train import TrainConfig, evaluate, identify_task, new_learner, pretrain
+from aps_teach.grid.transfer import (
+    DEFAULT_TRANSFER_EPISODES,
+    TRANSFER_COLUMNS,
+    dead_units,
+    feature_spread,
+    run_transfer,
+)
+from aps_teach.infra.checks import check_int
+from aps_teach.infra.executors import local_executor
+from aps_teach.infra.files import write_csv_atomic, write_text_atomic
+from aps_teach.infra.locks import owning
+from aps_teach.infra.overrides import with_overrides
+from aps_teach.infra.sweeps import (
     RunSpec,
     SweepReport,
     check_results,
@@ -49,14 +57,6 @@ from aps_teach.sweeps import (
     default_sweep_config,
     read_rows,
     run_sweep,
-)
-from aps_teach.train import TrainConfig, evaluate, identify_task, new_learner, pretrain
-from aps_teach.transfer import (
-    DEFAULT_TRANSFER_EPISODES,
-    TRANSFER_COLUMNS,
-    dead_units,
-    feature_spread,
-    run_transfer,
 )
 
 
@@ -245,7 +245,7 @@ def summary_table(levels: Sequence[dict], transfer: Sequence[dict], default_epsi
     """Per method x level (or maze) x d x pretraining budget x gamma x fine-tuning start epsilon: mean
     zero-shot success (the last identification budget), fine-tuned success, and transfer score, with 95%
     intervals over seeds (tasks x seeds for transfer). Rows without an epsilon had `default_epsilon`."""
-    from aps_teach.stats import summarise
+    from aps_teach.infra.stats import summarise
 
     levels = [{**row, "finetune_epsilon_start": row.get("finetune_epsilon_start") or default_epsilon}
               for row in levels]

@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import torch
 
-from aps_teach.experiments import (
+from aps_teach.grid.experiments import (
     Budget,
     GridworldResult,
     adapt_and_score,
@@ -32,20 +32,20 @@ from aps_teach.experiments import (
     result_rows,
     run_gridworld_rows,
 )
-from aps_teach.learner.agent import Learner
-from aps_teach.learner.tasks import sample_tasks
-from aps_teach.overrides import with_overrides
-from aps_teach.phases import PhaseLog
-from aps_teach.replay import NStepReplay
-from aps_teach.seeds import shadow_generator
-from aps_teach.sweeps import RunSpec
-from aps_teach.train import (
+from aps_teach.grid.replay import NStepReplay
+from aps_teach.grid.train import (
     EnvSource,
     RoundEnd,
     TrainConfig,
     new_learner,
     pretrain,
 )
+from aps_teach.infra.overrides import with_overrides
+from aps_teach.infra.phases import PhaseLog
+from aps_teach.infra.seeds import shadow_generator
+from aps_teach.infra.sweeps import RunSpec
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.tasks import sample_tasks
 
 PRETRAINED_METHODS = ("visr", "apt", "aps")
 """The methods with a reward-free pretraining phase: X and Y are drawn from these."""

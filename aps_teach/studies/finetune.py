@@ -25,14 +25,14 @@ import numpy as np
 import torch
 
 import gridworld
-from aps_teach.blame import optimal_q
-from aps_teach.experiments import Budget
+from aps_teach.grid.blame import optimal_q
+from aps_teach.grid.experiments import Budget
+from aps_teach.grid.rollouts import state_observations
+from aps_teach.grid.train import RoundEnd, TrainConfig, evaluate, finetune, new_learner, pretrain, task_data
+from aps_teach.infra.overrides import with_overrides
+from aps_teach.infra.stats import rate_text
+from aps_teach.infra.sweeps import RunSpec, SweepReport, run_sweep
 from aps_teach.learner.tasks import fit_task
-from aps_teach.overrides import with_overrides
-from aps_teach.rollouts import state_observations
-from aps_teach.stats import rate_text
-from aps_teach.sweeps import RunSpec, SweepReport, run_sweep
-from aps_teach.train import RoundEnd, TrainConfig, evaluate, finetune, new_learner, pretrain, task_data
 
 ARMS: dict[str, tuple[tuple[str, object], ...]] = {
     "target ends the episode": (("finetune_absorbing_target", False),),

@@ -31,19 +31,19 @@ import numpy as np
 import torch
 
 import gridworld
-from aps_teach.checks import check_range
-from aps_teach.experiments import (
+from aps_teach.grid.experiments import (
     Budget,
     check_run,
 )
+from aps_teach.grid.rollouts import state_observations
+from aps_teach.grid.train import TrainConfig, evaluate, pretrain
+from aps_teach.grid.transfer import feature_spread, identify
+from aps_teach.infra.checks import check_range
+from aps_teach.infra.overrides import with_overrides
+from aps_teach.infra.phases import PhaseLog
+from aps_teach.infra.sweeps import RunSpec, config_hash
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.tasks import sample_tasks
-from aps_teach.overrides import with_overrides
-from aps_teach.phases import PhaseLog
-from aps_teach.rollouts import state_observations
-from aps_teach.sweeps import RunSpec, config_hash
-from aps_teach.train import TrainConfig, evaluate, pretrain
-from aps_teach.transfer import feature_spread, identify
 
 REWARD_TERMS = ("reward_exploit", "reward_explore")
 """The per-round intrinsic-reward means of `Learner.update` that a probe reports."""

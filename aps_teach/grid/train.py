@@ -1,6 +1,6 @@
 """The pipeline: reward-free `pretrain` -> `identify_task` -> `evaluate` (zero-shot) -> `finetune`.
 
-Environments run as a batch of `num_envs` copies (`aps_teach.env_batch`, on the compiled engine by default)
+Environments run as a batch of `num_envs` copies (`aps_teach.grid.envs`, on the compiled engine by default)
 in lockstep *rounds* of one episode limit T (gridworld: 100 steps): every copy is reset at the start of a
 round from a seed derived from (seed, phase, round), an episode that ends early restarts at once, and the
 round's last step ends every episode (it coincides with the env's own time limit). All randomness of a
@@ -29,19 +29,19 @@ import torch
 from tqdm.auto import tqdm
 
 import gridworld
-from aps_teach.checks import check_int, check_range, check_seed
-from aps_teach.env_batch import EnvBatch, EnvSource, as_spec, check_engine, make_env, make_env_batch
-from aps_teach.files import load_checkpoint, save_checkpoint, write_csv_atomic
+from aps_teach.grid.envs import EnvBatch, EnvSource, as_spec, check_engine, make_env, make_env_batch
+from aps_teach.grid.replay import NStepReplay
+from aps_teach.infra.checks import check_int, check_range, check_seed
+from aps_teach.infra.files import load_checkpoint, save_checkpoint, write_csv_atomic
+from aps_teach.infra.memory import check_fits
+from aps_teach.infra.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, single_thread
+from aps_teach.infra.run_dir import PHASE_NAMES, say
+from aps_teach.infra.seeds import round_seeds
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.inputs import InputColumns
 from aps_teach.learner.rewards import Objective
 from aps_teach.learner.tasks import infer_task, sample_tasks
-from aps_teach.memory import check_fits
-from aps_teach.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, single_thread
-from aps_teach.replay import NStepReplay
-from aps_teach.run_dir import PHASE_NAMES, say
-from aps_teach.seeds import round_seeds
 
 RoundHook = Callable[["RoundEnd"], None]
 """Called after every round of `pretrain` / `finetune` (e.g. to keep snapshots for the heatmap widgets)."""

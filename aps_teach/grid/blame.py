@@ -28,9 +28,9 @@ import numpy as np
 import torch
 
 import gridworld
+from aps_teach.grid.rollouts import transitions
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.tasks import TaskFit, fit_task
-from aps_teach.rollouts import transitions
 
 LINKS = ("identification", "phi", "psi")
 NO_LOSS = 0.05

@@ -10,10 +10,10 @@ import numpy as np
 import torch
 
 import gridworld
-from aps_teach.env_batch import EnvSource, make_env
+from aps_teach.grid.envs import EnvSource, make_env
+from aps_teach.infra.phases import single_thread
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.tasks import infer_task
-from aps_teach.phases import single_thread
 from gridworld.layout import State
 
 

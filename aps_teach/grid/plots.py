@@ -1,7 +1,7 @@
-"""Gridworld figures: each function takes data (levels, visit counts, the arrays of `aps_teach.cell_maps`,
-rollouts), draws on matplotlib axes and returns what it drew; plus what every figure module shares (method
-colours, `save_figure`). Study figures are in `aps_teach.study_plots`, Atari figures in
-`aps_teach.atari.plots`; widgets are thin wrappers over these.
+"""Gridworld figures: each function takes data (levels, visit counts, the arrays of
+`aps_teach.grid.cell_maps`, rollouts), draws on matplotlib axes and returns what it drew; plus what every
+figure module shares (method colours, `save_figure`). Study figures are in `aps_teach.studies.plots`, Atari
+figures in `aps_teach.atari.plots`; widgets are thin wrappers over these.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 import gridworld
-from aps_teach.cell_maps import state_grid
-from aps_teach.files import atomic_path
-from aps_teach.random_policy import RandomPolicyStats
+from aps_teach.grid.cell_maps import state_grid
+from aps_teach.grid.random_policy import RandomPolicyStats
+from aps_teach.infra.files import atomic_path
 
 _CHAR_LAYER = {".": "floor", "S": "floor", "#": "wall", "T": "target",
                **{key: f"{name}_key" for name, (key, _) in gridworld.KEYS.items()},

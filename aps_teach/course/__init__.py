@@ -1,4 +1,12 @@
-"""What the course notebooks share beyond the algorithms: the fast-mode banner and the committed results.
+"""The course's helpers: what every notebook uses (here: the fast-mode banner and the committed results),
+and one module per job.
+
+    exercises  the checkers that coach: your function against the library's
+    solutions  worked solutions, one function per exercise
+    capstone   notebook 04's capstone: APS trained on your reward and vMF loss, judged
+    widgets    the interactive reward heatmaps (a view)
+    entropy    kNN entropy of a point cloud and closed forms to check it (notebook 03)
+    build      `python -m aps_teach.course.build`: regenerate and execute the notebooks
 
 `committed_result("gridworld/figure4.csv")` finds a file of the repository's `results/` folder both in a
 checkout and from an installed wheel (Colab, no repository): the wheel ships `results/` as package data
@@ -11,7 +19,7 @@ import html
 from importlib import resources
 from pathlib import Path, PurePosixPath
 
-REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 """The checkout this module runs from, when it does (it has pyproject.toml and results/)."""
 
 FAST_MODE_TEXT = ("Fast mode (APS_TEACH_FAST=1): tiny sizes so that the notebook runs in seconds. The "

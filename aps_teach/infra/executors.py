@@ -1,5 +1,5 @@
 """Where a sweep's runs execute: `make_executor("local" | "ray", ...)` gives a `concurrent.futures.Executor`
-for `aps_teach.sweeps.run_sweep`, so results land in the same CSV whichever executor ran them.
+for `aps_teach.infra.sweeps.run_sweep`, so results land in the same CSV whichever executor ran them.
 
 - `local`: a pool of spawned processes on this machine, `cpu_count // num_cpus` runs at once by default;
   with `num_gpus=1`, one process per local GPU (`gpus`, default every visible one), each pinned to its GPU
@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any, Literal
 
-from aps_teach.checks import check_int, check_range
+from aps_teach.infra.checks import check_int, check_range
 
 ExecutorName = Literal["local", "ray"]
 EXECUTORS: tuple[str, ...] = ("local", "ray")

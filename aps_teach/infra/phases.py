@@ -1,7 +1,7 @@
-"""What a training phase does the same way in both wings (`aps_teach.train`, `aps_teach.atari.train`): what it
-returns (`PhaseLog`), the epsilon schedule, the torch thread limit while it runs, the check that a checkpoint
-is of the run resuming it, and its metrics.csv put back as the checkpoint has it. The phases' names and random
-streams are `aps_teach.seeds`'.
+"""What a training phase does the same way in both wings (`aps_teach.grid.train`, `aps_teach.atari.train`):
+what it returns (`PhaseLog`), the epsilon schedule, the torch thread limit while it runs, the check that a
+checkpoint is of the run resuming it, and its metrics.csv put back as the checkpoint has it. The phases' names
+and random streams are `aps_teach.infra.seeds`'.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import torch
 
-from aps_teach.files import csv_text, write_text_atomic
-from aps_teach.run_dir import PHASE_NAMES, config_differences, describe_differences, say
+from aps_teach.infra.files import csv_text, write_text_atomic
+from aps_teach.infra.run_dir import PHASE_NAMES, config_differences, describe_differences, say
 
 
 @dataclass

@@ -11,7 +11,7 @@
 So Run All always works, solved or not. `failing_case(name)` gives the inputs of the first case your
 last attempt got wrong, to call your function on: `my_fn(*exercises.failing_case("infer_task"))`.
 The inputs are drawn with a fixed seed, in several shapes, edge cases included. After trying,
-`solution(name)` shows a worked solution (`aps_teach/solutions.py`) and returns it. The pattern:
+`solution(name)` shows a worked solution (`aps_teach/course/solutions.py`) and returns it. The pattern:
 
     def my_infer_task(features, rewards):
         raise NotImplementedError  # your code
@@ -29,12 +29,12 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from aps_teach import solutions
 from aps_teach.atari.augment import shift
+from aps_teach.course import solutions
+from aps_teach.grid.tabular import gpi as tabular_gpi
 from aps_teach.learner.rewards import particle_entropy_reward, vmf_loss, vmf_reward
 from aps_teach.learner.tasks import infer_task
 from aps_teach.learner.update import sf_td_target
-from aps_teach.tabular import gpi as tabular_gpi
 
 FALLBACK = "using the library's answer until yours passes; exercises.failing_case('{name}') gives the inputs"
 KEPT = "training with yours all the same; exercises.failing_case('{name}') gives the inputs"
@@ -164,15 +164,15 @@ def _in_notebook() -> bool:
 
 
 def solution(name: str) -> Callable:
-    """Show a worked solution to exercise `name` (its source in `aps_teach/solutions.py`: a Markdown code
-    block in a notebook, plain text elsewhere) and return it, so `my_gpi = exercises.solution("gpi")`
+    """Show a worked solution to exercise `name` (its source in `aps_teach/course/solutions.py`: a Markdown
+    code block in a notebook, plain text elsewhere) and return it, so `my_gpi = exercises.solution("gpi")`
     solves the exercise. Look only after trying: the checker's coaching is worth more than the answer."""
     if name not in solutions.__all__:
         raise ValueError(f"no exercise named {name!r}; the exercises with a solution: "
                          f"{', '.join(solutions.__all__)}")
     function = getattr(solutions, name)
     source = inspect.getsource(function)
-    title = f"A solution to the exercise {name} (from aps_teach/solutions.py):"
+    title = f"A solution to the exercise {name} (from aps_teach/course/solutions.py):"
     if _in_notebook():
         from IPython.display import Markdown, display
 
@@ -388,7 +388,7 @@ SHIFT = Exercise("shift", shift, _shift_cases, (
 ))
 
 
-# APS's reward and vMF loss (notebook 04's capstone, `aps_teach.capstone`) ----------------------------
+# APS's reward and vMF loss (notebook 04's capstone, `aps_teach.course.capstone`) ----------------------------
 
 def _aps_reward(phi: torch.Tensor, w: torch.Tensor, h: torch.Tensor, k: int) -> torch.Tensor:
     """Eq. 6 on a batch of states: r_i = phi_i^T w_i + log(1 + (1/k) sum_{j in N_k(i)} ||h_i - h_j||)."""

@@ -1,5 +1,5 @@
-"""Interactive reward heatmaps: ipywidgets controls over the arrays of `aps_teach.cell_maps`, drawn by
-`aps_teach.plots`.
+"""Interactive reward heatmaps: ipywidgets controls over the arrays of `aps_teach.grid.cell_maps`, drawn by
+`aps_teach.grid.plots`.
 
     explorer = reward_explorer(snapshots)          # from snapshots.pretrain_with_snapshots
     explorer = reward_explorer({"aps": aps_snaps, "visr": visr_snaps}, tasks={"inferred": w})
@@ -32,12 +32,12 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 import gridworld
-from aps_teach import cell_maps, plots
-from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS
+from aps_teach.grid import cell_maps, plots
+from aps_teach.grid.experiments import DEFAULT_IDENTIFY_STEPS
+from aps_teach.grid.snapshots import Snapshot, visit_counts
+from aps_teach.grid.train import single_thread
+from aps_teach.grid.transfer import maze_layout, zero_shot_on_reward_map
 from aps_teach.learner.tasks import sample_tasks
-from aps_teach.snapshots import Snapshot, visit_counts
-from aps_teach.train import single_thread
-from aps_teach.transfer import maze_layout, zero_shot_on_reward_map
 from gridworld.reward_maps import as_reward_map
 
 TERMS = {"explore": r"exploration: kNN particle reward of $h = f(s')$",

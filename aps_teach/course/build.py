@@ -1,8 +1,8 @@
 """Build the course notebooks: `notebooks/NN_title.py` (py:percent, the source) -> executed `.ipynb`.
 
-    python -m aps_teach.notebooks                 # regenerate and execute every notebook
-    python -m aps_teach.notebooks 00_gridworlds   # just one
-    python -m aps_teach.notebooks --times         # study time and compute per section, committed notebooks
+    python -m aps_teach.course.build                 # regenerate and execute every notebook
+    python -m aps_teach.course.build 00_gridworlds   # just one
+    python -m aps_teach.course.build --times         # study time and compute per section, committed notebooks
 
 The `.ipynb` is written from the `.py` and executed in full mode with its outputs kept, so
 readers see every figure on GitHub or Colab. Never `jupytext --sync`: it picks the newer file
@@ -22,7 +22,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 FAST_ENV = "APS_TEACH_FAST"
 """Set to "1" to run a notebook with its fast-mode sizes (what the test suite does)."""
 REPOSITORY = "https://github.com/aps-teach/aps-teach"
@@ -139,7 +139,7 @@ def _drop_widget_outputs(notebook) -> None:
 
 def regenerate(source: Path) -> Path:
     """Write `source`'s .ipynb, executed in full mode (widget outputs dropped), atomically."""
-    from aps_teach.files import atomic_path
+    from aps_teach.infra.files import atomic_path
 
     notebook = execute(source, fast=False)
     _drop_widget_outputs(notebook)

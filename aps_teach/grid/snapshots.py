@@ -14,10 +14,10 @@ import numpy as np
 import torch
 
 import gridworld
+from aps_teach.grid.train import EnvSource, RoundEnd, TrainConfig, pretrain
+from aps_teach.infra.phases import PhaseLog
+from aps_teach.infra.seeds import snapshot_generator
 from aps_teach.learner.agent import Learner
-from aps_teach.phases import PhaseLog
-from aps_teach.seeds import snapshot_generator
-from aps_teach.train import EnvSource, RoundEnd, TrainConfig, pretrain
 from gridworld.layout import KEYS
 
 _KEY_PLANES = {name: gridworld.layer_names(len(KEYS)).index(f"{name}_key") for name in KEYS}

@@ -12,7 +12,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 import gridworld
-from aps_teach.checks import check_int
+from aps_teach.infra.checks import check_int
 
 
 @dataclass

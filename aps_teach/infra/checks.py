@@ -9,7 +9,7 @@ from typing import Any
 
 MAX_SEED = 2**32 - 1
 """The largest seed: 32 bits, what every generator and environment of the package takes (a seed enters
-torch.manual_seed, numpy's SeedSequence and, multiplied, the snapshot stream of `aps_teach.seeds`)."""
+torch.manual_seed, numpy's SeedSequence and, multiplied, the snapshot stream of `aps_teach.infra.seeds`)."""
 
 
 def check_int(name: str, value: Any, minimum: int = 1, *, maximum: int | None = None,

@@ -11,25 +11,8 @@ from functools import partial
 from pathlib import Path
 
 import gridworld
-from aps_teach.blame import BLAME_COLUMNS, ZeroShotBlame, blame_summary, zero_shot_blame
-from aps_teach.checks import check_int, check_seed
-from aps_teach.files import write_text_atomic
-from aps_teach.learner.agent import Learner
-from aps_teach.learner.config import METHODS, AgentConfig, check_method
-from aps_teach.learner.tasks import fit_task
-from aps_teach.overrides import with_overrides
-from aps_teach.phases import PhaseLog
-from aps_teach.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
-from aps_teach.stats import rate_text
-from aps_teach.sweeps import (
-    RunSpec,
-    SweepReport,
-    config_hash,
-    default_sweep_dir,
-    grid,
-    run_sweep,
-)
-from aps_teach.train import (
+from aps_teach.grid.blame import BLAME_COLUMNS, ZeroShotBlame, blame_summary, zero_shot_blame
+from aps_teach.grid.train import (
     RUN_SETTINGS,
     RoundEnd,
     RoundHook,
@@ -44,6 +27,23 @@ from aps_teach.train import (
     task_data,
     with_method,
 )
+from aps_teach.infra.checks import check_int, check_seed
+from aps_teach.infra.files import write_text_atomic
+from aps_teach.infra.overrides import with_overrides
+from aps_teach.infra.phases import PhaseLog
+from aps_teach.infra.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
+from aps_teach.infra.stats import rate_text
+from aps_teach.infra.sweeps import (
+    RunSpec,
+    SweepReport,
+    config_hash,
+    default_sweep_dir,
+    grid,
+    run_sweep,
+)
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.config import METHODS, AgentConfig, check_method
+from aps_teach.learner.tasks import fit_task
 
 DEFAULT_PRETRAIN_STEPS = 64_000
 """Reward-free env steps (the budget study in the README chose it)."""
@@ -103,7 +103,7 @@ class GridworldResult:
     task_w: list[float] | None
     """The identified task vector (visr, aps); None for apt and dqn."""
     blame: ZeroShotBlame | None
-    """Where the zero-shot score was lost (`aps_teach.blame`; visr, aps); None for apt and dqn."""
+    """Where the zero-shot score was lost (`aps_teach.grid.blame`; visr, aps); None for apt and dqn."""
     pretrain_seconds: float
     """Wall seconds of pretraining (a resumed run: summed over sessions, see `PhaseLog.earlier_seconds`)."""
     finetune_seconds: float
@@ -406,7 +406,7 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
     budget is rounded up to whole rounds (`whole_rounds`, said), and recorded so.
     `out_dir=None`: `default_sweep_dir("figure4", figure4_config(budget))`.
 
-    Runs on `executor` (e.g. `aps_teach.executors.make_executor("ray")`; left open) if given, else on
+    Runs on `executor` (e.g. `aps_teach.infra.executors.make_executor("ray")`; left open) if given, else on
     `workers` local processes (default: one per core)."""
     if not methods or not levels:
         raise ValueError(f"a sweep needs at least one method and one level, got methods {list(methods)}, "

@@ -42,20 +42,20 @@ import torch
 from tqdm.auto import tqdm
 
 import gridworld
-from aps_teach.cell_maps import cell_states, value_map
-from aps_teach.checks import check_int
-from aps_teach.env_batch import EnvSource, LevelSpec
-from aps_teach.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
-from aps_teach.files import write_csv_atomic
+from aps_teach.grid.cell_maps import cell_states, value_map
+from aps_teach.grid.envs import EnvSource, LevelSpec
+from aps_teach.grid.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
+from aps_teach.grid.rollouts import Rollout, greedy_rollout, state_observations
+from aps_teach.grid.train import TrainConfig, evaluate, pretrain, task_data
+from aps_teach.infra.checks import check_int
+from aps_teach.infra.files import write_csv_atomic
+from aps_teach.infra.overrides import with_overrides
+from aps_teach.infra.seeds import task_seed
+from aps_teach.infra.stats import mean_with_ci
+from aps_teach.infra.sweeps import RunSpec, config_hash, read_rows
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import check_method
 from aps_teach.learner.tasks import TaskFit, fit_task
-from aps_teach.overrides import with_overrides
-from aps_teach.rollouts import Rollout, greedy_rollout, state_observations
-from aps_teach.seeds import task_seed
-from aps_teach.stats import mean_with_ci
-from aps_teach.sweeps import RunSpec, config_hash, read_rows
-from aps_teach.train import TrainConfig, evaluate, pretrain, task_data
 from gridworld.layout import Layout
 from gridworld.reward_maps import (
     as_reward_map,

@@ -17,11 +17,18 @@ from typing import Literal
 import torch
 from tyro.conf import OmitArgPrefixes
 
-from aps_teach.experiments import Budget, GridworldResult, claim_run, prepare_run, run_pipeline, run_record
-from aps_teach.rollouts import Rollout, greedy_rollout
-from aps_teach.run_dir import RunDir
-from aps_teach.snapshots import Snapshot, take_snapshot
-from aps_teach.train import RoundEnd, TrainConfig
+from aps_teach.grid.experiments import (
+    Budget,
+    GridworldResult,
+    claim_run,
+    prepare_run,
+    run_pipeline,
+    run_record,
+)
+from aps_teach.grid.rollouts import Rollout, greedy_rollout
+from aps_teach.grid.snapshots import Snapshot, take_snapshot
+from aps_teach.grid.train import RoundEnd, TrainConfig
+from aps_teach.infra.run_dir import RunDir
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Per-cell maps of what a learner computes on a gridworld level: the reachable states one set of keys
 held gives each cell (`cell_states`), the intrinsic reward for reaching each cell (`reward_maps`), the value
-and greedy action there (`value_map`). Arrays only, no drawing: `aps_teach.plots` draws them.
+and greedy action there (`value_map`). Arrays only, no drawing: `aps_teach.grid.plots` draws them.
 """
 
 from __future__ import annotations

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 
 import torch
 
-from aps_teach import exercises
-from aps_teach.experiments import DEFAULT_EVAL_EPISODES, DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
+from aps_teach.course import exercises
+from aps_teach.grid.experiments import DEFAULT_EVAL_EPISODES, DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
+from aps_teach.grid.train import RoundEnd, TrainConfig, evaluate, identify_task, pretrain, random_walk
+from aps_teach.infra.phases import PhaseLog
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.rewards import Objective
-from aps_teach.phases import PhaseLog
-from aps_teach.train import RoundEnd, TrainConfig, evaluate, identify_task, pretrain, random_walk
 
 RECOGNISABLE = 0.1
 """The least gap phi(s')^T w - phi(s')^T w' of an agent whose skills are recognisable: about two thirds of

@@ -35,11 +35,11 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from aps_teach import __version__
-from aps_teach.checks import check_int
-from aps_teach.executors import local_executor, stop_executor
-from aps_teach.files import write_csv_atomic, write_text_atomic
-from aps_teach.locks import owning
-from aps_teach.run_dir import config_differences, say
+from aps_teach.infra.checks import check_int
+from aps_teach.infra.executors import local_executor, stop_executor
+from aps_teach.infra.files import write_csv_atomic, write_text_atomic
+from aps_teach.infra.locks import owning
+from aps_teach.infra.run_dir import config_differences, say
 
 
 @dataclass(frozen=True)

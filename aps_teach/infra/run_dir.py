@@ -6,8 +6,8 @@
     OUT/finetune/          the same for fine-tuning
     OUT/summary.json ...   the results (gridworld: summary.json; Atari: task.json, scores.csv)
 
-One owner: `with RunDir(out) as run:` holds the directory's lock (`aps_teach.locks.owning`) for the block,
-so a second process writing the same directory is refused with the owner's pid and nothing changed.
+One owner: `with RunDir(out) as run:` holds the directory's lock (`aps_teach.infra.locks.owning`) for the
+block, so a second process writing the same directory is refused with the owner's pid and nothing changed.
 `RunDir.claim`, inside that block, is the only way in: a directory holding another run's config is refused
 (nothing changed) unless `force`, which replaces that run; `resume` continues the run whose config matches,
 from whatever phase checkpoints exist; the same run again without `resume` is refused if it would delete a
@@ -27,8 +27,8 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from aps_teach.files import load_checkpoint, write_text_atomic
-from aps_teach.locks import holds, owning
+from aps_teach.infra.files import load_checkpoint, write_text_atomic
+from aps_teach.infra.locks import holds, owning
 
 
 class Interrupted(KeyboardInterrupt):

@@ -11,9 +11,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from aps_teach.experiments import FIGURE4_COLUMNS
-from aps_teach.plots import method_colour, save_figure
-from aps_teach.stats import mean_with_ci, solved_count, summarise
+from aps_teach.grid.experiments import FIGURE4_COLUMNS
+from aps_teach.grid.plots import method_colour, save_figure
+from aps_teach.grid.transfer import transfer_rows
+from aps_teach.infra.stats import mean_with_ci, solved_count, summarise
+from aps_teach.infra.sweeps import read_rows
 from aps_teach.studies.aps_parts import ARMS, arm_name
 from aps_teach.studies.aps_parts import COLUMNS as PARTS_COLUMNS
 from aps_teach.studies.aps_parts import RESULTS as PARTS_RESULTS
@@ -21,8 +23,6 @@ from aps_teach.studies.budget import is_main_grid, study_rows
 from aps_teach.studies.finetune import ARMS as FINETUNE_ARMS
 from aps_teach.studies.finetune import COLUMNS as FINETUNE_COLUMNS
 from aps_teach.studies.finetune import RESULTS as FINETUNE_RESULTS
-from aps_teach.sweeps import read_rows
-from aps_teach.transfer import transfer_rows
 
 
 def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[str] | None = None):
