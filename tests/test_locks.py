@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import aps_teach
-from aps_teach.infra.locks import LOCK_FILE, DirectoryBusy, holds, owning
+from aps_teach.infra.locks import LOCK_FILE, OWNER_FILE, DirectoryBusy, holds, owning
 
 HOLDER = """
 import sys
@@ -55,7 +55,7 @@ def test_a_second_owner_is_refused_naming_the_first_and_nothing_is_touched(tmp_p
     assert message == (f"{out} is in use by another aps-teach process (pid {pid}): wait for it to end or "
                        "stop it, then run this again (or give another --out)")
     assert isinstance(refused.value, ValueError)  # the commands report it as one line, exit status 2
-    assert sorted(p.name for p in out.iterdir()) == ["config.json"]  # the owner removed its lock file
+    assert sorted(p.name for p in out.iterdir()) == [LOCK_FILE, "config.json"]  # the owner's record is gone
     with owning(out):  # free again
         assert holds(out)
 
@@ -68,13 +68,13 @@ def test_the_lock_of_a_killed_owner_is_taken_over_with_a_message(tmp_path, capfd
     assert child.stdout.readline() == b"owned\n"
     child.send_signal(signal.SIGKILL)
     child.wait()
-    assert (out / LOCK_FILE).read_text().split()[0] == str(child.pid)  # it never released it
+    assert (out / OWNER_FILE).read_text().split()[0] == str(child.pid)  # it never released it
     capfd.readouterr()
     with owning(out):
-        assert (out / LOCK_FILE).read_text().split()[0] == str(os.getpid())
+        assert (out / OWNER_FILE).read_text().split()[0] == str(os.getpid())
     assert capfd.readouterr().err == (f"taking over {out}: its last owner (pid {child.pid}) ended without "
                                       "releasing it\n")
-    assert not (out / LOCK_FILE).exists()
+    assert not (out / OWNER_FILE).exists()
 
 
 def test_ownership_is_reentrant_and_a_failure_inside_leaves_nothing_it_made(tmp_path):
@@ -82,8 +82,8 @@ def test_ownership_is_reentrant_and_a_failure_inside_leaves_nothing_it_made(tmp_
     with owning(out):
         with owning(out / ".." / "b"):  # the same directory, by another path: this process owns it already
             assert holds(out)
-        assert holds(out) and (out / LOCK_FILE).exists()
-    assert not holds(out) and list(out.iterdir()) == []
+        assert holds(out) and (out / LOCK_FILE).exists() and (out / OWNER_FILE).exists()
+    assert not holds(out) and [p.name for p in out.iterdir()] == [LOCK_FILE]  # filelock's file stays
     with pytest.raises(ValueError, match="refused"), owning(tmp_path / "c" / "d"):
         raise ValueError("refused")
     assert not (tmp_path / "c").exists()  # both directories it made are gone

@@ -289,7 +289,7 @@ def test_a_directory_of_another_run_is_refused_with_nothing_changed(reference, t
     # --force replaces the run: nothing of the old one is left to mix with the new config
     assert main(["gridworld", "pretrain", "--out", str(out), "--level", "hard", "--seed", "1",
                  "--steps", "200", *TINY, "--force"]) == 0
-    assert sorted(files(out)) == ["config.json", "pretrain/checkpoint.pt", "pretrain/metrics.csv"]
+    assert sorted(files(out)) == [".lock", "config.json", "pretrain/checkpoint.pt", "pretrain/metrics.csv"]
     assert json.loads((out / "config.json").read_text())["level"] == "hard"
     assert torch.load(out / "pretrain" / "checkpoint.pt", weights_only=True)["art"] == level_art("hard")
     assert "finetune_steps" not in json.loads((out / "config.json").read_text())  # nothing of the old run
@@ -453,7 +453,7 @@ def test_claim_keeps_a_run_whole():
             with pytest.raises(ValueError, match=r"method \(saved 'aps', this run 'apt'\)"):
                 run.claim({"method": "apt"})
             assert run.claim({"method": "apt"}, force=True) == {"method": "apt"}  # a new run: config alone
-        assert sorted(p.name for p in run.path.iterdir()) == ["config.json", "notes.txt"]  # no lock left
+        assert sorted(p.name for p in run.path.iterdir()) == [".lock", "config.json", "notes.txt"]  # no owner
 
 
 def test_atari_run_directory_shares_the_rules(tmp_path, capsys):

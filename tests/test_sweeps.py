@@ -329,7 +329,7 @@ def test_another_configuration_is_refused_naming_each_field_and_nothing_changes(
     first = {"budget": {"steps": 800, "episodes": 4}, "train": TrainConfig(progress=False)}
     run_sweep(specs, fake_run, results, config=first, executor=threads, progress=False)
     before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
-    assert sorted(before) == ["r.csv", "r.sweep.json"]
+    assert sorted(before) == [".lock", "r.csv", "r.sweep.json"]  # the lock file stays, the owner record not
     other = {"budget": {"steps": 1600, "episodes": 4},
              "train": TrainConfig(agent=AgentConfig(gamma=0.9), progress=False)}
     CALLS.clear()

@@ -4,19 +4,20 @@ directory.
     with owning(out):      # refused at once if another process owns OUT; nothing in OUT touched
         ...                # check, then write
 
-The lock is the kernel's (`fcntl.flock`, which Linux also honours on NFS), so it goes away with its holder
-however the holder ends, SIGKILL included: a lock file still naming a process that ended without releasing
-it is free, and the next owner takes it over with a status line. The file holds the owner's pid and host,
-which a refused process names in its one-line error. On release the owner deletes the file (while it still
-holds the lock; a process that opened the old file finds it gone and tries again), and a refusal or error
-inside the block also removes the directories `owning` created, so a command refused inside the lock leaves
-the file system as it found it. Ownership is per process and re-entrant: a study's two sweeps, or an Atari
-sweep's run inside its sweep, take the lock their caller already holds.
+The lock is `filelock`'s, the operating system's own file lock on every platform (`flock` on Linux and
+macOS, which Linux also honours on NFS; `msvcrt.locking` on Windows), so it goes away with its holder
+however the holder ends, SIGKILL included. While it holds the lock the owner names itself, pid and host, in
+DIR/.owner, which a refused process names in its one-line error; a clean release deletes that record, so
+the next owner that finds one knows its last owner ended without releasing and says so. DIR/.lock itself
+stays after a release, empty (filelock's rule on Linux and macOS: a lock file deleted while another process
+waits on it would let two processes own the directory). A refusal or error inside the block removes the
+directories `owning` created, with the lock and record it put in them, so a command refused inside the lock
+leaves the file system as it found it. Ownership is per process and re-entrant: a study's two sweeps, or an
+Atari sweep's run inside its sweep, take the lock their caller already holds.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import socket
 import sys
@@ -24,7 +25,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from filelock import FileLock, Timeout
+
 LOCK_FILE = ".lock"
+OWNER_FILE = ".owner"
 _held: dict[str, int] = {}
 """Real path of each directory this process owns -> how many `owning` blocks hold it."""
 
@@ -38,7 +42,7 @@ def _owner_text() -> str:
 
 
 def _describe(text: str) -> str:
-    """'pid N' (and ' on HOST' when it is another machine's) from a lock file's text; '' if it has none."""
+    """'pid N' (and ' on HOST' when it is another machine's) from an owner record; '' if it has none."""
     parts = text.split()
     if not parts:
         return ""
@@ -46,8 +50,12 @@ def _describe(text: str) -> str:
     return f"pid {parts[0]}" + (f" on {host}" if host and host != socket.gethostname() else "")
 
 
-def _read(fd: int) -> str:
-    return os.pread(fd, 256, 0).decode(errors="replace").strip()
+def _recorded_owner(directory: Path) -> str:
+    """Who DIR/.owner names ('pid N', see `_describe`); '' when there is no record (or it is unreadable)."""
+    try:
+        return _describe((directory / OWNER_FILE).read_text(errors="replace"))
+    except OSError:
+        return ""
 
 
 def holds(directory: str | os.PathLike) -> bool:
@@ -64,28 +72,17 @@ def _missing_parents(path: Path) -> list[Path]:
     return missing
 
 
-def _acquire(directory: Path) -> int:
-    """An open descriptor of DIR/.lock holding its exclusive lock; `DirectoryBusy` naming the holder."""
-    path = directory / LOCK_FILE
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _describe(_read(fd))
-            os.close(fd)
-            raise DirectoryBusy(f"{directory} is in use by another aps-teach process"
-                                f"{f' ({holder})' if holder else ''}: wait for it to end or stop it, then "
-                                "run this again (or give another --out)") from None
-        except BaseException:
-            os.close(fd)
-            raise
-        try:  # the file we locked must still be the one at `path` (its last owner deletes it on release)
-            if os.stat(path).st_ino == os.fstat(fd).st_ino:
-                return fd
-        except FileNotFoundError:
-            pass
-        os.close(fd)
+def _acquire(directory: Path) -> FileLock:
+    """DIR/.lock, held; `DirectoryBusy` naming the holder if another process holds it."""
+    lock = FileLock(directory / LOCK_FILE, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        holder = _recorded_owner(directory)
+        raise DirectoryBusy(f"{directory} is in use by another aps-teach process"
+                            f"{f' ({holder})' if holder else ''}: wait for it to end or stop it, then "
+                            "run this again (or give another --out)") from None
+    return lock
 
 
 @contextmanager
@@ -105,16 +102,15 @@ def owning(directory: str | os.PathLike) -> Iterator[Path]:
     created = _missing_parents(directory.absolute())
     directory.mkdir(parents=True, exist_ok=True)
     try:
-        fd = _acquire(directory)
+        lock = _acquire(directory)
     except BaseException:
         _remove_empty(created)
         raise
-    previous = _describe(_read(fd))
+    previous = _recorded_owner(directory)
     if previous:
         print(f"taking over {directory}: its last owner ({previous}) ended without releasing it",
               file=sys.stderr, flush=True)
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{_owner_text()}\n".encode(), 0)
+    (directory / OWNER_FILE).write_text(f"{_owner_text()}\n")
     _held[key] = 1
     failed = True
     try:
@@ -123,8 +119,11 @@ def owning(directory: str | os.PathLike) -> Iterator[Path]:
     finally:
         del _held[key]
         with suppress(FileNotFoundError):
-            os.unlink(directory / LOCK_FILE)  # before the lock goes: see _acquire
-        os.close(fd)
+            (directory / OWNER_FILE).unlink()  # while the lock is still held: a clean release
+        if failed and created:  # a directory this block made and nobody else knew of: leave nothing
+            with suppress(OSError):  # (Windows deletes it on release, and refuses while it is open)
+                (directory / LOCK_FILE).unlink()
+        lock.release()
         if failed:
             _remove_empty(created)
 
