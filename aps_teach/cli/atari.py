@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import torch
-import tyro
 
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.config import AtariTrainConfig
@@ -35,14 +34,20 @@ from aps_teach.atari.experiments import (
 from aps_teach.atari.plots import write_scores_figure
 from aps_teach.atari.sweep import run_atari_sweep
 from aps_teach.atari.train import ScoreResult, evaluate, finetune, load_learner, pretrain
-from aps_teach.cli.common import run_subcommands
-from aps_teach.infra.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
+from aps_teach.cli.common import (
+    ExecutorChoice,
+    ExecutorFlags,
+    ExistingRun,
+    ExistingRunFlags,
+    Flattened,
+    run_subcommands,
+)
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.config import Method
 
-Train = Annotated[AtariTrainConfig, tyro.conf.arg(name="")]
+Train = Annotated[AtariTrainConfig, Flattened]
 
 
 @dataclass
@@ -57,12 +62,7 @@ class Run:
     method: Method = "aps"
     """visr | apt | aps | dqn (dqn: no pretraining, the task reward from scratch)."""
     seed: int = 0
-    resume: bool = False
-    """Continue the run in OUT (same options) from whatever its phases checkpointed: nothing, part or all
-    of pretraining, part of fine-tuning; starts it if OUT holds none."""
-    force: bool = False
-    """Replace the run in OUT, of another config or finished (its checkpoints and scores are deleted);
-    without it a finished run is kept and the command refused."""
+    existing: ExistingRunFlags = field(default_factory=ExistingRun)
     train: Train = field(default_factory=AtariTrainConfig)
 
 
@@ -74,11 +74,7 @@ class Pretrain:
     game: str = "pong"
     method: Literal["visr", "apt", "aps"] = "aps"
     seed: int = 0
-    resume: bool = False
-    """Continue the pretraining in OUT (same options) from its checkpoint."""
-    force: bool = False
-    """Replace the run in OUT, of another config or finished (its checkpoints and scores are deleted);
-    without it a finished run is kept and the command refused."""
+    existing: ExistingRunFlags = field(default_factory=ExistingRun)
     train: Train = field(default_factory=AtariTrainConfig)
 
 
@@ -89,10 +85,7 @@ class Finetune:
     baseline has no pretraining: use `run --method dqn`)."""
 
     out: Path
-    resume: bool = False
-    """Continue the fine-tuning in OUT from its checkpoint (else an unfinished one starts over)."""
-    force: bool = False
-    """Start a finished fine-tuning in OUT over (its checkpoint is deleted)."""
+    existing: ExistingRunFlags = field(default_factory=ExistingRun)
     device: str | None = None
     """Override the device of OUT/config.json (e.g. pretrain on one machine, fine-tune on another)."""
 
@@ -124,20 +117,11 @@ class Sweep:
     methods: tuple[Method, ...] = ("aps",)
     seeds: int = 1
     """Number of seeds: 0 .. seeds-1."""
-    executor: ExecutorName = "local"
-    """local (this machine: one run at a time on the CPU, one per GPU on CUDA) | ray (a Ray task per run;
-    needs pip install "aps-teach[cluster]")."""
+    where: ExecutorFlags = field(default_factory=ExecutorChoice)
     gpus: tuple[int, ...] | None = None
     """local with --device cuda: the GPUs to use, one run on each (default: every visible GPU)."""
-    ray_address: str | None = None
-    """ray: auto (the cluster this machine joined with `ray start`) or HOST:PORT of its head; default: start
-    Ray on this machine for this sweep."""
     cpus_per_run: int = 4
     """ray: CPUs each run asks for (its games' emulators and, on a CPU, its torch threads)."""
-    max_retries: int = DEFAULT_MAX_RETRIES
-    """ray: re-runs of a run whose worker was lost before it is reported as failed."""
-    ray_timeout: float = DEFAULT_RAY_TIMEOUT
-    """ray: seconds to wait for the head at --ray-address HOST:PORT to answer before giving up."""
     train: Train = field(default_factory=AtariTrainConfig)
 
     def __post_init__(self) -> None:
@@ -153,15 +137,11 @@ def _sweep(cmd: Sweep) -> dict:
 
 
 def _run_sweep(cmd: Sweep) -> dict:
-    if cmd.executor == "ray":
+    if cmd.where.executor == "ray":
         if cmd.gpus is not None:
             raise ValueError("--gpus is for the local executor; Ray gives each run a GPU of the cluster")
         gpu = 1 if cmd.train.device.startswith("cuda") else 0
-        try:
-            executor = make_executor("ray", address=cmd.ray_address, num_cpus=cmd.cpus_per_run, num_gpus=gpu,
-                                     max_retries=cmd.max_retries, connect_timeout=cmd.ray_timeout)
-        except ImportError as error:
-            raise ValueError(str(error)) from None
+        executor = cmd.where.make(num_cpus=cmd.cpus_per_run, num_gpus=gpu)
         with owning(cmd.out), executor:  # the sweep and its figure: one owner
             report = run_atari_sweep(cmd.games, cmd.methods, cmd.seeds, cmd.train, cmd.out, executor=executor,
                                      threads_per_run=cmd.cpus_per_run)
@@ -190,8 +170,8 @@ def _saved(out: Path, device: str | None) -> tuple[str, str, int, AtariTrainConf
 
 
 def _run(cmd: Run) -> dict:
-    _, result = run(cmd.method, cmd.game, cmd.seed, cmd.train, out=cmd.out, resume=cmd.resume,
-                    force=cmd.force)
+    _, result = run(cmd.method, cmd.game, cmd.seed, cmd.train, out=cmd.out, resume=cmd.existing.resume,
+                    force=cmd.existing.force)
     summary = _summary(result, cmd.method, cmd.seed, cmd.out, "finetune")
     zero_shot = [row for row in read_rows(cmd.out / "scores.csv", SCORE_COLUMNS)
                  if row["checkpoint"] == "pretrain"]
@@ -205,7 +185,8 @@ def _run(cmd: Run) -> dict:
 def _pretrain(cmd: Pretrain) -> dict:
     game = check_game(cmd.game)
     with RunDir(cmd.out) as run_dir:
-        start_run_dir(run_dir, cmd.method, game, cmd.seed, cmd.train, cmd.resume, cmd.force)
+        start_run_dir(run_dir, cmd.method, game, cmd.seed, cmd.train, cmd.existing.resume,
+                      cmd.existing.force)
         _, log = pretrain(cmd.method, game, cmd.seed, cmd.train, run_dir=run_dir.path / "pretrain",
                           resume=run_dir.resumes("pretrain"))
     return {"game": game, "method": cmd.method, "seed": cmd.seed, "env_steps": log.env_steps,
@@ -230,7 +211,7 @@ def _finetune(cmd: Finetune) -> dict:
                          f"--out {cmd.out} --resume` and its options")
     learner, _ = _load_checked(cmd.out, "pretrain", method, game, seed, config)
     with run_dir:
-        run_dir.claim({}, resume=cmd.resume, force=cmd.force, restart=("finetune",),
+        run_dir.claim({}, resume=cmd.existing.resume, force=cmd.existing.force, restart=("finetune",),
                       finished_hint=f"score it with `aps-teach atari evaluate --out {cmd.out}`, "
                                     f"{FINISHED_HINT}")
         w = identify_or_load(learner, game, seed, config, cmd.out)

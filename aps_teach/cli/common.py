@@ -1,4 +1,5 @@
-"""What every `aps-teach` command shares: subcommand parsing, and one error style.
+"""What every `aps-teach` command shares: subcommand parsing, one error style, and the options both wings'
+commands take (`ExistingRun`: --resume, --force; `ExecutorChoice`: --executor and the Ray options).
 
 Bad input (a `ValueError`) and file trouble (an `OSError`: a missing, unreadable or read-only path) end a
 command with one line on stderr, `<prog>: error: <what was wrong and what is valid>`, and exit status 2,
@@ -16,10 +17,58 @@ import difflib
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Annotated
 
 import tyro
 
+from aps_teach.infra.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
 from aps_teach.infra.run_dir import Interrupted, resume_command, resume_hint_on_interrupt
+
+
+@dataclass
+class ExistingRun:
+    """What a command writing a run directory does with the run it finds there (flags --resume, --force)."""
+
+    resume: bool = False
+    """Continue the run in OUT (same options) from whatever its phases checkpointed: nothing, part or all
+    of pretraining, part of fine-tuning; starts it if OUT holds none."""
+    force: bool = False
+    """Replace the run in OUT, of another config, or start a finished run or phase over (its checkpoints and
+    results are deleted first); without it a finished run is kept and the command refused."""
+
+
+@dataclass
+class ExecutorChoice:
+    """Where a sweep's runs execute (flags --executor, --ray-address, --max-retries, --ray-timeout)."""
+
+    executor: ExecutorName = "local"
+    """local (this machine) | ray (a Ray task per run; needs pip install "aps-teach[cluster]")."""
+    ray_address: str | None = None
+    """ray: the cluster to use, auto (the one this machine joined with `ray start`) or HOST:PORT of its
+    head; default: start Ray on this machine for this sweep."""
+    max_retries: int = DEFAULT_MAX_RETRIES
+    """ray: re-runs of a run whose worker was lost, before it is reported as failed (a run that raises is
+    reported at once)."""
+    ray_timeout: float = DEFAULT_RAY_TIMEOUT
+    """ray: seconds to wait for the head at --ray-address HOST:PORT to answer before giving up."""
+
+    def make(self, **resources) -> Executor:
+        """The chosen executor (`make_executor`), with what each run needs (`resources`); a missing Ray
+        is a ValueError naming the extra to install."""
+        try:
+            return make_executor(self.executor, address=self.ray_address, max_retries=self.max_retries,
+                                 connect_timeout=self.ray_timeout, **resources)
+        except ImportError as error:
+            raise ValueError(str(error)) from None
+
+
+Flattened = tyro.conf.arg(name="")
+"""A nested options dataclass whose flags sit at the command's top level (--resume, not --existing.resume)."""
+ExistingRunFlags = Annotated[ExistingRun, Flattened]
+ExecutorFlags = Annotated[ExecutorChoice, Flattened]
+
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError)
 """What the commands report as one line: bad values (ValueError) and unusable paths (OSError)."""

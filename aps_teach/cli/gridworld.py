@@ -19,7 +19,7 @@ from typing import Literal
 import torch
 from tyro.conf import OmitArgPrefixes
 
-from aps_teach.cli.common import run_subcommands
+from aps_teach.cli.common import ExecutorChoice, ExecutorFlags, ExistingRun, ExistingRunFlags, run_subcommands
 from aps_teach.grid.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_IDENTIFY_STEPS,
@@ -48,7 +48,6 @@ from aps_teach.grid.transfer import (
     DEFAULT_TRANSFER_EPISODES,
     run_transfer,
 )
-from aps_teach.infra.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.infra.sweeps import default_sweep_dir
@@ -77,12 +76,7 @@ class Run:
     seed: int = 0
     budget: OmitArgPrefixes[Budget] = field(default_factory=Budget)
     """Steps of each phase and evaluation episodes (flags --pretrain-steps, ...)."""
-    resume: bool = False
-    """Continue the run in OUT (same options) from whatever its phases checkpointed: nothing, part or all
-    of pretraining, part of fine-tuning; starts it if OUT holds none."""
-    force: bool = False
-    """Replace the run in OUT, of another config or finished (its checkpoints and results are deleted);
-    without it a finished run is kept and the command refused."""
+    existing: ExistingRunFlags = field(default_factory=ExistingRun)
     train: TrainConfig = field(default_factory=TrainConfig)
 
 
@@ -95,11 +89,7 @@ class Pretrain:
     level: Level = "easy"
     seed: int = 0
     steps: int = DEFAULT_PRETRAIN_STEPS
-    resume: bool = False
-    """Continue the pretraining in OUT (same options) from its checkpoint."""
-    force: bool = False
-    """Replace the run in OUT, of another config or finished (its checkpoints and results are deleted);
-    without it a finished run is kept and the command refused."""
+    existing: ExistingRunFlags = field(default_factory=ExistingRun)
     train: TrainConfig = field(default_factory=TrainConfig)
 
 
@@ -122,11 +112,7 @@ class Finetune:
     """dqn: the level (default easy); otherwise OUT's level (giving another is an error)."""
     seed: int | None = None
     """dqn: the seed (default 0); otherwise OUT's seed (giving another is an error)."""
-    resume: bool = False
-    """Continue the fine-tuning in OUT from its checkpoint."""
-    force: bool = False
-    """Replace OUT's fine-tuning of another budget, or start a finished one over (dqn: a run of another
-    config)."""
+    existing: ExistingRunFlags = field(default_factory=ExistingRun)
 
 
 @dataclass
@@ -157,18 +143,9 @@ class Sweep:
     out: Path | None = None
     """Results directory; default runs/figure4/<hash of the budget and config>, a fresh one per
     configuration that the same command finds again. The committed results/gridworld only when given."""
-    executor: ExecutorName = "local"
-    """local (processes on this machine) | ray (Ray tasks; needs pip install "aps-teach[cluster]")."""
-    ray_address: str | None = None
-    """ray: the cluster to use, auto (the one this machine joined with `ray start`) or HOST:PORT of its
-    head; default: start Ray on this machine for this sweep."""
+    where: ExecutorFlags = field(default_factory=ExecutorChoice)
     workers: int | None = None
     """local: parallel runs (default: one per core)."""
-    max_retries: int = DEFAULT_MAX_RETRIES
-    """ray: re-runs of a run whose worker was lost, before it is reported as failed (a run that raises is
-    reported at once)."""
-    ray_timeout: float = DEFAULT_RAY_TIMEOUT
-    """ray: seconds to wait for the head at --ray-address HOST:PORT to answer before giving up."""
     budget: OmitArgPrefixes[Budget] = field(default_factory=Budget)
     """Steps of each phase and evaluation episodes of every run (flags --pretrain-steps, ...)."""
 
@@ -300,11 +277,7 @@ def _transfer(cmd: Transfer) -> dict:
 def _sweep(cmd: Sweep) -> dict:
     rounded = whole_rounds(cmd.budget, TrainConfig(progress=False))  # what the sweep records (said there)
     out = cmd.out if cmd.out is not None else default_sweep_dir("figure4", figure4_config(rounded))
-    try:
-        executor = make_executor(cmd.executor, workers=cmd.workers, address=cmd.ray_address,
-                                 max_retries=cmd.max_retries, connect_timeout=cmd.ray_timeout)
-    except ImportError as error:  # no Ray
-        raise ValueError(str(error)) from None
+    executor = cmd.where.make(workers=cmd.workers)
     try:
         with owning(out), executor:  # the sweep and its figure: one owner
             report = run_figure4_sweep(cmd.methods, cmd.levels, cmd.seeds, out, cmd.budget, executor=executor)
@@ -325,7 +298,7 @@ def _print(summary: dict) -> None:
 
 def _run(cmd: Run) -> dict:
     run_gridworld(cmd.method, cmd.level, seed=cmd.seed, budget=cmd.budget, config=cmd.train, run_dir=cmd.out,
-                  resume=cmd.resume, force=cmd.force)
+                  resume=cmd.existing.resume, force=cmd.existing.force)
     return read_summary(cmd.out)
 
 
@@ -334,7 +307,7 @@ def _pretrain(cmd: Pretrain) -> dict:
                                 pretrain_only=True)
     with RunDir(cmd.out) as run:
         claim_run(run, run_record(cmd.method, cmd.level, cmd.seed, budget, train, pretrain_only=True),
-                  resume=cmd.resume, force=cmd.force,
+                  resume=cmd.existing.resume, force=cmd.existing.force,
                   finished_hint=f"fine-tune it with `aps-teach gridworld finetune --out {run.path}`, "
                                 f"{FINISHED_HINT}")
         _, log = pretrain_phase(cmd.method, cmd.level, cmd.seed, budget, train, run)
@@ -349,7 +322,7 @@ def _finetune(cmd: Finetune) -> dict:
     if cmd.method == "dqn":  # a run of its own: dqn has no pretraining
         seed = 0 if cmd.seed is None else cmd.seed
         run_gridworld("dqn", cmd.level or "easy", seed=seed, budget=Budget(**given), run_dir=cmd.out,
-                      resume=cmd.resume, force=cmd.force)
+                      resume=cmd.existing.resume, force=cmd.existing.force)
         return read_summary(cmd.out)
     saved = run.read_config(("level", "seed", "train"),
                             hint=f"run `aps-teach gridworld pretrain --out {cmd.out}` first")
@@ -373,7 +346,8 @@ def _finetune(cmd: Finetune) -> dict:
                              "its options")
         load_run_learner(run, "pretrain", saved)  # a checkpoint of another run: refused before any write
     with run:
-        claim_run(run, asdict(budget), resume=cmd.resume, force=cmd.force, restart=("finetune", SUMMARY))
+        claim_run(run, asdict(budget), resume=cmd.existing.resume, force=cmd.existing.force,
+                  restart=("finetune", SUMMARY))
         run_pipeline(method, level, seed, budget, train, run)
     return read_summary(cmd.out)
 
