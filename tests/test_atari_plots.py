@@ -79,7 +79,9 @@ def test_atari_scores_draw_seed_means_as_bars_and_every_seed_as_a_dot():
     (ax,) = fig.axes
     assert [tick.get_text() for tick in ax.get_xticklabels()] == ["breakout", "pong"]  # adventure left out
     bars = {container.get_label(): [p.get_height() for p in container] for container in ax.containers}
-    assert bars == {"aps": [-0.25, 1.0], "dqn": [0.125]}  # aps on pong: mean of 0.5 and 1.5
+    # aps on pong: mean of 0.5 and 1.5. The legend: the IQM over runs x games, -0.25, 0.5, 1.5 (three: none
+    # cut) -> 1.75 / 3; pong's two seeds resampled: 0.5 0.5 -> 0.75 / 3 (1/4), 1.5 1.5 -> 2.75 / 3 (1/4)
+    assert bars == {"aps: IQM 0.58 [0.25, 0.92]": [-0.25, 1.0], "dqn: IQM 0.12 [0.12, 0.12]": [0.125]}
     dots = {c.get_gid(): c.get_offsets() for c in ax.collections}
     np.testing.assert_array_equal(np.sort(dots["aps/seeds"][:, 1]), [-0.25, 0.5, 1.5])
     np.testing.assert_array_equal(dots["dqn/seeds"][:, 1], [0.125])

@@ -1,5 +1,6 @@
 """Human-normalised scores for hand-computed values, the reference table's coverage and sources, the
-paper's Atari-26 list, aggregates worked by hand, and errors on bad input."""
+paper's Atari-26 list, aggregates (per-game means, and rliable's IQM over runs) worked by hand, and errors
+on bad input."""
 
 import math
 import re
@@ -15,6 +16,7 @@ from aps_teach.atari.scores import (
     aggregates,
     human_normalised,
     reference_scores,
+    run_aggregates,
 )
 
 PAPER = [p / "shared/paper/aps_liu_abbeel_2021.tex" for p in Path(__file__).resolve().parents]
@@ -66,6 +68,21 @@ def test_aggregates_worked_by_hand():
     assert aggregates(iter([0.2, 0.4]))["median"] == pytest.approx(0.3)
 
 
+def test_run_aggregates_worked_by_hand():
+    # two games of two seeds: pong 0, 4 and breakout 1, 3; the IQM of the four scores is (1 + 3) / 2; each
+    # game's seeds resampled on their own give IQMs from 0.5 (3/16) to 3.5 (3/16): the 95% interval
+    assert run_aggregates([[0.0, 4.0], [1.0, 3.0]]) == {"runs": 4, "iqm_runs": 2.0, "iqm_runs_low": 0.5,
+                                                        "iqm_runs_high": 3.5}
+    # the IQM over runs is not the IQM of the per-game means: games 0, 1, 2, 10 and 5, 5, 5, 5 have means
+    # 3.25 and 5 (IQM of two: their mean 4.125); the eight scores pooled drop two from each end: 2, 5, 5, 5
+    games = [[0.0, 1.0, 2.0, 10.0], [5.0, 5.0, 5.0, 5.0]]
+    assert aggregates(sum(runs) / 4 for runs in games)["iqm"] == 4.125
+    assert run_aggregates(games)["iqm_runs"] == 4.25
+    # one seed per game: the IQM of four scores (drop one from each end), and no spread to resample
+    assert run_aggregates([[0.5], [1.5], [-1.0], [3.0]]) == {"runs": 4, "iqm_runs": 1.0, "iqm_runs_low": 1.0,
+                                                            "iqm_runs_high": 1.0}
+
+
 def test_bad_input_is_rejected():
     with pytest.raises(ValueError, match="no reference scores for 'tetris'; the 57 games"):
         reference_scores("tetris")
@@ -77,3 +94,7 @@ def test_bad_input_is_rejected():
         aggregates([])
     with pytest.raises(ValueError, match="non-empty list of finite"):
         aggregates([0.5, math.inf])
+    with pytest.raises(ValueError, match="iqm_with_ci needs at least one task"):
+        run_aggregates([])
+    with pytest.raises(ValueError, match=r"task 1's run scores must be a non-empty list of finite numbers"):
+        run_aggregates([[0.5], [math.nan]])

@@ -60,9 +60,10 @@ def test_the_summary_is_the_aggregate_of_each_games_seed_mean(swept):
                   (method, checkpoint)]
         normalised = (float(row["score"]) + 20.7) / (14.6 + 20.7)  # Pong: random -20.7, human 14.6
         assert int(summary[method, checkpoint]["games"]) == 1
-        for key in ("mean", "median", "iqm"):
+        for key in ("mean", "median", "iqm", "iqm_runs", "iqm_runs_low", "iqm_runs_high"):  # one seed: no CI
             assert float(summary[method, checkpoint][key]) == pytest.approx(normalised)
         assert int(summary[method, checkpoint]["superhuman"]) == int(normalised > 1)
+        assert int(summary[method, checkpoint]["runs"]) == 1
 
     def row(method, game, seed, score, normalised):
         return {"method": method, "game": game, "seed": seed, "score": score, "human_normalised": normalised}
@@ -72,10 +73,16 @@ def test_the_summary_is_the_aggregate_of_each_games_seed_mean(swept):
             row("aps", "breakout", 1, "0", "2.0"),  # breakout: mean 2.5
             row("aps", "adventure", 0, "0", ""), row("dqn", "pong", 0, "0", "0.25")]  # no reference
     aps, dqn = summary_rows(rows)
-    # games -1.0, 1.0, 2.5: mean 2.5 / 3, median 1.0, IQM trims 25% of 3 games = 0 whole games -> the mean
+    # games -1.0, 1.0, 2.5: mean 2.5 / 3, median 1.0, IQM trims 25% of 3 games = 0 whole games -> the mean.
+    # Over runs: -1, 0.5, 1.5, 2, 3 drop one from each end, (0.5 + 1.5 + 2) / 3. Resampled, boxing's -1 is
+    # always dropped, so is breakout's larger draw: IQM = (pong's two + breakout's smaller) / 3, from
+    # (1 + 2) / 3 (probability 3/16) to (3 + 3) / 3 (1/16 > 2.5%): the interval [1, 2]
     assert aps == {"method": "aps", "checkpoint": "finetune", "games": 3, "mean": pytest.approx(2.5 / 3),
-                   "median": 1.0, "iqm": pytest.approx(2.5 / 3), "superhuman": 1}
+                   "median": 1.0, "iqm": pytest.approx(2.5 / 3), "superhuman": 1, "runs": 5,
+                   "iqm_runs": pytest.approx(4 / 3), "iqm_runs_low": pytest.approx(1.0),
+                   "iqm_runs_high": pytest.approx(2.0)}
     assert dqn["games"] == 1 and dqn["mean"] == 0.25
+    assert (dqn["runs"], dqn["iqm_runs"], dqn["iqm_runs_low"], dqn["iqm_runs_high"]) == (1, 0.25, 0.25, 0.25)
     with pytest.raises(ValueError, match="different nstep_reward \\(last, sum\\)"):
         summary_rows([{**rows[0], "nstep_reward": "last"}, {**rows[1], "nstep_reward": "sum"}])
 

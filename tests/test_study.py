@@ -98,3 +98,29 @@ def test_the_budget_figure_draws_the_summary():
     np.testing.assert_allclose(line.get_ydata(), [0.5, 1.0])
     with pytest.raises(StopIteration):
         next(line for line in fig.axes[0].get_lines() if line.get_label().startswith("visr"))
+
+
+def _two_seeds(**run):
+    """Transfer rows of two seeds: seed 0's two tasks score 0, seed 1's four score 1. Resampling whole seeds
+    gives 0 (1/4), 4/6 (1/2) or 1 (1/4): mean 4/6, interval [0, 1]."""
+    return [{**run, "seed": str(seed), "task": str(task), "normalised_score": str(float(seed))}
+            for seed, tasks in ((0, 2), (1, 4)) for task in range(tasks)]
+
+
+def test_transfer_intervals_resample_whole_seeds():
+    run = {"method": "visr", "maze": "open10", "feature_dim": "16", "gamma": "0.99", "identified": "1"}
+    (row,) = summary_table([], _two_seeds(**run, pretrain_steps="16000"))
+    assert (row["measure"], row["mean"], row["low"], row["high"], row["n"]) == \
+        ("transfer score", 4 / 6, 0, 1, 6)
+    transfer = [*_two_seeds(**run, pretrain_steps="16000"),
+                *[{**r, "pretrain_steps": "64000", "normalised_score": "0.5"} for r in _two_seeds(**run)]]
+    ax = study_plots.plot_study_budget([], transfer).axes[0]
+    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), [4 / 6, 0.5])
+    band = ax.collections[0].get_paths()[0].vertices
+    for budget, (low, high) in ((16000, (0, 1)), (64000, (0.5, 0.5))):
+        ys = band[band[:, 0] == budget, 1]
+        assert (ys.min(), ys.max()) == pytest.approx((low, high))
+    ablation = study_plots.plot_ablation([{**r, "variant": "a"} for r in _two_seeds(**run)], "variant",
+                                         {"normalised_score": "score"}, cluster="seed")
+    (segment,) = ablation.axes[0].containers[0].lines[2][0].get_segments()
+    np.testing.assert_allclose(segment[:, 1], [0, 1])

@@ -19,7 +19,7 @@ import gridworld  # noqa: E402
 from aps_teach.grid import cell_maps, transfer  # noqa: E402
 from aps_teach.grid.train import TrainConfig, evaluate, new_learner, task_data  # noqa: E402
 from aps_teach.infra import seeds
-from aps_teach.infra.stats import mean_with_ci  # noqa: E402
+from aps_teach.infra.stats import cluster_mean_with_ci, mean_with_ci  # noqa: E402
 from aps_teach.infra.sweeps import RunSpec, read_rows  # noqa: E402
 from aps_teach.learner.config import AgentConfig  # noqa: E402
 from aps_teach.learner.tasks import sample_tasks  # noqa: E402
@@ -196,7 +196,7 @@ def test_benchmark_writes_rows_scored_by_the_exact_references_and_a_figure_repro
     scores = [float(row["normalised_score"]) for row in rows]
     assert report.summary["normalised_score"] == pytest.approx(np.mean(scores))
     interval = (report.summary["score_low"], report.summary["score_high"])
-    assert interval == pytest.approx(mean_with_ci(scores)[1:])
+    assert interval == pytest.approx((np.mean(scores),) * 2)  # one seed: whole seeds resampled, none varies
     assert not (tmp_path / "a" / "transfer.png").exists()  # the pipeline returns data; views draw
     assert study_plots.write_transfer_figure(tmp_path / "a").read_bytes().startswith(b"\x89PNG")
     again = transfer.run_transfer("aps", "open10", **BUDGET, out_dir=tmp_path / "b")
@@ -218,6 +218,12 @@ def test_plot_transfer_bars_are_the_group_means():
         means = [np.mean([r["normalised_score"] for r in rows if r["method"] == method and r["maze"] == maze])
                  for maze in ("open10", "fourroom")]
         np.testing.assert_allclose(heights, means)
+    for method, container in zip(["visr", "aps"], [c for c in bars if hasattr(c, "patches")], strict=True):
+        (segments,) = container.errorbar.lines[2]  # the intervals resample whole seeds
+        for maze, segment in zip(("open10", "fourroom"), segments.get_segments(), strict=True):
+            mine = [r for r in rows if r["method"] == method and r["maze"] == maze]
+            expected = cluster_mean_with_ci([r["normalised_score"] for r in mine], [r["seed"] for r in mine])
+            np.testing.assert_allclose(segment[:, 1], expected[1:])
     assert "1 tasks saw no reward" in fig.axes[1].get_title()
     plt.close(fig)
 
@@ -279,6 +285,14 @@ def test_a_summary_is_of_one_method_on_one_maze():
     summary = transfer.summarise_transfer([row, unseen])
     assert (summary["normalised_score"], summary["mean_r2"], summary["unidentified"]) == \
         pytest.approx((0.2, 0.3, 1))
+    # seed 0's two tasks score 0, seed 1's four score 1: resampling the two seeds gives 0 (1/4), 4/6 (1/2)
+    # or 1 (1/4); resampling the six rows as independent would not reach 0 or 1 at 2.5%
+    rows = [{**row, "seed": seed, "task": task, "normalised_score": float(seed)}
+            for seed, tasks in ((0, 2), (1, 4)) for task in range(tasks)]
+    summary = transfer.summarise_transfer(rows)
+    assert (summary["normalised_score"], summary["score_low"], summary["score_high"]) == (4 / 6, 0.0, 1.0)
+    assert summary["tasks"] == 6 and summary["seeds"] == 2
+    assert 0 < mean_with_ci([float(r["normalised_score"]) for r in rows])[1]
 
 
 def test_feature_spread_is_the_spread_of_phi_over_the_cells_and_zero_when_collapsed():

@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from aps_teach.atari.experiments import SCORE_COLUMNS
+from aps_teach.atari.scores import run_aggregates
 from aps_teach.atari.sweep import run_dirs, summary_rows
 from aps_teach.grid.plots import method_colour, save_figure
 from aps_teach.infra.sweeps import read_rows
@@ -81,8 +82,10 @@ def plot_atari_curves(runs, metrics: str | Sequence[str] = "score", phase: str =
 def plot_atari_scores(rows: Sequence[dict], methods: Sequence[str] | None = None):
     """Human-normalised score per game and method (a sweep's scores.csv rows: game, method, seed,
     human_normalised): a bar at the mean over seeds and each seed as a black dot on it; dashed lines at
-    0 (random play) and 1 (the human reference). Games without reference scores (empty
-    human_normalised) are left out and counted in the title. Returns the figure."""
+    0 (random play) and 1 (the human reference); the legend gives each method's IQM over runs x games
+    with its 95% stratified-bootstrap interval (`scores.run_aggregates`; zero width with one seed per
+    game). Games without reference scores (empty human_normalised) are left out and counted in the title.
+    Returns the figure."""
     scored = [row for row in rows if str(row["human_normalised"]).strip() not in ("", "None", "nan")]
     games = sorted(dict.fromkeys(row["game"] for row in scored))
     methods = list(methods or dict.fromkeys(row["method"] for row in scored))
@@ -92,7 +95,7 @@ def plot_atari_scores(rows: Sequence[dict], methods: Sequence[str] | None = None
     width = 0.8 / len(methods)
     for m, method in enumerate(methods):
         colour = method_colour(method, m)
-        xs, means, dots_x, dots_y = [], [], [], []
+        xs, means, dots_x, dots_y, runs = [], [], [], [], []
         for g, game in enumerate(games):
             values = [float(row["human_normalised"]) for row in scored
                       if row["method"] == method and row["game"] == game]
@@ -102,7 +105,12 @@ def plot_atari_scores(rows: Sequence[dict], methods: Sequence[str] | None = None
                 means.append(float(np.mean(values)))
                 dots_x += [x] * len(values)
                 dots_y += values
-        ax.bar(xs, means, width * 0.9, color=colour, alpha=0.7, label=method, gid=f"{method}/mean")
+                runs.append(values)
+        label = method  # a method asked for without scores
+        if runs:
+            iqm = run_aggregates(runs)
+            label += f": IQM {iqm['iqm_runs']:.2f} [{iqm['iqm_runs_low']:.2f}, {iqm['iqm_runs_high']:.2f}]"
+        ax.bar(xs, means, width * 0.9, color=colour, alpha=0.7, label=label, gid=f"{method}/mean")
         ax.scatter(dots_x, dots_y, s=12, color="black", zorder=3, gid=f"{method}/seeds",
                    label="one seed" if m == 0 else None)
     ax.axhline(0, color="grey", linewidth=0.8, linestyle="--", gid="random")
@@ -111,8 +119,8 @@ def plot_atari_scores(rows: Sequence[dict], methods: Sequence[str] | None = None
     ax.set_xticks(range(len(games)), games, rotation=45 if long else 0, ha="right" if long else "center")
     ax.set_ylabel("human-normalised score\n(0 random, 1 human)")
     dropped = len(rows) - len(scored)
-    ax.set_title("mean over seeds (bar) and each seed (dot)"
-                 + (f"; {dropped} runs without reference scores left out" if dropped else ""))
+    ax.set_title("mean over seeds (bar) and each seed (dot); legend: IQM over runs x games, 95% CI"
+                 + (f"\n{dropped} runs without reference scores left out" if dropped else ""))
     ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
     fig.tight_layout()
     return fig

@@ -1,4 +1,6 @@
-"""Human-normalised Atari scores and their aggregates (mean, median, IQM, super-human count).
+"""Human-normalised Atari scores and their aggregates: mean, median, IQM and super-human count of the
+per-game scores (`aggregates`, as the paper's table), and rliable's IQM over runs x games with its
+stratified-bootstrap interval (`run_aggregates`).
 
 normalised = (score - random) / (human - random): 0 plays like a uniformly random policy, 1 like the
 professional human tester. The random and human scores of the 57 games are the ones the paper cites
@@ -17,12 +19,13 @@ Video Pinball's random 0.0 (16256.9).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from scipy import stats
 
 from aps_teach.atari.envs import check_game
+from aps_teach.infra.stats import iqm_with_ci
 
 # game (ale-py ROM id): (random score, human score)
 REFERENCE_SCORES: dict[str, tuple[float, float]] = {
@@ -115,9 +118,21 @@ def human_normalised(score: float, game: str) -> float:
 
 def aggregates(normalised: Iterable[float]) -> dict[str, float]:
     """Mean, median, interquartile mean (mean of the middle 50%, 25% trimmed from each end as in rliable)
-    and the number of super-human scores (normalised > 1) of human-normalised scores."""
+    and the number of super-human scores (normalised > 1) of human-normalised scores: one per game, the
+    mean over its seeds, as the paper's table computes them."""
     x = np.asarray(list(normalised), dtype=np.float64)
     if x.ndim != 1 or len(x) == 0 or not np.isfinite(x).all():
         raise ValueError(f"need a non-empty list of finite normalised scores, got {x.tolist()!r}")
     return {"mean": float(x.mean()), "median": float(np.median(x)),
             "iqm": float(stats.trim_mean(x, 0.25)), "superhuman": int((x > 1.0).sum())}
+
+
+def run_aggregates(runs_per_game: Sequence[Sequence[float]]) -> dict[str, float]:
+    """rliable's IQM of human-normalised scores over runs x games (every seed's score on every game pooled,
+    not the per-game means) with its 95% stratified-bootstrap interval, each game's seeds resampled on
+    their own (`stats.iqm_with_ci`): runs (the scores pooled), iqm_runs, iqm_runs_low, iqm_runs_high.
+    `runs_per_game[g]` holds game g's scores, one per seed. With one seed per game the interval collapses
+    to the IQM: one run per game shows no run-to-run spread to resample."""
+    iqm, low, high = iqm_with_ci(runs_per_game)
+    return {"runs": sum(len(runs) for runs in runs_per_game), "iqm_runs": iqm, "iqm_runs_low": low,
+            "iqm_runs_high": high}

@@ -10,7 +10,9 @@ its own directory, through `aps_teach.infra.sweeps.run_sweep` on any executor
                                          checkpoint.pt), task.json, scores.csv
     OUT/summary.csv                      per method and checkpoint (pretrain = zero-shot, finetune):
                                          human-normalised mean, median, IQM over games (each game the mean
-                                         of its seeds) and the number of super-human games
+                                         of its seeds, as the paper's table) and the number of super-human
+                                         games; rliable's IQM over runs x games (iqm_runs) with its 95%
+                                         stratified-bootstrap interval (iqm_runs_low, iqm_runs_high)
     OUT/scores.png                       drawn by `aps-teach atari sweep` (`atari.plots.write_scores_figure`)
                                          from OUT/scores.csv: per game and method the seeds' mean and each
                                          seed, with lines at random (0) and human (1)
@@ -37,7 +39,7 @@ import numpy as np
 from aps_teach.atari.config import AtariTrainConfig
 from aps_teach.atari.envs import check_game
 from aps_teach.atari.experiments import SCORE_COLUMNS, run
-from aps_teach.atari.scores import ATARI_26, aggregates
+from aps_teach.atari.scores import ATARI_26, aggregates, run_aggregates
 from aps_teach.infra.executors import make_executor, visible_gpus
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import owning
@@ -154,8 +156,10 @@ def run_atari_sweep(games: Iterable[str], methods: Iterable[str], seeds: int, co
 
 def summary_rows(rows: Iterable[dict]) -> list[dict]:
     """Per method and checkpoint (pretrain: the zero-shot score; finetune): the games with reference scores,
-    and `aggregates` (mean, median, IQM, super-human count) of their human-normalised scores, each game's
-    score the mean over its seeds (as in the paper's table). Rows of two n-step reward modes: ValueError."""
+    `aggregates` (mean, median, IQM, super-human count) of their human-normalised scores, each game's
+    score the mean over its seeds (as in the paper's table), and `run_aggregates` (runs, rliable's IQM over
+    runs x games and its stratified-bootstrap interval: iqm_runs, iqm_runs_low, iqm_runs_high), games in
+    name order. Rows of two n-step reward modes: ValueError."""
     rows = list(rows)
     modes = sorted({_nstep_reward(row) for row in rows})
     if len(modes) > 1:
@@ -165,13 +169,14 @@ def summary_rows(rows: Iterable[dict]) -> list[dict]:
     for row in rows:
         seeds[row["method"], row.get("checkpoint") or "finetune", row["game"]].append(
             float(row["human_normalised"] or "nan"))
-    groups: dict[tuple[str, str], list[float]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[list[float]]] = defaultdict(list)
     for (method, checkpoint, _), values in sorted(seeds.items(), key=lambda item: (item[0][0], item[0][1] !=
                                                                                     "pretrain", item[0][2])):
-        if np.isfinite(mean := float(np.mean(values))):  # NaN: a game without reference scores
-            groups[method, checkpoint].append(mean)
-    return [{"method": method, "checkpoint": checkpoint, "games": len(scores), **aggregates(scores)}
-            for (method, checkpoint), scores in groups.items()]
+        if np.isfinite(np.mean(values)):  # NaN: a game without reference scores
+            groups[method, checkpoint].append(values)
+    return [{"method": method, "checkpoint": checkpoint, "games": len(games),
+             **aggregates(np.mean(runs) for runs in games), **run_aggregates(games)}
+            for (method, checkpoint), games in groups.items()]
 
 
 def write_summary(out: str | os.PathLike) -> Path | None:

@@ -51,7 +51,7 @@ from aps_teach.infra.checks import check_int
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.seeds import task_seed
-from aps_teach.infra.stats import mean_with_ci
+from aps_teach.infra.stats import cluster_mean_with_ci
 from aps_teach.infra.sweeps import RunSpec, config_hash, read_rows
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import check_method
@@ -194,14 +194,16 @@ TRANSFER_COLUMNS = {"method": "str", "maze": "str", "seed": "int", "normalised_s
 
 
 def summarise_transfer(rows: Sequence[dict]) -> dict:
-    """Mean normalised score with its 95% bootstrap interval over all rows (tasks x seeds, treated as
-    independent though the tasks of a seed share one pretraining), mean R^2 over the identified tasks,
-    how many tasks showed no reward during identification, and the mean `feature_spread`. Rows may come
-    from a CSV (strings)."""
+    """Mean normalised score over all rows (tasks x seeds) with its 95% cluster-bootstrap interval over
+    seeds (`stats.cluster_mean_with_ci`: whole seeds resampled, each with all its tasks, since a seed's
+    tasks share its pretraining and are its own, `task_seed(seed, task)`), mean R^2 over the identified
+    tasks, how many tasks showed no reward during identification, and the mean `feature_spread`. Rows may
+    come from a CSV (strings)."""
     groups = {(str(row["method"]), str(row["maze"])) for row in rows}
     if len(groups) != 1:
         raise ValueError(f"summarise_transfer needs the rows of one method on one maze, got {sorted(groups)}")
-    mean, low, high = mean_with_ci([float(row["normalised_score"]) for row in rows])
+    mean, low, high = cluster_mean_with_ci([float(row["normalised_score"]) for row in rows],
+                                           [row["seed"] for row in rows])
     r2 = [float(row["r2"]) for row in rows if int(row["identified"])]
     return {"method": rows[0]["method"], "maze": rows[0]["maze"], "tasks": len(rows),
             "seeds": len({str(row["seed"]) for row in rows}), "normalised_score": mean, "score_low": low,

@@ -244,7 +244,9 @@ def summary_table(levels: Sequence[dict], transfer: Sequence[dict], default_epsi
                   ) -> list[dict]:
     """Per method x level (or maze) x d x pretraining budget x gamma x fine-tuning start epsilon: mean
     zero-shot success (the last identification budget), fine-tuned success, and transfer score, with 95%
-    intervals over seeds (tasks x seeds for transfer). Rows without an epsilon had `default_epsilon`."""
+    bootstrap intervals over seeds, and n the rows. A transfer score is the mean over tasks x seeds (n
+    rows), its interval resampling whole seeds with their tasks (`stats.summarise`'s cluster, "seed").
+    Rows without an epsilon had `default_epsilon`."""
     from aps_teach.infra.stats import summarise
 
     levels = [{**row, "finetune_epsilon_start": row.get("finetune_epsilon_start") or default_epsilon}
@@ -253,15 +255,16 @@ def summary_table(levels: Sequence[dict], transfer: Sequence[dict], default_epsi
     last_id = max((int(row["identify_steps"]) for row in levels), default=0)
     groups = {
         "zero-shot success": ([row for row in levels if row["phase"] == "zero_shot"
-                               and int(row["identify_steps"]) in (0, last_id)], "level", "success_rate"),
+                               and int(row["identify_steps"]) in (0, last_id)], "level", "success_rate",
+                              None),
         "fine-tuned success": ([row for row in levels if row["phase"] == "finetuned"], "level",
-                               "success_rate"),
-        "transfer score": (list(transfer), "maze", "normalised_score"),
+                               "success_rate", None),
+        "transfer score": (list(transfer), "maze", "normalised_score", "seed"),
     }
     out = []
-    for measure, (rows, place, value) in groups.items():
+    for measure, (rows, place, value, cluster) in groups.items():
         by = ("method", place, "feature_dim", "pretrain_steps", "gamma", "finetune_epsilon_start")
-        for key, (mean, low, high, n) in summarise(rows, by=by, value=value).items():
+        for key, (mean, low, high, n) in summarise(rows, by=by, value=value, cluster=cluster).items():
             out.append({"measure": measure, "method": key[0], "level": key[1], "feature_dim": int(key[2]),
                         "pretrain_steps": int(key[3]), "gamma": float(key[4]),
                         "finetune_epsilon_start": float(key[5]), "mean": mean, "low": low, "high": high,

@@ -82,10 +82,11 @@ def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[st
 
 
 def plot_transfer(rows: Sequence[dict]):
-    """Left: mean normalised score per maze and method with 95% bootstrap intervals (tasks x seeds).
-    Right: each task's score against the R^2 of its least-squares fit (tasks without reward in their
-    identification data have no R^2 and are counted in the title)."""
-    summary = summarise(rows, by=("maze", "method"), value="normalised_score")
+    """Left: mean normalised score per maze and method over tasks x seeds, with 95% cluster-bootstrap
+    intervals over seeds (a seed's tasks share its pretraining: whole seeds resampled, `transfer.
+    summarise_transfer`'s interval). Right: each task's score against the R^2 of its least-squares fit
+    (tasks without reward in their identification data have no R^2 and are counted in the title)."""
+    summary = summarise(rows, by=("maze", "method"), value="normalised_score", cluster="seed")
     mazes = list(dict.fromkeys(maze for maze, _ in summary))
     methods = list(dict.fromkeys(method for _, method in summary))
     fig, (bars, scatter) = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -108,7 +109,7 @@ def plot_transfer(rows: Sequence[dict]):
         ax.axhline(1, color="grey", linewidth=0.8, linestyle=":")
     bars.set_xticks(range(len(mazes)), mazes)
     bars.set_ylabel("normalised score (0 random, 1 optimal)")
-    bars.set_title("zero-shot transfer, mean and 95% CI over tasks x seeds")
+    bars.set_title("zero-shot transfer: mean over tasks x seeds,\n95% CI resampling whole seeds")
     bars.legend(title="method", frameon=False)
     unidentified = sum(1 for row in rows if not int(row["identified"]))
     scatter.set_xlabel(r"$R^2$ of $r \approx \phi(s')^\top c$ on the identification data")
@@ -136,8 +137,9 @@ def _curve(ax, summary: dict, keys: Sequence, x: Sequence[float], colour: str, s
 def plot_study_budget(levels: Sequence[dict], transfer: Sequence[dict]):
     """The budget study: one row of panels per feature dimension d; per key level, success against
     pretraining steps (fine-tuned solid, zero-shot dashed, with the last identification budget), per maze
-    the zero-shot transfer score (0 random, 1 optimal); means and 95% intervals over seeds (tasks x seeds
-    for transfer). dqn, which does not pretrain, is drawn as a flat reference line."""
+    the zero-shot transfer score (0 random, 1 optimal); means and 95% intervals over seeds (for transfer
+    the mean over tasks x seeds, its interval resampling whole seeds with their tasks). dqn, which does not
+    pretrain, is drawn as a flat reference line."""
     dims = sorted({int(row["feature_dim"]) for row in [*levels, *transfer]})
     names = list(dict.fromkeys(str(row["level"]) for row in levels))
     mazes = list(dict.fromkeys(str(row["maze"]) for row in transfer))
@@ -149,7 +151,7 @@ def plot_study_budget(levels: Sequence[dict], transfer: Sequence[dict]):
     summary = summarise(chosen, by=("feature_dim", "level", "method", "phase", "pretrain_steps"),
                         value="success_rate")
     scores = summarise(transfer, by=("feature_dim", "maze", "method", "pretrain_steps"),
-                       value="normalised_score")
+                       value="normalised_score", cluster="seed")
     panels = len(names) + len(mazes)
     fig, axes = plt.subplots(len(dims), panels, figsize=(3.4 * panels, 3.0 * len(dims)), squeeze=False,
                              sharex=True)
@@ -250,14 +252,17 @@ def plot_study_adaptation(levels: Sequence[dict], pretrain_steps: int | None = N
 
 
 def plot_ablation(rows, by: str, metrics: dict[str, str], order: Sequence[str] | None = None,
-                  title: str | None = None, xlabel: str | None = None, dot_label: str = "one run (seed)"):
+                  title: str | None = None, xlabel: str | None = None, dot_label: str = "one run (seed)",
+                  cluster: str | None = None):
     """One panel per metric (column -> axis label): for each value of column `by` (in `order`), the mean of
     its rows with a 95% bootstrap interval (red), and every row (`dot_label`) as a grey dot. NaN values
-    are left out of both; a panel's title counts them."""
+    are left out of both; a panel's title counts them. Rows that are not independent (e.g. transfer
+    rows, a seed's tasks sharing its pretraining) name their `cluster` column ("seed"): the interval then
+    resamples whole clusters (`stats.summarise`)."""
     order = list(order or dict.fromkeys(str(row[by]) for row in rows))
     fig, axes = plt.subplots(1, len(metrics), figsize=(0.8 + 3.3 * len(metrics), 3.6), squeeze=False)
     for ax, (metric, label) in zip(axes[0], metrics.items(), strict=True):
-        summary = summarise(rows, by=(by,), value=metric, drop_nan=True)
+        summary = summarise(rows, by=(by,), value=metric, drop_nan=True, cluster=cluster)
         for i, name in enumerate(order):
             values = [float(row[metric]) for row in rows if str(row[by]) == name]
             values = [v for v in values if not np.isnan(v)]
