@@ -4,7 +4,7 @@ zero-shot success was 0 for every method.
 
 Seeds, from the committed Figure 4 runs: VISR's zero-shot success is 1.00 on 8 of 10 seeds (seed 0 among
 them); APS ends fine-tuning at 1.00 on 8 of 10 seeds, seed 1 among them, while its seed 0 is one of the two
-that fine-tuning leaves lower (it dips, recovers to 1.00, and ends at 0: see the README's "Why, mechanism
+that fine-tuning leaves lower (it dips, recovers to 1.00, and ends at 0: see docs/results.md, "Why, mechanism
 by mechanism"). Two full default runs, about 40 s on one core: the slowest test, kept in the suite because
 it is the one that shows the learner learns. The thresholds leave room for another machine's rounding.
 """

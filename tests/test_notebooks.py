@@ -24,6 +24,12 @@ from aps_teach.course.build import (
 )
 
 SOURCES = sources()
+ROOT = NOTEBOOK_DIR.parent
+DOCUMENTATION = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "gridworld" / "README.md",
+                 ROOT / "aps_teach" / "atari" / "README.md"]
+"""The pages of the course website that we write (README.md is its home page)."""
+COURSE_TABLES = [ROOT / "README.md", ROOT / "docs" / "course.md"]
+"""The pages with the course table: the README's (short) and the course page's (the full syllabus)."""
 
 
 def test_there_are_notebooks():
@@ -90,10 +96,11 @@ def test_the_install_cell_stops_run_all_with_one_line_when_pip_fails(tmp_path):
 
 
 def test_every_install_line_names_the_pinned_release():
-    texts = [NOTEBOOK_DIR.parent / "README.md", *SOURCES]
+    """Every notebook installs on Colab, and so do the course page and the Atari page (its GPU run there)."""
+    texts = [*DOCUMENTATION, *SOURCES]
     found = [(path.name, line) for path in texts for line in re.findall(r'"aps-teach @ git\+[^"]*"',
                                                                         path.read_text())]
-    assert len(found) >= len(SOURCES) + 1
+    assert len(found) >= len(SOURCES) + 2
     assert {line for _, line in found} == {f'"{install_requirement()}"'}, found
 
 
@@ -563,9 +570,9 @@ def test_sections_count_each_sections_words_exercises_and_compute(tmp_path):
     assert study_minutes(path) == pytest.approx(sum(s.minutes for s in sections(path)))
 
 
-def test_the_readme_states_each_notebooks_recorded_compute_and_each_is_within_ten_minutes():
-    text = " ".join((NOTEBOOK_DIR.parent / "README.md").read_text().split())
-    sentence = text.split("compute, as each committed notebook recorded it", 1)[1].split("### ", 1)[0]
+def test_the_course_page_states_each_notebooks_recorded_compute_and_each_is_within_ten_minutes():
+    text = " ".join((ROOT / "docs" / "course.md").read_text().split())
+    sentence = text.split("compute, as each committed notebook recorded it", 1)[1].split("## ", 1)[0]
     stated = dict(re.findall(r"(?:: |, |\) )(\d\d[a-z]?) (\d+) s\b", sentence))
     for source in SOURCES:
         recorded = sum(section.seconds for section in sections(source.with_suffix(".ipynb")))
@@ -574,14 +581,19 @@ def test_the_readme_states_each_notebooks_recorded_compute_and_each_is_within_te
         assert recorded <= 600, f"{source.stem} computes for {recorded:.0f} s, over 10 minutes"
 
 
-def test_the_course_table_and_each_opening_give_the_measured_study_time():
-    """The README's course table states each notebook's study time as `study_minutes` computes it from the
-    committed notebook; a notebook that says how long it takes says it to within 5 minutes."""
-    readme = (NOTEBOOK_DIR.parent / "README.md").read_text()
-    rows = dict(re.findall(r"^\| `(\w+)` \|.*\| (\d+) min \|$", readme, re.MULTILINE))
-    assert set(rows) == {source.stem for source in SOURCES}
+@pytest.mark.parametrize("page", COURSE_TABLES, ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_the_course_table_and_each_opening_give_the_measured_study_time(page):
+    """The course table (the README's and the course page's) states each notebook's study time as
+    `study_minutes` computes it from the committed notebook, each row linking to the notebook, and the total
+    as their sum; a notebook that says how long it takes says it to within 5 minutes."""
+    text = page.read_text()
+    found = re.findall(r"^\| \[`(\w+)`\]\(([^)]+)\) \|.*\| (\d+) min \|$", text, re.MULTILINE)
+    rows = {name: minutes for name, _, minutes in found}
+    assert set(rows) == {source.stem for source in SOURCES} and len(found) == len(SOURCES)
+    for name, link, _ in found:
+        assert (page.parent / link).resolve() == NOTEBOOK_DIR / f"{name}.ipynb", (name, link)
     total = sum(study_minutes(source.with_suffix(".ipynb")) for source in SOURCES)
-    assert f"In all, {round(total)} minutes, about {total / 60:.1f} hours." in " ".join(readme.split())
+    assert f"In all, {round(total)} minutes, about {total / 60:.1f} hours." in " ".join(text.split())
     for source in SOURCES:
         minutes = study_minutes(source.with_suffix(".ipynb"))
         assert int(rows[source.stem]) == round(minutes), (source.stem, minutes)

@@ -1,0 +1,133 @@
+"""The course website's mkdocs hook (mkdocs.yml, `hooks:`): the site is the repository as GitHub shows it.
+
+Every page is written with links relative to where it lies in the repository, so that it reads the same on
+GitHub. This hook brings in the pages and figures that lie outside `docs/` and maps each repository path to
+its place on the site:
+
+- `README.md` is the site's home page (`index.md`); `docs/NAME.md` is `NAME.md`;
+- the other READMEs of the documentation (`gridworld/`, `aps_teach/atari/`, `benchmarks/`) keep their paths;
+- every committed, executed notebook `notebooks/*.ipynb` is a page (mkdocs-jupyter renders its outputs; it
+  is never executed here), listed in the navigation under "Notebooks" in file order;
+- every figure `results/**/*.png` is copied, so the pages can embed it.
+
+A link to another repository file (source code, a CSV, `pyproject.toml`) becomes a link to that file in the
+repository on GitHub (`repo_url`); a link to a path the repository does not have is left as written, so
+that mkdocs reports it and `mkdocs build --strict` fails, as on a broken link between pages.
+"""
+
+import json
+import posixpath
+import re
+from pathlib import Path
+
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File, Files
+
+PAGES = ("gridworld/README.md", "aps_teach/atari/README.md", "benchmarks/README.md")
+"""The READMEs beside the code that are pages of the site, at their repository paths."""
+
+LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
+FENCE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
+CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+MASK = re.compile(r"\x00(\d+)\x00")
+EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|#|/)", re.IGNORECASE)
+
+
+def repository(config) -> Path:
+    """The repository's root: the folder that holds mkdocs.yml."""
+    return Path(config.config_file_path).resolve().parent
+
+
+def notebooks(root: Path) -> list[Path]:
+    return sorted((root / "notebooks").glob("*.ipynb"))
+
+
+def site_path(repo_path: str) -> str:
+    """Where a repository file lies on the site (its src_uri)."""
+    if repo_path == "README.md":
+        return "index.md"
+    if repo_path.startswith("docs/"):
+        return repo_path.removeprefix("docs/")
+    return repo_path
+
+
+def notebook_title(path: Path) -> str:
+    """A notebook's first heading, e.g. '00 · The key-passageway gridworlds'."""
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "markdown":
+            heading = re.search(r"^# (.+)$", "".join(cell["source"]), re.MULTILINE)
+            if heading:
+                return heading.group(1).strip()
+    return path.stem
+
+
+def on_config(config):
+    """The navigation's "Notebooks" section: every committed notebook, in file order, by its title."""
+    if config.nav is None:  # no navigation written: mkdocs lists every page
+        return config
+    root = repository(config)
+    entries = [{notebook_title(path): f"notebooks/{path.name}"} for path in notebooks(root)]
+    nav = []
+    for item in config.nav:
+        if item == {"Notebooks": "NOTEBOOKS"}:
+            item = {"Notebooks": entries}
+        nav.append(item)
+    config.nav = nav
+    return config
+
+
+@event_priority(100)  # before mkdocs-jupyter's own on_files, which turns the notebooks into pages
+def on_files(files: Files, config) -> Files:
+    root = repository(config)
+    sources = ["README.md", *PAGES]
+    sources += [path.relative_to(root).as_posix() for path in notebooks(root)]
+    sources += sorted(path.relative_to(root).as_posix() for path in (root / "results").rglob("*.png"))
+    for source in sources:
+        if not (root / source).is_file():
+            continue
+        if site_path(source) != source:  # the README, as index.md
+            files.append(File.generated(config, site_path(source), abs_src_path=str(root / source)))
+        else:  # a file of the repository at its own path (mkdocs-jupyter needs a real source folder)
+            files.append(File(source, src_dir=str(root), dest_dir=config.site_dir,
+                              use_directory_urls=config.use_directory_urls))
+    return files
+
+
+def on_page_markdown(markdown: str, page, config, files: Files) -> str:
+    """Each link written for GitHub, resolved in the repository, pointed at its place on the site."""
+    if not page.file.src_uri.endswith(".md"):  # a notebook: mkdocs-jupyter renders it, links and all
+        return markdown
+    root = repository(config)
+    here = Path(page.file.abs_src_path).resolve().parent.relative_to(root).as_posix()
+    site_dir = posixpath.dirname(page.file.src_uri)
+    repo_url = (config.repo_url or "").rstrip("/")
+
+    def rewrite(match: re.Match) -> str:
+        target = match.group(2)
+        if EXTERNAL.match(target):
+            return match.group(0)
+        path, _, anchor = target.partition("#")
+        repo_path = posixpath.normpath(posixpath.join(here, path))
+        if repo_path.startswith("../") or not (root / repo_path).exists():
+            return match.group(0)  # left as written: mkdocs reports the link it cannot find
+        on_site = site_path(repo_path)
+        if files.get_file_from_path(on_site) is not None:
+            new = posixpath.relpath(on_site, site_dir or ".")
+        else:
+            kind = "tree" if (root / repo_path).is_dir() else "blob"
+            new = f"{repo_url}/{kind}/main/{repo_path}"
+        return match.group(1) + new + ("#" + anchor if anchor else "") + match.group(3)
+
+    return outside_code(markdown, lambda text: LINK.sub(rewrite, text))
+
+
+def outside_code(markdown: str, change) -> str:
+    """`change(markdown)` with its fenced blocks and code spans masked, then put back as written."""
+    pieces = []
+
+    def mask(match: re.Match) -> str:
+        pieces.append(match.group(0))
+        return f"\x00{len(pieces) - 1}\x00"
+
+    masked = CODE_SPAN.sub(mask, FENCE.sub(mask, markdown))
+    return MASK.sub(lambda mark: pieces[int(mark.group(1))], change(masked))

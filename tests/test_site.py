@@ -1,0 +1,140 @@
+"""The course website (mkdocs.yml, docs/hooks.py): it builds with --strict from the committed, executed
+notebooks and the pages, never executing a notebook; its home page links to every notebook and every page;
+every notebook's figures are on its page; and a broken link of any kind, or a page missing from the
+navigation or from the repository, fails the build."""
+
+import json
+import os
+import posixpath
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "gridworld" / "README.md",
+         ROOT / "aps_teach" / "atari" / "README.md", ROOT / "benchmarks" / "README.md"]
+"""Every page of the site but its home page (README.md), at its repository path."""
+
+
+def build(config: Path, site: Path) -> subprocess.CompletedProcess:
+    """`mkdocs build --strict` of `config` into `site`, run from `site`'s folder (mkdocs-jupyter's cache goes
+    there, not into the repository)."""
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(config),
+               "--site-dir", str(site)]
+    environment = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # mkdocs-material's banner about MkDocs 2.0
+    return subprocess.run(command, cwd=site.parent, env=environment, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("site")
+    built = build(ROOT / "mkdocs.yml", folder / "site")
+    assert built.returncode == 0, built.stdout + built.stderr
+    return folder / "site"
+
+
+def url(page: Path) -> str:
+    """Where a page of the repository lies on the site (use_directory_urls): docs/course.md -> course/."""
+    relative = page.relative_to(ROOT).as_posix().removeprefix("docs/")
+    stem = posixpath.splitext(relative)[0]
+    return posixpath.dirname(stem) + "/" if posixpath.basename(stem) == "README" else stem + "/"
+
+
+def article_links(html: str) -> set[str]:
+    """The links of a page's own text (its article), not of the navigation every page carries."""
+    article = re.search(r"<article[^>]*>(.*)</article>", html, re.DOTALL).group(1)
+    return {posixpath.normpath(href) + "/" for href in re.findall(r'href="([^"#:]+)/(?:#[^"]*)?"', article)}
+
+
+def test_the_home_page_links_to_every_notebook_and_every_page(site):
+    links = article_links((site / "index.html").read_text())
+    expected = {url(page) for page in PAGES} | {f"notebooks/{path.stem}/" for path in NOTEBOOKS}
+    assert expected - links == set()
+
+
+def test_every_page_and_notebook_is_built(site):
+    for path in [*PAGES, *NOTEBOOKS]:
+        assert (site / url(path) / "index.html").is_file(), path
+
+
+def test_every_notebooks_figures_are_on_its_page_as_committed(site):
+    assert len(NOTEBOOKS) >= 12
+    for path in NOTEBOOKS:
+        cells = json.loads(path.read_text())["cells"]
+        outputs = [output for cell in cells for output in cell.get("outputs", [])]
+        figures = [output["data"]["image/png"] for output in outputs if "image/png" in output.get("data", {})]
+        assert figures, path.name  # every notebook draws
+        page = (site / "notebooks" / path.stem / "index.html").read_text()
+        for figure in figures:  # the committed image itself: never re-executed
+            assert "".join(figure).replace("\n", "") in page, path.name
+
+
+def test_every_results_figure_a_page_embeds_is_on_the_site(site):
+    embedded = {match for page in [ROOT / "README.md", *PAGES]
+                for match in re.findall(r"!\[[^\]]*\]\(((?:\.\./)*results/[^)]+\.png)\)", page.read_text())}
+    assert len(embedded) >= 7
+    for image in embedded:
+        name = image.split("results/", 1)[1]
+        assert (site / "results" / name).read_bytes() == (ROOT / "results" / name).read_bytes()
+
+
+LINKS = {  # kind: (a link that works, the same link broken)
+    "a page": ("[the page](docs/page.md)", "[the page](docs/gone.md)"),
+    "a heading on a page": ("[a heading](docs/page.md#a-heading)", "[a heading](docs/page.md#gone)"),
+    "a figure": ("![a figure](results/figure.png)", "![a figure](results/gone.png)"),
+    "a repository file": ("[the code](aps_teach/code.py)", "[the code](aps_teach/gone.py)"),
+}
+
+
+def tiny_repository(folder: Path, links: list[str], nav: list | None = None) -> Path:
+    """A repository with this site's configuration and hook whose home page holds `links`, with a page, a
+    figure and a source file for them to point at; its navigation is `nav` (None: mkdocs lists every page)."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    config.pop("nav")
+    if nav is not None:
+        config["nav"] = nav
+    config.pop("watch")  # paths this tiny repository does not have
+    (folder / "docs").mkdir(parents=True)
+    (folder / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    shutil.copy(ROOT / "docs" / "hooks.py", folder / "docs" / "hooks.py")
+    (folder / "docs" / "page.md").write_text("# A page\n\n## A heading\n\n[home](../README.md)\n")
+    (folder / "results").mkdir()
+    shutil.copy(ROOT / "results" / "quickstart" / "overview.png", folder / "results" / "figure.png")
+    (folder / "aps_teach").mkdir()
+    (folder / "aps_teach" / "code.py").write_text("")
+    (folder / "README.md").write_text("# Home\n\n" + "\n\n".join(links) + "\n")
+    return folder / "mkdocs.yml"
+
+
+def test_a_tiny_site_with_every_kind_of_link_builds(tmp_path):
+    built = build(tiny_repository(tmp_path, [works for works, _ in LINKS.values()]), tmp_path / "site")
+    assert built.returncode == 0, built.stdout + built.stderr
+    home = (tmp_path / "site" / "index.html").read_text()
+    assert 'href="page/"' in home and 'href="page/#a-heading"' in home and 'src="results/figure.png"' in home
+    assert 'href="https://github.com/aps-teach/aps-teach/blob/main/aps_teach/code.py"' in home
+
+
+@pytest.mark.parametrize("kind", LINKS)
+def test_a_broken_link_fails_the_build(tmp_path, kind):
+    built = build(tiny_repository(tmp_path, [LINKS[kind][1]]), tmp_path / "site")
+    output = built.stdout + built.stderr
+    assert built.returncode != 0 and "Aborted with 1 warnings in strict mode" in output, output
+    (warning,) = [line for line in output.splitlines() if line.startswith("WARNING")]
+    assert "gone" in warning and "index.md" in warning
+
+
+@pytest.mark.parametrize("nav", [["index.md", "page.md", "gone.md"], ["index.md"]],
+                         ids=["a page the navigation lists is missing", "a page the navigation misses"])
+def test_a_navigation_that_disagrees_with_the_pages_fails_the_build(tmp_path, nav):
+    built = build(tiny_repository(tmp_path, [LINKS["a page"][0]], nav), tmp_path / "site")
+    output = built.stdout + built.stderr
+    assert built.returncode != 0 and "Aborted with 1 warnings in strict mode" in output, output
+    (warning,) = [line for line in output.splitlines() if line.startswith("WARNING")]
+    assert ("gone.md" in warning) if "gone.md" in nav else ("page.md" in output and "nav" in warning)
