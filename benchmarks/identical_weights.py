@@ -12,7 +12,7 @@ checkpoints (weights, target network, optimiser state, normalisers, replay) and 
 
 `--before REV` checks REV out into a temporary git worktree and runs REV's own copy of this script there
 (so each side describes the same runs in its own API), then runs this one and compares. Bitwise results
-depend on the CPU and the PyTorch build (README, Reproducibility): compare on one machine, never against a
+depend on the CPU and the PyTorch build (docs/reproducibility.md): compare on one machine, never against a
 file recorded elsewhere. Exit status 1 if anything differs.
 """
 

@@ -48,10 +48,10 @@ DEEP = (
     "#..................#",
     "####################",
 )
-"""Two keys, three rooms, 20x14: the green key opens the large middle room, whose purple key opens the
-bottom room with the target. Chosen by measurement (README, "A level where exploration decides"): a
-uniformly random walk covers under 60% of its states in the default pretraining budget and never
-enters the bottom room, so a learner that explores at random does not find the target."""
+"""Two keys, three rooms, 20x14: the green key opens the large middle room, whose purple key opens the bottom
+room with the target. Chosen by measurement (gridworld/README.md, "A level where exploration decides"): a
+uniformly random walk covers under 60% of its states in the default pretraining budget and never enters the
+bottom room, so a learner that explores at random does not find the target."""
 
 LEVELS: dict[str, tuple[str, ...]] = {"easy": EASY, "hard": HARD, "deep": DEEP}
 

@@ -567,11 +567,10 @@ means = [mean for _, mean, _ in points]
 dips = min(means[1:-1], default=means[0]) < means[0] - 0.05 and means[-1] >= means[0] - 0.05
 print(f"the committed curve dips below its zero-shot value and recovers by the end: {dips}")
 
-# %% [markdown]
-# The last line says whether the committed curve dips before it recovers. Why a dip can happen: ψ was
-# pretrained on intrinsic rewards paid at every step, and under the sparse task reward those values
-# deflate only slowly, while the greedy policy follows their stale ordering: the moves into the target,
-# the one place the task pays, lose their stale value first (the README's fine-tuning study measures
+# %% [markdown] The last line says whether the committed curve dips before it recovers. Why a dip can happen:
+# ψ was pretrained on intrinsic rewards paid at every step, and under the sparse task reward those values
+# deflate only slowly, while the greedy policy follows their stale ordering: the moves into the target, the
+# one place the task pays, lose their stale value first (the fine-tuning study, `docs/studies.md`, measures
 # it). The committed curve is the sweep's mean over its seeds (the count is printed).
 #
 # ## Where VISR never went on the hard level

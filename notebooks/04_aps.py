@@ -711,15 +711,14 @@ print(f"curves where success falls somewhere along fine-tuning: {', '.join(dippe
 #
 # <details><summary>Answer</summary>
 #
-# Not necessarily: the last line above names this run's curves where success fell on the way. The
-# pretrained values are returns of another reward, on another scale; fine-tuning moves them by
-# bootstrapping, a little per target-network copy, and meanwhile the greedy policy follows their stale
-# ordering. With the target ending the episode while fine-tuning (the paper's protocol), the moves into
-# the target lose their stale value first, so success can fall before it rises. Keeping the
-# target absorbing, as in pretraining, removes most of APS's dip but inflates the values next to the target
-# and makes other seeds fall later (the README's fine-tuning study). The fine-tuned score is one point of a
-# curve, which is why the sweep's file keeps the whole curve.
-# </details>
+# Not necessarily: the last line above names this run's curves where success fell on the way. The pretrained
+# values are returns of another reward, on another scale; fine-tuning moves them by bootstrapping, a little
+# per target-network copy, and meanwhile the greedy policy follows their stale ordering. With the target
+# ending the episode while fine-tuning (the paper's protocol), the moves into the target lose their stale
+# value first, so success can fall before it rises. Keeping the target absorbing, as in pretraining, removes
+# most of APS's dip but inflates the values next to the target and makes other seeds fall later (the
+# fine-tuning study, `docs/studies.md`). The fine-tuned score is one point of a curve, which is why the
+# sweep's file keeps the whole curve. </details>
 #
 # The figure puts this run's single seed (black markers) on the file's bars.
 
@@ -880,7 +879,7 @@ yours = capstone.train_your_aps(my_aps_reward, my_vmf_loss, "easy", pretrain_ste
 # %% [markdown]
 # A sign error shows in the agent: paid for crowded states, it huddles and its visitation entropy falls
 # below the random walk's; with the loss's sign flipped, $\phi$ is pushed *away* from the skill that
-# reached each state and the gap turns negative (try both; the README's capstone paragraph has the
+# reached each state and the gap turns negative (try both; `docs/course.md`, "The capstone", has the
 # numbers measured on three seeds). But can the judge see a reward that lacks a whole term? The next cell
 # trains two more agents the same way, one on VISR's reward (the exploitation term alone) and one on
 # APT's (the kNN term alone), with the correct vMF loss.
@@ -910,12 +909,11 @@ print(judge_verdict)
 #
 # The easy level is small: a uniform random walk already visits nearly all of its states, and any
 # $w$-conditioned policy trained with $\epsilon$-greedy exploration covers it about as evenly, so the
-# exploration term has nothing left to win. The vMF loss alone makes skills recognisable whatever the
-# reward, as long as different $w$ reach different states. The kNN term can only matter where a random
-# walk leaves states unvisited: the deep level (notebook 00), where the README's APS-parts study compares
-# the terms against a random walk, and where APT, not APS, explores best. The judge checks what APS's two
-# terms are for, not that they are needed here; the coaching lines above still name a missing term.
-# </details>
+# exploration term has nothing left to win. The vMF loss alone makes skills recognisable whatever the reward,
+# as long as different $w$ reach different states. The kNN term can only matter where a random walk leaves
+# states unvisited: the deep level (notebook 00), where the APS-parts study (`docs/studies.md`) compares the
+# terms against a random walk, and where APT, not APS, explores best. The judge checks what APS's two terms
+# are for, not that they are needed here; the coaching lines above still name a missing term. </details>
 
 # %% [markdown]
 # ## What this run found

@@ -438,7 +438,7 @@ print(f"over {DEFAULT_TRANSFER_EPISODES} episodes: mean return {scored['return']
 # * Painted tasks on a maze show zero-shot transfer where it can work: rewards close to linear in $\phi$.
 #
 # Next: notebook 05 runs the ablations (reward weights, k, shared encoder, feature size, GPI, SF loss) as
-# small resumable sweeps, and the README lists the command-line tools (`aps-teach gridworld run`,
+# small resumable sweeps, and `docs/command-line.md` lists the command-line tools (`aps-teach gridworld run`,
 # `sweep`, `transfer`) behind every number here.
 
 # %%

@@ -252,11 +252,12 @@ def run_variants(run, budget, results, variants, levels, seeds):
 verdicts = []  # (exercise, metric, variant, baseline, verdict) of every comparison tallied at the end
 
 
-def show(rows, metrics, order, exercise=None):
+def show(rows, metrics, order, exercise=None, cluster=None):
     """Print each metric's mean [95% CI] (n) per variant and its verdict against the first variant:
-    separate, overlaps or identical. The verdicts are tallied at the end under `exercise` (None: not)."""
+    separate, overlaps or identical. The verdicts are tallied at the end under `exercise` (None: not).
+    Rows that are not independent name their `cluster` column (a seed's transfer tasks: "seed")."""
     for metric in metrics:
-        summary = summarise(rows, ("variant",), metric, drop_nan=True)
+        summary = summarise(rows, ("variant",), metric, drop_nan=True, cluster=cluster)
         print(metric)
         base = summary.get((order[0],))
         for label in order:
@@ -520,9 +521,9 @@ head_rows = run_variants(transfer.run_transfer_rows, transfer_budget, "transfer.
 study_plots.plot_ablation(head_rows, "variant", {"normalised_score": "normalised score (0 random, 1 optimal)",
                                                  "r2": "$R^2$ of the task fit"}, list(heads),
                           title="APS zero-shot transfer on open10: SF loss and GPI", xlabel="variant",
-                          dot_label="one task")
+                          dot_label="one task", cluster="seed")
 plt.show()
-show(head_rows, ["normalised_score", "r2"], list(heads), exercise="6 SF loss x GPI")
+show(head_rows, ["normalised_score", "r2"], list(heads), exercise="6 SF loss x GPI", cluster="seed")
 for loss in ("vector", "scalar"):
     on, off = by_seed(head_rows, f"{loss} + GPI"), by_seed(head_rows, f"{loss}, no GPI")
     same = all(on[s]["phi_spread"] == off[s]["phi_spread"] for s in on)

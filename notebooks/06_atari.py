@@ -574,7 +574,7 @@ plt.show()
 # - `run_atari_sweep` / `aps-teach atari sweep` write everything to files; the plots in section 9
 #   read any sweep directory, your GPU runs included.
 #
-# **Where next.** `aps-teach atari run --help` lists every option; the README's Atari section has the
+# **Where next.** `aps-teach atari run --help` lists every option; `aps_teach/atari/README.md` has the
 # table of the paper's settings with the line each comes from.
 
 # %%

@@ -30,8 +30,8 @@
 # library's default budgets, about 3 minutes of compute on a 2-core CPU, 6-7 minutes of wall time on one
 # shared with other jobs (the last cell prints this run's time).
 #
-# **The rule for every verdict.** A method *beats* another on a measure when its 95% bootstrap interval
-# over seeds lies wholly above the other's: the rule of notebook 04 and of the README. Every sentence below
+# **The rule for every verdict.** A method *beats* another on a measure when its 95% bootstrap interval over
+# seeds lies wholly above the other's: the rule of notebook 04 and of `docs/results.md`. Every sentence below
 # that interprets a number is printed by the code from that number.
 
 # %%
@@ -398,9 +398,9 @@ for lv in LEVELS:
 #
 # A verdict says *what*; the repository's studies say *why*, each from a committed measurement:
 #
-# * **Zero-shot blame.** Every zero-shot score of VISR and APS is split over the chain identification data
-#   → fitted reward $\phi(s')^\top c$ → policy $\arg\max_a \psi(s, a, w)^\top w$ (notebook 04b, README
-#   "Zero-shot blame"): the link that lost the most success is named per seed.
+# * **Zero-shot blame.** Every zero-shot score of VISR and APS is split over the chain identification data →
+#   fitted reward $\phi(s')^\top c$ → policy $\arg\max_a \psi(s, a, w)^\top w$ (notebook 04b,
+#   `docs/learner.md` "Zero-shot blame"): the link that lost the most success is named per seed.
 # * **APS's exploration value carried along $w$.** With $Q = \psi(s, a, w)^\top w$ the kNN return can only
 #   enter through $w$: the cumulant is $\phi(s') + r_{\text{kNN}}(s')\,w$, so $\psi$ must output the
 #   exploration value multiplied by its own input $w$. `probes.w_dependence` measured how much $Q$ then
@@ -594,7 +594,7 @@ except FileNotFoundError:
 print(f"Atari results committed in this repository: {'yes' if committed_atari else 'none'}")
 
 # %% [markdown]
-# What this repository has and has not verified on Atari (README, section "Atari"; notebook 06):
+# What this repository has and has not verified on Atari (`aps_teach/atari/README.md`; notebook 06):
 #
 # * **Implemented and tested on the CPU with real ROMs**: the environment protocol (84x84 grey frames, a
 #   stack of 4, action repeat with max-pooling, no-op starts, a lost life terminal only while training,
@@ -602,8 +602,10 @@ print(f"Atari results committed in this repository: {'yes' if committed_atari el
 #   the paper's conv $\phi$ and $\psi$, random shift and intensity augmentation, the reference random and
 #   human scores of the 57 games with the aggregates, and the whole pipeline (pretrain, identify the task,
 #   zero-shot with GPI, fine-tune, score) with a sweep over games and seeds.
-# * **Not done**: no run on a GPU, so no score at the paper's budgets: the committed-results check above
-#   finds no Atari results, and notebook 06's live Breakout run is a toy budget that scores near random.
+# * **Not done**: no score at the paper's budgets. On one H100 the pipeline pretrains APS at 91 env-steps/s
+#   (`benchmarks/README.md`), so one run at the paper's 5M steps takes 15 hours; the committed-results check
+#   above finds no Atari results, and notebook 06's live Breakout run is a toy budget that scores near
+#   random.
 #   None of the claims above (the 106%, the medians, the super-human counts) is reproduced here; the
 #   DQN-at-10M median behind "3x" is not in the paper's tables either, so that one cannot be checked from
 #   them. `aps-teach atari sweep --games atari26 --methods aps dqn --seeds 5 --device cuda` is the command

@@ -36,7 +36,7 @@ def release_tag() -> str:
 
 
 def install_requirement() -> str:
-    """What the notebooks and the README install on Colab: this repository at the pinned release tag."""
+    """What the notebooks and the docs install on Colab: this repository at the pinned release tag."""
     return f"aps-teach @ git+{REPOSITORY}@{release_tag()}"
 
 

@@ -13,7 +13,7 @@ agent on two things APS's two terms are for:
   tell the skills apart).
 
 Zero-shot success on the level's task (after identifying w) is reported, not judged: on the easy level a
-reward without either term can reach it too (the README's APS-parts study).
+reward without either term can reach it too (the APS-parts study, docs/studies.md).
 """
 
 from __future__ import annotations

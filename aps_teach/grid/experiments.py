@@ -46,7 +46,7 @@ from aps_teach.learner.config import METHODS, AgentConfig, check_method
 from aps_teach.learner.tasks import fit_task
 
 DEFAULT_PRETRAIN_STEPS = 64_000
-"""Reward-free env steps (the budget study in the README chose it)."""
+"""Reward-free env steps (the budget study, docs/studies.md, chose it)."""
 DEFAULT_FINETUNE_STEPS = 32_000
 """Env steps on the task reward, the same for every method (the dqn baseline's whole budget)."""
 DEFAULT_IDENTIFY_STEPS = 16_000

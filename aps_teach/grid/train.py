@@ -83,10 +83,10 @@ class TrainConfig:
     task, and no policy of the fitted reward phi^T w would go there."""
     finetune_absorbing_target: bool = False
     """Fine-tuning: the target is absorbing too (the task's +10 is paid once, on arrival; every policy's
-    return is the task's), as in pretraining. Off (the default, the paper's protocol, as identification
-    and evaluation keep it), reaching the target ends the episode. The fine-tuning study (README) measured
-    both: absorbing removes most of APS's early dip but inflates the values next to the target, and more
-    VISR seeds end below their zero-shot success (4 of 10 against 0 of 10)."""
+    return is the task's), as in pretraining. Off (the default, the paper's protocol, as identification and
+    evaluation keep it), reaching the target ends the episode. The fine-tuning study (docs/studies.md)
+    measured both: absorbing removes most of APS's early dip but inflates the values next to the target, and
+    more VISR seeds end below their zero-shot success (4 of 10 against 0 of 10)."""
     reward_clip: float | None = None
     """Fine-tuning: task rewards clipped to [-reward_clip, reward_clip] before the learner sees them (the
     paper's Atari protocol, `AtariConfig.reward_clip`); None keeps them. Scores are always raw."""

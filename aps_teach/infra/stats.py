@@ -197,7 +197,7 @@ def solved_count(values: Sequence[float], threshold: float = SOLVED) -> tuple[in
 
 
 def rate_text(values: Sequence[float]) -> str:
-    """'mean [low, high], k/N': a success rate over seeds as the README and figures report it."""
+    """'mean [low, high], k/N': a success rate over seeds as the results pages and figures report it."""
     mean, low, high = mean_with_ci(values)
     k, n = solved_count(values)
     return f"{mean:.2f} [{low:.2f}, {high:.2f}], {k}/{n}"

@@ -41,7 +41,7 @@ class AgentConfig:
     """Distances enter the kNN reward raised to this power: 1 as in the public code; the paper's n_h = d."""
     knn_normalise: bool = True
     """Divide kNN distances by their running mean (the reference code's option): keeps the exploration
-    term O(1) whatever the scale of the kNN space (README, Configuration, has the measured means)."""
+    term O(1) whatever the scale of the kNN space (docs/learner.md, Configuration, has the measured means)."""
     shared_encoder: bool = True
     """APS: compute the kNN reward on phi(s') (Eq. 6); False uses the `representation` of APT instead."""
     knn_phi_normalised: bool = True

@@ -1,5 +1,6 @@
-"""The gridworld studies behind the README's tables: each a sweep of whole runs (`aps_teach.grid.experiments`)
-that returns rows, drawn by `aps_teach.studies.plots` and run by `aps-teach gridworld study | parts`.
+"""The gridworld studies behind the results tables (docs/studies.md): each a sweep of whole runs
+(`aps_teach.grid.experiments`) that returns rows, drawn by `aps_teach.studies.plots` and run by `aps-teach
+gridworld study | parts`.
 
     budget          how the default budgets were chosen: pretraining and fine-tuning steps, levels, mazes
     aps_parts       APS with one part changed per arm, beside VISR, APT, DQN and a random walk
