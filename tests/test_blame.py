@@ -5,7 +5,14 @@ import pytest
 import torch
 
 import gridworld
-from aps_teach.grid.blame import BLAME_COLUMNS, planner_success, verdict, zero_shot_blame
+from aps_teach.grid.blame import (
+    BLAME_COLUMNS,
+    blame_summary,
+    ceiling,
+    planner_success,
+    verdict,
+    zero_shot_blame,
+)
 from aps_teach.grid.experiments import Budget, result_rows, run_gridworld
 from aps_teach.grid.train import TrainConfig, new_learner
 from aps_teach.infra.sweeps import RunSpec
@@ -49,6 +56,28 @@ def test_planner_reaches_the_target_only_when_the_reward_leads_there():
 ])
 def test_verdict_names_the_link_that_lost_the_most(zero_shot, targets, planner, oracle, expected):
     assert verdict(zero_shot, targets, planner, oracle) == expected
+
+
+@pytest.mark.parametrize(("oracle_planner", "oracle_success", "expected"), [
+    (1.0, 0.97, "none"),   # psi under the best-case w succeeds: identification alone stood in the way
+    (0.0, 0.0, "phi"),     # no reward phi can express leads to the target (deep: phi(target) ~ a neighbour's)
+    (1.0, 0.0, "psi"),     # the exact planner on the best-case fit succeeds, psi does not (hard)
+    (0.6, 0.2, "phi"),     # lost: phi 0.4, psi 0.4: a tie names phi, the first link
+    (0.8, 0.1, "psi"),     # lost: phi 0.2, psi 0.7
+])
+def test_ceiling_names_what_stops_the_agent_under_the_best_case_w(oracle_planner, oracle_success, expected):
+    assert ceiling(oracle_planner, oracle_success) == expected
+
+
+def test_blame_summary_reports_the_ceiling_behind_identification():
+    def row(blame, planner, success):
+        return {"phase": "zero_shot", "blame": blame, "oracle_planner_success": str(planner),
+                "oracle_success": str(success)}
+    rows = [row("identification", 0.0, 0.0), row("identification", 1.0, 0.0), row("identification", 0.1, 0.0),
+            row("identification", 1.0, 1.0), row("psi", 1.0, 0.2), {"phase": "finetuned", "blame": "psi"},
+            {"phase": "zero_shot", "blame": ""}]
+    assert blame_summary(rows) == "identification 4, psi 1, — 1 (best-case w: phi 2, psi 1)"
+    assert blame_summary(rows[4:]) == "psi 1, — 1"
 
 
 def test_blame_counts_the_task_rewards_and_plans_on_the_fit():

@@ -104,7 +104,9 @@ def show_quickstart(config: QuickstartConfig, run: QuickstartResult) -> None:
     blame = result.blame
     planner = "nothing fitted" if math.isnan(blame.planner_success) else \
         f"{blame.planner_success:.2f} of start cells"
-    print(f"zero-shot blame: {blame.blame} (identification data: {blame.target_rewards} target rewards; "
+    verdict = blame.blame if blame.blame != "identification" or blame.ceiling == "none" else \
+        f"identification; with the best-case w: {blame.ceiling}"
+    print(f"zero-shot blame: {verdict} (identification data: {blame.target_rewards} target rewards; "
           f"exact planner on the fitted reward: {planner}; psi under the oracle w: "
           f"{blame.oracle_success:.2f})")
     print(f"wrote {out}/ (checkpoints, metrics, summary.json) and {figure}")

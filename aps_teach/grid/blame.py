@@ -16,6 +16,13 @@ The success lost, 1 - Z for a zero-shot success Z, splits into (1 - P_oracle) lo
 can express leads there), max(0, P_oracle - P_id) to identification (the data fitted a worse reward than phi
 allows) and max(0, P_id - Z) to psi (an exact planner on the agent's own fitted reward does better than
 its policy). The verdict names the largest share, or 'identification' when the data hold no target reward.
+
+Identification is not the only ceiling: with the best-case w (fitted on every move) the planner and psi
+can still fail. `ceiling` names the link that would stop the agent even then, from the oracle's two
+measurements: 'phi' when more is lost to the features (1 - P_oracle: no reward phi can express leads to the
+target) than to psi (P_oracle - O: the exact planner on the best-case fit succeeds and psi does not), 'none'
+when psi under the best-case w loses under `NO_LOSS`. A verdict of 'identification' with a ceiling of 'phi'
+or 'psi' says that better identification data alone would not have been enough.
 """
 
 from __future__ import annotations
@@ -55,6 +62,11 @@ class ZeroShotBlame:
     blame: str
     """'none', or the link that lost the most success: identification, phi or psi."""
 
+    @property
+    def ceiling(self) -> str:
+        """The link that stops the agent even under the best-case w (`ceiling`): none, phi or psi."""
+        return ceiling(self.oracle_planner_success, self.oracle_success)
+
     def row(self) -> dict:
         return asdict(self)
 
@@ -63,11 +75,26 @@ BLAME_COLUMNS = tuple(field.name for field in fields(ZeroShotBlame))
 """The columns a `ZeroShotBlame` adds to a results row."""
 
 
+def ceiling(oracle_planner: float, oracle_success: float) -> str:
+    """What stops the agent even under the best-case w (module docstring): 'none' if psi under it loses
+    under `NO_LOSS`, else 'phi' (1 - P_oracle) or 'psi' (P_oracle - O), whichever lost more (phi on a tie)."""
+    if 1 - oracle_success < NO_LOSS:
+        return "none"
+    return "phi" if 1 - oracle_planner >= max(0.0, oracle_planner - oracle_success) else "psi"
+
+
 def blame_summary(rows) -> str:
-    """'psi 7, none 2, identification 1': how many of the zero-shot result rows (phase zero_shot, a `blame`
-    column) blame each link, most first; '—' stands for rows without one (apt, dqn)."""
-    blames = Counter(row.get("blame") or "—" for row in rows if row["phase"] == "zero_shot")
-    return ", ".join(f"{name} {count}" for name, count in blames.most_common())
+    """'psi 7, none 2, identification 1 (best-case w: phi 1)': how many of the zero-shot result rows (phase
+    zero_shot, a `blame` column) blame each link, most first, and for those blaming identification the
+    ceiling their best-case w still meets (`ceiling`; counted when not 'none'); '—' stands for rows without
+    a blame (apt, dqn)."""
+    zero_shot = [row for row in rows if row["phase"] == "zero_shot"]
+    blames = Counter(row.get("blame") or "—" for row in zero_shot)
+    ceilings = Counter(ceiling(float(row["oracle_planner_success"]), float(row["oracle_success"]))
+                       for row in zero_shot if row.get("blame") == "identification")
+    text = ", ".join(f"{name} {count}" for name, count in blames.most_common())
+    shown = ", ".join(f"{name} {count}" for name, count in ceilings.most_common() if name != "none")
+    return text + (f" (best-case w: {shown})" if shown else "")
 
 
 def optimal_q(level, reward: np.ndarray, gamma: float, *, absorbing: bool = True) -> np.ndarray:
