@@ -4,6 +4,7 @@
     env = gridworld.make("easy")                       # or "hard", or your own ASCII art
     env = gymnasium.make("gridworld/Passageway-Hard-v0")
     envs = gridworld.make_vector("easy", num_envs=256)  # the compiled engine, gymnasium's vector API
+    env = gridworld.make("hard", task="behind A box 1")  # a task of the level's family (task_family)
 
 This package never imports `aps_teach`: the environment knows nothing of the learner.
 """
@@ -25,6 +26,7 @@ from gridworld.env import (  # noqa: E402
     PassagewayEnv,
     resolve_level,
 )
+from gridworld.families import TASK_FAMILIES, TASK_KINDS, Task, TaskFamily, rooms, task_family  # noqa: E402
 from gridworld.layout import ACTIONS, KEYS, LEGEND, Layout, layer_names, shortest_path  # noqa: E402
 from gridworld.levels import LEVELS, MAZES  # noqa: E402
 from gridworld.reward_maps import (  # noqa: E402
@@ -32,6 +34,7 @@ from gridworld.reward_maps import (  # noqa: E402
     optimal_return,
     random_box_reward_map,
     random_return,
+    task_references,
 )
 from gridworld.vector import PassagewayVectorEnv, positive_int  # noqa: E402
 
@@ -69,7 +72,8 @@ def make(level: str | Sequence[str] = "easy", **kwargs) -> gymnasium.Env:
     ASCII art (see `LEGEND`).
 
     Keyword arguments go to `gymnasium.make` (e.g. `render_mode`, `max_episode_steps`,
-    `absorbing_target`, and `reward_map` for a reward-map task). `max_episode_steps` must be >= 1 (None keeps
+    `absorbing_target`, `reward_map` for a reward-map task, `task` for a `Task` or a task name of the level's
+    family). `max_episode_steps` must be >= 1 (None keeps
     the registered limit): gymnasium would take 0 or less as no limit at all.
     """
     env_id, kwargs = _id_and_kwargs(level, kwargs)
@@ -82,7 +86,7 @@ def make_vector(level: str | Sequence[str] = "easy", num_envs: int = 8, **kwargs
     """`gymnasium.make_vec` of the compiled engine (`PassagewayVectorEnv`) for a built-in name or your
     own ASCII art: the same envs as `make` gives, `num_envs` at once.
 
-    Keyword arguments go to `PassagewayVectorEnv` (e.g. `max_episode_steps`, `reward_map`,
+    Keyword arguments go to `PassagewayVectorEnv` (e.g. `max_episode_steps`, `reward_map`, `task`,
     `absorbing_target`, `observation`, `autoreset_mode`).
     """
     env_id, kwargs = _id_and_kwargs(level, kwargs)
@@ -94,6 +98,7 @@ def make_vector(level: str | Sequence[str] = "easy", num_envs: int = 8, **kwargs
 __all__ = [
     "ACTIONS", "COLOURS", "CUSTOM_ENV_ID", "CompiledLevel", "ENV_IDS", "KEYS", "LAYER_COLOURS", "LAYER_NAMES",
     "LEGEND", "LEVELS", "MAZES", "Layout", "MAX_EPISODE_STEPS", "PassagewayEnv", "PassagewayVectorEnv",
-    "compile_level", "layer_names", "make", "make_vector", "normalised_score", "optimal_return",
-    "random_box_reward_map", "random_return", "resolve_level", "shortest_path",
+    "TASK_FAMILIES", "TASK_KINDS", "Task", "TaskFamily", "compile_level", "layer_names", "make",
+    "make_vector", "normalised_score", "optimal_return", "random_box_reward_map", "random_return",
+    "resolve_level", "rooms", "shortest_path", "task_family", "task_references",
 ]

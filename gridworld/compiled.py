@@ -6,7 +6,8 @@ non-terminal state is played once through `PassagewayEnv` (pycolab), and each st
 the board pycolab shows there (after `reset(options=...)`, or after the step that enters the target), so
 the tables are pycolab's by construction. The tests hold them to the independent rules of `Layout.step`.
 
-The recorded dynamics are cached per art; a reward map is applied to them in one gather.
+The recorded dynamics are cached per art; a reward map or a task (`gridworld.families`) is applied to them in
+one gather.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from types import MappingProxyType
 
 import numpy as np
 
-from gridworld.env import PassagewayEnv, resolve_level
-from gridworld.layout import ACTIONS, KEY_REWARD, TARGET_REWARD, Layout, State, as_reward_map
+from gridworld.env import PassagewayEnv
+from gridworld.families import TARGET, Task, resolve_task
+from gridworld.layout import ACTIONS, KEY_REWARD, TARGET_REWARD, Layout, State, as_reward_map, resolve_level
 
 MAX_STATES = 20_000
 """Most states a level may have, counted as open cells x key combinations (an upper bound known before
@@ -43,8 +45,9 @@ class CompiledLevel:
     successor: np.ndarray
     """(S, A) int64: the state each action leads to; a terminal state's successor is itself."""
     reward: np.ndarray
-    """(S, A) float64: the reward of each move. Key/target protocol: +1 per key picked up, +10 entering
-    the target; with a reward map, the map at the cell moved to. Moves from a terminal state pay 0.
+    """(S, A) float64: the reward of each move. Key/target protocol (and the target task): +1 per key picked
+    up, +10 entering the target; with a reward map, the map at the cell moved to; with a box task,
+    `task.reward` of the state moved to. Moves from a terminal state pay 0.
     float64, as `PassagewayEnv` pays it, so the engines agree exactly for any reward map."""
     terminal: np.ndarray
     """(S,) bool: entering this state ends the episode (unless `absorbing_target`)."""
@@ -60,13 +63,17 @@ class CompiledLevel:
     reward_map: np.ndarray | None
     """The task's (H, W) reward map, or None for the key/target protocol."""
     absorbing_target: bool
-    """Whether the target keeps the agent (reward 0, until the time limit) instead of ending the episode."""
+    """Whether the target keeps the agent (reward 0, until the time limit) instead of ending the episode
+    (always, under a box task)."""
     index: Mapping[State, int] = field(repr=False)
     """State -> its index (for lookups; `state_index` checks its arguments)."""
+    task: Task | None = None
+    """The task (`gridworld.families.Task`) the rewards are of, or None (a reward map or the protocol)."""
 
     def __repr__(self) -> str:
         height, width = self.layout.shape
-        task = "key/target protocol" if self.reward_map is None else "reward map"
+        task = ("key/target protocol" if self.reward_map is None and self.task is None
+                else "reward map" if self.task is None else f"task {self.task.name!r}")
         return (f"CompiledLevel({height}x{width}, {len(self.states)} states "
                 f"({self.num_nonterminal} non-terminal), {task}, absorbing_target={self.absorbing_target})")
 
@@ -85,20 +92,40 @@ class CompiledLevel:
         the map at the cell moved to. Checked like `PassagewayEnv`'s (a maze without a target only)."""
         grid = as_reward_map(self.layout, reward_map)
         rows, cols = self.positions[self.successor].transpose(2, 0, 1)
-        return dataclasses.replace(self, reward=_read_only(grid[rows, cols]), reward_map=_read_only(grid))
+        return dataclasses.replace(self, reward=_read_only(grid[rows, cols]), reward_map=_read_only(grid),
+                                   task=None)
+
+    def with_task(self, task: Task | str) -> CompiledLevel:
+        """The same dynamics under the rules of `task` (a `Task` of this level, or the name of one in its
+        family). A box task pays r(s, a) = task.reward(s') for the state s' moved to and makes the target
+        absorbing; the target task pays the key/target protocol and its target ends the episode
+        (`compile_level(..., absorbing_target=True)` keeps the agent there instead)."""
+        task = resolve_task(self.layout, task)
+        if task.kind == TARGET:
+            reward = _protocol_reward(self.successor, self.held, self.terminal)
+        else:
+            reward = _read_only(np.array([task.reward(*state) for state in self.states])[self.successor])
+        return dataclasses.replace(self, reward=reward, reward_map=None, task=task,
+                                   absorbing_target=task.kind != TARGET)
 
 
 def compile_level(level: str | Sequence[str] | Layout, reward_map=None, *,
-                  absorbing_target: bool = False) -> CompiledLevel:
-    """Compile a built-in level (easy, hard, open10, fourroom), ASCII art or a `Layout`, with the
-    key/target protocol or a `reward_map` task. A maze without a target compiles without a reward map
-    too (keys pay, nothing ends), for tools that only need its dynamics; the envs ask for a map there.
+                  absorbing_target: bool = False, task: Task | str | None = None) -> CompiledLevel:
+    """Compile a built-in level (easy, hard, deep, open10, fourroom), ASCII art or a `Layout`, with the
+    key/target protocol, a `reward_map` task or a `task` (`gridworld.families`; a box task's target is
+    always absorbing). A maze without a target compiles without either too (keys pay, nothing ends), for
+    tools that only need its dynamics; the envs ask for a task there.
     """
     layout = level if isinstance(level, Layout) else resolve_level(level)
+    if reward_map is not None and task is not None:
+        raise ValueError("give a reward_map or a task, not both: each replaces the key/target protocol")
+    task = None if task is None else resolve_task(layout, task)
     compiled = _record(layout.art)
     if reward_map is not None:
         compiled = compiled.with_reward_map(reward_map)
-    return dataclasses.replace(compiled, absorbing_target=bool(absorbing_target))
+    if task is not None:
+        compiled = compiled.with_task(task)
+    return dataclasses.replace(compiled, absorbing_target=compiled.absorbing_target or bool(absorbing_target))
 
 
 def check_size(layout: Layout) -> None:
@@ -150,14 +177,12 @@ def _record(art: tuple[str, ...]) -> CompiledLevel:
     successor[num_nonterminal:] = np.arange(num_nonterminal, len(states))[:, None]
     terminal = np.arange(len(states)) >= num_nonterminal
     held = np.array([[name in keys for name in layout.key_names] for _, keys in states], dtype=bool)
-    picked = (held[successor] & ~held[:, None]).sum(axis=2)
-    entered = terminal[successor] & ~terminal[:, None]
     return CompiledLevel(
         layout=layout,
         states=states,
         num_nonterminal=num_nonterminal,
         successor=_read_only(successor),
-        reward=_read_only(KEY_REWARD * picked + TARGET_REWARD * entered),
+        reward=_protocol_reward(successor, held, terminal),
         terminal=_read_only(terminal),
         observations=_read_only(np.stack(observations)),
         positions=_read_only(np.array([position for position, _ in states], dtype=np.int64)),
@@ -167,6 +192,13 @@ def _record(art: tuple[str, ...]) -> CompiledLevel:
         absorbing_target=False,
         index=MappingProxyType(index),
     )
+
+
+def _protocol_reward(successor: np.ndarray, held: np.ndarray, terminal: np.ndarray) -> np.ndarray:
+    """The key/target protocol's (S, A) rewards: +1 per key picked up, +10 entering the target."""
+    picked = (held[successor] & ~held[:, None]).sum(axis=2)
+    entered = terminal[successor] & ~terminal[:, None]
+    return _read_only(KEY_REWARD * picked + TARGET_REWARD * entered)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -9,9 +9,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from gridworld.families import TARGET, Task, resolve_task
 from gridworld.game import AGENT, build_game
-from gridworld.layout import ACTIONS, KEYS, Cell, Layout, State, as_reward_map, layer_names
-from gridworld.levels import LEVELS, MAZES
+from gridworld.layout import ACTIONS, KEYS, Cell, Layout, State, as_reward_map, layer_names, resolve_level
 
 MAX_EPISODE_STEPS = 100
 """Default step limit (gymnasium's `TimeLimit` truncates): ~9x the longest shortest solution."""
@@ -42,25 +42,17 @@ CELL_PIXELS = 16
 """Side of one grid cell in `render_mode="rgb_array"` images."""
 
 
-BUILT_IN = {**LEVELS, **MAZES}
-
-
-def resolve_level(level: str | Sequence[str]) -> Layout:
-    """A built-in level or maze by name, or a user's ASCII art, as a validated `Layout`."""
-    if isinstance(level, str):
-        if level not in BUILT_IN:
-            raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(BUILT_IN)} (or ASCII art)")
-        return Layout.parse(BUILT_IN[level])
-    return Layout.parse(level)
-
-
-def task_reward_map(layout: Layout, reward_map) -> np.ndarray | None:
-    """The validated reward map of an env's task, or None for the key/target protocol; a maze without
-    a target needs a reward map."""
-    if reward_map is None and layout.target is None:
+def env_task(layout: Layout, reward_map, task: Task | str | None) -> tuple[np.ndarray | None, Task | None]:
+    """An env's task, checked: the reward map (validated) or the `Task` (a task of the level's family may be
+    given by name), at most one of them; neither means the key/target protocol, which a maze without a target
+    does not have."""
+    if reward_map is not None and task is not None:
+        raise ValueError("give a reward_map or a task, not both: each replaces the key/target protocol")
+    if reward_map is None and task is None and layout.target is None:
         raise ValueError("this maze has no target 'T': give it a reward_map task "
-                         "(see gridworld.reward_maps), or draw a target")
-    return None if reward_map is None else as_reward_map(layout, reward_map)
+                         "(see gridworld.reward_maps) or a box task (gridworld.Task), or draw a target")
+    return (None if reward_map is None else as_reward_map(layout, reward_map),
+            None if task is None else resolve_task(layout, task))
 
 
 def reset_options(layout: Layout, options: Mapping[str, Any]) -> tuple[Cell | None, tuple[str, ...]]:
@@ -117,15 +109,20 @@ class PassagewayEnv(gym.Env):
     that map instead: each step pays the value of the cell the agent is in after it, keys still
     open their passageways but pay nothing, and episodes end only at the step limit. The maze
     must then have no target.
+
+    With a `task` (a `gridworld.Task` of this level, or the name of one in its family; see
+    `gridworld.families`) each step pays the task's reward: a box task pays `task.reward(position,
+    keys_held)` after each step, keys pay nothing and the target is absorbing (`absorbing_target` is
+    then True); the target task is the key/target protocol.
     """
 
     metadata = {"render_modes": ["rgb_array", "ansi"], "render_fps": 8}
 
     def __init__(self, level: str | Sequence[str] = "easy", render_mode: str | None = None,
-                 reward_map=None, absorbing_target: bool = False):
+                 reward_map=None, absorbing_target: bool = False, task: Task | str | None = None):
         self.layout = resolve_level(level)
-        self.reward_map = task_reward_map(self.layout, reward_map)
-        self.absorbing_target = bool(absorbing_target)
+        self.reward_map, self.task = env_task(self.layout, reward_map, task)
+        self.absorbing_target = bool(absorbing_target) or (self.task is not None and self.task.kind != TARGET)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; valid: {self.metadata['render_modes']}")
         self.render_mode = render_mode
@@ -179,6 +176,8 @@ class PassagewayEnv(gym.Env):
         info = self._info()
         if self.reward_map is not None:
             reward = self.reward_map[info["position"]]
+        elif self.task is not None and self.task.kind != TARGET:
+            reward = self.task.reward(info["position"], self._held)
         return self._observe(), float(reward or 0.0), terminated and not self.absorbing_target, False, info
 
     def render(self):

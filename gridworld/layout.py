@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gridworld.levels import LEVELS, MAZES
+
 Cell = tuple[int, int]
 State = tuple[Cell, tuple[str, ...]]
 """(agent position, names of the keys held, in `KEYS` order)."""
@@ -192,6 +194,19 @@ class Layout:
                     seen.add(nxt)
                     frontier.append(nxt)
         return sorted(seen, key=lambda s: (len(s[1]), s[1], s[0]))
+
+
+BUILT_IN: dict[str, tuple[str, ...]] = {**LEVELS, **MAZES}
+"""Every built-in level and maze by name."""
+
+
+def resolve_level(level: str | Sequence[str]) -> Layout:
+    """A built-in level or maze by name, or a user's ASCII art, as a validated `Layout`."""
+    if isinstance(level, str):
+        if level not in BUILT_IN:
+            raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(BUILT_IN)} (or ASCII art)")
+        return Layout.parse(BUILT_IN[level])
+    return Layout.parse(level)
 
 
 def as_reward_map(layout: Layout, reward_map) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Reward-map tasks: a reward on some cells instead of the key/target protocol, with exact references.
+"""Reward-map tasks: a reward on some cells instead of the key/target protocol, with exact references (and
+the same references for the tasks of `gridworld.families`: `task_references`).
 
 A reward map R (H x W) pays R[cell] at every step for the cell the agent is in after the step
 (moved into or stayed on), so a task is a function of the next state, r(s') = R[position(s')],
@@ -12,12 +13,16 @@ return and the uniformly random policy's expected return, so a policy's score ca
 
 from __future__ import annotations
 
+import functools
 import numbers
+from collections.abc import Sequence
 
 import numpy as np
 
-from gridworld.compiled import compile_level
-from gridworld.layout import Layout, as_reward_map  # noqa: F401 (re-exported: reward_maps.as_reward_map)
+from gridworld.compiled import CompiledLevel, compile_level
+from gridworld.env import MAX_EPISODE_STEPS
+from gridworld.families import Task, resolve_task
+from gridworld.layout import Layout, as_reward_map, resolve_level  # noqa: F401 (as_reward_map re-exported)
 
 
 def random_box_reward_map(layout: Layout, num_boxes: int, box_size: int, seed: int,
@@ -52,21 +57,40 @@ def optimal_return(layout: Layout, reward_map, horizon: int) -> float:
     """max over policies of E[sum_{t<T} R(s_{t+1})] from a uniform start cell:
     V_T = 0, V_t(s) = max_a R(s') + V_{t+1}(s'), averaged over start states."""
     _check_horizon(horizon)
-    compiled = compile_level(layout, reward_map)
-    value = np.zeros(len(compiled.states))
-    for _ in range(horizon):
-        value = (compiled.reward + value[compiled.successor]).max(axis=1)
-    return float(value[compiled.start_states].mean())
+    return _expected_return(compile_level(layout, reward_map), horizon, np.max)
 
 
 def random_return(layout: Layout, reward_map, horizon: int) -> float:
     """E[sum_{t<T} R(s_{t+1})] of the uniformly random policy from a uniform start cell:
     V_T = 0, V_t(s) = mean_a R(s') + V_{t+1}(s')."""
     _check_horizon(horizon)
-    compiled = compile_level(layout, reward_map)
+    return _expected_return(compile_level(layout, reward_map), horizon, np.mean)
+
+
+def task_references(level: str | Sequence[str] | Layout, task: Task | str,
+                    horizon: int = MAX_EPISODE_STEPS) -> tuple[float, float]:
+    """(optimal, random): the best and the uniformly random policy's expected return of `task` (a `Task` of
+    `level`, or the name of one in its family) over `horizon` steps from a uniform start cell, by the
+    dynamic programmes of `optimal_return` and `random_return` on the task's tables, V_t(s) = max_a (or
+    mean_a) r(s, a) + V_{t+1}(s'). The target task ends at the target: its terminal states pay nothing
+    more. A box task's episode never ends (its target is absorbing, paid 0). Cached per (art, task)."""
+    _check_horizon(horizon)
+    layout = level if isinstance(level, Layout) else resolve_level(level)
+    return _task_references(layout.art, resolve_task(layout, task), horizon)
+
+
+@functools.lru_cache(maxsize=256)
+def _task_references(art: tuple[str, ...], task: Task, horizon: int) -> tuple[float, float]:
+    compiled = compile_level(art, task=task)
+    return _expected_return(compiled, horizon, np.max), _expected_return(compiled, horizon, np.mean)
+
+
+def _expected_return(compiled: CompiledLevel, horizon: int, over_actions) -> float:
+    """V_0 averaged over the start states, V_T = 0, V_t(s) = over_actions_a r(s, a) + V_{t+1}(s'). A terminal
+    state moves to itself paying 0, so an ended episode adds nothing."""
     value = np.zeros(len(compiled.states))
     for _ in range(horizon):
-        value = (compiled.reward + value[compiled.successor]).mean(axis=1)
+        value = over_actions(compiled.reward + value[compiled.successor], axis=1)
     return float(value[compiled.start_states].mean())
 
 

@@ -18,15 +18,16 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from gridworld.compiled import CompiledLevel, compile_level
-from gridworld.env import MAX_EPISODE_STEPS, reset_options, resolve_level, task_reward_map, unreachable_start
-from gridworld.layout import ACTIONS
+from gridworld.env import MAX_EPISODE_STEPS, env_task, reset_options, unreachable_start
+from gridworld.families import Task
+from gridworld.layout import ACTIONS, resolve_level
 
 OBSERVATIONS = ("board", "state")
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 
 
 class PassagewayVectorEnv(gym.vector.VectorEnv):
-    """`num_envs` copies of `gridworld.make(level, reward_map=..., absorbing_target=...,
+    """`num_envs` copies of `gridworld.make(level, reward_map=..., task=..., absorbing_target=...,
     max_episode_steps=...)` in one array of state indices.
 
     observation="board": (N, C, H, W) uint8 planes, as the single env shows them. observation="state":
@@ -39,10 +40,12 @@ class PassagewayVectorEnv(gym.vector.VectorEnv):
     """
 
     def __init__(self, level: str | Sequence[str] = "easy", num_envs: int = 8, *, reward_map=None,
-                 max_episode_steps: int = MAX_EPISODE_STEPS, absorbing_target: bool = False,
-                 observation: str = "board", autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP):
+                 task: Task | str | None = None, max_episode_steps: int = MAX_EPISODE_STEPS,
+                 absorbing_target: bool = False, observation: str = "board",
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP):
         layout = resolve_level(level)
-        self.compiled: CompiledLevel = compile_level(layout, task_reward_map(layout, reward_map),
+        reward_map, task = env_task(layout, reward_map, task)
+        self.compiled: CompiledLevel = compile_level(layout, reward_map, task=task,
                                                      absorbing_target=absorbing_target)
         self.num_envs = positive_int("num_envs", num_envs)
         self.max_episode_steps = positive_int("max_episode_steps", max_episode_steps)

@@ -49,6 +49,10 @@ def box_map(level, seed=0):
     return gridworld.random_box_reward_map(gridworld.resolve_level(level), num_boxes=2, box_size=3, seed=seed)
 
 
+TWO_KEYS_TASK = gridworld.Task(TWO_KEYS, "keyed", "keyed box", [(1, 4), (2, 3)], key="purple")
+FOUR_KEYS_TASK = gridworld.Task(FOUR_KEYS, "box", "box", [(2, 5), (1, 6)], value=-2.0)
+"""Tasks on custom art: a box paying only with the purple key (its own cell among them), a box to avoid
+beside the target."""
 CASES = {
     "easy": ("easy", {"max_episode_steps": 13}),
     "hard": ("hard", {"max_episode_steps": 22}),
@@ -64,6 +68,13 @@ CASES = {
     "three-key absorbing": (THREE_KEYS, {"absorbing_target": True, "max_episode_steps": 7}),
     "four-key art": (FOUR_KEYS, {"max_episode_steps": 12}),
     "four-key absorbing": (FOUR_KEYS, {"absorbing_target": True, "max_episode_steps": 12}),
+    "easy box task": ("easy", {"task": "start room box 2", "max_episode_steps": 13}),
+    "hard box task": ("hard", {"task": "behind A box 3", "max_episode_steps": 22}),
+    "hard keyed box task": ("hard", {"task": "behind A box 3 with purple", "max_episode_steps": 22}),
+    "deep target task": ("deep", {"task": "target", "max_episode_steps": 36}),
+    "two-key keyed box task": (TWO_KEYS, {"task": TWO_KEYS_TASK, "max_episode_steps": 7}),
+    "four-key box task, absorbing": (FOUR_KEYS, {"task": FOUR_KEYS_TASK, "absorbing_target": True,
+                                                 "max_episode_steps": 12}),
 }
 MODES = [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP]
 
@@ -123,19 +134,22 @@ def test_vector_engine_equals_a_batch_of_pycolab_envs_step_for_step(case, mode):
     got, expected = engine.reset(seed=11), reference.reset(seed=11)
     assert_same(got, expected, "reset")
     rng = np.random.default_rng(0)
-    ended = {"terminated": 0, "truncated": 0, "success": 0}
+    ended = {"terminated": 0, "truncated": 0, "success": 0, "paid": 0}
     for t in range(steps):
         action = guided_actions(level, expected[-1], rng)
         got, expected = engine.step(action), reference.step(action)
         assert_same(got, expected, f"step {t}")
+        ended["paid"] += (expected[1] != 0).sum()
         ended["terminated"] += expected[2].sum()
         ended["truncated"] += expected[3].sum()
         ended["success"] += expected[4]["success"].sum()
         ended["success"] += expected[4].get("final_info", {}).get("success", np.zeros(1, bool)).sum()
-    assert ended["truncated"] >= num_envs * 2  # several time limits per env ...
+    assert ended["truncated"] >= num_envs * 2 and ended["paid"] > 0  # several time limits per env ...
     if gridworld.resolve_level(level).target is not None:  # ... and targets reached
         assert ended["success"] >= 10
-        assert ended["terminated"] == (0 if kwargs.get("absorbing_target") else ended["success"])
+        absorbing = kwargs.get("absorbing_target") or "box" in case  # a box task's target absorbs
+        assert engine.compiled.absorbing_target == bool(absorbing)
+        assert ended["terminated"] == (0 if absorbing else ended["success"])
 
 
 def test_resets_with_seed_lists_options_and_masks_match_the_pycolab_batch():
@@ -210,6 +224,27 @@ def test_tables_follow_the_rules_of_layout_step(level, reward_map):
     assert [tuple(p) for p in compiled.positions] == [position for position, _ in compiled.states]
     assert compiled.held.tolist() == [[k in held for k in layout.key_names] for _, held in compiled.states]
     assert compiled.successor.dtype == np.int64 and compiled.reward.dtype == np.float64
+
+
+@pytest.mark.parametrize(("level", "tasks"), [
+    ("easy", list(gridworld.task_family("easy"))), ("hard", list(gridworld.task_family("hard"))),
+    (TWO_KEYS, [TWO_KEYS_TASK, gridworld.Task(TWO_KEYS, "target", "target")]), (FOUR_KEYS, [FOUR_KEYS_TASK]),
+])
+def test_task_tables_follow_the_rules_of_layout_step(level, tasks):
+    """A box task pays task.reward of the state `Layout.step` moves to, and its target absorbs; the target
+    task pays the rules' own rewards; the dynamics and boards are the level's."""
+    protocol = compile_level(level)
+    layout = protocol.layout
+    for task in tasks:
+        compiled = compile_level(level, task=task)
+        assert compiled.task is task and compiled.absorbing_target == (task.kind != "target")
+        assert compiled.successor is protocol.successor and compiled.observations is protocol.observations
+        for i, state in enumerate(layout.reachable_states()):
+            for action in range(4):
+                nxt, reward, _ = layout.step(state, action)
+                expected = reward if task.kind == "target" else task.reward(*nxt)
+                assert compiled.reward[i, action] == expected, (task.name, state, action)
+        assert not compiled.reward[compiled.num_nonterminal:].any() and not compiled.reward.flags.writeable
 
 
 @pytest.mark.parametrize("level", ["hard", TWO_KEYS, THREE_KEYS, FOUR_KEYS])
@@ -376,6 +411,11 @@ def test_state_index_names_what_is_wrong():
     ({"autoreset_mode": "Disabled"}, "unsupported autoreset_mode 'Disabled'; valid: AutoresetMode.NEXT_STEP"),
     ({"level": "open10"}, "no target 'T': give it a reward_map"),
     ({"level": "maze"}, "unknown level 'maze'; valid levels: easy, hard, deep, open10, fourroom"),
+    ({"task": "behind B box 1"}, "unknown task 'behind B box 1' in the family of level easy; valid tasks: "),
+    ({"task": TWO_KEYS_TASK}, r"task 'keyed' is on level your art, not on this level \(easy\)"),
+    ({"level": "open10", "task": "target"}, "is a name, but only the levels easy, hard, deep have a task"),
+    ({"level": "open10", "reward_map": {(1, 1): 1.0}, "task": gridworld.Task("open10", "b", "box", [(1, 1)])},
+     "give a reward_map or a task, not both"),
 ])
 def test_vector_env_refuses_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):

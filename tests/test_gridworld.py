@@ -271,6 +271,16 @@ def test_gymnasium_env_checker_passes_on_a_four_key_art():
     assert env.observation_space.shape == (12, 4, 7) and env.colours.shape == (12, 3)
 
 
+@pytest.mark.parametrize("task", ["target", "behind A box 1", "start room box 2 with purple"])
+def test_gymnasium_env_checker_passes_with_a_task_of_the_level_s_family(task):
+    env = gymnasium.make(gridworld.ENV_IDS["hard"], render_mode="rgb_array", task=task)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+    assert env.unwrapped.task is gridworld.task_family("hard")[task]
+    assert env.spec.max_episode_steps == gridworld.MAX_EPISODE_STEPS
+
+
 def test_unreachable_target_behind_a_passageway_whose_key_is_locked_away():
     with pytest.raises(ValueError, match="cannot be reached"):
         Layout.parse(["#S.A.T#",
