@@ -9,7 +9,7 @@ Two engines play the same games (`gridworld`'s equivalence tests hold them equal
 
 Given the same reset seeds and actions both batches visit the same states, draw the same start cells
 and pay the same rewards. An env factory (a zero-argument callable) runs on the pycolab engine only: the
-compiled engine builds its envs from data (a level name, or a `LevelSpec` with a reward map).
+compiled engine builds its envs from data (a level name, or a `LevelSpec` with a reward map or a task).
 """
 
 from __future__ import annotations
@@ -30,13 +30,17 @@ ENGINES = ("compiled", "pycolab")
 
 @dataclass(frozen=True, eq=False)
 class LevelSpec:
-    """A gridworld task as data, which either engine builds: a level, an optional reward map, a step limit."""
+    """A gridworld task as data, which either engine builds: a level, an optional reward map or task of the
+    level's family, a step limit."""
 
     level: str | tuple[str, ...]
     """A built-in level or maze name, or ASCII art."""
     reward_map: np.ndarray | None = None
     """An H x W task instead of the key/target protocol (target-free mazes only)."""
     max_episode_steps: int = gridworld.MAX_EPISODE_STEPS
+    task: gridworld.Task | None = None
+    """A task of the level (`gridworld.task_family`) instead of its key/target protocol: a box task keeps the
+    level's boards, its target absorbing and its episodes running to the step limit."""
 
 
 EnvSource = str | LevelSpec | Callable[[], gym.Env]
@@ -57,7 +61,7 @@ def make_env(source: EnvSource, absorbing_target: bool = False) -> gym.Env:
     spec = as_spec(source)
     kwargs = {} if spec.reward_map is None else {"reward_map": spec.reward_map}
     return gridworld.make(spec.level, max_episode_steps=spec.max_episode_steps,
-                          absorbing_target=absorbing_target, **kwargs)
+                          absorbing_target=absorbing_target, task=spec.task, **kwargs)
 
 
 def check_engine(engine: str) -> None:
@@ -161,7 +165,8 @@ class PycolabBatch(EnvBatch):
         self.envs = [make_env(source, absorbing_target) for _ in range(num_envs)]
         self.reward_free = reward_free
         base = self.envs[0].unwrapped
-        if bool(getattr(base, "absorbing_target", False)) != absorbing_target:
+        forced = getattr(base, "task", None) is not None and base.task.kind != gridworld.families.TARGET
+        if bool(getattr(base, "absorbing_target", False)) != (absorbing_target or forced):
             raise ValueError(f"this run needs envs with absorbing_target={absorbing_target}, the env "
                              f"factory makes them with {not absorbing_target} "
                              "(gridworld.make(..., absorbing_target=...))")
@@ -224,8 +229,8 @@ class CompiledBatch(EnvBatch):
 
     def __init__(self, spec: LevelSpec, num_envs: int, reward_free: bool, absorbing_target: bool):
         self.env = gridworld.make_vector(
-            spec.level, num_envs, reward_map=spec.reward_map, max_episode_steps=spec.max_episode_steps,
-            absorbing_target=absorbing_target, observation="state",
+            spec.level, num_envs, reward_map=spec.reward_map, task=spec.task,
+            max_episode_steps=spec.max_episode_steps, absorbing_target=absorbing_target, observation="state",
             autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
         level = self.env.compiled
         self.reward_free = reward_free

@@ -1,0 +1,167 @@
+"""One pretraining, many tasks: each method pretrained once per seed on a key level, then scored on every task
+of the level's family (`gridworld.task_family`), zero-shot and after a short fine-tuning, each score
+normalised by the task's exact references (0 the uniformly random policy, 1 the optimum).
+
+    rows = run_family_rows(RunSpec("aps", "deep", 0), FamilyBudget(pretrain_steps=64_000))
+
+Per run (an arm of `ARMS`, a level, a seed):
+- pretraining, reward-free, once (not dqn; `train.pretrain` at the default protocol), with its coverage and
+  visitation entropy; the random arm is a uniformly random walk under the same protocol (coverage only);
+- for every task of the family (its env: `LevelSpec(level, task=task)`, the level's own boards):
+  - identification (visr, aps): w from `budget.identify_steps` of the pretrained skills under random w on
+    the task (`train.task_data`, the default), and, labelled `relabelled`, w from the pretraining replay
+    relabelled by the task's reward (every stored move (s, a) paid what the task pays for it): the data
+    a method explored, at no extra env step. Data holding no reward identify nothing: the agent then acts
+    on a w drawn uniformly on the sphere from the task's seed, as it would have to, and the row says so
+    (`identified` 0); dropping it would flatter the method;
+  - zero-shot: `train.evaluate`, greedy, with GPI for visr and aps under each identified w; apt acts with its
+    pretrained policy (its fixed task); dqn has none;
+  - fine-tuning: a copy of the pretrained learner (dqn: a fresh one) fine-tuned for `budget.finetune_steps`
+    on the task's reward with the default identification's w (`train.finetune`: the one protocol of every
+    method, epsilon from `TrainConfig.finetune_epsilon_start`), then evaluated.
+Each row is one evaluation: the task's name, kind, room and keys needed, its references, the mean return
+over `budget.eval_episodes` episodes and its normalised score (a Monte Carlo mean: it can leave [0, 1]).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+
+import gridworld
+from aps_teach.grid.envs import LevelSpec
+from aps_teach.grid.train import (
+    RoundEnd,
+    TrainConfig,
+    evaluate,
+    finetune,
+    new_learner,
+    pretrain,
+    random_walk,
+    task_data,
+)
+from aps_teach.infra.checks import check_int
+from aps_teach.infra.overrides import with_overrides
+from aps_teach.infra.seeds import task_seed
+from aps_teach.infra.sweeps import RunSpec, config_hash
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.tasks import TaskFit, fit_task
+
+ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
+    "visr": ("visr", ()),
+    "apt": ("apt", ()),
+    "aps": ("aps", ()),
+    "aps, kNN feature": ("aps", (("agent.knn_feature", True),)),
+    "dqn": ("dqn", ()),
+    "random": ("random", ()),
+}
+"""Arm -> (method, overrides of the default `TrainConfig`): the paper's three methods; APS with the kNN
+reward as a successor feature of its own (`AgentConfig.knn_feature`), this repository's variant, labelled
+as such; the DQN baseline from scratch on each task with the same fine-tuning budget; a uniformly random
+walk, the reference for coverage."""
+PHASES = ("zero_shot", "zero_shot_relabelled", "finetuned")
+"""A task's evaluations: zero-shot with the default identification, zero-shot with the relabelled
+pretraining replay (visr, aps), and after fine-tuning."""
+
+
+@dataclass(frozen=True)
+class FamilyBudget:
+    """The budgets of a task-family run, the same for every arm."""
+
+    pretrain_steps: int = 64_000
+    """Reward-free env steps, once per run (rounded up to whole rounds of num_envs x 100)."""
+    identify_steps: int = 16_000
+    """Env steps of the pretrained skills under random w, per task (visr, aps)."""
+    finetune_steps: int = 8_000
+    """Env steps of fine-tuning on each task's reward."""
+    eval_episodes: int = 32
+    """Greedy episodes per evaluation."""
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            check_int(f"FamilyBudget.{name}", value, minimum=1)
+
+
+def relabelled_data(learner: Learner, replay, level: str, task: gridworld.Task) -> tuple[torch.Tensor,
+                                                                                          torch.Tensor]:
+    """The pretraining replay as identification data for `task`: phi(s') of every stored move and the reward
+    the task pays for it, `compile_level(level, task=task).reward[s, a]` (states stored as indices: the
+    compiled engine)."""
+    tables = gridworld.compile_level(level, task=task)
+    size = replay.size
+    states = replay.data["obs"][:size].reshape(-1)
+    actions = replay.data["action"][:size].reshape(-1)
+    following = replay.data["next_obs"][:size].reshape(-1)
+    rewards = torch.as_tensor(tables.reward[states.numpy(), actions.numpy()], dtype=torch.float32)
+    return learner.features(following), rewards
+
+
+def evaluation_row(learner: Learner, env: LevelSpec, w: torch.Tensor | None, phase: str, about: dict,
+                   budget: FamilyBudget, seed: int, config: TrainConfig, fit: TaskFit | None = None) -> dict:
+    """One evaluation of `learner` on the task `env.task` under w: its mean return and normalised score,
+    (`about`: the task's labels and references), and the identification's outcome when there was one."""
+    result = evaluate(learner, env, w, budget.eval_episodes, seed, config)
+    score = gridworld.normalised_score(result.mean_return, about["optimal_return"], about["random_return"])
+    return {**about, "phase": phase, "return": result.mean_return, "normalised_score": score,
+            "success_rate": result.success_rate, "identified": "" if fit is None else int(fit.identified),
+            "r2": "" if fit is None else fit.r2}
+
+
+def task_rows(method: str, pretrained: Learner | None, replay, task: gridworld.Task, seed: int,
+              budget: FamilyBudget, config: TrainConfig, about: dict) -> list[dict]:
+    """A run's evaluations on one task (module docstring): zero-shot under each identification (visr, aps)
+    or the pretrained policy (apt), and after fine-tuning a copy (dqn: a fresh learner)."""
+    env = LevelSpec(task.level, task=task)
+    rows, w = [], None
+    if pretrained is not None and pretrained.config.task_conditioned:
+        fit = fit_task(*task_data(pretrained, env, budget.identify_steps, seed, config), seed=seed)
+        w = fit.w
+        rows.append(evaluation_row(pretrained, env, w, "zero_shot", about, budget, seed, config, fit))
+        relabelled = fit_task(*relabelled_data(pretrained, replay, task.level, task), seed=seed)
+        rows.append(evaluation_row(pretrained, env, relabelled.w, "zero_shot_relabelled", about, budget, seed,
+                                   config, relabelled))
+    elif pretrained is not None:  # apt: its pretrained policy is its zero-shot policy
+        rows.append(evaluation_row(pretrained, env, None, "zero_shot", about, budget, seed, config))
+    learner = copy.deepcopy(pretrained) if pretrained is not None else new_learner(method, env, seed, config)
+    finetune(learner, env, w, budget.finetune_steps, seed, config)
+    rows.append(evaluation_row(learner, env, w, "finetuned", about, budget, seed, config))
+    return rows
+
+
+def run_family_rows(spec: RunSpec, budget: FamilyBudget) -> list[dict]:
+    """One run of the task-family study as rows (module docstring); `spec.method` is an arm's method and
+    `spec.overrides` its overrides. Task t of the family is evaluated from seed `task_seed(seed, t)`."""
+    start = time.perf_counter()
+    config = with_overrides(TrainConfig(progress=False), spec.overrides)
+    level, seed, method = spec.env, spec.seed, spec.method
+    shared = {"method": method, "level": level, "seed": seed,
+              "overrides": json.dumps(spec.overrides) if spec.overrides else "",
+              "config_hash": config_hash(budget, config)}
+    if method == "random":
+        coverage = random_walk(level, budget.pretrain_steps, seed, config)
+        return [{**shared, "phase": "random_walk", "state_coverage": coverage["state_coverage"],
+                 "visitation_entropy": round(coverage["visitation_entropy"], 4),
+                 "wall_seconds": round(time.perf_counter() - start, 3)}]
+    pretrained, replay, coverage = None, None, {"state_coverage": "", "visitation_entropy": ""}
+    if method != "dqn":
+        kept = {}
+
+        def keep_replay(end: RoundEnd) -> None:
+            kept["replay"] = end.replay
+
+        pretrained, log = pretrain(method, level, budget.pretrain_steps, seed, config, on_round=keep_replay)
+        replay = kept["replay"]
+        coverage = {"state_coverage": log.coverage["state_coverage"],
+                    "visitation_entropy": round(log.coverage["visitation_entropy"], 4)}
+    rows = []
+    for index, task in enumerate(gridworld.task_family(level)):
+        optimal, random = gridworld.task_references(level, task)
+        about = {**shared, **coverage, "task": task.name, "kind": task.kind, "room": task.room,
+                 "keys_needed": task.keys_needed, "optimal_return": optimal, "random_return": random}
+        rows += task_rows(method, pretrained, replay, task, task_seed(seed, index), budget, config, about)
+    wall = round(time.perf_counter() - start, 3)
+    return [{**row, "wall_seconds": wall} for row in rows]

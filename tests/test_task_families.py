@@ -1,0 +1,78 @@
+"""The task-family study's runner: one pretraining, every task of the level's family, zero-shot under two
+identifications and after fine-tuning, each score normalised by the task's exact references."""
+
+import numpy as np
+import pytest
+import torch
+
+import gridworld
+from aps_teach.grid.train import RoundEnd, TrainConfig, pretrain
+from aps_teach.infra.sweeps import RunSpec
+from aps_teach.learner.config import AgentConfig
+from aps_teach.studies.task_families import FamilyBudget, relabelled_data, run_family_rows
+
+SMALL = (("num_envs", 4), ("learning_starts", 100), ("agent.batch_size", 32), ("agent.hidden", 16))
+"""A few envs and a small network: the runner's paths in seconds."""
+BUDGET = FamilyBudget(pretrain_steps=800, identify_steps=400, finetune_steps=400, eval_episodes=4)
+
+
+def test_the_relabelled_replay_pays_what_the_task_pays_for_each_stored_move():
+    config = TrainConfig(agent=AgentConfig(method="aps", hidden=16, batch_size=32), num_envs=4,
+                         learning_starts=100, progress=False)
+    kept = {}
+
+    def keep(end: RoundEnd) -> None:
+        kept["replay"] = end.replay
+
+    learner, _ = pretrain("aps", "easy", 800, 0, config, on_round=keep)
+    replay = kept["replay"]
+    compiled = gridworld.compile_level("easy")
+    following = replay.data["next_obs"][:replay.size].reshape(-1).numpy()
+    positions = [tuple(p) for p in compiled.positions[following]]
+    held = [set(keys) for _, keys in (compiled.states[s] for s in following)]
+    family = gridworld.task_family("easy")
+    box, keyed = family["start room box 1"], family["start room box 1 with green"]
+    for task in (box, keyed):
+        features, rewards = relabelled_data(learner, replay, "easy", task)
+        expected = [task.value if p in task.cells and (task.key is None or task.key in k) else 0.0
+                    for p, k in zip(positions, held, strict=True)]
+        assert features.shape == (len(following), 16) and torch.equal(rewards, torch.tensor(expected))
+    assert relabelled_data(learner, replay, "easy", box)[1].sum() > 0  # the walk went through the box
+    # the target task: +1 the move that picks up a key, +10 the one entering the target, from the protocol
+    _, rewards = relabelled_data(learner, replay, "easy", family["target"])
+    states = replay.data["obs"][:replay.size].reshape(-1).numpy()
+    keys_before = [len(compiled.states[s][1]) for s in states]
+    keys_after = [len(k) for k in held]
+    entered = compiled.terminal[following] & ~compiled.terminal[states]
+    expected = np.array(keys_after) - np.array(keys_before) + 10.0 * entered
+    assert np.array_equal(rewards.numpy(), expected.astype(np.float32))
+
+
+@pytest.mark.parametrize(("method", "phases"), [
+    ("aps", ["zero_shot", "zero_shot_relabelled", "finetuned"]),
+    ("apt", ["zero_shot", "finetuned"]),
+    ("dqn", ["finetuned"]),
+])
+def test_a_run_scores_every_task_of_the_family_in_each_phase(method, phases):
+    rows = run_family_rows(RunSpec(method, "easy", 0, SMALL), BUDGET)
+    family = gridworld.task_family("easy")
+    assert [(row["task"], row["phase"]) for row in rows] == [(t.name, p) for t in family for p in phases]
+    for row in rows:
+        task = family[row["task"]]
+        assert (row["kind"], row["room"], row["keys_needed"]) == (task.kind, task.room, task.keys_needed)
+        optimal, random = gridworld.task_references("easy", task)
+        assert (row["optimal_return"], row["random_return"]) == (optimal, random)
+        assert row["normalised_score"] == pytest.approx((row["return"] - random) / (optimal - random))
+        identified = row["phase"].startswith("zero_shot") and method == "aps"
+        assert row["identified"] in ((0, 1) if identified else ("",))
+        assert (row["state_coverage"] == "") == (method == "dqn")
+
+
+def test_the_random_walk_is_the_coverage_reference():
+    (row,) = run_family_rows(RunSpec("random", "deep", 0, SMALL), BUDGET)
+    assert row["phase"] == "random_walk" and 0 < row["state_coverage"] < 1
+
+
+def test_a_budget_of_nothing_is_refused():
+    with pytest.raises(ValueError, match="FamilyBudget.finetune_steps"):
+        FamilyBudget(finetune_steps=0)
