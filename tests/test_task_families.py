@@ -76,3 +76,27 @@ def test_the_random_walk_is_the_coverage_reference():
 def test_a_budget_of_nothing_is_refused():
     with pytest.raises(ValueError, match="FamilyBudget.finetune_steps"):
         FamilyBudget(finetune_steps=0)
+
+
+def _row(arm_method, task, seed, score, phase="zero_shot", room="start room", overrides=""):
+    return {"method": arm_method, "overrides": overrides, "level": "easy", "seed": seed, "phase": phase,
+            "task": task, "room": room, "keys_needed": 0, "kind": "box", "normalised_score": score}
+
+
+def test_class_aggregates_pool_seeds_and_tasks_and_count_solved_tasks():
+    from aps_teach.infra.stats import iqm_with_ci
+    from aps_teach.studies.task_families import class_aggregates, improvement
+
+    rows = [_row("aps", "a", 0, 1.0), _row("aps", "a", 1, 0.8), _row("aps", "b", 0, 0.0),
+            _row("aps", "b", 1, 0.4), _row("aps", "c", 0, 0.9, room="behind A"),
+            _row("visr", "a", 0, 0.2), _row("visr", "a", 1, 0.2), _row("visr", "b", 0, 0.6),
+            _row("visr", "b", 1, 0.6), _row("aps", "a", 0, 0.0, phase="finetuned")]
+    table = {(r["arm"], r["room"]): r for r in class_aggregates(rows, "easy", "room", "zero_shot")}
+    start = table["aps", "start room"]
+    assert (start["iqm"], start["low"], start["high"]) == iqm_with_ci([[1.0, 0.8], [0.0, 0.4]])
+    assert (start["solved"], start["tasks"], start["runs"]) == (1, 2, 4)  # a (0.9) solved, b (0.2) not
+    assert table["aps", "behind A"]["runs"] == 1 and ("visr", "behind A") not in table
+    # per task the share of seed pairs where aps beats visr: a 4/4, b 0/4 (0.0, 0.4 against 0.6, 0.6)
+    assert improvement(rows, "easy", "aps", "visr", "zero_shot")[0] == pytest.approx((1.0 + 0.0) / 2)
+    with pytest.raises(ValueError, match="no task of easy has finetuned scores for both"):
+        improvement(rows, "easy", "aps", "visr", "finetuned")

@@ -28,8 +28,12 @@ from __future__ import annotations
 import copy
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
+from pathlib import Path
 
+import numpy as np
 import torch
 
 import gridworld
@@ -47,9 +51,11 @@ from aps_teach.grid.train import (
 from aps_teach.infra.checks import check_int
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.seeds import task_seed
-from aps_teach.infra.sweeps import RunSpec, config_hash
+from aps_teach.infra.stats import improvement_with_ci, iqm_with_ci
+from aps_teach.infra.sweeps import RunSpec, SweepReport, config_hash, run_sweep
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.tasks import TaskFit, fit_task
+from aps_teach.studies.aps_parts import arm_name
 
 ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
     "visr": ("visr", ()),
@@ -165,3 +171,79 @@ def run_family_rows(spec: RunSpec, budget: FamilyBudget) -> list[dict]:
         rows += task_rows(method, pretrained, replay, task, task_seed(seed, index), budget, config, about)
     wall = round(time.perf_counter() - start, 3)
     return [{**row, "wall_seconds": wall} for row in rows]
+
+
+RESULTS = "task_families.csv"
+COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "overrides": "str",
+           "phase": "str", "task": "str", "kind": "str", "room": "str", "keys_needed": "float?",
+           "normalised_score": "float?", "state_coverage": "float?", "visitation_entropy": "float?"}
+"""The columns of task_families.csv its readers need, and their kinds (`sweeps.read_rows`)."""
+GROUPINGS = ("room", "keys_needed", "kind")
+"""The task classes a family's scores are aggregated by."""
+SOLVED = 0.5
+"""A task counts as solved by an arm when its mean normalised score over seeds is at least this."""
+
+
+def family_specs(levels: Sequence[str], num_seeds: int) -> list[RunSpec]:
+    """Every arm x level x seed 0..num_seeds-1, in `ARMS` order."""
+    return [RunSpec(method, level, seed, overrides) for method, overrides in ARMS.values() for level in levels
+            for seed in range(num_seeds)]
+
+
+def run_family_study(levels: Sequence[str] = gridworld.TASK_FAMILIES, num_seeds: int = 10,
+                     out_dir: str | Path = "runs/task_families", budget: FamilyBudget = FamilyBudget(), *,
+                     workers: int | None = None, progress: bool = True) -> SweepReport:
+    """Every arm x level x seed into out_dir/task_families.csv (resumable: finished runs are skipped; a file
+    of another budget or config is refused), on `workers` local processes (default: one per core)."""
+    unknown = sorted(set(levels) - set(gridworld.TASK_FAMILIES))
+    if unknown:
+        raise ValueError(f"no task family for levels {unknown}; the levels with one: "
+                         f"{', '.join(gridworld.TASK_FAMILIES)}")
+    check_int("num_seeds", num_seeds)
+    return run_sweep(family_specs(levels, num_seeds), partial(run_family_rows, budget=budget),
+                     Path(out_dir) / RESULTS, config={"budget": budget, "train": TrainConfig(progress=False)},
+                     workers=workers, progress=progress)
+
+
+def _scores(rows: Sequence[dict], arm: str, level: str, phase: str) -> dict[str, list[float]]:
+    """task -> the normalised scores of its seeds, for one arm, level and phase."""
+    scores: dict[str, list[float]] = {}
+    for row in rows:
+        if (row["level"], row["phase"]) == (level, phase) and arm_name(row["method"], row["overrides"],
+                                                                         ARMS) == arm:
+            scores.setdefault(row["task"], []).append(float(row["normalised_score"]))
+    return scores
+
+
+def class_aggregates(rows: Sequence[dict], level: str, by: str, phase: str) -> list[dict]:
+    """Per arm and task class (the tasks sharing a value of `by`: room, keys needed or kind): the IQM of the
+    normalised scores over seeds x tasks with its 95% stratified-bootstrap interval (`stats.iqm_with_ci`, each
+    task's seeds resampled), how many of the class's tasks the arm solves (mean score >= `SOLVED`), and the
+    runs pooled."""
+    out = []
+    for arm in ARMS:
+        scores = _scores(rows, arm, level, phase)
+        classes: dict[str, list[str]] = {}
+        for row in rows:
+            if row["level"] == level and row["phase"] == phase and row["task"] in scores:
+                classes.setdefault(str(row[by]), [])
+                if row["task"] not in classes[str(row[by])]:
+                    classes[str(row[by])].append(row["task"])
+        for value, tasks in classes.items():
+            per_task = [scores[task] for task in tasks]
+            iqm, low, high = iqm_with_ci(per_task)
+            solved = sum(np.mean(task_scores) >= SOLVED for task_scores in per_task)
+            out.append({"arm": arm, by: value, "phase": phase, "iqm": iqm, "low": low, "high": high,
+                        "solved": int(solved), "tasks": len(tasks), "runs": sum(len(s) for s in per_task)})
+    return out
+
+
+def improvement(rows: Sequence[dict], level: str, x: str, y: str, phase: str,
+                tasks: Sequence[str] | None = None) -> tuple[float, float, float]:
+    """P(arm x > arm y) on `level`'s tasks (all, or `tasks`) in `phase`, with its stratified-bootstrap
+    interval (`stats.improvement_with_ci`: per task, x's seeds against y's)."""
+    mine, theirs = _scores(rows, x, level, phase), _scores(rows, y, level, phase)
+    shared = [task for task in (tasks if tasks is not None else mine) if task in mine and task in theirs]
+    if not shared:
+        raise ValueError(f"no task of {level} has {phase} scores for both {x!r} and {y!r}")
+    return improvement_with_ci([mine[task] for task in shared], [theirs[task] for task in shared])
