@@ -78,9 +78,9 @@ def test_a_budget_of_nothing_is_refused():
         FamilyBudget(finetune_steps=0)
 
 
-def _row(arm_method, task, seed, score, phase="zero_shot", room="start room", overrides=""):
-    return {"method": arm_method, "overrides": overrides, "level": "easy", "seed": seed, "phase": phase,
-            "task": task, "room": room, "keys_needed": 0, "kind": "box", "normalised_score": score}
+def _row(arm_method, task, seed, score, phase="zero_shot", room="start room", keys=0):
+    return {"method": arm_method, "overrides": "", "level": "easy", "seed": seed, "phase": phase,
+            "task": task, "room": room, "keys_needed": keys, "kind": "box", "normalised_score": score}
 
 
 def test_class_aggregates_pool_seeds_and_tasks_and_count_solved_tasks():
@@ -100,3 +100,22 @@ def test_class_aggregates_pool_seeds_and_tasks_and_count_solved_tasks():
     assert improvement(rows, "easy", "aps", "visr", "zero_shot")[0] == pytest.approx((1.0 + 0.0) / 2)
     with pytest.raises(ValueError, match="no task of easy has finetuned scores for both"):
         improvement(rows, "easy", "aps", "visr", "finetuned")
+
+
+def test_the_figure_draws_each_arms_class_iqm_in_both_phases():
+    import matplotlib
+    matplotlib.use("Agg")
+    from aps_teach.studies.plots import plot_families
+    from aps_teach.studies.task_families import class_aggregates
+
+    phases = ("zero_shot", "finetuned")
+    rows = [_row("aps", "a", s, v, phase=p) for s, v in ((0, 0.2), (1, 0.6)) for p in phases]
+    rows += [_row("aps", "c", 0, 0.9, phase=p, room="behind A", keys=1) for p in phases]
+    fig = plot_families(rows, "room")
+    for phase in ("zero_shot", "finetuned"):
+        bars = [b for b in fig.axes[0].patches if b.get_gid() == f"easy/aps/{phase}"]
+        aggregates = class_aggregates(rows, "easy", "room", phase)
+        expected = sorted(r["iqm"] for r in aggregates if r["arm"] == "aps")
+        assert sorted(b.get_height() for b in bars) == pytest.approx(expected)
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels == ["start room", "behind A"]

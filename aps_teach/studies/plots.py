@@ -23,6 +23,10 @@ from aps_teach.studies.budget import is_main_grid, study_rows
 from aps_teach.studies.finetune import ARMS as FINETUNE_ARMS
 from aps_teach.studies.finetune import COLUMNS as FINETUNE_COLUMNS
 from aps_teach.studies.finetune import RESULTS as FINETUNE_RESULTS
+from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
+from aps_teach.studies.task_families import COLUMNS as FAMILY_COLUMNS
+from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
+from aps_teach.studies.task_families import class_aggregates
 
 
 def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[str] | None = None):
@@ -381,6 +385,55 @@ def plot_finetune(rows: Sequence[dict]):
     return fig
 
 
+def plot_families(rows: Sequence[dict], by: str = "room", levels: Sequence[str] | None = None):
+    """The task-family study: one panel per level, the tasks grouped by `by` (room, keys_needed or kind, in
+    the order of the keys they need); per arm a light bar, the fine-tuned normalised score (0 random, 1
+    optimal), with a narrow dark bar inside it, the zero-shot score, each the IQM over seeds x tasks with its
+    95% stratified-bootstrap interval (`task_families.class_aggregates`), and above it k/N, the class's
+    tasks the arm solves fine-tuned."""
+    levels = list(levels or dict.fromkeys(row["level"] for row in rows if row["phase"] != "random_walk"))
+    arms = [arm for arm, (method, _) in FAMILY_ARMS.items() if method != "random"]
+    fig, axes = plt.subplots(1, len(levels), figsize=(4.8 * len(levels), 4.2), squeeze=False)
+    for ax, level in zip(axes[0], levels, strict=True):
+        phases = {phase: {(row["arm"], row[by]): row for row in class_aggregates(rows, level, by, phase)}
+                  for phase in ("zero_shot", "finetuned")}
+        needed: dict[str, float] = {}
+        for row in rows:
+            if row["level"] == level and row["phase"] == "finetuned":
+                needed[str(row[by])] = min(needed.get(str(row[by]), np.inf), float(row["keys_needed"]))
+        classes = sorted(needed, key=lambda value: (needed[value], value))
+        width = 0.8 / len(arms)
+        for a, arm in enumerate(arms):
+            colour = method_colour(arm, a)
+            for phase, alpha, share in (("finetuned", 0.35, 0.92), ("zero_shot", 1.0, 0.45)):
+                stats = [(i, phases[phase].get((arm, value))) for i, value in enumerate(classes)]
+                stats = [(i, s) for i, s in stats if s]
+                if not stats:
+                    continue
+                x = [i + (a - (len(arms) - 1) / 2) * width for i, _ in stats]
+                means = [s["iqm"] for _, s in stats]
+                errors = [[s["iqm"] - s["low"] for _, s in stats], [s["high"] - s["iqm"] for _, s in stats]]
+                ax.bar(x, means, width * share, color=colour, alpha=alpha, yerr=errors, capsize=2,
+                       error_kw={"alpha": 0.8, "linewidth": 1}, label=arm if phase == "finetuned" else None,
+                       gid=f"{level}/{arm}/{phase}")
+                if phase == "finetuned":
+                    for xi, (_, s) in zip(x, stats, strict=True):
+                        ax.text(xi, min(s["high"], 1.0) + 0.02, f"{s['solved']}/{s['tasks']}", ha="center",
+                                va="bottom", fontsize="xx-small")
+        ax.axhline(0, color="grey", linewidth=0.8)
+        labels = [f"{value} keys" if by == "keys_needed" else value for value in classes]
+        ax.set_xticks(range(len(classes)), labels, fontsize="small")
+        ax.set_ylim(-0.25, 1.15)
+        ax.set_title(f"{level}", fontsize="medium")
+        if ax is axes[0][0]:
+            ax.set_ylabel("normalised score (0 random, 1 optimal), IQM")
+    axes[0][-1].legend(title="arm", frameon=False, loc="upper left", bbox_to_anchor=(1, 1), fontsize="small")
+    fig.suptitle("fine-tuned (light) and zero-shot (narrow, dark) IQM over seeds x tasks, 95% "
+                 "stratified-bootstrap CI; k/N: tasks solved fine-tuned", fontsize="medium")
+    fig.tight_layout()
+    return fig
+
+
 def _write(fig, path: Path) -> Path:
     """Save `fig` to `path` and close it (written, not shown: a notebook would otherwise display it)."""
     save_figure(fig, path)
@@ -405,6 +458,14 @@ def write_finetune_figure(out_dir: str | Path) -> Path | None:
     """OUT/finetune.png: `plot_finetune` of OUT/finetune.csv; None while it holds no row."""
     rows = read_rows(Path(out_dir) / FINETUNE_RESULTS, FINETUNE_COLUMNS)
     return _write(plot_finetune(rows), Path(out_dir) / "finetune.png") if rows else None
+
+
+def write_families_figure(out_dir: str | Path, by: str = "room") -> Path | None:
+    """OUT/task_families.png: `plot_families` of OUT/task_families.csv; None while it holds no task row."""
+    rows = read_rows(Path(out_dir) / FAMILY_RESULTS, FAMILY_COLUMNS)
+    if not any(row["phase"] != "random_walk" for row in rows):
+        return None
+    return _write(plot_families(rows, by), Path(out_dir) / "task_families.png")
 
 
 def write_transfer_figure(out_dir: str | Path) -> Path:
