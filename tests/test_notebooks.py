@@ -346,7 +346,7 @@ def check_printed_output(source, notebook) -> None:
             r"open10, (centred inputs|raw boards): .* dead on every state: (\d+) of 128", printed)}
         assert dead["centred inputs"] <= 5 < 64 <= dead["raw boards"], dead
         assert "raw boards left more of phi's units dead than centred inputs: True" in printed
-        assert "committed transfer, visr on open10: normalised score 0.69 [0.62, 0.75] over 100 tasks x 5 " \
+        assert "committed transfer, visr on open10: normalised score 0.69 [0.64, 0.72] over 100 tasks x 5 " \
             "seeds" in printed
         assert re.search(r"your task \(centred inputs\) scores above \d+ of 100 committed box tasks", printed)
         # the sentences about dead units follow the measured spreads and scores
