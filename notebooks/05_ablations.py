@@ -543,8 +543,9 @@ for loss in ("vector", "scalar"):
 #
 # <details><summary>Answer</summary>
 #
-# In teaching mode the vector loss's interval lies above 0 and above the scalar loss's, whose interval
-# includes 0, and GPI changes the return of no task at all, with either loss. With the scalar
+# In teaching mode the vector loss's interval lies above 0 and above the scalar loss's (with two seeds
+# these intervals, which resample whole seeds, are coarse), and GPI changes the return of no task at all,
+# with either loss. With the scalar
 # loss, $\psi(s, a, z_i)$ is trained only along $z_i$: its other directions keep what the initialisation
 # and shared weights put there, so $\psi(s, a, z_i)^\top w$ is roughly $z_i^\top w$ times skill $z_i$'s
 # own value plus noise, and the skill $w$ itself wins. With the vector loss, APS's cumulant carries its
