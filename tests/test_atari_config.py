@@ -63,22 +63,29 @@ def test_quoted_paper_rows_are_on_the_cited_lines():
     assert checked >= 35
 
 
+POSITIVE = "(0, 1.84467e+19] (its square must fit in float32)"
+"""What a learning rate or reward clip may be."""
+WEIGHT = "a finite number in [-1.84467e+19, 1.84467e+19] (its square must fit in float32)"
+"""What a reward weight may be."""
+
+
 @pytest.mark.parametrize("change, message", [
     ({"frame_size": 0}, "frame_size must be an integer >= 1"),
     ({"n_step": 2.5}, "n_step must be an integer >= 1"),
     ({"batch_size": True}, "batch_size must be an integer >= 1"),
     ({"noop_max": -1}, "noop_max must be an integer >= 0"),
-    ({"lr": 0.0}, "lr must be > 0"),
+    ({"lr": 0.0}, f"lr must be in {POSITIVE}, got 0.0"),
     ({"gamma": 1.5}, "gamma must be in"),
     ({"gamma": 0.0}, "gamma must be in"),
     ({"repeat_action_probability": 1.2}, "repeat_action_probability must be in"),
     ({"adam_beta2": 1.0}, "adam_beta2 must be in"),
     ({"epsilon_start": 0.05, "epsilon_end": 0.1}, "epsilon_end"),
-    ({"reward_clip": 0.0}, "reward_clip must be > 0 and finite, got 0.0 (or None: raw rewards)"),
-    ({"reward_clip": float("inf")}, "reward_clip must be > 0 and finite, got inf"),
-    ({"lr": float("inf")}, "lr must be > 0 and finite, got inf"),
-    ({"exploit_weight": float("nan")}, "exploit_weight must be a finite number, got nan"),
-    ({"explore_weight": float("inf")}, "explore_weight must be a finite number, got inf"),
+    ({"reward_clip": 0.0}, f"reward_clip must be in {POSITIVE}, got 0.0 (or None: raw rewards)"),
+    ({"reward_clip": float("inf")}, f"reward_clip must be in {POSITIVE}, got inf"),
+    ({"lr": float("inf")}, f"lr must be in {POSITIVE}, got inf"),
+    ({"lr": 1e308}, f"lr must be in {POSITIVE}, got 1e+308"),
+    ({"exploit_weight": float("nan")}, f"exploit_weight must be {WEIGHT}, got nan"),
+    ({"explore_weight": float("inf")}, f"explore_weight must be {WEIGHT}, got inf"),
     ({"intensity_scale": -0.1}, "intensity_scale"),
     ({"max_frames_per_episode": 3}, "max_frames_per_episode (3) must be at least action_repeat"),
     ({"replay_capacity": 8}, "replay_capacity must be None"),

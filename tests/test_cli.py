@@ -37,6 +37,12 @@ def test_gridworld_bad_value_is_one_line_and_debug_shows_the_traceback(tmp_path,
         main([*argv, "--debug"])
 
 
+POSITIVE = "(0, 1.84467e+19] (its square must fit in float32)"
+"""What a learning rate or reward clip may be."""
+WEIGHT = "a finite number in [-1.84467e+19, 1.84467e+19] (its square must fit in float32)"
+"""What a reward weight may be."""
+
+
 BAD_VALUES = [
     (["gridworld", "run", "--out", "OUT", "--seed", "-1"], "gridworld",
      "seed must be an integer >= 0 and <= 4294967295, got -1"),
@@ -47,25 +53,27 @@ BAD_VALUES = [
     (["gridworld", "run", "--out", "OUT", "--train.epsilon-decay-fraction", "0"], "gridworld",
      "epsilon_decay_fraction must be in (0, 1], got 0.0"),
     (["gridworld", "run", "--out", "OUT", "--train.agent.lr", "0"], "gridworld",
-     "lr must be > 0 and finite, got 0.0"),
+     f"lr must be in {POSITIVE}, got 0.0"),
     (["gridworld", "run", "--out", "OUT", "--train.agent.lr", "inf"], "gridworld",
-     "lr must be > 0 and finite, got inf"),
+     f"lr must be in {POSITIVE}, got inf"),
     (["gridworld", "run", "--out", "OUT", "--train.agent.finetune-lr", "nan"], "gridworld",
-     "finetune_lr must be > 0 and finite, got nan"),
+     f"finetune_lr must be in {POSITIVE}, got nan"),
     (["gridworld", "run", "--out", "OUT", "--train.agent.explore-weight", "nan"], "gridworld",
-     "explore_weight must be a finite number, got nan"),
+     f"explore_weight must be {WEIGHT}, got nan"),
     (["gridworld", "run", "--out", "OUT", "--train.agent.exploit-weight", "inf"], "gridworld",
-     "exploit_weight must be a finite number, got inf"),
+     f"exploit_weight must be {WEIGHT}, got inf"),
     (["gridworld", "run", "--out", "OUT", "--train.agent.exploit-weight", "-inf"], "gridworld",
-     "exploit_weight must be a finite number, got -inf"),
+     f"exploit_weight must be {WEIGHT}, got -inf"),
     (["gridworld", "run", "--out", "OUT", "--seed", "99999999999999999999"], "gridworld",
      "seed must be an integer >= 0 and <= 4294967295, got 99999999999999999999"),
     (["gridworld", "run", "--out", "OUT", "--train.agent.k", "300"], "gridworld",
      "k must be less than the kNN particle set of a minibatch, 256 states (batch_size 256)"),
     (["gridworld", "run", "--out", "OUT", "--pretrain-steps", "1000000000000"], "gridworld",
-     "pretrain: the replay of 1,000,000,000,000 transitions and an update of a batch of 256 needs"),
+     "pretrain_steps makes 1,000,000,000,000 env steps, more than the 1,000,000,000 one phase may take"),
     (["gridworld", "run", "--out", "OUT", "--train.agent.batch-size", "10000000"], "gridworld",
-     "an update of a batch of 10000000 needs"),
+     "an update of a batch of 10000000 ("),
+    (["gridworld", "run", "--out", "OUT", "--train.agent.n-step", "100000000"], "gridworld",
+     "an update's working memory grows with)"),
     (["gridworld", "sweep", "--out", "OUT", "--workers", "0"], "gridworld",
      "workers must be an integer >= 1 (or not given: one per core), got 0"),
     (["gridworld", "sweep", "--out", ""], "gridworld", "--out is empty"),
@@ -108,9 +116,9 @@ BAD_VALUES = [
      "seed must be an integer >= 0 and <= 4294967295, got -1"),
     (["atari", "run", "--out", "OUT", "--seed", str(2**32)], "atari",
      "seed must be an integer >= 0 and <= 4294967295, got 4294967296"),
-    (["atari", "run", "--out", "OUT", "--atari.lr", "inf"], "atari", "lr must be > 0 and finite, got inf"),
+    (["atari", "run", "--out", "OUT", "--atari.lr", "inf"], "atari", f"lr must be in {POSITIVE}, got inf"),
     (["atari", "run", "--out", "OUT", "--atari.explore-weight", "nan"], "atari",
-     "explore_weight must be a finite number, got nan"),
+     f"explore_weight must be {WEIGHT}, got nan"),
     (["atari", "pretrain", "--out", "OUT", "--atari.batch-size", "8"], "atari",
      "k must be less than the kNN particle set of a minibatch, 8 states (batch_size 8), each excluding "
      "itself; got k=10 for aps"),

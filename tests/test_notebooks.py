@@ -487,8 +487,9 @@ def check_printed_output(source, notebook) -> None:
         assert "easy: pretrained methods beating DQN in success: visr, aps" in printed
         assert "deep: pretrained methods beating DQN in success: none" in printed
         # the mechanisms, from the committed studies
-        assert "deep aps  zero-shot 0.00; blame over seeds: identification 10; identification data held a " \
-            "target reward in 0 of 10 seeds; pretraining reached the target in 0 of 10" in printed
+        assert "deep aps  zero-shot 0.00; blame over seeds: identification 10 (best-case w: phi 10); " \
+            "identification data held a target reward in 0 of 10 seeds; pretraining reached the target in " \
+            "0 of 10" in printed
         assert "probe on deep, aps: coverage 0.55, target reached while pretraining 0 of 3; std of Q over " \
             "w 2.03, action gap 0.19" in printed
         assert "APS's Q moves more with w than its actions differ: True; paid APT's own reward, APS still " \

@@ -32,7 +32,9 @@ def test_the_main_job_is_the_run_of_the_library_and_draws_it(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert f"zero-shot success {result.zero_shot_success:.2f}" in printed and "overview.png" in printed
     blame = result.blame
-    assert f"zero-shot blame: {blame.blame} (identification data: {blame.target_rewards} target" in printed
+    verdict = blame.blame if blame.blame != "identification" or blame.ceiling == "none" else \
+        f"identification; with the best-case w: {blame.ceiling}"
+    assert f"zero-shot blame: {verdict} (identification data: {blame.target_rewards} target" in printed
 
 
 def test_the_overview_draws_the_reward_terms_of_the_pretrained_learner(tmp_path):

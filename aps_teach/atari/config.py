@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from aps_teach.atari.devices import parse_device
-from aps_teach.infra.checks import check_int, check_range
+from aps_teach.infra.checks import MAX_MAGNITUDE, check_field, check_int, check_range, check_type
 from aps_teach.learner.config import AgentConfig
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
@@ -189,27 +189,29 @@ class AtariConfig:
     """Exploration epsilon while evaluating. Not in the paper: DQN's evaluation value (Mnih et al. 2015)."""
 
     def __post_init__(self) -> None:
-        AgentConfig(**learner_fields(self))  # the learner's fields, checked where the learner defines them
+        agent = AgentConfig(**learner_fields(self))  # checked where the learner has them
+        for name in learner_fields(self):  # kept as the learner keeps them (numpy scalars as Python numbers)
+            object.__setattr__(self, name, getattr(agent, name))
         positive = ("frame_size", "frame_stack", "action_repeat", "max_frames_per_episode",
                     "psi_hidden", "phi_hidden", "pretrain_steps", "update_period", "task_resample_every",
                     "task_id_episodes", "task_id_steps", "finetune_steps", "eval_steps")
         for name in positive:
-            check_int(name, getattr(self, name))
+            check_field(self, name, check_int)
         for name in ("noop_max", "shift_pad", "min_replay_size", "epsilon_decay_steps"):
-            check_int(name, getattr(self, name), 0)
+            check_field(self, name, check_int, 0)
         for name in ("repeat_action_probability", "epsilon_start", "epsilon_end", "eval_epsilon"):
-            check_range(name, getattr(self, name), 0, 1)
+            check_field(self, name, check_range, 0, 1)
         for name in ("adam_beta1", "adam_beta2"):
-            check_range(name, getattr(self, name), 0, 1, high_open=True)
+            check_field(self, name, check_range, 0, 1, high_open=True)
         if self.epsilon_end > self.epsilon_start:
             raise ValueError(f"epsilon_end ({self.epsilon_end}) must not exceed epsilon_start "
                              f"({self.epsilon_start})")
         if self.reward_clip is not None:
             try:
-                check_range("reward_clip", self.reward_clip, 0, low_open=True)
+                check_field(self, "reward_clip", check_range, 0, MAX_MAGNITUDE, low_open=True)
             except ValueError as error:
                 raise ValueError(f"{error} (or None: raw rewards)") from None
-        check_range("intensity_scale", self.intensity_scale, 0)
+        check_field(self, "intensity_scale", check_range, 0)
         if self.max_frames_per_episode < self.action_repeat:
             raise ValueError(f"max_frames_per_episode ({self.max_frames_per_episode}) must be at least "
                              f"action_repeat ({self.action_repeat})")
@@ -287,10 +289,11 @@ class AtariTrainConfig:
     """Show a tqdm progress bar (env steps, with env-steps/s and updates/s)."""
 
     def __post_init__(self) -> None:
+        check_type("atari", self.atari, AtariConfig, "an AtariConfig (e.g. atari=AtariConfig(lr=1e-4))")
         parse_device(self.device)  # whether this machine has it is checked where a run starts
         for name in ("num_envs", "log_every", "checkpoint_every"):
-            check_int(name, getattr(self, name))
-        check_int("threads", self.threads, default="torch's default")
+            check_field(self, name, check_int)
+        check_field(self, "threads", check_int, default="torch's default")
         if self.compile_mode not in COMPILE_MODES:
             raise ValueError(f"unknown compile_mode {self.compile_mode!r}; valid: {', '.join(COMPILE_MODES)}")
 

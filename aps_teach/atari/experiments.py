@@ -34,7 +34,7 @@ from aps_teach.infra.run_dir import FINISHED_HINT, RunDir
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.config import Method, check_method
 
-SCORE_COLUMNS = {"game": "str", "method": "str", "seed": "int", "checkpoint": "str", "score": "float",
+SCORE_COLUMNS = {"game": "str", "method": "str", "seed": "count", "checkpoint": "str", "score": "float",
                  "human_normalised": "float?"}
 """The columns of a scores.csv (a run's or a sweep's) its readers need (`sweeps.read_rows`)."""
 

@@ -266,7 +266,7 @@ def pretrain(method: Method, game: str, seed: int, config: AtariTrainConfig | No
     config = config or AtariTrainConfig()
     game = check_game(game)
     check_method(method)
-    check_seed(seed)
+    seed = check_seed(seed)
     if method == "dqn":
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
     learner = new_learner(method, game, seed, config)
@@ -324,7 +324,7 @@ def finetune(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
     task (apt, dqn). Same metrics, checkpoints and resume as `pretrain`."""
     config = config or AtariTrainConfig()
     game = check_game(game)
-    check_seed(seed)
+    seed = check_seed(seed)
     w = learner.default_task(1)[0] if w is None else w
     if tuple(w.shape) != (learner.config.feature_dim,):
         raise ValueError(f"w must have shape ({learner.config.feature_dim},), got {tuple(w.shape)}")
@@ -346,7 +346,7 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
     config = config or AtariTrainConfig()
     atari, n, device = config.atari, config.num_envs, learner.device
     game = check_game(game)
-    check_seed(seed)
+    seed = check_seed(seed)
     if gpi is None:
         gpi = learner.config.gpi and learner.config.task_conditioned and learner.phase == "pretrain"
     w = (learner.default_task(1)[0] if w is None else w).to(device).float().expand(n, -1)

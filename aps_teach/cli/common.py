@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
@@ -23,6 +22,7 @@ from typing import Annotated
 
 import tyro
 
+from aps_teach.cli import pop_debug
 from aps_teach.infra.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
 from aps_teach.infra.run_dir import Interrupted, resume_command, resume_hint_on_interrupt
 
@@ -72,15 +72,6 @@ ExecutorFlags = Annotated[ExecutorChoice, Flattened]
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError)
 """What the commands report as one line: bad values (ValueError) and unusable paths (OSError)."""
-DEBUG_FLAG = "--debug"
-
-
-def pop_debug(argv: Sequence[str], debug: bool = False) -> tuple[list[str], bool]:
-    """`argv` without `--debug`, and whether it (or APS_TEACH_DEBUG=1, or `debug`) asked for tracebacks."""
-    rest = [arg for arg in argv if arg != DEBUG_FLAG]
-    return rest, debug or len(rest) < len(argv) or os.environ.get("APS_TEACH_DEBUG", "") not in ("", "0")
-
-
 @contextlib.contextmanager
 def config_errors() -> Iterator[None]:
     """Inside, tyro's argument errors (an unknown option, a missing or malformed value, a value not among the

@@ -30,7 +30,7 @@ class DemoConfig:
         from aps_teach.grid.plots import check_figure_path
 
         check_figure_path(self.out, "--out")
-        check_seed(self.seed)
+        self.seed = check_seed(self.seed)
 
 
 def run_demo(config: DemoConfig) -> list[RandomPolicyStats]:

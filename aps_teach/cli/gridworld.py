@@ -326,14 +326,14 @@ def _finetune(cmd: Finetune) -> dict:
         return read_summary(cmd.out)
     saved = run.read_config(("level", "seed", "train"),
                             hint=f"run `aps-teach gridworld pretrain --out {cmd.out}` first")
+    train = train_config(run, saved)  # the whole record checked, before the budget is built from it
     for name, value in (("level", cmd.level), ("seed", cmd.seed)):
         if value is not None and value != saved[name]:
             raise ValueError(f"--{name} {value}: {run.config_path} holds a run with {name} {saved[name]!r}, "
                              f"which finetune continues (leave out --{name})")
     method, level, seed = run_method(saved), saved["level"], saved["seed"]
     recorded = {f.name: saved[f.name] for f in fields(Budget) if f.name in saved}
-    budget, train = prepare_run(method, level, seed, Budget(**{**recorded, **given}),
-                                train_config(run, saved))
+    budget, train = prepare_run(method, level, seed, Budget(**{**recorded, **given}), train)
     if method != "dqn":
         progress = run.phase_progress("pretrain")
         if progress is None:

@@ -17,10 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import tyro
-
-from aps_teach.cli.common import check_command, config_errors, pop_debug, run_cli
-from aps_teach.infra.run_dir import RunDir
+from aps_teach.cli import pop_debug
 
 if TYPE_CHECKING:
     from aps_teach.grid.quickstart import QuickstartConfig, QuickstartResult
@@ -43,7 +40,25 @@ def commands_help() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command `argv` (default: the command line) and return its exit status. Nothing heavy is
+    imported before the Ctrl-C handler is in place: Ctrl-C while torch loads is one line too (130)."""
     argv, debug = pop_debug(sys.argv[1:] if argv is None else argv)
+    try:
+        return _dispatch(argv, debug)
+    except KeyboardInterrupt:  # before a command's own handler (`common.run_cli`) is in place
+        if debug:
+            raise
+        prog = " ".join(["aps-teach", *argv[:1]]) if argv[:1] and argv[0] in COMMANDS else "aps-teach"
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _dispatch(argv: list[str], debug: bool) -> int:
+    """`main` once --debug is taken out: the libraries imported, the command run."""
+    import tyro
+
+    from aps_teach.cli.common import check_command, config_errors, run_cli
+
     if argv[:1] == ["gridworld"]:
         from aps_teach.cli.gridworld import gridworld_main
 
@@ -65,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def quickstart() -> int:
         from aps_teach.grid.quickstart import QuickstartConfig, run_quickstart
+        from aps_teach.infra.run_dir import RunDir
 
         check_command("aps-teach", argv, list(COMMANDS), optional=True)
         with config_errors():

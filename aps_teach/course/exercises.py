@@ -6,6 +6,7 @@
 * it differs from the library (`np.allclose`) on some case: one line naming the likely mistake when
   your outputs equal those of a known wrong variant on every case, returns the library's answer;
 * it raises anything else: one line with the exception, no traceback, returns the library's answer;
+* it runs past `CASE_SECONDS` on a case (an endless loop): one line, returns the library's answer;
 * it matches on every case: "<name>: correct", returns your_fn.
 
 So Run All always works, solved or not. `failing_case(name)` gives the inputs of the first case your
@@ -21,8 +22,11 @@ The inputs are drawn with a fixed seed, in several shapes, edge cases included. 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +40,9 @@ from aps_teach.learner.rewards import particle_entropy_reward, vmf_loss, vmf_rew
 from aps_teach.learner.tasks import infer_task
 from aps_teach.learner.update import sf_td_target
 
+CASE_SECONDS = 10.0
+"""How long your function may take on one case before its check gives up: the library's answer takes
+milliseconds on these small inputs, so ten seconds is an endless loop (or code far too slow to train with)."""
 FALLBACK = "using the library's answer until yours passes; exercises.failing_case('{name}') gives the inputs"
 KEPT = "training with yours all the same; exercises.failing_case('{name}') gives the inputs"
 
@@ -53,6 +60,31 @@ class Exercise:
     """(what the mistake is, a function making it); a wrong answer equal to one of them on every case is
     named. Several functions may share a description (two ways of making one mistake)."""
     atol: float = 1e-8
+
+
+class CaseTimeout(BaseException):
+    """Your function ran past `CASE_SECONDS` on a case (a BaseException, so that an `except Exception` in
+    it does not keep it running)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Inside, Python code still running after `seconds` raises `CaseTimeout` (SIGALRM, in the main thread
+    of a Unix process, where a notebook's kernel runs its cells; elsewhere there is no limit)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame) -> None:
+        raise CaseTimeout
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 _failing: dict[str, tuple | None] = {}
@@ -118,9 +150,15 @@ def check(exercise: Exercise, yours: Callable, seed: int = 0, keep_yours: bool =
     outputs, first_wrong = [], None
     for number, arguments in enumerate(cases):
         try:
-            got = _as_array(yours(*map(_copy, arguments)))
+            with _time_limit(CASE_SECONDS):
+                got = _as_array(yours(*map(_copy, arguments)))
         except NotImplementedError:
             print(f"{name}: not attempted yet: using the library's answer")
+            return exercise.reference
+        except CaseTimeout:
+            _failing[name] = tuple(map(_copy, arguments))
+            print(f"{name}: case {number} did not return within {CASE_SECONDS:g} s (an endless loop?); "
+                  f"{fallback}")
             return exercise.reference
         except Exception as error:
             _failing[name] = tuple(map(_copy, arguments))

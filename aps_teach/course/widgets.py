@@ -37,6 +37,7 @@ from aps_teach.grid.experiments import DEFAULT_IDENTIFY_STEPS
 from aps_teach.grid.snapshots import Snapshot, visit_counts
 from aps_teach.grid.train import single_thread
 from aps_teach.grid.transfer import maze_layout, zero_shot_on_reward_map
+from aps_teach.infra.checks import check_type
 from aps_teach.learner.tasks import sample_tasks
 from gridworld.reward_maps import as_reward_map
 
@@ -46,11 +47,19 @@ COLORBAR_LABELS = {"explore": "reward", "exploit": "reward", "total": "reward", 
                    "visits": "visits", "value": "value"}
 
 
+SNAPSHOTS = "a list of Snapshots (from pretrain_with_snapshots), or a dict of run name -> such a list"
+
+
 def _runs(snapshots: Sequence[Snapshot] | Mapping[str, Sequence[Snapshot]]) -> dict[str, list[Snapshot]]:
-    if isinstance(snapshots, Mapping):
-        runs = {label: list(run) for label, run in snapshots.items()}
-    else:
-        runs = {snapshots[0].method: list(snapshots)} if len(snapshots) else {}
+    """Run name -> its snapshots; an `InputTypeError` naming snapshots if they are not `SNAPSHOTS`."""
+    named = snapshots if isinstance(snapshots, Mapping) else {None: snapshots}
+    runs = {}
+    for label, run in named.items():
+        name = "snapshots" if label is None else f"snapshots[{label!r}]"
+        run = list(check_type(name, run, Sequence, SNAPSHOTS))
+        for snap in run:
+            check_type(name, snap, Snapshot, SNAPSHOTS)
+        runs[label if label is not None else run[0].method if run else ""] = run
     if not runs or not all(runs.values()):
         raise ValueError("reward_explorer needs at least one snapshot per run (see pretrain_with_snapshots)")
     arts = {snap.art for run in runs.values() for snap in run}
@@ -263,6 +272,20 @@ def _png(figure: Figure) -> Image:
     return Image(data=buffer.getvalue(), format="png")
 
 
+def _valued_cells(cells):
+    """`cells` as given, once it is not a list of bare (row, col) cells: a ValueError naming cells and the
+    valid forms, for a list of cells without their values (its values are not the cells')."""
+    bare = isinstance(cells, list | tuple) and len(cells) > 0 and all(
+        isinstance(cell, list | tuple) and len(cell) == 2
+        and all(isinstance(x, int | np.integer) for x in cell) for cell in cells)
+    if bare:
+        example = tuple(int(x) for x in cells[0])
+        raise ValueError(f"cells must be {{(row, col): value}}, a list of ((row, col), value) pairs or an "
+                         f"H x W array; got a list of cells without values ({cells[0]!r}, ...): give each "
+                         f"its value, e.g. {{{example}: 1.0}}")
+    return cells
+
+
 PAINT_STYLES = {1: "success", -1: "danger", 0: "info"}
 """Button style of a painted cell by the sign of its reward (green, red, blue)."""
 
@@ -294,7 +317,7 @@ class RewardPainter:
         self.grid = widgets.GridBox(children, layout=widgets.Layout(
             grid_template_columns=f"repeat({layout.shape[1]}, 30px)", grid_gap="1px"))
         if cells is not None:
-            initial = as_reward_map(layout, cells)
+            initial = as_reward_map(layout, _valued_cells(cells))
             for row, col in np.argwhere(initial != 0):
                 self.painted[int(row), int(col)] = float(initial[row, col])
                 self.buttons[int(row), int(col)].value = True

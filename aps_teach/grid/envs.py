@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 import gridworld
+from aps_teach.infra.checks import check_type
 from gridworld.layout import State
 
 ENGINES = ("compiled", "pycolab")
@@ -70,7 +71,13 @@ def check_engine(engine: str) -> None:
 
 
 def as_spec(source: str | LevelSpec) -> LevelSpec:
-    return LevelSpec(source) if isinstance(source, str) else source
+    """A level or maze name as its `LevelSpec`, a `LevelSpec` as it is; an `InputTypeError` naming env for
+    anything else (ASCII art goes in a LevelSpec: `LevelSpec(tuple(art))`)."""
+    if isinstance(source, str):
+        return LevelSpec(source)
+    return check_type("env", source, LevelSpec,
+                      "a level or maze name (e.g. 'easy', 'open10'), a LevelSpec (ASCII art: "
+                      "LevelSpec(tuple(art))) or, on engine 'pycolab', a zero-argument env factory")
 
 
 def make_env_batch(source: EnvSource, num_envs: int, *, engine: str, reward_free: bool,

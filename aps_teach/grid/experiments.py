@@ -6,7 +6,7 @@ import json
 import math
 import time
 from concurrent.futures import Executor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from functools import partial
 from pathlib import Path
 
@@ -27,7 +27,8 @@ from aps_teach.grid.train import (
     task_data,
     with_method,
 )
-from aps_teach.infra.checks import check_int, check_seed
+from aps_teach.infra.checks import check_field, check_int, check_seed, check_steps, check_type
+from aps_teach.infra.executors import check_not_reimported
 from aps_teach.infra.files import write_text_atomic
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.phases import PhaseLog
@@ -72,8 +73,8 @@ class Budget:
     """Greedy episodes of each evaluation."""
 
     def __post_init__(self) -> None:
-        for name, value in asdict(self).items():
-            check_int(name, value)
+        for budget in fields(self):
+            check_field(self, budget.name, check_int)
 
 
 @dataclass
@@ -105,11 +106,16 @@ class GridworldResult:
     blame: ZeroShotBlame | None
     """Where the zero-shot score was lost (`aps_teach.grid.blame`; visr, aps); None for apt and dqn."""
     pretrain_seconds: float
-    """Wall seconds of pretraining (a resumed run: summed over sessions, see `PhaseLog.earlier_seconds`)."""
+    """Wall seconds of pretraining's rounds, summed over the sessions that ran them (`PhaseLog.seconds`: a
+    finished phase loaded by --resume keeps its time); 0 for dqn."""
     finetune_seconds: float
-    """Wall seconds of fine-tuning and its evaluations on the way (summed over sessions)."""
+    """Wall seconds of fine-tuning's rounds and its evaluations on the way, summed likewise."""
     wall_seconds: float
-    """Wall seconds of the whole run (summed over sessions)."""
+    """The work the run's results cost, in wall seconds: this session's, from the start of the run to its
+    summary, plus what earlier sessions' checkpoints record of the phase rounds they ran. Time lost to
+    kills (work after a phase's last checkpoint, done again on resume) and pauses between sessions are not
+    counted: the run's cost as if it had run in one go, comparable between runs however they were
+    interrupted."""
     metrics: dict = field(default_factory=dict, repr=False)
     """Per-round metrics of each phase: {"pretrain": [...], "finetune": [...]}."""
 
@@ -136,26 +142,68 @@ def whole_rounds(budget: Budget, config: TrainConfig, *, announce: bool = False,
 
 def check_run(level: str, budget: Budget, config: TrainConfig | None = None, *, method: str | None = None,
               seed: int | None = None, announce: bool = False, pretrain_only: bool = False) -> Budget:
-    """Raise ValueError for an unknown level or method, a seed out of range, or (with `config`) a kNN k the
-    minibatch cannot serve or phases whose replays would not fit in free memory: everything a run can be
-    refused for besides its `Budget`'s own checks, before it writes anything. Returns the budget the run
-    will have: with `config`, `whole_rounds` of `budget` (said, with `announce`); with `pretrain_only` (a
-    run that pretrains now and fine-tunes later), only pretraining's steps are rounded and checked."""
+    """Raise ValueError for an unknown level or method, a seed out of range, a budget or config of another
+    type (`InputTypeError`), or (with `config`) a kNN k the minibatch cannot serve, a phase of more env
+    steps than `MAX_PHASE_STEPS`, a learning_starts that leaves no phase an update (`check_learning_starts`),
+    or phases whose replays would not fit in free memory: everything a run can be refused for besides its
+    `Budget`'s own checks, before it writes anything. Returns the budget the run will have: with `config`,
+    `whole_rounds` of `budget` (said, with `announce`, once every check passed); with `pretrain_only` (a run
+    that pretrains now and fine-tunes later), only pretraining's steps are rounded and checked."""
+    check_type("level", level, str, f"a level name, one of {', '.join(gridworld.ENV_IDS)}")
     if level not in gridworld.ENV_IDS:
         raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(gridworld.ENV_IDS)}")
+    check_type("budget", budget, Budget, "a Budget (e.g. Budget(pretrain_steps=3200))")
     if method is not None:
         check_method(method)
     if seed is not None:
         check_seed(seed)
     if config is None:
         return budget
+    check_type("config", config, TrainConfig, "a TrainConfig (the learner's settings go in its agent field: "
+                                              "TrainConfig(agent=AgentConfig(...)))")
     config = config if method is None else replace(config, agent=replace(config.agent, method=method))
     config.agent.check_particles()
-    effective = whole_rounds(budget, config, announce=announce,
-                             names=("pretrain_steps",) if pretrain_only else ROUNDED_STEPS)
-    check_memory(level, config, pretrain_steps=0 if method == "dqn" else effective.pretrain_steps,
-                 finetune_steps=0 if pretrain_only else effective.finetune_steps)
+    names = ("pretrain_steps",) if pretrain_only else ROUNDED_STEPS
+    effective = whole_rounds(budget, config, names=names)
+    pretrains = config.agent.method != "dqn"
+    for name in names:
+        if name != "pretrain_steps" or pretrains:
+            check_steps(name, getattr(effective, name))
+    if not pretrain_only:
+        check_steps("eval_episodes", -(-budget.eval_episodes // config.num_envs) * config.num_envs
+                    * gridworld.MAX_EPISODE_STEPS)
+    identifies = config.agent.task_conditioned and not pretrain_only
+    check_memory(level, config, pretrain_steps=effective.pretrain_steps if pretrains else 0,
+                 finetune_steps=0 if pretrain_only else effective.finetune_steps,
+                 identify_steps=effective.identify_steps if identifies else 0)
+    check_learning_starts(effective, config, pretrain_only=pretrain_only)
+    if announce:
+        whole_rounds(budget, config, announce=True, names=names)
+        check_learning_starts(effective, config, pretrain_only=pretrain_only, announce=True)
     return effective
+
+
+def check_learning_starts(budget: Budget, config: TrainConfig, *, pretrain_only: bool = False,
+                          announce: bool = False) -> None:
+    """A phase updates only once `learning_starts` env steps are collected, so a phase of no more steps makes
+    no update. Refuse (ValueError) a run in which no phase would update: its numbers would be an untrained
+    agent's, reported as results. A phase without updates beside one with them may be meant (fine-tuning
+    that keeps the zero-shot policy, a fine-tuning-only baseline): with `announce`, one warning line each."""
+    phases = {"pretraining": budget.pretrain_steps} if config.agent.method != "dqn" else {}
+    if not pretrain_only:
+        phases["fine-tuning"] = budget.finetune_steps
+    starts = config.learning_starts
+    idle = {name: steps for name, steps in phases.items() if steps <= starts}
+    if idle and len(idle) == len(phases):
+        shown = " and ".join(f"{name}'s {steps:,}" for name, steps in phases.items())
+        raise ValueError(f"learning_starts {starts:,} is not below {shown} env steps: no phase would make an "
+                         "update, and the run would report an untrained agent's numbers; valid: "
+                         f"learning_starts < {max(phases.values()):,}")
+    effect = {"pretraining": "fine-tuning starts from an untrained learner",
+              "fine-tuning": "the fine-tuned scores are the pretrained learner's"}
+    for name, steps in idle.items() if announce else ():
+        say(f"warning: learning_starts {starts:,} is not below {name}'s {steps:,} env steps: {name} makes no "
+            f"update ({effect[name]})")
 
 
 def adaptation_rounds(rounds: int, points: int) -> set[int]:
@@ -172,7 +220,6 @@ def adapt_and_score(learner: Learner, method: str, level: str, budget: Budget, c
     into `run`'s finetune/ if given (continued if `run.resumes` it). `method` names the result. Coverage is
     the pretraining's (`pretrain_log`), or fine-tuning's when there was none (dqn)."""
     earlier = pretrain_log.earlier_seconds if pretrain_log is not None else 0.0
-    pretrain_seconds = time.perf_counter() - start + earlier
     w = blame = None
     if learner.config.task_conditioned:
         features, rewards = task_data(learner, level, budget.identify_steps, seed, config)
@@ -182,7 +229,6 @@ def adapt_and_score(learner: Learner, method: str, level: str, budget: Budget, c
     if w is not None:
         blame = zero_shot_blame(learner, level, fit, rewards, zero.success_rate, lambda oracle_w: evaluate(
             learner, level, oracle_w, budget.eval_episodes, seed, config).success_rate)
-    tick = time.perf_counter()
 
     def score(end: RoundEnd) -> None:
         if end.round in adaptation_rounds(end.rounds, adaptation_points):
@@ -192,7 +238,6 @@ def adapt_and_score(learner: Learner, method: str, level: str, budget: Budget, c
     log = finetune(learner, level, w, budget.finetune_steps, seed, config,
                    run_dir=run.path / "finetune" if run else None,
                    resume=run is not None and run.resumes("finetune"), on_round=score)
-    finetune_seconds = time.perf_counter() - tick + log.earlier_seconds
     curve = [{"finetune_steps": 0, "success_rate": zero.success_rate, "return": zero.mean_return}]
     curve += [{"finetune_steps": row["env_steps"], "success_rate": row["eval_success"],
                "return": row["eval_return"]} for row in log.metrics if "eval_success" in row]
@@ -206,7 +251,8 @@ def adapt_and_score(learner: Learner, method: str, level: str, budget: Budget, c
         states_visited=coverage["states_visited"],
         keys_picked=coverage["keys_picked"], target_reached=coverage["target_reached"], adaptation=curve,
         task_w=None if w is None else [round(x, 6) for x in w.tolist()], blame=blame,
-        pretrain_seconds=pretrain_seconds, finetune_seconds=finetune_seconds,
+        pretrain_seconds=pretrain_log.seconds if pretrain_log is not None else 0.0,
+        finetune_seconds=log.seconds,
         wall_seconds=time.perf_counter() - start + earlier + log.earlier_seconds,
         metrics={**metrics, "finetune": log.metrics},
     )
@@ -221,7 +267,8 @@ def run_gridworld(method: str, level: str, *, seed: int, budget: Budget = Budget
     process is refused) and claims it (`claim_run`: `resume` continues the run it holds from whatever its
     phases checkpointed, `force` replaces another run or starts a finished one over) and writes config.json,
     pretrain/ and finetune/ (metrics.csv, checkpoint.pt) and summary.json."""
-    budget, config = prepare_run(method, level, seed, budget, config or TrainConfig())
+    seed = check_seed(seed)
+    budget, config = prepare_run(method, level, seed, budget, TrainConfig() if config is None else config)
     if run_dir is None:
         if resume:
             raise ValueError("resume continues a run directory: give run_dir")
@@ -311,13 +358,19 @@ def read_summary(run_dir: str | Path) -> dict:
 
 
 def train_config(run: RunDir, saved: dict) -> TrainConfig:
-    """The `TrainConfig` of a run directory's config.json (ValueError naming the file if it is not one)."""
+    """The `TrainConfig` of a run directory's config.json, whose level, seed and budget are checked too: a
+    ValueError naming the file and the field if it is not a config of this version, or was edited out of
+    range (e.g. pretrain_steps -5)."""
     try:
+        recorded = {budget.name: saved[budget.name] for budget in fields(Budget) if budget.name in saved}
+        check_run(saved["level"], Budget(**recorded), seed=saved["seed"])
         train = dict(saved["train"])
         return TrainConfig(**{**train, "agent": AgentConfig(**train["agent"])})
-    except (KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"corrupt run config {run.config_path}: its train config is not one of this version "
-                         f"({error})") from None
+    except KeyError as error:
+        raise ValueError(f"corrupt run config {run.config_path}: no {error} field") from None
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"corrupt run config {run.config_path}: {error} (not a config of this version, or "
+                         "edited)") from None
 
 
 def load_run_learner(run: RunDir, phase: str, saved: dict) -> tuple[Learner, dict]:
@@ -365,8 +418,8 @@ def run_gridworld_rows(spec: RunSpec, budget: Budget) -> list[dict]:
     return result_rows(spec, budget, config, result)
 
 
-FIGURE4_COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "phase": "str",
-                   "finetune_steps": "int", "success_rate": "float", "return": "float"}
+FIGURE4_COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count", "phase": "str",
+                   "finetune_steps": "steps", "success_rate": "rate", "return": "float"}
 """The columns of figure4.csv its readers need, and their kinds (`sweeps.read_rows`)."""
 
 
@@ -408,6 +461,7 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
 
     Runs on `executor` (e.g. `aps_teach.infra.executors.make_executor("ray")`; left open) if given, else on
     `workers` local processes (default: one per core)."""
+    check_not_reimported()
     if not methods or not levels:
         raise ValueError(f"a sweep needs at least one method and one level, got methods {list(methods)}, "
                          f"levels {list(levels)}; methods: {', '.join(METHODS)}; levels: "

@@ -28,6 +28,7 @@ from aps_teach.grid.experiments import (
 from aps_teach.grid.rollouts import Rollout, greedy_rollout
 from aps_teach.grid.snapshots import Snapshot, take_snapshot
 from aps_teach.grid.train import RoundEnd, TrainConfig
+from aps_teach.infra.checks import check_seed
 from aps_teach.infra.run_dir import RunDir
 
 
@@ -48,6 +49,9 @@ class QuickstartConfig:
     """Replace the run in OUT (its checkpoints and results are deleted): a run of another config, or a
     finished one (without --force, a finished run is kept and the command refused)."""
     train: TrainConfig = field(default_factory=TrainConfig)
+
+    def __post_init__(self) -> None:
+        self.seed = check_seed(self.seed)
 
 
 @dataclass

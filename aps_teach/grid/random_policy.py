@@ -46,7 +46,7 @@ def random_policy_stats(
     level: str, episodes: int, seed: int = 0, max_episode_steps: int | None = None, progress: bool = True
 ) -> RandomPolicyStats:
     """Run `episodes` episodes of uniformly random actions on `level` and count what happened."""
-    check_int("episodes", episodes)
+    episodes = check_int("episodes", episodes)
     env = gridworld.make(level, max_episode_steps=max_episode_steps)
     layout = env.unwrapped.layout
     rng = np.random.default_rng(seed)

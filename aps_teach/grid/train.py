@@ -31,7 +31,18 @@ from tqdm.auto import tqdm
 import gridworld
 from aps_teach.grid.envs import EnvBatch, EnvSource, as_spec, check_engine, make_env, make_env_batch
 from aps_teach.grid.replay import NStepReplay
-from aps_teach.infra.checks import check_int, check_range, check_seed
+from aps_teach.infra.checks import (
+    MAX_MAGNITUDE,
+    MAX_NUM_ENVS,
+    check_field,
+    check_finite,
+    check_int,
+    check_range,
+    check_seed,
+    check_steps,
+    check_task_vector,
+    check_type,
+)
 from aps_teach.infra.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.infra.memory import check_fits
 from aps_teach.infra.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, single_thread
@@ -45,6 +56,8 @@ from aps_teach.learner.tasks import infer_task, sample_tasks
 
 RoundHook = Callable[["RoundEnd"], None]
 """Called after every round of `pretrain` / `finetune` (e.g. to keep snapshots for the heatmap widgets)."""
+LEARNER_INTERFACE = ("config", "act", "set_observation_table")
+"""The attributes of an object that stands in for a `Learner` in the phases (`check_learner`)."""
 RUN_SETTINGS = ("progress", "checkpoint_every")
 """`TrainConfig` fields that change how a run is shown or saved, not its numbers: a resume may change them."""
 
@@ -98,16 +111,22 @@ class TrainConfig:
     """Show tqdm progress bars."""
 
     def __post_init__(self) -> None:
+        check_type("agent", self.agent, AgentConfig, "an AgentConfig (e.g. agent=AgentConfig(gamma=0.5))")
         check_engine(self.engine)
-        for name in ("num_envs", "updates_per_step", "finetune_updates_per_step", "task_resample_every",
+        check_field(self, "num_envs", check_int)
+        if self.num_envs > MAX_NUM_ENVS:
+            raise ValueError(f"num_envs must be <= {MAX_NUM_ENVS:,} (every phase runs whole rounds of "
+                             f"num_envs x {gridworld.MAX_EPISODE_STEPS} env steps: one round would be "
+                             f"{self.num_envs * gridworld.MAX_EPISODE_STEPS:,}), got {self.num_envs:,}")
+        for name in ("updates_per_step", "finetune_updates_per_step", "task_resample_every",
                      "checkpoint_every"):
-            check_int(name, getattr(self, name))
-        check_int("learning_starts", self.learning_starts, 0)
-        check_range("epsilon_decay_fraction", self.epsilon_decay_fraction, 0, 1, low_open=True)
+            check_field(self, name, check_int)
+        check_field(self, "learning_starts", check_int, 0)
+        check_field(self, "epsilon_decay_fraction", check_range, 0, 1, low_open=True)
         for name in ("epsilon_start", "epsilon_end", "finetune_epsilon_start"):
-            check_range(name, getattr(self, name), 0, 1)
+            check_field(self, name, check_range, 0, 1)
         if self.reward_clip is not None:
-            check_range("reward_clip", self.reward_clip, 0, low_open=True)
+            check_field(self, "reward_clip", check_range, 0, MAX_MAGNITUDE, low_open=True)
 
 
 @dataclass
@@ -146,29 +165,62 @@ def update_bytes(agent: AgentConfig) -> int:
     return 4 * (3 * particles ** 2 + 8 * states * max(agent.hidden, 8 * agent.feature_dim))
 
 
+def act_bytes(agent: AgentConfig, num_envs: int, num_actions: int) -> int:
+    """A rough lower bound of acting's working memory: psi over every env's candidate tasks (with GPI, the
+    task and `gpi_samples` fresh ones), each row a few hidden layers wide plus its A x sf_dim outputs."""
+    candidates = num_envs * (1 + (agent.gpi_samples if agent.gpi and agent.task_conditioned else 0))
+    return 4 * candidates * (2 * agent.feature_dim + 3 * agent.hidden + 2 * num_actions * agent.sf_dim)
+
+
 def check_phase_memory(phase: str, steps: int, config: TrainConfig, horizon: int,
                        obs: tuple[tuple[int, ...], torch.dtype]) -> None:
     """ValueError, before anything is allocated, if a phase's replay (every step of the phase, whole rounds)
-    and one update would not fit in free memory. `obs` is the replay's (observation shape, dtype)."""
+    and one update would not fit in free memory; the advice names what helps: fewer steps when the replay
+    is the larger part, else a smaller update. `obs` is the replay's (observation shape, dtype)."""
     cells = math.ceil(steps / (config.num_envs * horizon)) * horizon * config.num_envs
     per_cell = NStepReplay.bytes_per_cell(obs[0], config.agent.feature_dim, store_rewards=phase != "pretrain",
                                           store_features=phase != "pretrain", obs_dtype=obs[1])
-    check_fits(cells * per_cell + update_bytes(config.agent),
-               f"{phase}: the replay of {cells:,} transitions and an update of a batch of "
-               f"{config.agent.batch_size}", f"lower --{phase}-steps (the replay keeps every step of the "
-               "phase) or --train.agent.batch-size")
+    replay, update = cells * per_cell, update_bytes(config.agent)
+    advice = f"lower --{phase}-steps (the replay keeps every step of the phase)" if replay >= update else \
+        ("lower --train.agent.batch-size, --train.agent.n-step, --train.agent.hidden or "
+         "--train.agent.feature-dim (what an update's working memory grows with)")
+    check_fits(replay + update, f"{phase}: the replay of {cells:,} transitions ({replay / 1e9:.1f} GB) and "
+               f"an update of a batch of {config.agent.batch_size} ({update / 1e9:.1f} GB)", advice)
 
 
-def check_memory(source: EnvSource, config: TrainConfig, *, pretrain_steps: int = 0,
-                 finetune_steps: int = 0) -> None:
+def check_memory(source: EnvSource, config: TrainConfig, *, pretrain_steps: int = 0, finetune_steps: int = 0,
+                 identify_steps: int = 0) -> None:
     """`check_phase_memory` of the pretraining and fine-tuning budgets on `source` (0: the phase does not
-    run), without building an env batch."""
+    run), the task identification's data (`identify_steps` rows of phi(s') and r) and acting's working
+    memory (`act_bytes`), without building an env batch."""
     env = None if config.engine == "compiled" and not callable(source) else make_env(source)
     obs = ((), torch.int64) if env is None else (env.observation_space.shape, torch.uint8)
     horizon = env.spec.max_episode_steps if env is not None else as_spec(source).max_episode_steps
+    num_actions = len(gridworld.ACTIONS) if env is None else int(env.action_space.n)
     for phase, steps in (("pretrain", pretrain_steps), ("finetune", finetune_steps)):
         if steps:
             check_phase_memory(phase, steps, config, horizon, obs)
+    check_identify_memory(identify_steps, config.agent)
+    check_acting_memory(config, num_actions)
+
+
+def check_identify_memory(steps: int, agent: AgentConfig) -> None:
+    """ValueError if task identification's data, `steps` rows of phi(s') and r (float32, gathered, then
+    joined: twice), would not fit in free memory."""
+    check_fits(2 * 4 * steps * (agent.feature_dim + 1),
+               f"task identification's {steps:,} rows of phi(s') and r", "lower --identify-steps")
+
+
+def check_acting_memory(config: TrainConfig, num_actions: int) -> None:
+    """ValueError if acting (`act_bytes`: GPI over every env's candidate tasks) would not fit in free
+    memory."""
+    agent = config.agent
+    gpi = agent.gpi and agent.task_conditioned
+    check_fits(act_bytes(agent, config.num_envs, num_actions),
+               f"acting in {config.num_envs:,} envs" + (f" with GPI over {1 + agent.gpi_samples:,} candidate "
+                                                        "tasks each" if gpi else ""),
+               "lower --train.agent.gpi-samples (paper: 10) or --train.num-envs" if gpi else
+               "lower --train.num-envs or --train.agent.hidden")
 
 
 def _metrics_columns(rows: list[dict]) -> list[str]:
@@ -259,7 +311,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
             f"resuming at env step {at['round'] * n * horizon:,} of {total:,}"
         say(f"{PHASE_NAMES[phase]}: {where} ({ckpt})")
         restore_metrics(run_dir / "metrics.csv", at["rows"], _metrics_columns(at["rows"]), phase)
-    log = PhaseLog(at["rows"], earlier_seconds=at["seconds"])
+    log = PhaseLog(at["rows"], earlier_seconds=at["seconds"], seconds=at["seconds"])
     first_round, start_eps = at["round"], at["epsilon_start"]
     updates_per_step = cfg.updates_per_step if phase == "pretrain" else cfg.finetune_updates_per_step
     bar = tqdm(total=total, initial=first_round * n * horizon, disable=not cfg.progress,
@@ -296,6 +348,8 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
                     updates += 1
             bar.update(n)
         done = (index + 1) * n * horizon
+        if updates and not learner.weights_finite():
+            _diverged(phase, index + 1, done, learner.config, reward_scale)
         log.metrics.append({"round": index + 1, "env_steps": done, "epsilon": eps, "updates": learner.updates,
                             "episodes_succeeded": envs.successes,
                             **{k: sum(torch.stack(v).tolist()) / max(updates, 1) for k, v in sums.items()},
@@ -306,15 +360,28 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
             on_round(RoundEnd(phase, index + 1, rounds, done, learner, replay, envs, log.metrics[-1]))
         if run_dir is not None:
             _write_metrics(run_dir / "metrics.csv", log.metrics)
-            if index == rounds - 1 or (index + 1) % cfg.checkpoint_every == 0:
-                save_checkpoint(ckpt, {**identity, "round": index + 1, "learner": learner.state_dict(),
-                                        "replay": replay.state_dict(), "coverage": envs.coverage_state(),
-                                        "metrics": log.metrics, "epsilon_start": start_eps,
-                                        "env_steps": done, "total_env_steps": total,
-                                        "seconds": log.earlier_seconds + time.perf_counter() - start})
+        log.seconds = log.earlier_seconds + time.perf_counter() - start
+        if run_dir is not None and (index == rounds - 1 or (index + 1) % cfg.checkpoint_every == 0):
+            save_checkpoint(ckpt, {**identity, "round": index + 1, "learner": learner.state_dict(),
+                                    "replay": replay.state_dict(), "coverage": envs.coverage_state(),
+                                    "metrics": log.metrics, "epsilon_start": start_eps,
+                                    "env_steps": done, "total_env_steps": total, "seconds": log.seconds})
     bar.close()
     log.coverage = envs.coverage()
     return log
+
+
+def _diverged(phase: str, round_: int, env_steps: int, agent: AgentConfig, reward_scale: float) -> None:
+    """ValueError for a phase whose update left a network weight NaN or inf (before the round is logged or
+    saved): what was wrong and what to lower."""
+    lr = ("lr", agent.lr) if phase == "pretrain" else ("finetune_lr", agent.finetune_lr)
+    weights = ("exploit_weight", "explore_weight") if phase == "pretrain" else ("reward_scale",)
+    values = {"exploit_weight": agent.exploit_weight, "explore_weight": agent.explore_weight,
+              "reward_scale": reward_scale}
+    shown = ", ".join(f"{name} {values[name]:g}" for name in weights)
+    raise ValueError(f"{PHASE_NAMES[phase]} diverged in round {round_} (env step {env_steps:,}): a network "
+                     f"weight is no longer a finite number, so nothing it learned can be used; lower {lr[0]} "
+                     f"(now {lr[1]:g}) or the reward's size ({shown}); the rounds before it are kept")
 
 
 def check_identity(ckpt: Path, state: dict, identity: dict) -> None:
@@ -355,8 +422,25 @@ def load_learner(checkpoint: str | Path) -> tuple[Learner, dict]:
 
 def with_method(config: TrainConfig | None, method: str) -> TrainConfig:
     """`config` (default: `TrainConfig()`) with its agent's method set to `method`."""
-    config = config or TrainConfig()
+    config = check_config(config, TrainConfig)
     return replace(config, agent=replace(config.agent, method=method))
+
+
+def check_config(config: TrainConfig | None, default: Callable[[], TrainConfig]) -> TrainConfig:
+    """`config`, or `default()` when it is None; an `InputTypeError` naming config if it is no TrainConfig
+    (an AgentConfig goes in its agent field)."""
+    if config is None:
+        return default()
+    return check_type("config", config, TrainConfig, "a TrainConfig or None (the learner's settings go in "
+                                                     "its agent field: TrainConfig(agent=AgentConfig(...)))")
+
+
+def check_learner(learner: Learner) -> Learner:
+    """`learner`, or an `InputTypeError` naming it if it is neither a `Learner` nor an object that acts like
+    one (a config, `act` and `set_observation_table`: a stand-in of a test or an exercise)."""
+    if isinstance(learner, Learner) or all(hasattr(learner, name) for name in LEARNER_INTERFACE):
+        return learner
+    return check_type("learner", learner, Learner, "a Learner (from pretrain, new_learner or load_learner)")
 
 
 def learner_for(envs: EnvBatch, agent: AgentConfig, seed: int) -> Learner:
@@ -387,8 +471,8 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
     config = with_method(config, method)
     if method == "dqn":
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
-    check_int("pretrain steps", steps)
-    check_seed(seed)
+    steps, seed = check_int("pretrain steps", steps), check_seed(seed)
+    check_steps("pretrain steps", steps)
     envs = env_batch(env, config, reward_free=True, absorbing_target=config.absorbing_target)
     learner = learner_for(envs, config.agent, seed)
     learner.use_objective(objective)
@@ -402,9 +486,9 @@ def random_walk(env: EnvSource, steps: int, seed: int, config: TrainConfig | Non
     """The coverage a uniformly random walk reaches under pretraining's protocol: the same env batch
     (absorbing target), rounds, reset seeds and step budget as `pretrain`, every action uniform, no learner.
     The reference a pretraining method's exploration is judged against (`EnvBatch.coverage`)."""
-    config = config or TrainConfig()
-    check_int("random walk steps", steps)
-    check_seed(seed)
+    config = check_config(config, TrainConfig)
+    steps, seed = check_int("random walk steps", steps), check_seed(seed)
+    check_steps("random walk steps", steps)
     envs = env_batch(env, config, reward_free=True, absorbing_target=config.absorbing_target)
     for index in range(math.ceil(steps / (config.num_envs * envs.horizon))):
         seeds, gen = round_seeds(seed, "pretrain", index, config.num_envs)
@@ -420,15 +504,18 @@ def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
     """Roll out the pretrained skills with random w (epsilon_end-greedy on psi^T w; with the kNN reward as a
     feature of its own, without its exploration term, as zero-shot acts) for `steps` env steps and return
     what task identification regresses: rows phi(s') (N, d) and task rewards r (N,)."""
-    config = config or TrainConfig(agent=learner.config)
+    learner = check_learner(learner)
+    config = check_config(config, lambda: TrainConfig(agent=learner.config))
     if not learner.config.task_conditioned:
         raise ValueError(f"method {learner.config.method!r} has no task vector to identify")
-    check_int("identify steps", steps)
-    check_seed(seed)
+    steps, seed = check_int("identify steps", steps), check_seed(seed)
+    check_steps("identify steps", steps)
     envs = env_batch(env, config, reward_free=False, learner=learner)
+    rounds = math.ceil(steps / (config.num_envs * envs.horizon))
+    check_identify_memory(rounds * config.num_envs * envs.horizon, learner.config)
     features, rewards = [], []
     with single_thread():
-        for index in range(math.ceil(steps / (config.num_envs * envs.horizon))):
+        for index in range(rounds):
             seeds, gen = round_seeds(seed, "identify", index, config.num_envs)
             obs = envs.reset(seeds)
             for t in range(envs.horizon):
@@ -458,14 +545,16 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
     on the task reward, so other candidates' values are no longer on the same scale. An episode ends at
     the target (success) or the step limit; what an env does after its episode ended is not counted.
     """
-    config = config or TrainConfig(agent=learner.config)
-    check_int("episodes", episodes)
-    check_seed(seed)
+    learner = check_learner(learner)
+    config = check_config(config, lambda: TrainConfig(agent=learner.config))
+    episodes, seed = check_int("episodes", episodes), check_seed(seed)
+    w = learner.default_task(1)[0] if w is None else check_task_vector("w", w, learner.config.feature_dim)
     if gpi is None:
         gpi = learner.config.gpi and learner.config.task_conditioned and learner.phase == "pretrain"
-    envs = env_batch(env, config, reward_free=False, learner=learner)
     n = config.num_envs
-    w = learner.default_task(1)[0] if w is None else w
+    envs = env_batch(env, config, reward_free=False, learner=learner)
+    check_steps("episodes", math.ceil(episodes / n) * n * envs.horizon)
+    check_acting_memory(config, envs.num_actions)
     successes, returns = [], []
     with single_thread():
         for index in range(math.ceil(episodes / n)):
@@ -499,12 +588,12 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
     `pretrain`. The learner trains on the task reward times `reward_scale` (e.g. 1 / ||c|| for the
     least-squares fit c: Q = psi^T w then starts at the fitted reward's scale), clipped to
     `config.reward_clip` if set."""
-    config = config or TrainConfig(agent=learner.config)
-    check_int("finetune steps", steps)
-    check_seed(seed)
-    w = learner.default_task(1)[0] if w is None else w
-    if w.shape != (learner.config.feature_dim,):
-        raise ValueError(f"w must have shape ({learner.config.feature_dim},), got {tuple(w.shape)}")
+    learner = check_learner(learner)
+    config = check_config(config, lambda: TrainConfig(agent=learner.config))
+    steps, seed = check_int("finetune steps", steps), check_seed(seed)
+    check_steps("finetune steps", steps)
+    reward_scale = check_finite("reward_scale", reward_scale)
+    w = learner.default_task(1)[0] if w is None else check_task_vector("w", w, learner.config.feature_dim)
     envs = env_batch(env, config, reward_free=False, absorbing_target=config.finetune_absorbing_target,
                      learner=learner)
     if learner.phase != "finetune":

@@ -34,7 +34,7 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -44,10 +44,15 @@ from tqdm.auto import tqdm
 import gridworld
 from aps_teach.grid.cell_maps import cell_states, value_map
 from aps_teach.grid.envs import EnvSource, LevelSpec
-from aps_teach.grid.experiments import DEFAULT_IDENTIFY_STEPS, DEFAULT_PRETRAIN_STEPS
+from aps_teach.grid.experiments import (
+    DEFAULT_IDENTIFY_STEPS,
+    DEFAULT_PRETRAIN_STEPS,
+    Budget,
+    check_learning_starts,
+)
 from aps_teach.grid.rollouts import Rollout, greedy_rollout, state_observations
-from aps_teach.grid.train import TrainConfig, evaluate, pretrain, task_data
-from aps_teach.infra.checks import check_int
+from aps_teach.grid.train import TrainConfig, check_memory, evaluate, pretrain, task_data, with_method
+from aps_teach.infra.checks import check_int, check_seed, check_steps
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.seeds import task_seed
@@ -188,8 +193,8 @@ class TransferReport:
     OUT/transfer.png from every such file in OUT)."""
 
 
-TRANSFER_COLUMNS = {"method": "str", "maze": "str", "seed": "int", "normalised_score": "float", "r2": "float",
-                    "identified": "int", "phi_spread": "float"}
+TRANSFER_COLUMNS = {"method": "str", "maze": "str", "seed": "count", "normalised_score": "float",
+                    "r2": "float", "identified": "count", "phi_spread": "float"}
 """The columns of a transfer CSV its readers need (`sweeps.read_rows`)."""
 
 
@@ -242,16 +247,24 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
         raise ValueError(f"run_transfer names its results after the maze: give a built-in maze name "
                          f"({', '.join(gridworld.MAZES)})")
     layout = maze_layout(maze)
-    seeds = list(seeds)
+    seeds = [check_seed(seed) for seed in seeds]
     if not seeds:
         raise ValueError("run_transfer needs at least one seed")
     budget = {"pretrain_steps": pretrain_steps, "identify_steps": identify_steps,
               "eval_episodes": eval_episodes, "num_tasks": num_tasks, "horizon": horizon}
-    for name, value in budget.items():
-        check_int(name, value)
+    budget = {name: check_int(name, value) for name, value in budget.items()}
+    pretrain_steps, identify_steps, eval_episodes, num_tasks, horizon = budget.values()
+    config = with_method(config, method)
+    round_steps = config.num_envs * horizon  # every phase runs whole rounds: refused before any work
+    pretrain_rounded, identify_rounded = (-(-steps // round_steps) * round_steps
+                                          for steps in (pretrain_steps, identify_steps))
+    check_steps("pretrain_steps", pretrain_rounded)
+    check_steps("identify_steps", identify_rounded)
+    check_steps("eval_episodes", -(-eval_episodes // config.num_envs) * round_steps)
+    check_learning_starts(Budget(pretrain_steps=pretrain_rounded), config, pretrain_only=True)
+    check_memory(maze_env(maze, np.zeros(layout.shape), horizon), config, pretrain_steps=pretrain_rounded,
+                 identify_steps=identify_rounded)
     tasks = _draw_tasks(layout, seeds, num_tasks, num_boxes, box_size, horizon)
-    config = config or TrainConfig()
-    config = replace(config, agent=replace(config.agent, method=method))
     shared = {**{k: v for k, v in budget.items() if k != "num_tasks"}, "num_boxes": num_boxes,
               "box_size": box_size, "config_hash": config_hash(budget, num_boxes, box_size, config)}
     results = Path(out_dir) / f"{method}-{maze}.csv" if out_dir is not None else None

@@ -17,14 +17,17 @@ go on, and the failed run stays pending for the next call of the sweep, as on th
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from pathlib import Path
 from typing import Any, Literal
 
 from aps_teach.infra.checks import check_int, check_range
@@ -74,6 +77,20 @@ class LocalPool(ProcessPoolExecutor):
                 process.kill()
                 process.join()
         self.shutdown(wait=True)
+
+
+def check_not_reimported() -> None:
+    """In a worker process that is importing the user's main script anew on start-up (Python's spawn start
+    method, which sweeps use, runs it as `__mp_main__` in each worker, before the worker knows its parent)
+    and reached a sweep there: exit the worker with one line saying to guard the script. Unguarded, every
+    worker would start the sweep again, refused as "another process" by the sweep that started it."""
+    frame = sys._getframe()
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__mp_main__":
+            raise SystemExit(f"aps-teach: a sweep's worker process re-ran {frame.f_code.co_filename} as it "
+                             "started (each worker imports the main script anew) and reached the sweep "
+                             "again: put the lines that start the sweep under `if __name__ == \"__main__\":`")
+        frame = frame.f_back
 
 
 def local_executor(workers: int | None = None) -> Executor:
@@ -187,6 +204,17 @@ def wait_for_head(address: str, timeout: float) -> None:
         time.sleep(1)
 
 
+def ray_token_to_write(address: str | None) -> Path | None:
+    """Where `ray.init(address)` is about to write an authentication token into the user's home, or None: a
+    Ray with token authentication (2.5x on) writes ~/.ray/auth_token when it starts a cluster on this
+    machine (no address, or "local", and no RAY_ADDRESS) and neither RAY_AUTH_MODE nor a token is set."""
+    path = Path.home() / ".ray" / "auth_token"
+    starts_local = address in (None, "local") and not os.environ.get("RAY_ADDRESS")
+    has_token_auth = importlib.util.find_spec("ray._private.authentication") is not None
+    set_up = any(os.environ.get(name) for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"))
+    return path if starts_local and has_token_auth and not set_up and not path.exists() else None
+
+
 class RayExecutor(Executor):
     """Each `submit` is one Ray task with the given resources; `Future`s come from `ObjectRef.future()`.
 
@@ -205,6 +233,10 @@ class RayExecutor(Executor):
         if self._owns_connection:
             if address not in (None, "auto", "local"):
                 wait_for_head(address, connect_timeout)  # ray.init would retry an unreachable head forever
+            token = ray_token_to_write(address)
+            if token is not None:
+                print(f"starting Ray on this machine; Ray writes an authentication token to {token} (set "
+                      "RAY_AUTH_MODE=disabled to start it without one)", file=sys.stderr, flush=True)
             self._ray.init(address=address)
         self._options = {"num_cpus": num_cpus, "num_gpus": num_gpus, "max_retries": max_retries,
                          "retry_exceptions": False}

@@ -31,6 +31,9 @@ class PhaseLog:
     """Gridworld, a resumed phase: wall seconds its rounds took in earlier sessions, up to the checkpoint it
     resumed from (0 when it ran in one go); what it adds to this session's time makes timings survive a
     resume."""
+    seconds: float = 0.0
+    """Gridworld: wall seconds of the phase's rounds, `earlier_seconds` plus this session's (what its last
+    checkpoint records): a finished phase loaded again keeps the time it took."""
 
     @property
     def env_steps(self) -> int:

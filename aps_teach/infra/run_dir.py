@@ -19,6 +19,7 @@ writing config.json.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -48,6 +49,8 @@ RESULTS = ("summary.json", "scores.csv")
 FINISHED_HINT = ("continue it with --resume (finished phases are loaded, not trained again), or start it "
                  "over with --force")
 """What a refusal to start a finished run over says to do instead (`RunDir.claim`)."""
+WINGS = {"level": "gridworld", "game": "atari"}
+"""The config.json field that marks a run of each wing, and the `aps-teach` command group that handles it."""
 PHASE_NAMES = {"pretrain": "pretraining", "finetune": "fine-tuning"}
 """The phases with a directory and checkpoint in a run (all of `seeds.PHASES` but identify and evaluate),
 as a status line names them."""
@@ -140,11 +143,19 @@ class RunDir:
 
     def read_config(self, required: Sequence[str] = (), hint: str = "") -> dict:
         """config.json with at least the `required` fields: FileNotFoundError if there is none (with `hint`,
-        e.g. the command that writes it), ValueError naming the file and what is wrong if it is corrupt."""
+        e.g. the command that writes it), ValueError naming the file and what is wrong if it is corrupt, or
+        naming the wing (`WINGS`) whose commands handle it if it is a run of the other wing."""
         saved = self.saved_config()
         if saved is None:
             raise FileNotFoundError(f"{self.config_path} not found" + (f": {hint}" if hint else ""))
         missing = [key for key in required if key not in saved]
+        other = [key for key in WINGS if key in saved and key not in required]
+        if missing and other and any(key in required for key in WINGS):  # a run of the other wing
+            key, wing = other[0], WINGS[other[0]]
+            article = "an" if wing[0] in "aeiou" else "a"
+            raise ValueError(f"{self.path} holds {article} {wing} run ({key} {saved[key]!r}), not one this "
+                             f"command handles: the `aps-teach {wing}` commands do (e.g. `aps-teach {wing} "
+                             f"evaluate --out {self.path}`)")
         if missing:
             raise ValueError(f"corrupt run config {self.config_path}: no {', '.join(missing)} field")
         return saved
@@ -203,6 +214,7 @@ class RunDir:
                 why = "--force" if force else "--resume would have continued from them"
                 say(f"starting over in {self.path}: removed {', '.join(removed)} ({why})")
             merged = config if whole else {**config, **saved}
+        self._check_phase_paths()
         return self._write(merged) if merged != saved else saved
 
     def finished(self, names: Sequence[str] = RUN_FILES) -> list[str]:
@@ -221,7 +233,20 @@ class RunDir:
         return done + ([f"results in {', '.join(present)}"] if present else [])
 
     def _present(self, names: Sequence[str]) -> list[str]:
-        return [name for name in names if (self.path / name).exists()]
+        """Those of `names` in the directory, a link to nothing included."""
+        return [name for name in names if os.path.lexists(self.path / name)]
+
+    def _check_phase_paths(self) -> None:
+        """ValueError, before config.json is written, if a phase's directory is taken by something else: a
+        file, or a link to nothing (a run could not write its checkpoints there)."""
+        for phase in PHASE_NAMES:
+            path = self.path / phase
+            if path.is_dir() or not os.path.lexists(path):
+                continue
+            what = f"a link to {os.readlink(path)}, which does not exist" if path.is_symlink() and \
+                not path.exists() else "not a directory"
+            raise ValueError(f"{path} is {what}, where the run keeps its {PHASE_NAMES[phase]} checkpoints: "
+                             "remove it, or give --force to start the run over")
 
     def _remove(self, names: Sequence[str]) -> list[str]:
         removed = self._present(names)
@@ -234,6 +259,7 @@ class RunDir:
         return removed
 
     def _write(self, config: dict) -> dict:
+        self._check_phase_paths()
         self.path.mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.config_path, json.dumps(config, indent=2))
         return config

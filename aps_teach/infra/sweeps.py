@@ -25,7 +25,6 @@ import json
 import os
 import time
 import traceback
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import BrokenExecutor, Executor, as_completed
 from dataclasses import asdict, dataclass, field, is_dataclass
@@ -36,7 +35,7 @@ from tqdm.auto import tqdm
 
 from aps_teach import __version__
 from aps_teach.infra.checks import check_int
-from aps_teach.infra.executors import local_executor, stop_executor
+from aps_teach.infra.executors import check_not_reimported, local_executor, stop_executor
 from aps_teach.infra.files import write_csv_atomic, write_text_atomic
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import config_differences, say
@@ -83,31 +82,36 @@ class SweepReport:
 TIMING_COLUMNS = ("run_seconds", "wall_seconds", "package_version")
 """Columns of a results row that may differ between two copies of the same run's row."""
 KINDS = {"str": "text", "int": "an integer", "float": "a number", "float?": "a number or empty",
-         "bool": "True or False"}
-"""What a column of `read_rows`' `columns` may hold (the row's value as `csv` reads it, a string)."""
+         "bool": "True or False", "count": "an integer >= 0", "rate": "a number in [0, 1]",
+         "rate?": "a number in [0, 1] or empty", "steps": "an integer >= 0"}
+"""What a column of `read_rows`' `columns` may hold (the row's value as `csv` reads it, a string). A steps
+column holds at most the budget of its name recorded beside the file (<name>.sweep.json), if there is one."""
 
 
 def read_rows(path: str | os.PathLike, columns: Mapping[str, str] | None = None) -> list[dict[str, str]]:
     """The whole rows of a results CSV (empty if the file does not exist yet), checked as `read_results`
-    does; a torn last row is left out with a warning."""
-    rows, torn = read_results(path, columns)
+    does; a torn last row is left out, and said."""
+    rows, torn, _ = read_results(path, columns)
     if torn is not None:
-        warnings.warn(f"{path}: its last row is cut short; left out", stacklevel=2)
+        say(f"{path}: its last row is cut short; left out")
     return rows
 
 
-def read_results(path: str | os.PathLike,
-                 columns: Mapping[str, str] | None = None) -> tuple[list[dict[str, str]], dict | None]:
-    """(whole rows, the torn last row or None) of a results CSV. Every row `write_csv_atomic` writes ends
-    in a line break and has every column; a last row without them was cut short.
+def read_results(path: str | os.PathLike, columns: Mapping[str, str] | None = None, *,
+                 quiet: bool = False) -> tuple[list[dict[str, str]], dict | None, int]:
+    """(whole rows, the torn last row or None, how many repeated rows were left out) of a results CSV. Every
+    row `write_csv_atomic` writes ends in a line break and has every column; a last row without them was cut
+    short.
 
     `columns` (name -> kind, a key of `KINDS`): the columns the reader needs; a file without one of them, or
-    with a value not of its kind, is a ValueError of one line naming the file, the row and the column. In a
-    sweep's file (a run_key column) a run's rows count once: rows repeating an earlier row (timings aside),
-    or a run's rows appearing again after another run's, are left out with a message (`drop_repeats`)."""
+    with a value not of its kind (a success rate of 7.5, a negative count, more fine-tuning steps than the
+    recorded budget), is a ValueError of one line naming the file, the row and the column. In a sweep's
+    file (a run_key column) a run's rows count once: rows repeating an earlier row (timings aside), or a
+    run's rows appearing again after another run's, are left out with a message (`drop_repeats`; `quiet`:
+    without it)."""
     path = Path(path)
     if not path.exists():
-        return [], None
+        return [], None, 0
     with path.open(newline="") as file:
         text = file.read()
     reader = csv.DictReader(io.StringIO(text, newline=""))
@@ -116,44 +120,60 @@ def read_results(path: str | os.PathLike,
     if rows and (not text.endswith("\n") or None in rows[-1] or None in rows[-1].values()):
         rows, torn = rows[:-1], rows[-1]
     check_columns(path, reader.fieldnames or [], rows, columns or {})
-    return drop_repeats(path, rows), torn
+    kept = drop_repeats(path, rows, quiet=quiet)
+    return kept, torn, len(rows) - len(kept)
 
 
 def check_columns(path: Path, header: Sequence[str], rows: Sequence[dict[str, str]],
                   columns: Mapping[str, str]) -> None:
     """ValueError in one line if the CSV at `path` lacks one of `columns` or a row's value is not of its
-    column's kind (see `KINDS`)."""
+    column's kind (see `KINDS`; a steps column is bounded by the budget of its name in the file's record)."""
     missing = [name for name in columns if name not in header]
     if missing:
         raise ValueError(f"{path} has no column {', '.join(map(repr, missing))} (its columns: "
                          f"{', '.join(header) or 'none'}): not a results file of this version, or edited; "
                          "regenerate it or restore the column")
+    budget = _recorded_budget(path) if "steps" in columns.values() else {}
     for number, row in enumerate(rows, start=2):
         for name, kind in columns.items():
-            if not _is_kind(row[name], kind):
-                raise ValueError(f"{path}, row {number}: column {name!r} holds {row[name]!r}, not "
-                                 f"{KINDS[kind]}")
+            limit = budget.get(name) if kind == "steps" else None
+            if not _is_kind(row[name], kind, limit):
+                valid = KINDS[kind] if limit is None else \
+                    f"an integer in [0, {limit:,}] (the budget {sweep_config_path(path).name} records)"
+                raise ValueError(f"{path}, row {number}: column {name!r} holds {row[name]!r}, not {valid}")
 
 
-def _is_kind(value: str, kind: str) -> bool:
+def _recorded_budget(path: Path) -> dict:
+    """The budget recorded beside a results file (<name>.sweep.json's "budget"), or {} if there is none."""
+    try:
+        budget = json.loads(sweep_config_path(path).read_text()).get("budget", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {name: value for name, value in budget.items() if type(value) is int} if isinstance(budget, dict) \
+        else {}
+
+
+def _is_kind(value: str, kind: str, limit: int | None = None) -> bool:
     if kind == "str":
         return True
     if kind == "bool":
         return value in ("True", "False")
-    if kind == "float?" and value == "":
+    if kind.endswith("?") and value == "":
         return True
     try:
-        int(value) if kind == "int" else float(value)
+        number = int(value) if kind in ("int", "count", "steps") else float(value)
     except ValueError:
         return False
-    return True
+    if kind in ("count", "steps"):
+        return 0 <= number and (limit is None or number <= limit)
+    return 0 <= number <= 1 if kind.startswith("rate") else True
 
 
-def drop_repeats(path: Path, rows: list[dict[str, str]]) -> list[dict[str, str]]:
+def drop_repeats(path: Path, rows: list[dict[str, str]], *, quiet: bool = False) -> list[dict[str, str]]:
     """A sweep file's rows with each run counted once: a row equal to an earlier one (timing columns aside),
     and every row of a run whose rows already ended earlier in the file (the run appended twice), are
-    left out, saying which (the first rows of a run are its own). Files without a run_key column are
-    returned as they are."""
+    left out, saying which unless `quiet` (the first rows of a run are its own). Files without a run_key
+    column are returned as they are."""
     if not rows or "run_key" not in rows[0]:
         return rows
     kept, seen, ended, current, again, dropped = [], set(), set(), None, False, []
@@ -167,7 +187,7 @@ def drop_repeats(path: Path, rows: list[dict[str, str]]) -> list[dict[str, str]]
             continue
         seen.add(identity)
         kept.append(row)
-    if dropped:
+    if dropped and not quiet:
         say(f"{path}: left out {len(dropped)} repeated row(s), row {', '.join(dropped)}: a run counts once")
     return kept
 
@@ -200,7 +220,7 @@ def plain_config(config: Any) -> Any:
 def check_results(results_csv: str | os.PathLike, config: Mapping) -> None:
     """ValueError, naming the fields that differ, if `results_csv` holds runs of a configuration other than
     `config` (or runs whose configuration was never recorded)."""
-    rows, torn = read_results(results_csv)
+    rows, torn, _ = read_results(results_csv, quiet=True)
     if not rows and torn is None:
         return
     path = sweep_config_path(results_csv)
@@ -265,9 +285,10 @@ def run_sweep(
     (default: one per core, at most one per pending run). Ctrl-C or an error here stops the executor
     (`executors.stop_executor`) before it propagates.
     """
+    check_not_reimported()
     if executor is not None and workers is not None:
         raise ValueError("give workers (local processes) or an executor, not both")
-    check_int("workers", workers, default="one per core")
+    workers = check_int("workers", workers, default="one per core")
     keys = [spec.key for spec in specs]
     if len(set(keys)) != len(keys):
         raise ValueError("run_sweep got the same run twice; each (method, level, seed, overrides) once")
@@ -284,12 +305,12 @@ def _run_sweep(specs: Sequence[RunSpec], run: Callable[[RunSpec], list[dict]], r
                progress: bool) -> SweepReport:
     """`run_sweep` once its directory is owned."""
     claim_results(results_csv, config)
-    rows, torn = read_results(results_csv, {"run_key": "str"})
+    rows, torn, repeated = read_results(results_csv, {"run_key": "str"})
     if torn is not None:  # the torn run's other rows are not all of its rows: do it again
         key = torn.get("run_key")
         rows = [row for row in rows if row.get("run_key") != key]
-        warnings.warn(f"{results_csv}: the last row (run {key}) is cut short; that run is done again",
-                      stacklevel=2)
+        say(f"{results_csv}: the last row (run {key}) is cut short; that run is done again")
+    if torn is not None or repeated:  # written as read, so later readers find the file whole and say nothing
         if rows:
             write_csv_atomic(results_csv, rows)
         else:

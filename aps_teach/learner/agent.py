@@ -122,6 +122,10 @@ class Learner:
         named = {"psi": self.psi, "phi": self.phi, "rep": self.rep}
         return {name: m for name, m in named.items() if m is not None}
 
+    def weights_finite(self) -> bool:
+        """Whether every network weight is a finite number (an update that diverged leaves NaN or inf)."""
+        return all(bool(torch.isfinite(p).all()) for m in self._modules().values() for p in m.parameters())
+
     def _adam(self, lr: float) -> torch.optim.Adam:
         trained = [self.psi] if self.phase == "finetune" else list(self._modules().values())
         params = [p for m in trained for p in m.parameters()]

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from aps_teach.infra.checks import check_finite, check_int, check_range
+from aps_teach.infra.checks import MAX_MAGNITUDE, check_field, check_finite, check_int, check_range
 
 METHODS = ("visr", "apt", "aps", "dqn")
 SF_LOSSES = ("vector", "scalar")
@@ -112,16 +112,17 @@ class AgentConfig:
             raise ValueError(f"unknown nstep_reward {self.nstep_reward!r}; valid: {', '.join(NSTEP_REWARDS)}")
         if self.sf_loss not in SF_LOSSES:
             raise ValueError(f"unknown sf_loss {self.sf_loss!r}; valid: {', '.join(SF_LOSSES)}")
-        check_int("feature_dim", self.feature_dim, 2)
+        check_field(self, "feature_dim", check_int, 2)
         for name in ("hidden", "k", "n_step", "batch_size", "target_update_period"):
-            check_int(name, getattr(self, name))
-        check_int("gpi_samples", self.gpi_samples, 0)
-        check_range("gamma", self.gamma, 0, 1, low_open=True)
-        for name in ("lr", "finetune_lr", "adam_eps", "max_grad_norm", "contrastive_temperature",
-                     "knn_exponent"):
-            check_range(name, getattr(self, name), 0, low_open=True)
+            check_field(self, name, check_int)
+        check_field(self, "gpi_samples", check_int, 0)
+        check_field(self, "gamma", check_range, 0, 1, low_open=True)
+        for name in ("lr", "finetune_lr"):
+            check_field(self, name, check_range, 0, MAX_MAGNITUDE, low_open=True)
+        for name in ("adam_eps", "max_grad_norm", "contrastive_temperature", "knn_exponent"):
+            check_field(self, name, check_range, 0, low_open=True)
         for name in ("exploit_weight", "explore_weight"):
-            check_finite(name, getattr(self, name))
+            check_field(self, name, check_finite)
 
     @property
     def particles(self) -> int:

@@ -32,6 +32,10 @@ def infer_task(features: torch.Tensor, rewards: torch.Tensor) -> torch.Tensor:
             f"infer_task needs features (N, d) and rewards (N,); got features {tuple(features.shape)} "
             f"and rewards {tuple(rewards.shape)}"
         )
+    if not torch.isfinite(features).all() or not torch.isfinite(rewards).all():
+        what = "features" if not torch.isfinite(features).all() else "rewards"
+        raise ValueError(f"infer_task: the {what} are not all finite numbers (NaN or inf); finite features "
+                         "need a network that did not diverge (lower its learning rate)")
     x = features.double()
     w = torch.linalg.lstsq(x, rewards.double()[:, None], driver="gelsd").solution[:, 0]
     norm = w.norm()

@@ -52,8 +52,8 @@ them, at the same budget: VISR (APS without the kNN term), APT (the kNN term alo
 under the one fine-tuning protocol and, for reference, with pretraining's exploration schedule (epsilon
 from 1), and a uniformly random walk (coverage only, `train.random_walk`)."""
 RESULTS = "aps_parts.csv"
-COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "overrides": "str",
-           "phase": "str", "state_coverage": "float", "visitation_entropy": "float", "success_rate": "float?"}
+COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count", "overrides": "str",
+           "phase": "str", "state_coverage": "rate", "visitation_entropy": "rate", "success_rate": "rate?"}
 """The columns of aps_parts.csv its readers need, and their kinds (`sweeps.read_rows`)."""
 
 
@@ -118,7 +118,7 @@ def run_parts_study(levels: Sequence[str] = ("deep", "easy", "hard"), num_seeds:
     unknown = sorted(set(levels) - set(gridworld.LEVELS))
     if unknown:
         raise ValueError(f"unknown levels {unknown}; valid levels: {', '.join(gridworld.LEVELS)}")
-    check_int("num_seeds", num_seeds)
+    num_seeds = check_int("num_seeds", num_seeds)
     return run_sweep(parts_specs(levels, num_seeds), partial(run_part_rows, budget=budget),
                      Path(out_dir) / RESULTS, config=figure4_config(budget), workers=workers,
                      progress=progress)

@@ -174,9 +174,9 @@ def maze_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     return [{**row, **swept} for row in report.rows]
 
 
-LEVEL_COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "pretrain_steps": "int",
-                 "feature_dim": "int", "gamma": "float", "phase": "str", "identify_steps": "int",
-                 "finetune_steps": "int", "success_rate": "float"}
+LEVEL_COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count",
+                 "pretrain_steps": "count", "feature_dim": "count", "gamma": "float", "phase": "str",
+                 "identify_steps": "count", "finetune_steps": "count", "success_rate": "rate"}
 """The columns of study_levels.csv its readers need (`sweeps.read_rows`)."""
 STUDY_TRANSFER_COLUMNS = {"run_key": "str", **TRANSFER_COLUMNS, "feature_dim": "int", "gamma": "float",
                           "pretrain_steps": "int"}

@@ -52,8 +52,8 @@ METHOD_ARMS = {"visr": tuple(ARMS), "aps": tuple(ARMS),
 """The arms each method runs: every arm for the methods with a zero-shot policy to keep (visr, aps), the
 protocol alone for those that must find the task while fine-tuning (apt, dqn)."""
 RESULTS = "finetune.csv"
-COLUMNS = {"run_key": "str", "method": "str", "seed": "int", "arm": "str", "finetune_steps": "int",
-           "success_rate": "float", "value_min": "float", "value_max": "float", "optimal_value_min": "float",
+COLUMNS = {"run_key": "str", "method": "str", "seed": "count", "arm": "str", "finetune_steps": "steps",
+           "success_rate": "rate", "value_min": "float", "value_max": "float", "optimal_value_min": "float",
            "optimal_value_max": "float"}
 """The columns of finetune.csv its readers need, and their kinds (`sweeps.read_rows`)."""
 
