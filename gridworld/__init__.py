@@ -64,7 +64,7 @@ def _id_and_kwargs(level: str | Sequence[str], kwargs: dict) -> tuple[str, dict]
         if level not in ENV_IDS:
             raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(ENV_IDS)} (or ASCII art)")
         return ENV_IDS[level], kwargs
-    return CUSTOM_ENV_ID, {"level": tuple(level), **kwargs}
+    return CUSTOM_ENV_ID, {"level": tuple(resolve_level(level).art), **kwargs}
 
 
 def make(level: str | Sequence[str] = "easy", **kwargs) -> gymnasium.Env:

@@ -7,6 +7,7 @@ rules, written out independently (the tests check the two agree move by move).
 
 from __future__ import annotations
 
+import numbers
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -206,7 +207,17 @@ def resolve_level(level: str | Sequence[str]) -> Layout:
         if level not in BUILT_IN:
             raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(BUILT_IN)} (or ASCII art)")
         return Layout.parse(BUILT_IN[level])
+    if isinstance(level, Layout):
+        return level
+    if not isinstance(level, Sequence):
+        raise TypeError(f"level must be a level name ({', '.join(BUILT_IN)}) or ASCII art (a sequence of "
+                        f"strings, one per row), got {type(level).__name__} {level!r:.60}")
     return Layout.parse(level)
+
+
+MAX_REWARD = 1e100
+"""The largest size of a reward map's value: far beyond any task, yet a return summed over a billion steps
+stays a finite float64 (1e308 per step made the optimal return inf)."""
 
 
 def as_reward_map(layout: Layout, reward_map) -> np.ndarray:
@@ -220,16 +231,29 @@ def as_reward_map(layout: Layout, reward_map) -> np.ndarray:
     ):
         cells = reward_map.items() if isinstance(reward_map, Mapping) else reward_map
         grid = np.zeros((height, width))
-        for (row, col), value in cells:
+        for cell, value in cells:
+            if len(cell) != 2 or not all(isinstance(i, numbers.Integral) and not isinstance(i, bool)
+                                         for i in cell):
+                raise ValueError(f"reward cell {cell!r} must be a (row, col) pair of integers")
+            row, col = (int(i) for i in cell)
             if not (0 <= row < height and 0 <= col < width):
                 raise ValueError(f"reward cell ({row}, {col}) is off the {height}x{width} grid")
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ValueError(f"reward cell ({row}, {col}) pays {value!r}: reward map values must be real "
+                                 "numbers")
             grid[row, col] = value
     else:
-        grid = np.asarray(reward_map, dtype=float)
+        raw = np.asarray(reward_map)
+        if raw.dtype.kind not in "iuf":
+            raise ValueError(f"reward map values must be real numbers, got an array of {raw.dtype}")
+        grid = raw.astype(float)
         if grid.shape != (height, width):
             raise ValueError(f"reward map has shape {grid.shape}; this maze is {height}x{width}")
     if not np.isfinite(grid).all():
         raise ValueError("reward map values must be finite numbers")
+    if np.abs(grid).max(initial=0.0) > MAX_REWARD:
+        raise ValueError(f"reward map values must be at most {MAX_REWARD:g} in size (a return summed over "
+                         f"an episode's steps must stay a finite float), got {np.abs(grid).max():g}")
     walls = np.argwhere((grid != 0) & layout.walls)
     if len(walls):
         raise ValueError(f"reward map puts reward on wall cells {[(int(r), int(c)) for r, c in walls]}")

@@ -25,10 +25,14 @@ from gridworld.families import Task, resolve_task
 from gridworld.layout import Layout, as_reward_map, resolve_level  # noqa: F401 (as_reward_map re-exported)
 
 
-def random_box_reward_map(layout: Layout, num_boxes: int, box_size: int, seed: int,
+def random_box_reward_map(layout: Layout | str | Sequence[str], num_boxes: int, box_size: int, seed: int,
                           value: float = 1.0) -> np.ndarray:
-    """`num_boxes` square boxes of side `box_size` placed uniformly at random, paying `value` on
-    their free cells (walls inside a box pay nothing); every box covers at least one free cell."""
+    """`num_boxes` square boxes of side `box_size` placed uniformly at random on `layout` (a `Layout`, a maze
+    name or ASCII art), paying `value` on their free cells (walls inside a box pay nothing); every box covers
+    at least one free cell. `seed` is an integer >= 0."""
+    layout = resolve_level(layout)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     height, width = layout.shape
     if num_boxes < 1 or not 1 <= box_size <= min(height, width):
         raise ValueError(f"need num_boxes >= 1 and 1 <= box_size <= {min(height, width)}, "
@@ -47,10 +51,17 @@ def random_box_reward_map(layout: Layout, num_boxes: int, box_size: int, seed: i
     return grid
 
 
+MAX_HORIZON = 100_000
+"""The longest horizon the references take: 1,000 episodes of the default step limit. Each step of the dynamic
+programme sweeps every state and move, so a billion steps would run for days without a word."""
+
+
 def _check_horizon(horizon) -> None:
-    """ValueError unless `horizon` is a whole number of steps >= 1 (a negative one used to return 0.0)."""
-    if isinstance(horizon, bool) or not isinstance(horizon, numbers.Integral) or horizon < 1:
-        raise ValueError(f"horizon must be an integer >= 1 (steps), got {horizon!r}")
+    """ValueError unless `horizon` is a whole number of steps in [1, `MAX_HORIZON`] (a negative one used to
+    return 0.0, a huge one to run for days)."""
+    whole = not isinstance(horizon, bool) and isinstance(horizon, numbers.Integral)
+    if not whole or not 1 <= horizon <= MAX_HORIZON:
+        raise ValueError(f"horizon must be an integer from 1 to {MAX_HORIZON:,} (steps), got {horizon!r}")
 
 
 def optimal_return(layout: Layout, reward_map, horizon: int) -> float:

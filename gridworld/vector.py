@@ -22,6 +22,9 @@ from gridworld.env import MAX_EPISODE_STEPS, env_task, reset_options, unreachabl
 from gridworld.families import Task
 from gridworld.layout import ACTIONS, resolve_level
 
+MAX_NUM_ENVS = 2**16
+"""The most copies one vector env steps: a batch's boards take num_envs x the board's bytes (65,536 copies of
+deep's board: 18 MB), and the engine gains no speed past a few hundred copies."""
 OBSERVATIONS = ("board", "state")
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 
@@ -48,6 +51,9 @@ class PassagewayVectorEnv(gym.vector.VectorEnv):
         self.compiled: CompiledLevel = compile_level(layout, reward_map, task=task,
                                                      absorbing_target=absorbing_target)
         self.num_envs = positive_int("num_envs", num_envs)
+        if self.num_envs > MAX_NUM_ENVS:
+            raise ValueError(f"num_envs must be at most {MAX_NUM_ENVS:,} (the engine keeps each copy's "
+                             f"state, step count and board in arrays of that length), got {self.num_envs:,}")
         self.max_episode_steps = positive_int("max_episode_steps", max_episode_steps)
         if observation not in OBSERVATIONS:
             raise ValueError(f"unknown observation {observation!r}; valid: {', '.join(OBSERVATIONS)}")

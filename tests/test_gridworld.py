@@ -372,3 +372,37 @@ def test_deep_level_needs_exploration():
         coverage = random_walk("deep", 64_000, seed)
         assert coverage["state_coverage"] < 0.6 and not coverage["target_reached"]
         assert coverage["states_visited"] <= compiled.num_nonterminal - len(bottom_room)
+
+
+OPEN10 = gridworld.resolve_level("open10")
+
+
+@pytest.mark.parametrize(("call", "error", "named"), [
+    (lambda: gridworld.make(123), TypeError, "level must be a level name"),
+    (lambda: gridworld.make(None), TypeError, "got NoneType None"),
+    (lambda: gridworld.make_vector(123, 2), TypeError, "or ASCII art (a sequence of strings"),
+    (lambda: gridworld.make("open10", reward_map={(1.5, 2): 1}), ValueError,
+     "reward cell (1.5, 2) must be a (row, col) pair of integers"),
+    (lambda: gridworld.make("open10", reward_map={(1, 2): "x"}), ValueError,
+     "reward map values must be real"),
+    (lambda: gridworld.make("open10", reward_map=np.ones((12, 12)) * (1 + 1j)), ValueError,
+     "got an array of complex128"),
+    (lambda: gridworld.optimal_return(OPEN10, np.full((12, 12), 1e308) * ~OPEN10.walls, 100), ValueError,
+     "must be at most 1e+100 in size"),
+    (lambda: gridworld.optimal_return(OPEN10, np.zeros((12, 12)), 10**9), ValueError,
+     "horizon must be an integer from 1 to 100,000"),
+    (lambda: gridworld.random_box_reward_map(OPEN10, 2, 3, seed=-1), ValueError,
+     "seed must be an integer >= 0"),
+    (lambda: gridworld.make_vector("easy", num_envs=10**8), ValueError, "num_envs must be at most 65,536"),
+])
+def test_bad_input_to_the_environments_is_one_line_naming_it(call, error, named):
+    """Each used to end in a numpy or iteration error, an inf, a silent loss of the imaginary part, or days of
+    work; each is now refused before anything is built."""
+    with pytest.raises(error) as refused:
+        call()
+    assert named in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_random_box_task_takes_a_maze_by_name():
+    assert np.array_equal(gridworld.random_box_reward_map("fourroom", 2, 3, seed=0),
+                          gridworld.random_box_reward_map(gridworld.resolve_level("fourroom"), 2, 3, seed=0))
