@@ -13,7 +13,8 @@ from aps_teach.studies.task_families import FamilyBudget, relabelled_data, run_f
 
 SMALL = (("num_envs", 4), ("learning_starts", 100), ("agent.batch_size", 32), ("agent.hidden", 16))
 """A few envs and a small network: the runner's paths in seconds."""
-BUDGET = FamilyBudget(pretrain_steps=800, identify_steps=400, finetune_steps=400, eval_episodes=4)
+BUDGET = FamilyBudget(pretrain_steps=800, identify_steps=400, finetune_steps=400, eval_episodes=4,
+                      protocols=("finetuned",))
 
 
 def test_the_relabelled_replay_pays_what_the_task_pays_for_each_stored_move():
@@ -73,9 +74,19 @@ def test_the_random_walk_is_the_coverage_reference():
     assert row["phase"] == "random_walk" and 0 < row["state_coverage"] < 1
 
 
+def test_each_fine_tuning_protocol_is_its_own_phase_and_exploring_only_where_there_is_exploration():
+    every = FamilyBudget(pretrain_steps=800, identify_steps=400, finetune_steps=400, eval_episodes=4)
+    apt = ["zero_shot", "finetuned", "finetuned_epsilon_1", "finetuned_exploring"]
+    for method, expected in (("apt", apt), ("dqn", ["finetuned", "finetuned_epsilon_1"])):
+        rows = run_family_rows(RunSpec(method, "easy", 0, SMALL), every)
+        assert [row["phase"] for row in rows if row["task"] == "target"] == expected
+
+
 def test_a_budget_of_nothing_is_refused():
     with pytest.raises(ValueError, match="FamilyBudget.finetune_steps"):
         FamilyBudget(finetune_steps=0)
+    with pytest.raises(ValueError, match="protocols must name one or more of finetuned, finetuned_epsilon_1"):
+        FamilyBudget(protocols=("finetuned", "warm"))
 
 
 def _row(arm_method, task, seed, score, phase="zero_shot", room="start room", keys=0):
@@ -119,3 +130,37 @@ def test_the_figure_draws_each_arms_class_iqm_in_both_phases():
         assert sorted(b.get_height() for b in bars) == pytest.approx(expected)
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert labels == ["start room", "behind A"]
+
+
+def test_fine_tuning_that_keeps_exploring_adds_a_decaying_multiple_of_the_knn_reward():
+    """The exploration reward enters the TD target linearly, y(b) - y(0) = b (y(1) - y(0)), with weight
+    lambda(t) = lambda_0 (1 - t / T) over the phase; methods without an exploration reward are refused."""
+    import copy
+
+    from aps_teach.grid.train import finetune, new_learner
+    from aps_teach.learner.update import td_targets
+
+    config = TrainConfig(agent=AgentConfig(method="apt", hidden=16, batch_size=32, knn_normalise=False),
+                         num_envs=4, learning_starts=100, progress=False)
+    learner, _ = pretrain("apt", "easy", 800, 0, config)
+    seen = []
+
+    def keep(end: RoundEnd) -> None:
+        seen.append((end.env_steps, end.learner.explore_bonus, end.replay))
+
+    tuned = copy.deepcopy(learner)
+    finetune(tuned, "easy", None, 1200, 0, config, explore_weight=2.0, on_round=keep)
+    total = 1200  # three rounds of 4 envs x 100 steps
+    for env_steps, bonus, _ in seen:  # the last step of each round: its env_steps - num_envs
+        assert bonus == pytest.approx(2.0 * (1 - (env_steps - 4) / total))
+    assert tuned.explore_bonus == 0.0  # nothing left on the learner after the phase
+    batch = seen[-1][2].sample(32, config.agent.n_step, torch.Generator().manual_seed(1))
+    targets = {}
+    for bonus in (0.0, 1.0, 0.5):
+        tuned.explore_bonus = bonus
+        targets[bonus] = td_targets(tuned, batch)[0]
+    assert not torch.allclose(targets[1.0], targets[0.0])
+    assert torch.allclose(targets[0.5] - targets[0.0], 0.5 * (targets[1.0] - targets[0.0]), atol=1e-5)
+    visr = new_learner("visr", "easy", 0, TrainConfig(agent=AgentConfig(method="visr", hidden=16)))
+    with pytest.raises(ValueError, match="method 'visr' has no exploration reward to keep"):
+        finetune(visr, "easy", None, 400, 0, config, explore_weight=1.0)

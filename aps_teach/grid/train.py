@@ -287,10 +287,12 @@ def _task_reward(reward: torch.Tensor, scale: float, clip: float | None) -> torc
 
 def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config: TrainConfig,
                  phase: str, fixed_w: torch.Tensor | None, run_dir: Path | None, resume: bool,
-                 on_round: RoundHook | None = None, reward_scale: float = 1.0) -> PhaseLog:
+                 on_round: RoundHook | None = None, reward_scale: float = 1.0,
+                 explore_weight: float = 0.0) -> PhaseLog:
     """The round loop shared by pretraining (intrinsic reward, w resampled) and fine-tuning (task
-    reward times `reward_scale`, clipped to `config.reward_clip`; w fixed): act, store, update
-    `updates_per_step` times per step of the batch, log, checkpoint."""
+    reward times `reward_scale`, clipped to `config.reward_clip`, plus `explore_weight` times the
+    exploration reward decaying to 0 over the phase; w fixed): act, store, update `updates_per_step` times
+    per step of the batch, log, checkpoint."""
     cfg, agent_cfg = config, learner.config
     n, horizon = cfg.num_envs, envs.horizon
     rounds = math.ceil(steps / (n * horizon))
@@ -340,6 +342,8 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
             replay.add(**row)
             learner.observe(out["next_obs"])
             obs = out["obs"]
+            if explore_weight:
+                learner.explore_bonus = linear_schedule(explore_weight, 0.0, total, env_steps)
             if env_steps + n > cfg.learning_starts:
                 for _ in range(updates_per_step):
                     stats = learner.update(replay.sample(agent_cfg.batch_size, agent_cfg.n_step, gen))
@@ -367,6 +371,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
                                     "metrics": log.metrics, "epsilon_start": start_eps,
                                     "env_steps": done, "total_env_steps": total, "seconds": log.seconds})
     bar.close()
+    learner.explore_bonus = 0.0
     log.coverage = envs.coverage()
     return log
 
@@ -580,19 +585,29 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
 def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: int, seed: int,
              config: TrainConfig | None = None, *, run_dir: str | Path | None = None,
              resume: bool = False, on_round: RoundHook | None = None,
-             reward_scale: float = 1.0) -> PhaseLog:
+             reward_scale: float = 1.0, explore_weight: float = 0.0) -> PhaseLog:
     """Continue training psi on the task reward with w fixed (phi, f frozen; pretrained weights carried
     over), the target ending the episode (absorbing with `TrainConfig.finetune_absorbing_target`). `w=None`
     uses the learner's fixed task (apt, dqn). Every learner starts from the low `finetune_epsilon_start`
     (one protocol: dqn's untrained learner too). Same logging, checkpoints and `on_round` hook as
     `pretrain`. The learner trains on the task reward times `reward_scale` (e.g. 1 / ||c|| for the
     least-squares fit c: Q = psi^T w then starts at the fitted reward's scale), clipped to
-    `config.reward_clip` if set."""
+    `config.reward_clip` if set.
+
+    Fine-tuning that keeps exploring (apt, aps; the default 0 is the paper's protocol): with
+    `explore_weight` lambda_0 > 0 the pretraining's exploration reward stays in the reward, r_task +
+    lambda(t) r_kNN(s'), its weight lambda(t) decaying linearly from lambda_0 to 0 over the phase's env
+    steps (`Learner.explore_bonus`; the kNN particles are the minibatch's window states, as pretraining's
+    with `nstep_reward='sum'`)."""
     learner = check_learner(learner)
     config = check_config(config, lambda: TrainConfig(agent=learner.config))
     steps, seed = check_int("finetune steps", steps), check_seed(seed)
     check_steps("finetune steps", steps)
     reward_scale = check_finite("reward_scale", reward_scale)
+    explore_weight = check_range("explore_weight", explore_weight, 0, MAX_MAGNITUDE)
+    if explore_weight and not learner.config.uses_knn:
+        raise ValueError(f"explore_weight {explore_weight:g}: method {learner.config.method!r} has no "
+                         "exploration reward to keep while fine-tuning; methods with one: apt, aps")
     w = learner.default_task(1)[0] if w is None else check_task_vector("w", w, learner.config.feature_dim)
     envs = env_batch(env, config, reward_free=False, absorbing_target=config.finetune_absorbing_target,
                      learner=learner)
@@ -600,4 +615,5 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
         learner.start_finetune()
     with single_thread():
         return _train_phase(learner, envs, steps, seed, config, "finetune", w[None].float(),
-                            Path(run_dir) if run_dir is not None else None, resume, on_round, reward_scale)
+                            Path(run_dir) if run_dir is not None else None, resume, on_round, reward_scale,
+                            explore_weight)

@@ -85,6 +85,9 @@ class Learner:
         self.updates = 0
         self.optimizer = self._adam(self.config.lr)
         self.objective: Objective | None = None
+        self.explore_bonus = 0.0
+        """Fine-tuning that keeps exploring: the weight of the exploration reward added to the task reward
+        (`grid.train.finetune`'s `explore_weight`, decaying to 0); 0, the paper's protocol, adds nothing."""
 
     def use_objective(self, objective: Objective | None) -> None:
         """Pretrain on `objective`'s reward and vMF loss instead of Eqs. 6 and 5 (None: the library's).

@@ -54,6 +54,8 @@ class Trainable(Protocol):
     normaliser: RunningMean | MaskedRunningMean | None
     objective: Objective | None
     """A reward and vMF loss in place of Eqs. 6 and 5 (None: the library's)."""
+    explore_bonus: float
+    """While fine-tuning, the weight of the exploration reward kept in the task reward (0: none)."""
     optimizer: torch.optim.Optimizer
     updates: int
 
@@ -115,6 +117,13 @@ def td_targets(learner: Trainable, batch: Batch
             raise ValueError("fine-tuning needs a batch with the task reward (a replay built with rewards)")
         else:
             reward, stats = batch.reward, {}
+            if learner.explore_bonus:  # fine-tuning that keeps exploring: + lambda(t) r_kNN(s'_i)
+                _, h = learner.embed(states.flatten(0, 1), knn=True)
+                r = intrinsic_reward(None, None, h.unflatten(0, states.shape[:2]), cfg.k, valid=batch.mask,
+                                     fixed_shapes=learner.fixed_shapes, explore_weight=learner.explore_bonus,
+                                     exponent=cfg.knn_exponent, normaliser=learner.normaliser)
+                reward = reward + r.total
+                stats["reward_explore"] = valid_mean(r.explore, batch.mask, learner.fixed_shapes)
         # the kNN reward as a successor feature of its own: cumulant (phi(s'), r_kNN(s')), weights w~
         dims = cfg.sf_dim if pretraining else cfg.feature_dim
         if dims > cfg.feature_dim:

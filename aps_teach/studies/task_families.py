@@ -17,8 +17,11 @@ Per run (an arm of `ARMS`, a level, a seed):
   - zero-shot: `train.evaluate`, greedy, with GPI for visr and aps under each identified w; apt acts with its
     pretrained policy (its fixed task); dqn has none;
   - fine-tuning: a copy of the pretrained learner (dqn: a fresh one) fine-tuned for `budget.finetune_steps`
-    on the task's reward with the default identification's w (`train.finetune`: the one protocol of every
-    method, epsilon from `TrainConfig.finetune_epsilon_start`), then evaluated.
+    on the task's reward with the default identification's w (`train.finetune`), then evaluated, under each
+    protocol of `FINETUNE_PROTOCOLS` in `budget.protocols`: one protocol for every method, epsilon from
+    0.3 (the default, phase `finetuned`) and from 1.0 (`finetuned_epsilon_1`), and, for apt and aps, a
+    labelled option, fine-tuning that keeps exploring (`finetuned_exploring`: the pretraining's exploration
+    reward stays in the reward at its pretraining weight, decaying to 0 over the budget).
 Each row is one evaluation: the task's name, kind, room and keys needed, its references, the mean return
 over `budget.eval_episodes` episodes and its normalised score (a Monte Carlo mean: it can leave [0, 1]).
 """
@@ -29,7 +32,7 @@ import copy
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -69,9 +72,19 @@ ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
 reward as a successor feature of its own (`AgentConfig.knn_feature`), this repository's variant, labelled
 as such; the DQN baseline from scratch on each task with the same fine-tuning budget; a uniformly random
 walk, the reference for coverage."""
-PHASES = ("zero_shot", "zero_shot_relabelled", "finetuned")
+FINETUNE_PROTOCOLS: dict[str, tuple[tuple[tuple[str, object], ...], bool]] = {
+    "finetuned": ((), False),
+    "finetuned_epsilon_1": ((("finetune_epsilon_start", 1.0),), False),
+    "finetuned_exploring": ((), True),
+}
+"""Evaluation phase after fine-tuning -> (overrides of the run's `TrainConfig`, whether the exploration
+reward stays in the reward): the default protocol (epsilon from `TrainConfig.finetune_epsilon_start`,
+0.3), the same from epsilon 1 (pretraining's start, as a learner from scratch explores), and the default
+keeping the exploration reward at the agent's `explore_weight`, decaying linearly to 0 (apt and aps only:
+`train.finetune`'s `explore_weight`)."""
+PHASES = ("zero_shot", "zero_shot_relabelled", *FINETUNE_PROTOCOLS)
 """A task's evaluations: zero-shot with the default identification, zero-shot with the relabelled
-pretraining replay (visr, aps), and after fine-tuning."""
+pretraining replay (visr, aps), and after fine-tuning under each protocol."""
 
 
 @dataclass(frozen=True)
@@ -86,10 +99,17 @@ class FamilyBudget:
     """Env steps of fine-tuning on each task's reward."""
     eval_episodes: int = 32
     """Greedy episodes per evaluation."""
+    protocols: tuple[str, ...] = tuple(FINETUNE_PROTOCOLS)
+    """The fine-tuning protocols each task is fine-tuned under (`FINETUNE_PROTOCOLS`), each from a copy of
+    the pretrained learner."""
 
     def __post_init__(self) -> None:
-        for name, value in asdict(self).items():
-            check_int(f"FamilyBudget.{name}", value, minimum=1)
+        for name in ("pretrain_steps", "identify_steps", "finetune_steps", "eval_episodes"):
+            check_int(f"FamilyBudget.{name}", getattr(self, name), minimum=1)
+        unknown = [name for name in self.protocols if name not in FINETUNE_PROTOCOLS]
+        if unknown or not self.protocols:
+            raise ValueError("FamilyBudget.protocols must name one or more of "
+                             f"{', '.join(FINETUNE_PROTOCOLS)}, got {list(self.protocols)}")
 
 
 def relabelled_data(learner: Learner, replay, level: str, task: gridworld.Task) -> tuple[torch.Tensor,
@@ -132,9 +152,16 @@ def task_rows(method: str, pretrained: Learner | None, replay, task: gridworld.T
                                    config, relabelled))
     elif pretrained is not None:  # apt: its pretrained policy is its zero-shot policy
         rows.append(evaluation_row(pretrained, env, None, "zero_shot", about, budget, seed, config))
-    learner = copy.deepcopy(pretrained) if pretrained is not None else new_learner(method, env, seed, config)
-    finetune(learner, env, w, budget.finetune_steps, seed, config)
-    rows.append(evaluation_row(learner, env, w, "finetuned", about, budget, seed, config))
+    for phase in budget.protocols:
+        overrides, exploring = FINETUNE_PROTOCOLS[phase]
+        if exploring and (pretrained is None or not pretrained.config.uses_knn):
+            continue  # no exploration reward to keep: visr, dqn
+        protocol = with_overrides(config, overrides)
+        learner = copy.deepcopy(pretrained) if pretrained is not None else \
+            new_learner(method, env, seed, protocol)
+        finetune(learner, env, w, budget.finetune_steps, seed, protocol,
+                 explore_weight=config.agent.explore_weight if exploring else 0.0)
+        rows.append(evaluation_row(learner, env, w, phase, about, budget, seed, protocol))
     return rows
 
 
