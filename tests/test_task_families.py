@@ -164,3 +164,25 @@ def test_fine_tuning_that_keeps_exploring_adds_a_decaying_multiple_of_the_knn_re
     visr = new_learner("visr", "easy", 0, TrainConfig(agent=AgentConfig(method="visr", hidden=16)))
     with pytest.raises(ValueError, match="method 'visr' has no exploration reward to keep"):
         finetune(visr, "easy", None, 400, 0, config, explore_weight=1.0)
+
+
+def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from aps_teach.infra.sweeps import read_rows
+    from aps_teach.studies.plots import write_families_figure
+    from aps_teach.studies.task_families import ARMS, COLUMNS, RESULTS, run_family_study
+
+    train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=32), num_envs=4, learning_starts=100,
+                        progress=False)
+    with ThreadPoolExecutor(1) as pool:
+        report = run_family_study(["easy"], 1, tmp_path, BUDGET, train=train, executor=pool, progress=False)
+        assert len(report.completed) == len(ARMS) and not report.failures
+        again = run_family_study(["easy"], 1, tmp_path, BUDGET, train=train, executor=pool, progress=False)
+        assert len(again.skipped) == len(ARMS) and not again.completed
+    rows = read_rows(tmp_path / RESULTS, COLUMNS)
+    assert {row["method"] for row in rows} == {"visr", "apt", "aps", "dqn", "random"}
+    assert {row["overrides"] for row in rows} == {"", '[["agent.knn_feature", true]]'}  # the variant
+    assert write_families_figure(tmp_path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="no task family for levels \\['open10'\\]"):
+        run_family_study(["open10"], 1, tmp_path / "other", BUDGET)

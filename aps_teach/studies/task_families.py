@@ -32,6 +32,7 @@ import copy
 import json
 import time
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -165,11 +166,12 @@ def task_rows(method: str, pretrained: Learner | None, replay, task: gridworld.T
     return rows
 
 
-def run_family_rows(spec: RunSpec, budget: FamilyBudget) -> list[dict]:
+def run_family_rows(spec: RunSpec, budget: FamilyBudget, train: TrainConfig | None = None) -> list[dict]:
     """One run of the task-family study as rows (module docstring); `spec.method` is an arm's method and
-    `spec.overrides` its overrides. Task t of the family is evaluated from seed `task_seed(seed, t)`."""
+    `spec.overrides` its overrides of `train` (default: `TrainConfig()`, the library's defaults). Task t of
+    the family is evaluated from seed `task_seed(seed, t)`."""
     start = time.perf_counter()
-    config = with_overrides(TrainConfig(progress=False), spec.overrides)
+    config = with_overrides(train or TrainConfig(progress=False), spec.overrides)
     level, seed, method = spec.env, spec.seed, spec.method
     shared = {"method": method, "level": level, "seed": seed,
               "overrides": json.dumps(spec.overrides) if spec.overrides else "",
@@ -219,17 +221,20 @@ def family_specs(levels: Sequence[str], num_seeds: int) -> list[RunSpec]:
 
 def run_family_study(levels: Sequence[str] = gridworld.TASK_FAMILIES, num_seeds: int = 10,
                      out_dir: str | Path = "runs/task_families", budget: FamilyBudget = FamilyBudget(), *,
-                     workers: int | None = None, progress: bool = True) -> SweepReport:
+                     train: TrainConfig | None = None, workers: int | None = None,
+                     executor: Executor | None = None, progress: bool = True) -> SweepReport:
     """Every arm x level x seed into out_dir/task_families.csv (resumable: finished runs are skipped; a file
-    of another budget or config is refused), on `workers` local processes (default: one per core)."""
+    of another budget or config is refused), on `workers` local processes (default: one per core) or
+    `executor`. `train`: the settings every arm starts from (default: the library's)."""
     unknown = sorted(set(levels) - set(gridworld.TASK_FAMILIES))
     if unknown:
         raise ValueError(f"no task family for levels {unknown}; the levels with one: "
                          f"{', '.join(gridworld.TASK_FAMILIES)}")
     check_int("num_seeds", num_seeds)
-    return run_sweep(family_specs(levels, num_seeds), partial(run_family_rows, budget=budget),
-                     Path(out_dir) / RESULTS, config={"budget": budget, "train": TrainConfig(progress=False)},
-                     workers=workers, progress=progress)
+    train = train or TrainConfig(progress=False)
+    return run_sweep(family_specs(levels, num_seeds), partial(run_family_rows, budget=budget, train=train),
+                     Path(out_dir) / RESULTS, config={"budget": budget, "train": train}, workers=workers,
+                     executor=executor, progress=progress)
 
 
 def _scores(rows: Sequence[dict], arm: str, level: str, phase: str) -> dict[str, list[float]]:
