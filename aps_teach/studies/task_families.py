@@ -172,6 +172,9 @@ def run_family_rows(spec: RunSpec, budget: FamilyBudget, train: TrainConfig | No
     the family is evaluated from seed `task_seed(seed, t)`."""
     start = time.perf_counter()
     config = with_overrides(train or TrainConfig(progress=False), spec.overrides)
+    if config.engine != "compiled":
+        raise ValueError(f"the task-family study relabels its replay by state index: it needs the compiled "
+                         f"engine, got engine {config.engine!r}")
     level, seed, method = spec.env, spec.seed, spec.method
     shared = {"method": method, "level": level, "seed": seed,
               "overrides": json.dumps(spec.overrides) if spec.overrides else "",
