@@ -119,6 +119,10 @@ def test_every_control_redraws_with_the_pure_functions(runs):
     _assert_shows(explorer, **{**state, "snapshot": apt, "particles": len(apt.particles)})
     assert np.isnan(_shown(explorer)["exploit"]).all()
     assert "not used by apt" in explorer.images["exploit"].axes.get_title()
+    explore_title = explorer.images["explore"].axes.get_title
+    assert explore_title() == "exploration: kNN particle reward of $h = f(s')$"
+    controls["method"].value = "aps"  # APS's h is phi itself (Eq. 6, a shared encoder)
+    assert explore_title() == r"exploration: kNN particle reward of $h = \phi(s')$"
 
 
 def test_particle_and_visit_panels_count_the_agent_positions(runs):

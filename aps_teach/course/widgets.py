@@ -41,8 +41,11 @@ from aps_teach.infra.checks import check_type
 from aps_teach.learner.tasks import sample_tasks
 from gridworld.reward_maps import as_reward_map
 
-TERMS = {"explore": r"exploration: kNN particle reward of $h = f(s')$",
+TERMS = {"explore": "exploration: kNN particle reward of {space}",
          "exploit": r"exploitation: $\phi(s')^\top w$", "total": "intrinsic reward (weighted sum)"}
+KNN_SPACES = {"phi": r"$h = \phi(s')$", "g": r"$h = g(s')$ ($\phi$ before normalising)",
+              "contrastive": r"$h = f(s')$", "observation": "the board $s'$", None: "$h$"}
+"""How a panel names the space the learner's kNN reward measures distances in (`Learner.knn_space`)."""
 COLORBAR_LABELS = {"explore": "reward", "exploit": "reward", "total": "reward", "particles": "particles",
                    "visits": "visits", "value": "value"}
 
@@ -139,7 +142,7 @@ class RewardExplorer:
         axes = fig.subplots(2, 3)
         empty = np.full(self.layout.shape, np.nan)
         images = {name: plots.plot_cell_map(ax, self.layout, empty, title)
-                  for (name, title), ax in zip(TERMS.items(), axes[0], strict=True)}
+                  for (name, title), ax in zip(TERMS.items(), axes[0], strict=True)}  # titled when drawn
         images["particles"] = plots.plot_cell_map(axes[1, 0], self.layout, empty, cmap="viridis")
         images["visits"] = plots.plot_cell_map(axes[1, 1], self.layout, empty, cmap="viridis")
         images["value"] = plots.plot_cell_map(axes[1, 2], self.layout, empty, cmap="cividis")
@@ -213,7 +216,7 @@ class RewardExplorer:
         unused = {"explore": not config.uses_knn, "exploit": not config.task_conditioned, "total": False}
         for term, title in TERMS.items():
             note = f"\n(not used by {config.method})" if unused[term] else ""
-            self.images[term].axes.set_title(title + note)
+            self.images[term].axes.set_title(title.format(space=KNN_SPACES[snap.learner.knn_space]) + note)
         fixed = "" if config.task_conditioned else f"\n($w = e_1$, the fixed task of {config.method})"
         self.images["value"].axes.set_title(r"value $\max_a \psi(s, a, w)^\top w$ and greedy action" + fixed)
         held = ", ".join(c["keys_held"].value) or "none"

@@ -121,6 +121,16 @@ class Learner:
         separate = cfg.method == "apt" or (cfg.method == "aps" and not cfg.shared_encoder)
         return cfg.representation if separate else None
 
+    @property
+    def knn_space(self) -> str | None:
+        """Where the kNN reward measures distances (`embed`'s h): 'phi' (aps with a shared encoder, Eq. 6),
+        'g' (phi before its normalisation, `knn_phi_normalised=False`), 'contrastive' (APT's encoder f),
+        'observation' (the board), or None (visr, dqn: no kNN reward)."""
+        if not self.config.uses_knn:
+            return None
+        separate = self._separate_knn_space
+        return separate if separate is not None else "phi" if self.config.knn_phi_normalised else "g"
+
     def _modules(self) -> dict[str, torch.nn.Module]:
         named = {"psi": self.psi, "phi": self.phi, "rep": self.rep}
         return {name: m for name, m in named.items() if m is not None}
