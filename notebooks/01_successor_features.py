@@ -318,7 +318,7 @@ cbar = fig.colorbar(image, ax=axes, ticks=[0, 1], fraction=0.03)
 cbar.ax.set_yticklabels([r"$\pi_{\mathrm{green}}$", r"$\pi_{\mathrm{purple}}$"])
 plt.show()
 
-#
+# %% [markdown]
 # ## Summary
 #
 # * When the reward is linear in features, $r = \phi^\top w$, every policy's value splits into a

@@ -56,6 +56,18 @@ def test_pair_is_in_sync_and_committed_executed(source):
     assert len(tagged) == 1 and "APS_TEACH_FAST" in tagged[0].source
 
 
+PROSE_IN_CODE = re.compile(r"^# (#+ |\*\*[A-Z])", re.MULTILINE)
+"""A markdown heading or bold lead written as a comment: prose a missing `# %% [markdown]` left in a code
+cell, where it renders as a comment (01's Summary did)."""
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
+def test_no_code_cell_holds_prose_meant_for_a_markdown_cell(source):
+    code = [cell.source for cell in jupytext.read(source).cells if cell.cell_type == "code"]
+    assert not [found for text in code for found in PROSE_IN_CODE.findall(text)]
+    assert PROSE_IN_CODE.search("x = 1\n\n#\n# ## Summary\n")  # what it catches
+
+
 def test_sync_check_notices_an_edited_source(tmp_path):
     source = tmp_path / SOURCES[0].name
     shutil.copy(SOURCES[0], source)

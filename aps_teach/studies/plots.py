@@ -393,7 +393,9 @@ def plot_families(rows: Sequence[dict], by: str = "room", levels: Sequence[str] 
     tasks the arm solves fine-tuned."""
     levels = list(levels or dict.fromkeys(row["level"] for row in rows if row["phase"] != "random_walk"))
     arms = [arm for arm, (method, _) in FAMILY_ARMS.items() if method != "random"]
-    fig, axes = plt.subplots(1, len(levels), figsize=(4.8 * len(levels), 4.2), squeeze=False)
+    widest = max(len({str(row[by]) for row in rows if row["level"] == level}) for level in levels)
+    fig, axes = plt.subplots(1, len(levels), figsize=(max(5.0, 2.3 * widest) * len(levels) + 1.5, 4.6),
+                             squeeze=False)
     for ax, level in zip(axes[0], levels, strict=True):
         phases = {phase: {(row["arm"], row[by]): row for row in class_aggregates(rows, level, by, phase)}
                   for phase in ("zero_shot", "finetuned")}
@@ -428,8 +430,8 @@ def plot_families(rows: Sequence[dict], by: str = "room", levels: Sequence[str] 
         if ax is axes[0][0]:
             ax.set_ylabel("normalised score (0 random, 1 optimal), IQM")
     axes[0][-1].legend(title="arm", frameon=False, loc="upper left", bbox_to_anchor=(1, 1), fontsize="small")
-    fig.suptitle("fine-tuned (light) and zero-shot (narrow, dark) IQM over seeds x tasks, 95% "
-                 "stratified-bootstrap CI; k/N: tasks solved fine-tuned", fontsize="medium")
+    fig.suptitle("fine-tuned (light) and zero-shot (narrow, dark) normalised score: IQM over seeds x tasks,\n"
+                 "95% stratified-bootstrap CI; k/N: the class's tasks solved fine-tuned", fontsize="medium")
     fig.tight_layout()
     return fig
 
