@@ -161,6 +161,15 @@ def test_fine_tuning_that_keeps_exploring_adds_a_decaying_multiple_of_the_knn_re
         targets[bonus] = td_targets(tuned, batch)[0]
     assert not torch.allclose(targets[1.0], targets[0.0])
     assert torch.allclose(targets[0.5] - targets[0.0], 0.5 * (targets[1.0] - targets[0.0]), atol=1e-5)
+    # paid once per window, on the step reaching s'_m: y(1) - y(0) = gamma^(m-1) r_kNN(s'_m) w, the kNN
+    # reward among the batch's B states s'_m (each excluding itself)
+    with torch.no_grad():
+        h = tuned.embed(batch.boot_obs, knn=True)[1]
+        distances = torch.cdist(h, h).fill_diagonal_(float("inf"))
+        knn = torch.log1p(distances.topk(config.agent.k, largest=False).values.mean(1))
+    w = tuned.default_task(1)[0]
+    expected = (config.agent.gamma ** (batch.boot_steps - 1) * knn)[:, None] * w[None]
+    assert torch.allclose(targets[1.0] - targets[0.0], expected, atol=1e-4)
     visr = new_learner("visr", "easy", 0, TrainConfig(agent=AgentConfig(method="visr", hidden=16)))
     with pytest.raises(ValueError, match="method 'visr' has no exploration reward to keep"):
         finetune(visr, "easy", None, 400, 0, config, explore_weight=1.0)

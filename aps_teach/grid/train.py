@@ -597,8 +597,9 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
     Fine-tuning that keeps exploring (apt, aps; the default 0 is the paper's protocol): with
     `explore_weight` lambda_0 > 0 the pretraining's exploration reward stays in the reward, r_task +
     lambda(t) r_kNN(s'), its weight lambda(t) decaying linearly from lambda_0 to 0 over the phase's env
-    steps (`Learner.explore_bonus`; the kNN particles are the minibatch's window states, as pretraining's
-    with `nstep_reward='sum'`)."""
+    steps (`Learner.explore_bonus`). As pretraining pays it (`nstep_reward='last'`, the authors' code), the
+    kNN reward is paid once per sampled window, at its last state s'_m among the minibatch's B states s'_m
+    as particles, on the step that reaches s'_m (B kNN queries per update, not B x n)."""
     learner = check_learner(learner)
     config = check_config(config, lambda: TrainConfig(agent=learner.config))
     steps, seed = check_int("finetune steps", steps), check_seed(seed)

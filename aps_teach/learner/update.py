@@ -75,9 +75,11 @@ def td_targets(learner: Trainable, batch: Batch
     the rewarded states (B, n', d) (None for apt, dqn; with its graph while pretraining with 'last').
 
     Per step i of a window the reward r_i is Eq. 6 at s'_i while pretraining, the task reward while
-    fine-tuning, and the cumulant is c_i = base_i + (r_i - base_i^T w) w, base_i = phi(s'_i) (0 without
-    phi), so c_i^T w = r_i. y = sum_{i<m} gamma^i c_i + gamma^m alive psi_target(s'_m, a*, w), with
-    a* = argmax_a psi(s'_m, a, w)^T w (double Q). Pretraining with `nstep_reward='last'` (the authors'
+    fine-tuning (plus lambda r_kNN(s'_m) on the step reaching s'_m when fine-tuning keeps exploring, the
+    particles the B states s'_m, as pretraining's with 'last'), and the cumulant is
+    c_i = base_i + (r_i - base_i^T w) w, base_i = phi(s'_i) (0 without phi), so c_i^T w = r_i.
+    y = sum_{i<m} gamma^i c_i + gamma^m alive psi_target(s'_m, a*, w), with a* = argmax_a psi(s'_m, a, w)^T w
+    (double Q). Pretraining with `nstep_reward='last'` (the authors'
     code) pays the window one cumulant, that of s'_m: y = c_m + gamma^m alive psi_target(s'_m, a*, w), and
     the kNN particles are the B states s'_m. phi(s'_i) is the batch's `next_phi` when fine-tuning's replay
     stored it (phi is frozen then). With the kNN reward as a successor feature of its own
@@ -117,13 +119,13 @@ def td_targets(learner: Trainable, batch: Batch
             raise ValueError("fine-tuning needs a batch with the task reward (a replay built with rewards)")
         else:
             reward, stats = batch.reward, {}
-            if learner.explore_bonus:  # fine-tuning that keeps exploring: + lambda(t) r_kNN(s'_i)
-                _, h = learner.embed(states.flatten(0, 1), knn=True)
-                r = intrinsic_reward(None, None, h.unflatten(0, states.shape[:2]), cfg.k, valid=batch.mask,
-                                     fixed_shapes=learner.fixed_shapes, explore_weight=learner.explore_bonus,
+            if learner.explore_bonus:  # fine-tuning that keeps exploring: + lambda(t) r_kNN(s'_m)
+                _, h = learner.embed(batch.boot_obs, knn=True)
+                r = intrinsic_reward(None, None, h, cfg.k, explore_weight=learner.explore_bonus,
                                      exponent=cfg.knn_exponent, normaliser=learner.normaliser)
-                reward = reward + r.total
-                stats["reward_explore"] = valid_mean(r.explore, batch.mask, learner.fixed_shapes)
+                reaching = torch.nn.functional.one_hot(batch.boot_steps.long() - 1, batch.mask.shape[1])
+                reward = reward + reaching * r.total[:, None]  # paid on the step that reaches s'_m
+                stats["reward_explore"] = r.explore.mean()
         # the kNN reward as a successor feature of its own: cumulant (phi(s'), r_kNN(s')), weights w~
         dims = cfg.sf_dim if pretraining else cfg.feature_dim
         if dims > cfg.feature_dim:
