@@ -1,6 +1,8 @@
 """The task-family study's runner: one pretraining, every task of the level's family, zero-shot under two
 identifications and after fine-tuning, each score normalised by the task's exact references."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -179,7 +181,7 @@ def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
     from aps_teach.infra.sweeps import read_rows
-    from aps_teach.studies.plots import write_families_figure
+    from aps_teach.studies.plots import write_families_figure, write_family_budgets_figure
     from aps_teach.studies.task_families import ARMS, COLUMNS, RESULTS, run_family_study
 
     train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=32), num_envs=4, learning_starts=100,
@@ -193,5 +195,62 @@ def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
     assert {row["method"] for row in rows} == {"visr", "apt", "aps", "dqn", "random"}
     assert {row["overrides"] for row in rows} == {"", '[["agent.knn_feature", true]]'}  # the variant
     assert write_families_figure(tmp_path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    longer = dataclasses.replace(BUDGET, pretrain_steps=1600)  # the budget axis: two arms at another budget
+    run_family_study(["easy"], 1, tmp_path / "longer", longer, arms=["visr", "apt"], train=train,
+                     workers=1, progress=False)
+    assert {row["method"] for row in read_rows(tmp_path / "longer" / RESULTS, COLUMNS)} == {"visr", "apt"}
+    figure = write_family_budgets_figure(tmp_path / "axis.png", [tmp_path, tmp_path / "longer"], "easy")
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="two studies at 800 pretraining steps"):
+        write_family_budgets_figure(tmp_path / "axis.png", [tmp_path, tmp_path], "easy")
     with pytest.raises(ValueError, match="no task family for levels \\['open10'\\]"):
         run_family_study(["open10"], 1, tmp_path / "other", BUDGET)
+
+
+def test_the_budget_axis_pools_the_family_and_the_target_alone_per_budget_arm_and_phase():
+    """Hand-worked IQMs: the family pools 8 scores [0, 0, 1, 1, 1, 1, 1, 1] (IQM of the middle four: 1.0);
+    the target alone [0, 0, 1, 1] (IQM of the middle two: 0.5); each budget keeps its own rows."""
+    from aps_teach.studies.task_families import budget_axis
+
+    def rows(target: list[float], box: list[float]) -> list[dict]:
+        return [{"method": "aps", "overrides": "", "level": "deep", "phase": "finetuned", "task": task,
+                 "normalised_score": score} for task, scores in (("target", target), ("box", box))
+                for score in scores]
+
+    points = budget_axis({64_000: rows([0, 0, 1, 1], [1, 1, 1, 1]), 1_000: rows([0, 0, 0, 0], [0, 0, 0, 1])})
+    got = {(p["pretrain_steps"], p["tasks"]): p["iqm"] for p in points}
+    assert got == pytest.approx({(64_000, "family"): 1.0, (64_000, "target"): 0.5, (1_000, "family"): 0.0,
+                                 (1_000, "target"): 0.0})
+    assert [p["pretrain_steps"] for p in points][0] == 1_000  # budgets in order
+    assert {(p["arm"], p["phase"], p["seeds"]) for p in points} == {("aps", "finetuned", 4)}
+
+
+def test_a_subset_of_arms_runs_alone_and_bad_arm_lists_are_refused():
+    from typing import get_args
+
+    from aps_teach.cli.gridworld import FamilyArm
+    from aps_teach.studies.task_families import ARMS, family_specs
+
+    assert get_args(FamilyArm) == tuple(ARMS)  # the CLI's choices are the study's arms
+    specs = family_specs(["deep"], 2, ["aps, kNN feature", "visr"])
+    assert [(s.method, s.overrides, s.seed) for s in specs] == [
+        ("visr", (), 0), ("visr", (), 1), ("aps", (("agent.knn_feature", True),), 0),
+        ("aps", (("agent.knn_feature", True),), 1)]  # in ARMS order
+    for arms in (["visr", "visr"], ["ppo"], []):
+        with pytest.raises(ValueError, match="arms must name distinct arms of 'visr', 'apt'"):
+            family_specs(["deep"], 1, arms)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["families-budget", "--pretrain-steps", "800", "800"], "--pretrain-steps must list distinct budgets"),
+    (["families-budget", "--pretrain-steps", "0"], "FamilyBudget.pretrain_steps"),
+    (["families-budget", "--also", "nowhere"], "task_families.sweep.json not found"),
+    (["families", "--arms", "ppo"], "ppo"),
+])
+def test_the_study_commands_refuse_bad_budgets_arms_and_studies_writing_nothing(args, message, tmp_path,
+                                                                               capsys):
+    from aps_teach.cli.main import main
+
+    out = tmp_path / "out"
+    assert main(["gridworld", *args, "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err and not out.exists()

@@ -56,14 +56,17 @@ from aps_teach.studies.aps_parts import run_parts_study
 from aps_teach.studies.budget import StudyGrid, run_study
 from aps_teach.studies.plots import (
     write_families_figure,
+    write_family_budgets_figure,
     write_figure4,
     write_parts_figure,
     write_study_figures,
     write_transfer_figure,
 )
-from aps_teach.studies.task_families import FamilyBudget, run_family_study
+from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
+from aps_teach.studies.task_families import BUDGET_ARMS, FamilyBudget, run_family_study, study_pretrain_steps
 
 Level = Literal["easy", "hard", "deep"]
+FamilyArm = Literal["visr", "apt", "aps", "aps, kNN feature", "dqn", "random"]
 
 
 @dataclass
@@ -244,6 +247,8 @@ class Families:
     levels: tuple[Level, ...] = ("easy", "hard", "deep")
     seeds: int = 10
     """Number of seeds: 0 .. seeds-1."""
+    arms: tuple[FamilyArm, ...] = tuple(FAMILY_ARMS)
+    """The arms to run (quote the variant's name: --arms visr apt aps 'aps, kNN feature')."""
     workers: int | None = None
     """Parallel runs (default: one per core)."""
     budget: OmitArgPrefixes[FamilyBudget] = field(default_factory=FamilyBudget)
@@ -253,9 +258,60 @@ class Families:
         check_out(self.out)
 
 
+@dataclass
+class FamiliesBudget:
+    """The task-family study's budget axis: VISR, APT, APS and APS with the kNN reward as a feature of its
+    own, pretrained at each budget of --pretrain-steps on one level, each budget a task-family study into
+    OUT/pretrain_<N>/ (resumable; the default fine-tuning protocol only), then OUT/budget_axis.png from those
+    and the studies named by --also (e.g. results/task_families, whose pretraining is the 64k point)."""
+
+    out: Path
+    """Results directory (give a fresh one; the committed axis is results/task_families_budget)."""
+    pretrain_steps: tuple[int, ...] = (256_000, 1_000_000)
+    """The pretraining budgets to run, in env steps."""
+    level: Level = "deep"
+    seeds: int = 5
+    """Number of seeds: 0 .. seeds-1."""
+    also: tuple[Path, ...] = ()
+    """Task-family studies (directories) already run on the level at other budgets, drawn beside these."""
+    workers: int | None = None
+    """Parallel runs (default: one per core)."""
+
+    def __post_init__(self) -> None:
+        check_out(self.out)
+        if not self.pretrain_steps or len(set(self.pretrain_steps)) < len(self.pretrain_steps):
+            raise ValueError(f"--pretrain-steps must list distinct budgets, got {list(self.pretrain_steps)}")
+        for steps in self.pretrain_steps:
+            FamilyBudget(pretrain_steps=steps)  # its checks, before anything runs
+        for directory in self.also:
+            study_pretrain_steps(directory)
+
+
+def _families_budget(cmd: FamiliesBudget) -> dict:
+    done = {"completed": 0, "skipped": 0, "failed": 0}
+    for steps in cmd.pretrain_steps:
+        out = cmd.out / f"pretrain_{steps}"
+        try:
+            report = run_family_study([cmd.level], cmd.seeds, out,
+                                      FamilyBudget(pretrain_steps=steps, protocols=("finetuned",)),
+                                      arms=BUDGET_ARMS, workers=cmd.workers)
+        except KeyboardInterrupt:
+            raise Interrupted(f"budget axis stopped; its finished runs are kept in {cmd.out}: the same"
+                              " command continues it") from None
+        for key, trace in report.failures.items():
+            print(f"run {key} failed:\n{trace}", file=sys.stderr)
+        for name, runs in (("completed", report.completed), ("skipped", report.skipped),
+                           ("failed", report.failures)):
+            done[name] += len(runs)
+    dirs = [*cmd.also, *(cmd.out / f"pretrain_{steps}" for steps in cmd.pretrain_steps)]
+    return {**done, "results": cmd.out,
+            "figure": write_family_budgets_figure(cmd.out / "budget_axis.png", dirs, cmd.level)}
+
+
 def _families(cmd: Families) -> dict:
     try:
-        report = run_family_study(cmd.levels, cmd.seeds, cmd.out, cmd.budget, workers=cmd.workers)
+        report = run_family_study(cmd.levels, cmd.seeds, cmd.out, cmd.budget, arms=cmd.arms,
+                                  workers=cmd.workers)
     except KeyboardInterrupt:
         raise Interrupted(f"study stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None
@@ -411,7 +467,8 @@ def _evaluate(cmd: Evaluate) -> dict:
 
 COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (Finetune, _finetune),
             "evaluate": (Evaluate, _evaluate), "sweep": (Sweep, _sweep), "transfer": (Transfer, _transfer),
-            "study": (Study, _study), "parts": (Parts, _parts), "families": (Families, _families)}
+            "study": (Study, _study), "parts": (Parts, _parts), "families": (Families, _families),
+            "families-budget": (FamiliesBudget, _families_budget)}
 
 
 def gridworld_main(argv: list[str], *, debug: bool = False) -> int:

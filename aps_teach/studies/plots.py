@@ -24,9 +24,9 @@ from aps_teach.studies.finetune import ARMS as FINETUNE_ARMS
 from aps_teach.studies.finetune import COLUMNS as FINETUNE_COLUMNS
 from aps_teach.studies.finetune import RESULTS as FINETUNE_RESULTS
 from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
+from aps_teach.studies.task_families import BUDGET_ARMS, budget_axis, class_aggregates, study_pretrain_steps
 from aps_teach.studies.task_families import COLUMNS as FAMILY_COLUMNS
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
-from aps_teach.studies.task_families import class_aggregates
 
 
 def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[str] | None = None):
@@ -434,6 +434,51 @@ def plot_families(rows: Sequence[dict], by: str = "room", levels: Sequence[str] 
                  "95% stratified-bootstrap CI; k/N: the class's tasks solved fine-tuned", fontsize="medium")
     fig.tight_layout()
     return fig
+
+
+def plot_family_budgets(studies: dict[int, Sequence[dict]], level: str = "deep"):
+    """The budget axis of the task-family study: against pretraining env steps (log scale), per arm the IQM
+    normalised score over seeds x tasks with its 95% stratified-bootstrap band (`task_families.budget_axis`),
+    fine-tuned (solid) and zero-shot (dashed); left the whole family of `level`, right its own target task."""
+    points = budget_axis(studies, level)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, tasks in zip(axes, ("family", "target"), strict=True):
+        for a, arm in enumerate(BUDGET_ARMS):
+            for phase, style in (("finetuned", "-"), ("zero_shot", "--")):
+                line = [p for p in points if (p["arm"], p["phase"], p["tasks"]) == (arm, phase, tasks)]
+                if not line:
+                    continue
+                x = [p["pretrain_steps"] for p in line]
+                ax.plot(x, [p["iqm"] for p in line], style, marker="o", color=method_colour(arm, a),
+                        label=f"{arm}, {phase.replace('_', '-')}")
+                ax.fill_between(x, [p["low"] for p in line], [p["high"] for p in line],
+                                color=method_colour(arm, a), alpha=0.12, linewidth=0)
+        ax.set_xscale("log")
+        ax.set_xlabel("pretraining env steps")
+        ax.axhline(0, color="grey", linewidth=0.8)
+        which = "every task of the family" if tasks == "family" else "the level's target alone"
+        ax.set_title(f"{level}: {which}", fontsize="medium")
+    axes[0].set_ylabel("normalised score (0 random, 1 optimal), IQM")
+    axes[1].legend(frameon=False, loc="upper left", bbox_to_anchor=(1, 1), fontsize="small")
+    fig.suptitle("the budget axis: IQM over seeds x tasks with 95% stratified-bootstrap bands",
+                 fontsize="medium")
+    fig.tight_layout()
+    return fig
+
+
+def write_family_budgets_figure(out_path: str | Path, study_dirs: Sequence[str | Path],
+                                level: str = "deep") -> Path | None:
+    """out_path: `plot_family_budgets` of the task-family studies in `study_dirs`, each at its own
+    pretraining budget (`task_families.study_pretrain_steps`); None while none holds a task row."""
+    studies: dict[int, list[dict]] = {}
+    for directory in study_dirs:
+        steps = study_pretrain_steps(directory)
+        if steps in studies:
+            raise ValueError(f"two studies at {steps} pretraining steps among {list(map(str, study_dirs))}")
+        studies[steps] = read_rows(Path(directory) / FAMILY_RESULTS, FAMILY_COLUMNS)
+    if not any(row["phase"] != "random_walk" for rows in studies.values() for row in rows):
+        return None
+    return _write(plot_family_budgets(studies, level), Path(out_path))
 
 
 def _write(fig, path: Path) -> Path:

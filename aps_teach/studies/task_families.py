@@ -216,26 +216,31 @@ SOLVED = 0.5
 """A task counts as solved by an arm when its mean normalised score over seeds is at least this."""
 
 
-def family_specs(levels: Sequence[str], num_seeds: int) -> list[RunSpec]:
-    """Every arm x level x seed 0..num_seeds-1, in `ARMS` order."""
-    return [RunSpec(method, level, seed, overrides) for method, overrides in ARMS.values() for level in levels
-            for seed in range(num_seeds)]
+def family_specs(levels: Sequence[str], num_seeds: int, arms: Sequence[str] = tuple(ARMS)) -> list[RunSpec]:
+    """Every arm of `arms` (default: all of `ARMS`) x level x seed 0..num_seeds-1, in `ARMS` order."""
+    unknown = [arm for arm in arms if arm not in ARMS]
+    if unknown or not arms or len(set(arms)) < len(arms):
+        raise ValueError(f"arms must name distinct arms of {', '.join(map(repr, ARMS))}; got {list(arms)}")
+    return [RunSpec(ARMS[arm][0], level, seed, ARMS[arm][1])
+            for arm in ARMS if arm in arms for level in levels for seed in range(num_seeds)]
 
 
 def run_family_study(levels: Sequence[str] = gridworld.TASK_FAMILIES, num_seeds: int = 10,
                      out_dir: str | Path = "runs/task_families", budget: FamilyBudget = FamilyBudget(), *,
-                     train: TrainConfig | None = None, workers: int | None = None,
-                     executor: Executor | None = None, progress: bool = True) -> SweepReport:
-    """Every arm x level x seed into out_dir/task_families.csv (resumable: finished runs are skipped; a file
-    of another budget or config is refused), on `workers` local processes (default: one per core) or
-    `executor`. `train`: the settings every arm starts from (default: the library's)."""
+                     arms: Sequence[str] = tuple(ARMS), train: TrainConfig | None = None,
+                     workers: int | None = None, executor: Executor | None = None,
+                     progress: bool = True) -> SweepReport:
+    """Every arm of `arms` x level x seed into out_dir/task_families.csv (resumable: finished runs are
+    skipped; a file of another budget or config is refused), on `workers` local processes (default: one per
+    core) or `executor`. `train`: the settings every arm starts from (default: the library's)."""
     unknown = sorted(set(levels) - set(gridworld.TASK_FAMILIES))
     if unknown:
         raise ValueError(f"no task family for levels {unknown}; the levels with one: "
                          f"{', '.join(gridworld.TASK_FAMILIES)}")
     check_int("num_seeds", num_seeds)
     train = train or TrainConfig(progress=False)
-    return run_sweep(family_specs(levels, num_seeds), partial(run_family_rows, budget=budget, train=train),
+    specs = family_specs(levels, num_seeds, arms)
+    return run_sweep(specs, partial(run_family_rows, budget=budget, train=train),
                      Path(out_dir) / RESULTS, config={"budget": budget, "train": train}, workers=workers,
                      executor=executor, progress=progress)
 
@@ -282,3 +287,40 @@ def improvement(rows: Sequence[dict], level: str, x: str, y: str, phase: str,
     if not shared:
         raise ValueError(f"no task of {level} has {phase} scores for both {x!r} and {y!r}")
     return improvement_with_ci([mine[task] for task in shared], [theirs[task] for task in shared])
+
+
+BUDGET_ARMS = ("visr", "apt", "aps", "aps, kNN feature")
+"""The arms of the budget axis: those that pretrain (dqn does not; the random walk has no score)."""
+BUDGET_PHASES = ("zero_shot", "finetuned")
+"""The evaluations the budget axis compares: zero-shot (default identification) and fine-tuned (the
+default protocol)."""
+
+
+def study_pretrain_steps(out_dir: str | Path) -> int:
+    """The pretraining budget a task-family study in out_dir ran at (its task_families.sweep.json)."""
+    path = Path(out_dir) / RESULTS.replace(".csv", ".sweep.json")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: give a directory written by the task-family study")
+    return int(json.loads(path.read_text())["budget"]["pretrain_steps"])
+
+
+def budget_axis(studies: dict[int, Sequence[dict]], level: str = "deep") -> list[dict]:
+    """Per pretraining budget (`studies`: env steps -> that study's rows), arm of `BUDGET_ARMS` and phase of
+    `BUDGET_PHASES`: the IQM normalised score over seeds x the family's tasks on `level` with its 95%
+    stratified-bootstrap interval, and the same over seeds for the level's own target task alone (the single
+    task of Figure 4), with the seeds each pools. Arms or phases a study lacks are left out."""
+    out = []
+    for steps, rows in sorted(studies.items()):
+        for arm in BUDGET_ARMS:
+            for phase in BUDGET_PHASES:
+                scores = _scores(rows, arm, level, phase)
+                if not scores:
+                    continue
+                for tasks, name in ((list(scores), "family"), (["target"], "target")):
+                    per_task = [scores[task] for task in tasks if task in scores]
+                    if not per_task:
+                        continue
+                    iqm, low, high = iqm_with_ci(per_task)
+                    out.append({"pretrain_steps": steps, "arm": arm, "phase": phase, "tasks": name,
+                                "iqm": iqm, "low": low, "high": high, "seeds": len(per_task[0])})
+    return out
