@@ -198,6 +198,43 @@ def test_knn_feature_targets_are_the_successor_features_of_phi_and_the_knn_rewar
     assert learner.task_weights(batch.w[:1]).tolist() == [[*batch.w[0].tolist(), 0.0]]
 
 
+@torch.no_grad()
+def test_conditioned_on_the_exploration_weight_psi_reads_beta_and_pays_eq6_at_that_weight():
+    """With `explore_conditioned` a window's w carries beta as a (d + 1)-th column: psi(s, a, w, beta) and
+    y = sum gamma^i (phi(s'_i), r_kNN(s'_i)) + gamma^m psi_target(s'_m, a*, w, beta), a* = argmax psi^T
+    (exploit w, beta explore); on a task (w of d columns) beta is 0."""
+    cfg = AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=4, k=3, knn_normalise=False,
+                      bootstrap_through_termination=False, knn_feature=True, explore_conditioned=True,
+                      exploit_weight=0.5, explore_weight=2.0)
+    learner = Learner(cfg, OBS, 4, seed=0)
+    learner.psi_target.load_state_dict(Learner(cfg, OBS, 4, seed=1).psi.state_dict())
+    batch = _filled_replay(resample_every=5).sample(16, 4, torch.Generator().manual_seed(2))
+    beta = torch.linspace(0, 1, 16)[:, None]
+    batch = batch._replace(w=torch.cat([batch.w, beta], -1))
+    y = td_targets(learner, batch)[0]
+    phi = learner.features(batch.boot_obs).double().numpy()
+    knn = _knn(phi, 3)
+    expected = []
+    for b in range(16):
+        w = batch.w[b]
+        weights = np.append(0.5 * w[:4].double().numpy(), 2.0 * float(beta[b]))
+        x = learner.inputs(batch.boot_obs[b][None])
+        a_star = int((learner.psi(x, w[None])[0].double().numpy() @ weights).argmax())
+        boot = learner.psi_target(x, w[None])[0, a_star].double().numpy()
+        m = int(batch.boot_steps[b])
+        expected.append(np.append(phi[b], knn[b]) + cfg.gamma**m * float(batch.boot_alive[b]) * boot)
+    np.testing.assert_allclose(y.numpy(), np.array(expected), rtol=1e-4, atol=1e-5)
+    assert learner.psi.head[0].in_features == 16 + 5  # the encoding, w and beta
+    task = batch.w[:1, :4]
+    assert torch.equal(learner.psi_task(task), torch.cat([task, torch.zeros(1, 1)], -1))
+    assert learner.task_weights(task).tolist() == [[*task[0].tolist(), 0.0]]
+    half = batch.w[8:9]  # beta = 8 / 15
+    assert torch.allclose(learner.task_weights(half, explore=True),
+                          torch.cat([0.5 * half[:, :4], torch.tensor([[2.0 * 8 / 15]])], -1))
+    with pytest.raises(ValueError, match="explore_conditioned .* needs knn_feature=True"):
+        AgentConfig(method="aps", explore_conditioned=True)
+
+
 def test_knn_feature_is_left_alone_by_finetuning_and_decides_only_pretraining_actions():
     cfg = AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=3, k=3, knn_feature=True)
     learner = Learner(cfg, OBS, 4, seed=0)

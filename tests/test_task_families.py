@@ -254,3 +254,27 @@ def test_the_study_commands_refuse_bad_budgets_arms_and_studies_writing_nothing(
     out = tmp_path / "out"
     assert main(["gridworld", *args, "--out", str(out)]) == 2
     assert message in capsys.readouterr().err and not out.exists()
+
+
+def test_pretraining_conditioned_on_the_exploration_weight_stores_a_beta_per_window_and_tasks_use_zero():
+    """Each env's w comes with a beta ~ U[0, 1], redrawn with it; identification, evaluation and fine-tuning
+    hand psi tasks of d columns, so beta = 0 there."""
+    from aps_teach.grid.train import evaluate, finetune
+
+    config = TrainConfig(agent=AgentConfig(method="aps", hidden=16, batch_size=32, knn_feature=True,
+                                           explore_conditioned=True), num_envs=4, learning_starts=100,
+                         progress=False)
+    kept = {}
+
+    def keep(end: RoundEnd) -> None:
+        kept["replay"] = end.replay
+
+    learner, _ = pretrain("aps", "easy", 800, 0, config, on_round=keep)
+    stored = kept["replay"].data["w"][:kept["replay"].size]  # (T, envs, d + 1)
+    assert stored.shape[-1] == 17 and torch.allclose(stored[..., :16].norm(dim=-1), torch.ones(()))
+    beta = stored[..., 16]
+    assert 0 <= beta.min() and beta.max() < 1 and len(beta.unique()) == beta.numel() // 10  # one per w
+    changes = (stored[1:] != stored[:-1]).any(-1)  # w and beta change together, every 10 steps
+    assert torch.equal(changes, (stored[1:, :, 16] != stored[:-1, :, 16]))
+    finetune(learner, "easy", stored[0, 0, :16], 400, 0, config)
+    assert evaluate(learner, "easy", stored[0, 0, :16], 2, 0, config).mean_return >= 0

@@ -66,7 +66,7 @@ from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
 from aps_teach.studies.task_families import BUDGET_ARMS, FamilyBudget, run_family_study, study_pretrain_steps
 
 Level = Literal["easy", "hard", "deep"]
-FamilyArm = Literal["visr", "apt", "aps", "aps, kNN feature", "dqn", "random"]
+FamilyArm = Literal["visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned", "dqn", "random"]
 
 
 @dataclass
@@ -260,10 +260,11 @@ class Families:
 
 @dataclass
 class FamiliesBudget:
-    """The task-family study's budget axis: VISR, APT, APS and APS with the kNN reward as a feature of its
-    own, pretrained at each budget of --pretrain-steps on one level, each budget a task-family study into
-    OUT/pretrain_<N>/ (resumable; the default fine-tuning protocol only), then OUT/budget_axis.png from those
-    and the studies named by --also (e.g. results/task_families, whose pretraining is the 64k point)."""
+    """The task-family study's budget axis: VISR, APT, APS and its two variants (the kNN reward as a feature
+    of its own; that, with psi conditioned on the exploration weight), pretrained at each budget of
+    --pretrain-steps on one level, each budget a task-family study into OUT/pretrain_<N>/ (resumable; the
+    default fine-tuning protocol only), then OUT/budget_axis.png from those and the studies named by --also
+    (e.g. results/task_families, whose pretraining is the 64k point)."""
 
     out: Path
     """Results directory (give a fresh one; the committed axis is results/task_families_budget)."""

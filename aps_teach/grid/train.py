@@ -178,7 +178,8 @@ def check_phase_memory(phase: str, steps: int, config: TrainConfig, horizon: int
     and one update would not fit in free memory; the advice names what helps: fewer steps when the replay
     is the larger part, else a smaller update. `obs` is the replay's (observation shape, dtype)."""
     cells = math.ceil(steps / (config.num_envs * horizon)) * horizon * config.num_envs
-    per_cell = NStepReplay.bytes_per_cell(obs[0], config.agent.feature_dim, store_rewards=phase != "pretrain",
+    task_dim = config.agent.task_input_dim if phase == "pretrain" else config.agent.feature_dim
+    per_cell = NStepReplay.bytes_per_cell(obs[0], task_dim, store_rewards=phase != "pretrain",
                                           store_features=phase != "pretrain", obs_dtype=obs[1])
     replay, update = cells * per_cell, update_bytes(config.agent)
     advice = f"lower --{phase}-steps (the replay keeps every step of the phase)" if replay >= update else \
@@ -299,7 +300,9 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
     total = rounds * n * horizon
     # phi is frozen while fine-tuning: store phi(s') once per transition instead of in every minibatch
     store_phi = phase == "finetune" and learner.phi is not None
-    replay = _new_replay(phase, steps, cfg, envs, agent_cfg.feature_dim, store_phi)
+    # pretraining conditioned on the exploration weight stores each window's (w, beta)
+    task_dim = agent_cfg.task_input_dim if phase == "pretrain" else agent_cfg.feature_dim
+    replay = _new_replay(phase, steps, cfg, envs, task_dim, store_phi)
     # one fine-tuning protocol for every method, the dqn baseline's from-scratch learner included
     start_eps = cfg.epsilon_start if phase == "pretrain" else cfg.finetune_epsilon_start
     ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None
@@ -330,6 +333,8 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
             if fixed_w is None and t % cfg.task_resample_every == 0:
                 w = sample_tasks(n, agent_cfg.feature_dim, gen) if agent_cfg.task_conditioned \
                     else learner.default_task(n)
+                if agent_cfg.task_input_dim > agent_cfg.feature_dim:  # beta ~ U[0, 1] with each w
+                    w = torch.cat([w, torch.rand(n, 1, generator=gen)], -1)
             eps = linear_schedule(start_eps, cfg.epsilon_end, cfg.epsilon_decay_fraction * total, env_steps)
             action = learner.act(obs, w, eps, gen, gpi=False, explore=phase == "pretrain")
             out = envs.step(action, last=t == horizon - 1)

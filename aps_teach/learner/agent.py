@@ -110,7 +110,7 @@ class Learner:
         subclass swaps in other networks with the same call signatures (`aps_teach.atari.agent`)."""
         cfg = self.config
         obs_dim, d, hidden = math.prod(self.obs_shape), cfg.feature_dim, cfg.hidden
-        psi = SuccessorFeatureNet(obs_dim, hidden, self.num_actions, d, cfg.sf_dim)
+        psi = SuccessorFeatureNet(obs_dim, hidden, self.num_actions, cfg.task_input_dim, cfg.sf_dim)
         phi = FeatureNet(obs_dim, hidden, d) if cfg.task_conditioned else None
         rep = FeatureNet(obs_dim, hidden, d) if self._separate_knn_space == "contrastive" else None
         return psi, phi, rep
@@ -179,12 +179,25 @@ class Learner:
     def task_weights(self, w: torch.Tensor, explore: bool = False) -> torch.Tensor:
         """The weights Q = psi^T w~ scores successor features with: w itself, or with the kNN reward as a
         feature of its own (`AgentConfig.knn_feature`) w~ = (exploit_weight w, explore_weight) when
-        `explore` (pretraining's Eq. 6 reward), else (w, 0), the task alone."""
+        `explore` (pretraining's Eq. 6 reward), else (w, 0), the task alone. With `explore_conditioned`,
+        w may carry beta as a last column (`psi_task`) and w~ = (exploit_weight w, beta explore_weight)
+        when `explore`."""
         cfg = self.config
         if cfg.sf_dim == cfg.feature_dim:
             return w
+        task, beta = self.psi_task(w)[..., :cfg.feature_dim], torch.ones_like(w[..., :1])
+        if cfg.explore_conditioned:
+            beta = self.psi_task(w)[..., cfg.feature_dim:]
         if explore:
-            return torch.cat([cfg.exploit_weight * w, torch.full_like(w[..., :1], cfg.explore_weight)], -1)
+            return torch.cat([cfg.exploit_weight * task, cfg.explore_weight * beta], -1)
+        return torch.cat([task, torch.zeros_like(beta)], -1)
+
+    def psi_task(self, w: torch.Tensor) -> torch.Tensor:
+        """psi's task input for tasks w (..., d): w itself, or with `AgentConfig.explore_conditioned` (w,
+        beta), beta = 0 (a task) unless w already carries it as a (d + 1)-th column (pretraining)."""
+        cfg = self.config
+        if cfg.task_input_dim == cfg.feature_dim or w.shape[-1] == cfg.task_input_dim:
+            return w
         return torch.cat([w, torch.zeros_like(w[..., :1])], -1)
 
     @torch.no_grad()
@@ -193,7 +206,7 @@ class Learner:
         """epsilon-greedy on Q(s, a) = psi(s, a, w)^T w~ (`task_weights`; `explore`: pretraining's reward),
         or its GPI max over candidates if `gpi`."""
         candidates = gpi_candidates(w, self.config.gpi_samples, generator) if gpi else w[:, None]
-        greedy = gpi_action_values(self.psi(self.inputs(obs), candidates),
+        greedy = gpi_action_values(self.psi(self.inputs(obs), self.psi_task(candidates)),
                                    self.task_weights(w, explore)).argmax(dim=1)
         at_random = torch.rand(len(w), generator=generator) < epsilon
         random = torch.randint(self.num_actions, (len(w),), generator=generator)
@@ -203,7 +216,7 @@ class Learner:
     def q_values(self, obs: torch.Tensor, w: torch.Tensor, explore: bool = False) -> torch.Tensor:
         """Q(s, a | w) = psi(s, a, w)^T w~ (`task_weights`), (B, A), for observations (B, ...) and tasks w
         (B, d)."""
-        return q_values(self.psi(self.inputs(obs), w), self.task_weights(w, explore)[:, None])
+        return q_values(self.psi(self.inputs(obs), self.psi_task(w)), self.task_weights(w, explore)[:, None])
 
     @torch.no_grad()
     def features(self, obs: torch.Tensor) -> torch.Tensor:

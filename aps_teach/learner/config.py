@@ -77,6 +77,13 @@ class AgentConfig:
     (phi(s'), r_kNN(s')), and Q = psi^T (exploit_weight w, explore_weight) while pretraining (the same
     Eq. 6 reward), psi^T (w, 0) on a task. False: the kNN return is carried along w (cumulant
     phi(s') + r_kNN(s') w), so psi must output it multiplied by its own input w."""
+    explore_conditioned: bool = False
+    """aps with `knn_feature`, this repository's variant beyond the paper: psi is conditioned on the
+    exploration weight beta as well as on w, psi(s, a, w, beta). While pretraining each w comes with a beta
+    drawn uniformly from [0, 1] and Q = psi^T (exploit_weight w, beta explore_weight); on a task (zero-shot,
+    fine-tuning) beta = 0, Q = psi^T (w, 0). One psi can then hold the explorer's values (beta near 1) and
+    the task-pursuer's (beta 0), as NGU and Agent57 condition one network on a family of exploration
+    coefficients."""
     gpi: bool = True
     """Act with generalised policy improvement over {w} + `gpi_samples` fresh tasks (visr, aps)."""
     gpi_samples: int = 10
@@ -123,6 +130,9 @@ class AgentConfig:
             check_field(self, name, check_range, 0, low_open=True)
         for name in ("exploit_weight", "explore_weight"):
             check_field(self, name, check_finite)
+        if self.explore_conditioned and not self.knn_feature:
+            raise ValueError("explore_conditioned conditions psi on the weight of the kNN reward's own "
+                             "successor feature: it needs knn_feature=True")
 
     @property
     def particles(self) -> int:
@@ -134,6 +144,11 @@ class AgentConfig:
     def sf_dim(self) -> int:
         """Successor features per action: d, or d + 1 with the kNN reward as a feature of its own (aps)."""
         return self.feature_dim + (self.knn_feature and self.method == "aps")
+
+    @property
+    def task_input_dim(self) -> int:
+        """Columns of psi's task input: w (d), or (w, beta) (d + 1) with `explore_conditioned` (aps)."""
+        return self.feature_dim + (self.explore_conditioned and self.sf_dim > self.feature_dim)
 
     @property
     def task_conditioned(self) -> bool:

@@ -84,7 +84,9 @@ def td_targets(learner: Trainable, batch: Batch
     the kNN particles are the B states s'_m. phi(s'_i) is the batch's `next_phi` when fine-tuning's replay
     stored it (phi is frozen then). With the kNN reward as a successor feature of its own
     (`AgentConfig.knn_feature`, pretraining) y has d + 1 columns: base_i = (phi(s'_i), r_kNN(s'_i)) and
-    w~ = (exploit_weight w, explore_weight) replace base_i and w, so c_i = base_i (c_i^T w~ = r_i already).
+    w~ = (exploit_weight w, explore_weight) replace base_i and w, so c_i = base_i (c_i^T w~ = r_i already);
+    conditioned on the exploration weight (`AgentConfig.explore_conditioned`) batch.w carries beta as a
+    last column, w~ = (exploit_weight w, beta explore_weight) and r_i = base_i^T w~.
     """
     cfg, pretraining = learner.config, learner.phase == "pretrain"
     last = pretraining and cfg.nstep_reward == "last"
@@ -110,8 +112,9 @@ def td_targets(learner: Trainable, batch: Batch
             reward, stats = reward[:, None].float(), {"reward_total": reward.mean()}
         elif pretraining:
             valid = None if last else batch.mask
-            r = intrinsic_reward(phi, w[:, None], h, cfg.k, valid=valid, fixed_shapes=learner.fixed_shapes,
-                                 exploit_weight=cfg.exploit_weight, explore_weight=cfg.explore_weight,
+            r = intrinsic_reward(phi, w[:, None, :cfg.feature_dim], h, cfg.k, valid=valid,
+                                 fixed_shapes=learner.fixed_shapes, exploit_weight=cfg.exploit_weight,
+                                 explore_weight=cfg.explore_weight,
                                  exponent=cfg.knn_exponent, normaliser=learner.normaliser)
             reward, stats = r.total, {f"reward_{name}": valid_mean(term, valid, learner.fixed_shapes)
                                       for name, term in r.terms()}
@@ -131,10 +134,12 @@ def td_targets(learner: Trainable, batch: Batch
         if dims > cfg.feature_dim:
             base = torch.cat([base, r.explore.to(base.dtype)[..., None]], -1)
         w_sf = learner.task_weights(w, explore=True) if dims > cfg.feature_dim else w
+        if pretraining and cfg.task_input_dim > cfg.feature_dim:  # Eq. 6 at the window's beta: base^T w~
+            reward = q_values(base, w_sf[:, None]).float()
         # 4. double Q: a* from the online psi, its value from the target copy; the n-step SF target
         boot_x = learner.inputs(batch.boot_obs)
-        a_star = q_values(learner.psi(boot_x, w)[..., :dims], w_sf[:, None]).argmax(1)
-        boot = learner.psi_target(boot_x, w)[rows, a_star, :dims]
+        a_star = q_values(learner.psi(boot_x, learner.psi_task(w))[..., :dims], w_sf[:, None]).argmax(1)
+        boot = learner.psi_target(boot_x, learner.psi_task(w))[rows, a_star, :dims]
         through = pretraining and cfg.bootstrap_through_termination  # no terminal without a task
         alive = torch.ones_like(batch.boot_alive) if through else batch.boot_alive
         return sf_td_target(base, reward, w_sf, mask, cfg.gamma, boot, batch.boot_steps, alive), stats, phi
@@ -175,7 +180,7 @@ def gradient_step(learner: Trainable, batch: Batch) -> dict[str, torch.Tensor]:
     # 5. the losses: successor features, then what trains phi (vMF) or f (InfoNCE) while pretraining
     w, rows = batch.w, torch.arange(len(batch.w), device=batch.w.device)
     dims = y.shape[-1]  # d + 1 while pretraining with the kNN feature, else d
-    psi_sa = learner.psi(learner.inputs(batch.obs), w)[rows, batch.action, :dims]
+    psi_sa = learner.psi(learner.inputs(batch.obs), learner.psi_task(w))[rows, batch.action, :dims]
     if cfg.sf_loss == "vector":
         loss = ((psi_sa - y) ** 2).sum(-1).mean()
     else:  # Algorithm 1's scalar loss on Q = psi^T w
@@ -185,6 +190,7 @@ def gradient_step(learner: Trainable, batch: Batch) -> dict[str, torch.Tensor]:
     first_next = batch.next_obs[:, 0]
     if pretraining and learner.phi is not None:
         phi = phi_next[:, 0] if cfg.nstep_reward == "last" else learner.phi(learner.inputs(first_next))
+        w = w[:, :cfg.feature_dim]  # without beta (`AgentConfig.explore_conditioned`)
         vmf = vmf_loss(phi, w) if learner.objective is None else learner.objective.vmf_loss(phi, w)
         loss, stats["loss_vmf"] = loss + vmf, vmf.detach()
     if pretraining and learner.rep is not None:

@@ -66,13 +66,15 @@ ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
     "apt": ("apt", ()),
     "aps": ("aps", ()),
     "aps, kNN feature": ("aps", (("agent.knn_feature", True),)),
+    "aps, explore-conditioned": ("aps", (("agent.knn_feature", True), ("agent.explore_conditioned", True))),
     "dqn": ("dqn", ()),
     "random": ("random", ()),
 }
 """Arm -> (method, overrides of the default `TrainConfig`): the paper's three methods; APS with the kNN
-reward as a successor feature of its own (`AgentConfig.knn_feature`), this repository's variant, labelled
-as such; the DQN baseline from scratch on each task with the same fine-tuning budget; a uniformly random
-walk, the reference for coverage."""
+reward as a successor feature of its own (`AgentConfig.knn_feature`), and that variant with psi conditioned
+on the exploration weight as well (`AgentConfig.explore_conditioned`, used at weight 0 on every task),
+this repository's variants, labelled as such; the DQN baseline from scratch on each task with the same
+fine-tuning budget; a uniformly random walk, the reference for coverage."""
 FINETUNE_PROTOCOLS: dict[str, tuple[tuple[tuple[str, object], ...], bool]] = {
     "finetuned": ((), False),
     "finetuned_epsilon_1": ((("finetune_epsilon_start", 1.0),), False),
@@ -289,7 +291,7 @@ def improvement(rows: Sequence[dict], level: str, x: str, y: str, phase: str,
     return improvement_with_ci([mine[task] for task in shared], [theirs[task] for task in shared])
 
 
-BUDGET_ARMS = ("visr", "apt", "aps", "aps, kNN feature")
+BUDGET_ARMS = ("visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned")
 """The arms of the budget axis: those that pretrain (dqn does not; the random walk has no score)."""
 BUDGET_PHASES = ("zero_shot", "finetuned")
 """The evaluations the budget axis compares: zero-shot (default identification) and fine-tuned (the
