@@ -182,7 +182,17 @@ def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
 
     from aps_teach.infra.sweeps import read_rows
     from aps_teach.studies.plots import write_families_figure, write_family_budgets_figure
-    from aps_teach.studies.task_families import ARMS, COLUMNS, RESULTS, run_family_study
+    from aps_teach.studies.task_families import (
+        ARMS,
+        COLUMNS,
+        CONTENDERS,
+        GROUPINGS,
+        PARENTS,
+        RESULTS,
+        family_tables,
+        run_family_study,
+        write_family_tables,
+    )
 
     train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=32), num_envs=4, learning_starts=100,
                         progress=False)
@@ -193,8 +203,17 @@ def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
         assert len(again.skipped) == len(ARMS) and not again.completed
     rows = read_rows(tmp_path / RESULTS, COLUMNS)
     assert {row["method"] for row in rows} == {"visr", "apt", "aps", "dqn", "random"}
-    assert {row["overrides"] for row in rows} == {"", '[["agent.knn_feature", true]]'}  # the variant
+    assert {row["overrides"] for row in rows} == {"", '[["agent.knn_feature", true]]', (  # the variants
+        '[["agent.knn_feature", true], ["agent.explore_conditioned", true]]')}
     assert write_families_figure(tmp_path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    classes, verdicts, improvements = family_tables(rows)
+    assert {row["arm"] for row in verdicts} == set(CONTENDERS)
+    phases = ("zero_shot", "zero_shot_relabelled", "finetuned")
+    assert {(row["grouping"], row["phase"]) for row in classes} == {(b, p) for b in GROUPINGS for p in phases}
+    assert {(row["arm"], row["than"]) for row in improvements} == {(a, p) for a in CONTENDERS
+                                                                   for p in PARENTS}
+    assert {path.name for path in write_family_tables(tmp_path)} == {"classes.csv", "verdicts.csv",
+                                                                     "improvement.csv"}
     longer = dataclasses.replace(BUDGET, pretrain_steps=1600)  # the budget axis: two arms at another budget
     run_family_study(["easy"], 1, tmp_path / "longer", longer, arms=["visr", "apt"], train=train,
                      workers=1, progress=False)
@@ -278,3 +297,18 @@ def test_pretraining_conditioned_on_the_exploration_weight_stores_a_beta_per_win
     assert torch.equal(changes, (stored[1:, :, 16] != stored[:-1, :, 16]))
     finetune(learner, "easy", stored[0, 0, :16], 400, 0, config)
     assert evaluate(learner, "easy", stored[0, 0, :16], 2, 0, config).mean_return >= 0
+
+
+def test_verdicts_need_intervals_apart_from_both_parents_and_say_when_there_is_nothing_to_decide():
+    from aps_teach.studies.task_families import class_verdicts
+
+    intervals = {"beats both": {"aps": (0.6, 0.8), "visr": (0.2, 0.5), "apt": (0.1, 0.3)},
+                 "beats apt": {"aps": (0.3, 0.6), "visr": (0.5, 0.9), "apt": (0.0, 0.2)},
+                 "touching": {"aps": (0.5, 0.8), "visr": (0.2, 0.5), "apt": (0.1, 0.3)},
+                 "all at 0": {"aps": (0.0, 0.0), "visr": (-0.02, 0.01), "apt": (0.0, 0.03)},
+                 "visr alone": {"aps": (0.0, 0.01), "visr": (0.2, 0.4), "apt": (0.0, 0.0)}}
+    classes = [{"arm": arm, "room": room, "phase": "finetuned", "iqm": (low + high) / 2, "low": low,
+                "high": high} for room, arms in intervals.items() for arm, (low, high) in arms.items()]
+    got = {row["room"]: row["verdict"] for row in class_verdicts(classes)}
+    assert got == {"beats both": "beats both", "beats apt": "beats apt", "touching": "beats apt",
+                   "all at 0": "nothing to decide", "visr alone": "beats neither"}

@@ -63,7 +63,13 @@ from aps_teach.studies.plots import (
     write_transfer_figure,
 )
 from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
-from aps_teach.studies.task_families import BUDGET_ARMS, FamilyBudget, run_family_study, study_pretrain_steps
+from aps_teach.studies.task_families import (
+    BUDGET_ARMS,
+    FamilyBudget,
+    run_family_study,
+    study_pretrain_steps,
+    write_family_tables,
+)
 
 Level = Literal["easy", "hard", "deep"]
 FamilyArm = Literal["visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned", "dqn", "random"]
@@ -236,11 +242,12 @@ class Parts:
 
 @dataclass
 class Families:
-    """The task-family study: each arm (visr, apt, aps, aps with the kNN reward as a feature of its own, dqn
-    from scratch, a random walk for coverage) pretrained once per level and seed, then scored on every task of
-    the level's family (gridworld.task_family) zero-shot, under two identifications, and after fine-tuning
-    under each protocol, normalised by the task's exact references, into OUT/task_families.csv (resumable)
-    and OUT/task_families.png (see aps_teach.studies.task_families)."""
+    """The task-family study: each arm (visr, apt, aps, aps with the kNN reward as a feature of its own, that
+    variant conditioned on the exploration weight, dqn from scratch, a random walk for coverage) pretrained
+    once per level and seed, then scored on every task of the level's family (gridworld.task_family)
+    zero-shot, under two identifications, and after fine-tuning under each protocol, normalised by the
+    task's exact references, into OUT/task_families.csv (resumable), its tables (OUT/classes.csv,
+    verdicts.csv, improvement.csv) and OUT/task_families.png (see aps_teach.studies.task_families)."""
 
     out: Path
     """Results directory (give a fresh one; the committed study is results/task_families)."""
@@ -320,6 +327,7 @@ def _families(cmd: Families) -> dict:
         print(f"run {key} failed:\n{trace}", file=sys.stderr)
     return {"completed": len(report.completed), "skipped": len(report.skipped),
             "failed": len(report.failures), "results": cmd.out / "task_families.csv",
+            "tables": [path.name for path in write_family_tables(cmd.out)],
             "figure": write_families_figure(cmd.out)}
 
 

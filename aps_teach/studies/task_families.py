@@ -53,10 +53,11 @@ from aps_teach.grid.train import (
     task_data,
 )
 from aps_teach.infra.checks import check_int
+from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.seeds import task_seed
 from aps_teach.infra.stats import improvement_with_ci, iqm_with_ci
-from aps_teach.infra.sweeps import RunSpec, SweepReport, config_hash, run_sweep
+from aps_teach.infra.sweeps import RunSpec, SweepReport, config_hash, read_rows, run_sweep
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.tasks import TaskFit, fit_task
 from aps_teach.studies.aps_parts import arm_name
@@ -291,6 +292,66 @@ def improvement(rows: Sequence[dict], level: str, x: str, y: str, phase: str,
     return improvement_with_ci([mine[task] for task in shared], [theirs[task] for task in shared])
 
 
+PARENTS = ("visr", "apt")
+"""APS's parents: the arms APS and its variants are judged against."""
+CONTENDERS = ("aps", "aps, kNN feature", "aps, explore-conditioned")
+"""The paper's APS and this repository's variants."""
+FLOOR = 0.05
+"""A class is 'nothing to decide' when every contender's and parent's IQM interval lies within this of 0,
+the uniformly random policy's score: all fail there alike."""
+
+
+def class_verdicts(classes: Sequence[dict]) -> list[dict]:
+    """Per contender (`CONTENDERS`) and task class of `class_aggregates`' rows (one level, grouping and
+    phase): 'beats both' when its interval lies above both parents' (its low end above each parent's high
+    end), else 'beats visr', 'beats apt' or 'beats neither', and 'nothing to decide' when every contender and
+    parent is at the random policy's score (`FLOOR`)."""
+    by = next(key for key in GROUPINGS if key in classes[0])
+    stats = {(row["arm"], row[by]): row for row in classes}
+    out = []
+    for value in dict.fromkeys(row[by] for row in classes):
+        judged = [stats[(arm, value)] for arm in (*CONTENDERS, *PARENTS) if (arm, value) in stats]
+        at_floor = all(abs(row["low"]) <= FLOOR and abs(row["high"]) <= FLOOR for row in judged)
+        for arm in CONTENDERS:
+            if (arm, value) not in stats or not all((parent, value) in stats for parent in PARENTS):
+                continue
+            mine = stats[(arm, value)]
+            beaten = [parent for parent in PARENTS if mine["low"] > stats[(parent, value)]["high"]]
+            verdict = "nothing to decide" if at_floor else \
+                {2: "beats both", 0: "beats neither"}.get(len(beaten), f"beats {''.join(beaten)}")
+            out.append({"arm": arm, by: value, "phase": mine["phase"], "verdict": verdict,
+                        "iqm": mine["iqm"], "low": mine["low"], "high": mine["high"],
+                        **{f"{parent}_{end}": stats[(parent, value)][end] for parent in PARENTS
+                           for end in ("iqm", "low", "high")}})
+    return out
+
+
+def family_tables(rows: Sequence[dict]) -> tuple[list[dict], list[dict], list[dict]]:
+    """Every level's (class aggregates, verdicts, improvements) for each grouping of `GROUPINGS` and each
+    phase of `PHASES` present: `class_aggregates`, `class_verdicts`, and P(contender > parent) over all the
+    level's tasks (`improvement`)."""
+    classes, verdicts, improvements = [], [], []
+    levels = dict.fromkeys(row["level"] for row in rows if row["phase"] != "random_walk")
+    for level in levels:
+        phases = [phase for phase in PHASES if any(row["phase"] == phase and row["level"] == level
+                                                   for row in rows)]
+        for phase in phases:
+            for by in GROUPINGS:
+                found = class_aggregates(rows, level, by, phase)
+                classes += [{"level": level, "grouping": by, "class": row.pop(by), **row}
+                            for row in map(dict, found)]
+                verdicts += [{"level": level, "grouping": by, "class": row.pop(by), **row}
+                             for row in map(dict, class_verdicts(found))] if found else []
+            for arm in CONTENDERS:
+                for parent in PARENTS:
+                    try:
+                        p, low, high = improvement(rows, level, arm, parent, phase)
+                    except ValueError:  # an arm without this phase (apt's relabelled zero-shot)
+                        continue
+                    improvements.append({"level": level, "phase": phase, "arm": arm, "than": parent,
+                                         "probability": p, "low": low, "high": high})
+    return classes, verdicts, improvements
+
 BUDGET_ARMS = ("visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned")
 """The arms of the budget axis: those that pretrain (dqn does not; the random walk has no score)."""
 BUDGET_PHASES = ("zero_shot", "finetuned")
@@ -326,3 +387,17 @@ def budget_axis(studies: dict[int, Sequence[dict]], level: str = "deep") -> list
                     out.append({"pretrain_steps": steps, "arm": arm, "phase": phase, "tasks": name,
                                 "iqm": iqm, "low": low, "high": high, "seeds": len(per_task[0])})
     return out
+
+
+def write_family_tables(out_dir: str | Path) -> list[Path]:
+    """OUT/classes.csv, OUT/verdicts.csv and OUT/improvement.csv: `family_tables` of OUT/task_families.csv
+    (nothing while it holds no task row)."""
+    rows = read_rows(Path(out_dir) / RESULTS, COLUMNS)
+    if not any(row["phase"] != "random_walk" for row in rows):
+        return []
+    paths = []
+    for name, table in zip(("classes", "verdicts", "improvement"), family_tables(rows), strict=True):
+        paths.append(Path(out_dir) / f"{name}.csv")
+        write_csv_atomic(paths[-1], [{key: round(value, 4) if isinstance(value, float) else value
+                                      for key, value in row.items()} for row in table])
+    return paths
