@@ -13,6 +13,12 @@ updates as in real runs, on one thread:
   n = 5, d = 5: the same updates per env step, so the ratio is the loop's own speed-up;
 - now, the defaults: 32 envs, 2 updates of batch 256 per step (1/16 update per env step), n = 10, d = 16.
 Prints env steps/s, updates/s and ms per update, with ratios to `before`; and the env batches alone.
+
+The compute limit: an update's FLOPs (its matrix products, counted by `torch.utils.flop_counter`, plus the
+kNN's distances, 3 N^2 d for N particles) times the updates per env step, against the core's own matmul
+rate (the best of a few 1024 x 1024 products on one thread): the env steps/s the loop would reach if the
+update's arithmetic ran at the core's peak and nothing else cost anything. Each configuration prints its
+fraction of that limit. Sequential runs only: seed-batched training (issue 33) has not landed.
 """
 
 import argparse
@@ -20,6 +26,7 @@ import time
 from dataclasses import replace
 
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from aps_teach.grid.envs import make_env_batch
 from aps_teach.grid.train import TrainConfig, pretrain
@@ -56,6 +63,39 @@ def pretraining_rates(level: str, config: TrainConfig, steps: int, seed: int) ->
     return steps / seconds, learner.updates / seconds
 
 
+def matmul_rate(size: int = 1024, repeats: int = 5) -> float:
+    """FLOP/s of the best of `repeats` (size x size) @ (size x size) float32 products on this thread."""
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    a @ b  # warm-up
+    best = min(_timed(lambda: a @ b) for _ in range(repeats))
+    return 2 * size**3 / best
+
+
+def _timed(work) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+def update_flops(level: str, config: TrainConfig, seed: int) -> float:
+    """FLOPs of one APS update at `config`'s sizes: its matrix products as torch counts them, plus the kNN's
+    squared distances between its particles (3 N^2 d: a subtraction, a multiply and an add per entry)."""
+    kept = {}
+    learner, _ = pretrain("aps", level, config.learning_starts + config.num_envs * 100, seed, config,
+                          on_round=lambda end: kept.__setitem__("replay", end.replay))
+    generator = torch.Generator().manual_seed(seed)
+    batch = kept["replay"].sample(config.agent.batch_size, config.agent.n_step, generator)
+    with FlopCounterMode(display=False) as counter:
+        learner.update(batch)
+    particles, d = config.agent.particles, config.agent.feature_dim
+    return counter.get_total_flops() + 3 * particles**2 * d
+
+
+def updates_per_env_step(config: TrainConfig) -> float:
+    """Updates per env step: `updates_per_step` per step of the `num_envs` envs."""
+    return config.updates_per_step / config.num_envs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=32_000)
@@ -74,6 +114,17 @@ def main() -> None:
         print(f"APS pretraining, {name:>15}: {steps:8,.0f} env steps/s ({steps / base_steps:5.2f}x), "
               f"{updates:6,.0f} updates/s ({updates / base_updates:5.2f}x), "
               f"{1000 / updates:5.2f} ms per update (acting and stepping included)")
+    with single_thread():
+        peak = matmul_rate()
+    print(f"this core's matmul rate (1024 x 1024, one thread): {peak / 1e9:.1f} GFLOP/s")
+    for name, config in (("before", BEFORE), ("now, same sizes", SAME_SIZES), ("now, defaults", DEFAULTS)):
+        with single_thread():
+            flops = update_flops(args.level, config, args.seed)
+        limit = peak / (flops * updates_per_env_step(config))
+        steps = rows[name][0]
+        print(f"compute limit, {name:>15}: {flops / 1e6:6.1f} MFLOP per update x "
+              f"{updates_per_env_step(config):.4f} updates per env step -> {limit:8,.0f} env steps/s; "
+              f"measured {steps:,.0f} = {steps / limit:.2f} of the limit")
 
 
 if __name__ == "__main__":
