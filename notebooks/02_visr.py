@@ -437,7 +437,10 @@ for level in levels:
 
 # %% [markdown]
 # Read the reward counts first: the data hold only what the pretrained skills reach under random
-# w, so the +10 appears only if some skill walks to the target. Where the eigenvalues of ΦᵀΦ / N are
+# w, so the +10 appears only if some skill walks to the target. A small R² is no verdict on w: the rewards
+# are a few spikes (+1 at a key, +10 at the target) among thousands of zeros, which no linear φ(s')ᵀw can
+# reproduce state by state. Acting greedily needs less, only the right *order*: the target must score
+# above every other state, which the zero-shot section counts. Where the eigenvalues of ΦᵀΦ / N are
 # far from equal (a ratio above 10), these features are correlated like the synthetic ones, and the last
 # line of each level says whether the reversed regression paid for it here.
 #

@@ -465,8 +465,10 @@ print(f"the ten lines compute the library's losses: {agree}")
 #   pretraining bootstraps through the target (`bootstrap_through_termination`). Identification,
 #   evaluation and fine-tuning keep the paper's protocol (+10 ends the episode).
 # * **Centred inputs** (`normalise_observations`). A one-hot board is mostly entries that are always on;
-#   fed raw, $\phi$'s ReLUs died and $\phi$ collapsed to one vector. The networks read the board minus its
-#   running mean, on the entries that vary between states (`aps_teach.learner.inputs`).
+#   fed raw, most of $\phi$'s ReLUs die (102 of 128 in notebook 02b's run, whose survivors still told the
+#   cells apart), one bad stretch of training away from a constant $\phi$, where an earlier version of this
+#   library ended. The networks read the board minus its running mean, on the entries that vary between
+#   states (`aps_teach.learner.inputs`).
 #
 # **Explain it.** Line 13 of the ten lines uses `y.detach()`. What would go wrong without it?
 #
@@ -720,7 +722,8 @@ print(f"curves where success falls somewhere along fine-tuning: {', '.join(dippe
 # fine-tuning study, `docs/studies.md`). The fine-tuned score is one point of a curve, which is why the
 # sweep's file keeps the whole curve. </details>
 #
-# The figure puts this run's single seed (black markers) on the file's bars.
+# The figure puts this run's single seed (black markers) on the file's bars: each bar's dark lower part is
+# the zero-shot success, its full light height the fine-tuned success.
 
 # %%
 fig = study_plots.plot_figure4(file_rows, methods, levels)

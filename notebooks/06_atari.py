@@ -22,8 +22,9 @@
 # memory. This notebook walks through each change on a real game, runs the whole pipeline once on the
 # CPU at a toy budget, and shows how to launch and read a real run on a GPU.
 #
-# The reward APS pretrains on is the paper's equation (6), unchanged (notation as in notebook 01; the
-# paper writes $\phi(s)$ in the first term, the state the transition reaches):
+# The reward APS pretrains on is the paper's equation (6), unchanged, in notebook 01's notation: the
+# paper writes the first term $\phi(s)^\top w$ for a reward $r(s, a, s')$; this course, as the authors'
+# code, evaluates $\phi$ at $s'$, the state the transition reaches:
 #
 # $$r_{\text{APS}}(s, a, s') = \underbrace{\phi(s')^\top w}_{\text{exploitation (4)}} +
 #   \underbrace{\log\Big(1 + \frac{1}{k} \sum_{h^{(j)} \in N_k(h)} \lVert h - h^{(j)} \rVert\Big)}_{
@@ -521,6 +522,12 @@ for rom in curve_games or run_games:
     plt.show()
 
 # %% [markdown]
+# Read the SF loss as a TD error, not as a score. ψ starts near 0 and grows towards the discounted sum of
+# unit-norm features, up to 1/(1 − γ) = 100 per dimension, and its targets bootstrap on ψ_target, so they
+# grow with it: while ψ is still growing its squared error can rise without anything diverging. A loss
+# that kept rising once ψ's scale had settled would be a problem; a toy run of about 1,500 updates (6,000
+# steps, one update per 4) is too short to tell the two apart, which is what the GPU run is for.
+#
 # Fine-tuning: the mean score of the games that ended in each logging interval (raw game score,
 # training protocol, ε-greedy), and the SF loss on the clipped game reward. The SF losses of the two
 # methods are not on one scale: APS's ψ predicts all 5 dimensions of the discounted sum of φ(s') (with

@@ -598,15 +598,15 @@ def test_the_course_page_states_each_notebooks_recorded_compute_and_each_is_with
 def test_the_course_table_and_each_opening_give_the_measured_study_time(page):
     """The course table (the README's and the course page's) states each notebook's study time as
     `study_minutes` computes it from the committed notebook, each row linking to the notebook, and the total
-    as their sum; a notebook that says how long it takes says it to within 5 minutes."""
+    as the sum of the rows as stated; a notebook that says how long it takes says it to within 5 minutes."""
     text = page.read_text()
     found = re.findall(r"^\| \[`(\w+)`\]\(([^)]+)\) \|.*\| (\d+) min \|$", text, re.MULTILINE)
     rows = {name: minutes for name, _, minutes in found}
     assert set(rows) == {source.stem for source in SOURCES} and len(found) == len(SOURCES)
     for name, link, _ in found:
         assert (page.parent / link).resolve() == NOTEBOOK_DIR / f"{name}.ipynb", (name, link)
-    total = sum(study_minutes(source.with_suffix(".ipynb")) for source in SOURCES)
-    assert f"In all, {round(total)} minutes, about {total / 60:.1f} hours." in " ".join(text.split())
+    total = sum(round(study_minutes(source.with_suffix(".ipynb"))) for source in SOURCES)  # the rows' sum
+    assert f"In all, {total} minutes, about {total / 60:.1f} hours." in " ".join(text.split())
     for source in SOURCES:
         minutes = study_minutes(source.with_suffix(".ipynb"))
         assert int(rows[source.stem]) == round(minutes), (source.stem, minutes)
