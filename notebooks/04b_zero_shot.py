@@ -317,6 +317,12 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
+# An arrow pointing into a wall is a greedy action that bumps it: ψ ranks staying on that cell (a bump
+# leaves the agent where it was) above every move. Acting on the oracle's $w$ alone with ε = 0, the agent
+# would stay there until the episode ends, since the same state brings the same action. The GPI episode on
+# the right draws fresh candidate skills at every step, so a bump there can be left on the next step or
+# repeated; where a path stops short of the target, look for such an arrow under its last cell.
+#
 # Read the verdicts from the top of the chain down. **Lost in the features**: even the optimal policy
 # for the reward $\phi$ can express does not walk to the target, so no better $\psi$, GPI or task
 # inference could help; more pretraining or another `feature_dim` (notebook 05 sweeps it) change what
