@@ -29,8 +29,9 @@
 #   wrong w;
 # * say why VISR solves the easy level zero-shot and why it cannot solve the hard one.
 #
-# **Time.** 2 to 6 minutes of computing in teaching mode on a 2-core CPU (2 when nothing else runs
-# on it), and about 30 minutes to read and do the exercise. Notebook 02b continues with any task on any maze.
+# **How long.** About 84 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, the exercise, and 1 to 2 minutes of compute in teaching mode on a 2-core CPU (longer on a busy
+# machine). Notebook 02b continues with any task on any maze.
 #
 # **What reproduces from the paper.** The paper's Figure 4 has VISR well ahead of APT on the easy
 # level and failing on the hard one. The committed 10-seed sweep (printed below, with 95% intervals)

@@ -25,9 +25,9 @@
 # * score a zero-shot policy between a random policy (0) and the optimum (1), both exact by
 #   dynamic programming, and set one painted task beside the committed transfer benchmark.
 #
-# **Time.** 1 to 3 minutes of computing in teaching mode on a 2-core CPU (1 when nothing else runs
-# on it), and about 15 minutes to read and paint. It follows notebook 02 (VISR's discriminator,
-# skills and task inference).
+# **How long.** About 29 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, and painting a task; under a minute of compute in teaching mode on a 2-core CPU (longer on a
+# busy machine). It follows notebook 02 (VISR's discriminator, skills and task inference).
 #
 # **What reproduces.** The paper tests transfer on Atari, not on mazes; this benchmark is the
 # course's own. The committed results (printed below) say VISR lands about half to two thirds of the

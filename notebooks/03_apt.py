@@ -31,8 +31,8 @@
 # * write the kNN particle reward yourself, and name the library's decisions about it (the particle
 #   itself, the exponent, the normaliser).
 #
-# **Time.** About a minute of computing in teaching mode on a 2-core CPU, and about 25 minutes to
-# read and do the exercise.
+# **How long.** About 40 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, and the exercise; a few seconds of compute.
 #
 # **What reproduces from the paper.** The paper states that the particle estimator is
 # asymptotically unbiased and consistent. On a 2-D Gaussian the checks below find it so; on a

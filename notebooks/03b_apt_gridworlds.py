@@ -26,8 +26,9 @@
 #   APT's reward cell by cell, live in the reward explorer;
 # * read zero-shot success and success along fine-tuning, and say why APT cannot succeed zero-shot.
 #
-# **Time.** 4 to 16 minutes of computing in teaching mode on a 2-core CPU (4 when nothing else runs
-# on it), and about 25 minutes to read. It follows notebooks 02 (VISR) and 03 (APT's reward).
+# **How long.** About 50 minutes of study: reading what it says and prints, its figures, predictions and
+# questions; 3 minutes of compute in teaching mode on a 2-core CPU, much longer on a busy machine. It
+# follows notebooks 02 (VISR) and 03 (APT's reward).
 #
 # **What reproduces from the paper.** Figure 4 of the paper has VISR ahead on the easy level and
 # APT ahead on the hard one. In the committed 10-seed sweep (printed below) both hold: on easy only

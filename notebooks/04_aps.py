@@ -33,10 +33,11 @@
 # APT's, from the committed sweep and from a live seed; and, as the capstone, write APS's reward and vMF
 # loss, train an agent on them and read what a judge of the trained agent can and cannot see.
 #
-# **How long.** About 95 minutes of study: reading, three functions to write and about two minutes of
-# compute on a 2-core CPU in teaching mode, longer on a busy machine (the last cell prints this run's
-# time; the README's course table says how study time is counted). Notebook 04b continues with *where*
-# zero-shot success gets lost, and with tasks you paint yourself.
+# **How long.** About 136 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, three functions to write and about two minutes of compute on a 2-core CPU in teaching mode,
+# longer on a busy machine (the last cell prints this run's time; the README's course table says how study
+# time is counted). Notebook 04b continues with *where* zero-shot success gets lost, and with tasks you
+# paint yourself.
 #
 # **What reproduces from the paper, and what does not.** The repository's reproduction of the paper's
 # Figure 4 (`aps-teach gridworld sweep`, every method on both key levels, 10 seeds) ships with the

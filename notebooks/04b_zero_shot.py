@@ -25,8 +25,9 @@
 # task and an exact planner; read a verdict per method and level; then paint a reward map on a maze and
 # watch a reward-free APS agent infer it and chase it.
 #
-# **How long.** About 35 minutes of study: reading and about two minutes of compute on a 2-core CPU in
-# teaching mode, longer on a busy machine (the last cell prints this run's time).
+# **How long.** About 52 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, and about a minute of compute on a 2-core CPU in teaching mode, longer on a busy machine (the
+# last cell prints this run's time).
 #
 # **What reproduces from the paper, and what does not.** On the key levels zero-shot success mostly does
 # not: the committed Figure 4 sweep (notebook 04) has APS below VISR on the easy level and every

@@ -29,10 +29,11 @@
 # (method Y trained on the data method X collects) in miniature; compare VISR's and APS's zero-shot
 # transfer to new reward maps.
 #
-# **How long.** About 100 minutes of study: reading, eight exercises and the sweeps, about 15 minutes of
-# CPU in teaching mode, 4–8 minutes of wall time on two free cores and much longer on a busy machine,
-# most of it the X → Y study and the transfer runs (the last cell prints this run's wall and CPU time).
-# Sweep results are kept on disk, so running a cell again costs nothing.
+# **How long.** About 138 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, eight exercises and the sweeps, about 15 minutes of CPU in teaching mode, 4–8 minutes of wall
+# time on two free cores and much longer on a busy machine, most of it the X → Y study and the transfer runs
+# (the last cell prints this run's wall and CPU time). Sweep results are kept on disk, so running a cell
+# again costs nothing.
 #
 # **What reproduces from the paper, and what does not.** The paper's ablations (its Section 6, on Atari)
 # find that sharing the encoder helps, and that APS → VISR (VISR trained on APS's data) beats the other

@@ -46,6 +46,10 @@
 #   `run_atari_sweep`, and read its **learning curves** and its **zero-shot** (identified w, GPI, no
 #   fine-tuning) and **fine-tuned scores** from the files it writes;
 # * **launch a GPU run** (your machine, a cluster or Colab) and point this notebook at its results.
+#
+# **How long.** About 63 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, and the exercise; about a minute of compute on a 2-core CPU in teaching mode, most of it the
+# live Breakout sweep.
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.

@@ -26,9 +26,10 @@
 # one rule, and name the measured mechanism behind each verdict; say what the paper's Atari numbers claim
 # and which parts of that pipeline are tested here.
 #
-# **How long.** About 45 minutes of study: reading, predicting and two live seeds of four methods at the
-# library's default budgets, about 3 minutes of compute on a 2-core CPU, 6-7 minutes of wall time on one
-# shared with other jobs (the last cell prints this run's time).
+# **How long.** About 67 minutes of study: reading what it says and prints, its figures, predictions and
+# questions; two live seeds of four methods at the library's default budgets, about 3 minutes of compute on
+# a 2-core CPU, 6-7 minutes of wall time on one shared with other jobs (the last cell prints this run's
+# time).
 #
 # **The rule for every verdict.** A method *beats* another on a measure when its 95% bootstrap interval over
 # seeds lies wholly above the other's: the rule of notebook 04 and of `docs/results.md`. Every sentence below

@@ -26,8 +26,9 @@
 # with the committed file row by row and read a mismatch for what it is; write a sweep of `RunSpec`s with
 # overrides and resume it.
 #
-# **How long.** About 20 minutes of study: reading and under a minute of compute on a 2-core CPU in
-# teaching mode (the last cell prints this run's time).
+# **How long.** About 24 minutes of study: reading what it says and prints, its figures, predictions and
+# questions; under a minute of compute on a 2-core CPU in teaching mode (the last cell prints this run's
+# time).
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.

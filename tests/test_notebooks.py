@@ -12,6 +12,9 @@ import pytest
 from aps_teach.course.build import (
     EXERCISE_STARTER,
     MINUTES_PER_EXERCISE,
+    MINUTES_PER_EXPLANATION,
+    MINUTES_PER_FIGURE,
+    MINUTES_PER_PREDICTION,
     NOTEBOOK_DIR,
     WORDS_PER_MINUTE,
     Section,
@@ -564,22 +567,32 @@ def _timed_cell(start: str, seconds: float):
 
 def test_sections_count_each_sections_words_exercises_and_compute(tmp_path):
     starter = nbformat.v4.new_code_cell("def my_gpi(psis, w):\n    raise NotImplementedError  # yours\n")
+    printing = _timed_cell("10:00:20", 0.5)
+    output = nbformat.v4.new_output
+    printing.outputs = [output("stream", name="stdout", text="three printed words\n"),
+                        output("display_data", data={"image/png": "", "text/plain": "<Figure>"}),
+                        output("execute_result", data={"text/plain": "0.5"}, execution_count=1)]
     notebook = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell(install_cell()),  # not counted: boilerplate
         _timed_cell("10:00:00", 1.5),
-        nbformat.v4.new_markdown_cell("# Title\n\n## First\ntext"),
-        _timed_cell("10:00:10", 2.25), _timed_cell("10:00:20", 0.5),
+        nbformat.v4.new_markdown_cell("# Title\n\n## First\ntext **Predict.** yes"),
+        _timed_cell("10:00:10", 2.25), printing,
         nbformat.v4.new_markdown_cell("### Exercise 1: a subsection, not a section"),
         _timed_cell("10:00:30", 4.0),
-        nbformat.v4.new_markdown_cell("## Second"),
+        nbformat.v4.new_markdown_cell("## Second\n\n**Explain it.** Why?"),
         starter,
     ])
     path = tmp_path / "timed.ipynb"
     nbformat.write(notebook, path)
-    assert sections(path) == [Section("opening", 1, 0, 1.5), Section("First", 16, 1, 6.75),
-                              Section("Second", 2 + 7, 1, 0.0)]  # "pass" is a word of each timed cell
+    # "pass" is a word of each timed cell; the figure's text/plain is not printed words, the result's is
+    assert sections(path) == [Section("opening", 1, 0, 1.5),
+                              Section("First", 18, 1, 6.75, printed=4, figures=1, predictions=1),
+                              Section("Second", 5 + 7, 1, 0.0, explanations=1)]
     first = sections(path)[1]
-    assert first.minutes == pytest.approx(16 / WORDS_PER_MINUTE + MINUTES_PER_EXERCISE + 6.75 / 60)
+    assert first.minutes == pytest.approx((18 + 4) / WORDS_PER_MINUTE + MINUTES_PER_EXERCISE
+                                          + MINUTES_PER_FIGURE + MINUTES_PER_PREDICTION + 6.75 / 60)
+    assert sections(path)[2].minutes == pytest.approx(12 / WORDS_PER_MINUTE + MINUTES_PER_EXERCISE
+                                                      + MINUTES_PER_EXPLANATION)
     assert study_minutes(path) == pytest.approx(sum(s.minutes for s in sections(path)))
 
 
@@ -598,7 +611,7 @@ def test_the_course_page_states_each_notebooks_recorded_compute_and_each_is_with
 def test_the_course_table_and_each_opening_give_the_measured_study_time(page):
     """The course table (the README's and the course page's) states each notebook's study time as
     `study_minutes` computes it from the committed notebook, each row linking to the notebook, and the total
-    as the sum of the rows as stated; a notebook that says how long it takes says it to within 5 minutes."""
+    as the sum of the rows as stated; every notebook's opening says how long it takes, to within 5 minutes."""
     text = page.read_text()
     found = re.findall(r"^\| \[`(\w+)`\]\(([^)]+)\) \|.*\| (\d+) min \|$", text, re.MULTILINE)
     rows = {name: minutes for name, _, minutes in found}
@@ -611,5 +624,5 @@ def test_the_course_table_and_each_opening_give_the_measured_study_time(page):
         minutes = study_minutes(source.with_suffix(".ipynb"))
         assert int(rows[source.stem]) == round(minutes), (source.stem, minutes)
         stated = re.search(r"\*\*How long\.\*\* About (\d+) minutes of study", source.read_text())
-        if stated:
-            assert abs(int(stated[1]) - minutes) <= 5, (source.stem, minutes)
+        assert stated, f"{source.stem} does not say how long it takes (**How long.** About N minutes ...)"
+        assert abs(int(stated[1]) - minutes) <= 5, (source.stem, minutes)

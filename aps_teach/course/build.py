@@ -162,9 +162,16 @@ def _seconds(cell) -> float:
 
 
 WORDS_PER_MINUTE = 100
-"""Reading speed for the course's prose, dense with equations and code excerpts."""
+"""Reading speed for the course's prose, dense with equations and code excerpts, and for what its cells
+print (verdicts, tables of numbers)."""
 MINUTES_PER_EXERCISE = 5
 """Time to do one exercise: a function to write, or a section headed "Exercise ..." or "Capstone ..."."""
+MINUTES_PER_FIGURE = 1
+"""Time to read one figure a cell draws."""
+MINUTES_PER_PREDICTION = 1
+"""Time to commit to one prediction ("**Predict" in the markdown) before running the cell below it."""
+MINUTES_PER_EXPLANATION = 2
+"""Time to answer one "**Explain it**" question before opening its answer."""
 EXERCISE_STARTER = re.compile(r"^def my_(\w+)\(.*\):\n    raise NotImplementedError.*\n", re.MULTILINE)
 """An exercise's starter in a notebook: `def my_<name>(...):` whose body raises NotImplementedError."""
 
@@ -181,11 +188,23 @@ class Section:
     (any level) starting "Exercise" or "Capstone"."""
     seconds: float
     """Compute of its code cells, as recorded when the notebook was executed (`_seconds`)."""
+    printed: int = 0
+    """Words its code cells printed (streams and results shown as text; widgets' outputs are not kept)."""
+    figures: int = 0
+    """Figures its code cells drew (image outputs)."""
+    predictions: int = 0
+    """Predictions it asks for ("**Predict" in its markdown)."""
+    explanations: int = 0
+    """"**Explain it**" questions in its markdown."""
 
     @property
     def minutes(self) -> float:
-        """Study time: words / WORDS_PER_MINUTE + exercises * MINUTES_PER_EXERCISE + seconds / 60."""
-        return self.words / WORDS_PER_MINUTE + self.exercises * MINUTES_PER_EXERCISE + self.seconds / 60
+        """Study time: (words + printed) / WORDS_PER_MINUTE + exercises * MINUTES_PER_EXERCISE + figures *
+        MINUTES_PER_FIGURE + predictions * MINUTES_PER_PREDICTION + explanations * MINUTES_PER_EXPLANATION
+        + seconds / 60."""
+        return ((self.words + self.printed) / WORDS_PER_MINUTE + self.exercises * MINUTES_PER_EXERCISE
+                + self.figures * MINUTES_PER_FIGURE + self.predictions * MINUTES_PER_PREDICTION
+                + self.explanations * MINUTES_PER_EXPLANATION + self.seconds / 60)
 
 
 def sections(executed: Path) -> list[Section]:
@@ -204,12 +223,19 @@ def sections(executed: Path) -> list[Section]:
 
 def _section(name: str, cells: list) -> Section:
     code = "\n".join(cell.source + "\n" for cell in cells if cell.cell_type == "code")
-    titles = [line.lstrip("#").strip() for cell in cells if cell.cell_type == "markdown"
-              for line in cell.source.splitlines() if line.startswith("#")]
+    markdown = "\n".join(cell.source for cell in cells if cell.cell_type == "markdown")
+    titles = [line.lstrip("#").strip() for line in markdown.splitlines() if line.startswith("#")]
     headed = sum(title.startswith(("Exercise", "Capstone")) for title in titles)
+    outputs = [output for cell in cells if cell.cell_type == "code" for output in cell.get("outputs", [])]
+    printed = [output.get("text", "") if output.get("output_type") == "stream"
+               else output.get("data", {}).get("text/plain", "") if "image/png" not in output.get("data", {})
+               else "" for output in outputs]
     return Section(name, sum(len(cell.source.split()) for cell in cells),
                    max(headed, len(EXERCISE_STARTER.findall(code))),
-                   sum(_seconds(cell) for cell in cells if cell.cell_type == "code"))
+                   sum(_seconds(cell) for cell in cells if cell.cell_type == "code"),
+                   printed=sum(len(text.split()) for text in printed),
+                   figures=sum("image/png" in output.get("data", {}) for output in outputs),
+                   predictions=markdown.count("**Predict"), explanations=markdown.count("**Explain it"))
 
 
 def study_minutes(executed: Path) -> float:
@@ -226,8 +252,10 @@ def times_table(names: list[str]) -> str:
         minutes = sum(section.minutes for section in found)
         compute = sum(section.seconds for section in found)
         lines.append(f"{name}: {minutes:.0f} min, {compute:.0f} s of compute")
-        lines += [f"  {section.minutes:5.1f} min  {section.words:5,} words  {section.exercises} exercises  "
-                  f"{section.seconds:6.1f} s  {section.name}" for section in found]
+        lines += [f"  {section.minutes:5.1f} min  {section.words:5,} words  {section.printed:5,} printed  "
+                  f"{section.figures} figures  {section.predictions} predictions  {section.explanations} "
+                  f"explain-its  {section.exercises} exercises  {section.seconds:6.1f} s  {section.name}"
+                  for section in found]
     return "\n".join(lines)
 
 
