@@ -29,7 +29,7 @@
 #   wrong w;
 # * say why VISR solves the easy level zero-shot and why it cannot solve the hard one.
 #
-# **How long.** About 84 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 85 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, the exercise, and 1 to 2 minutes of compute in teaching mode on a 2-core CPU (longer on a busy
 # machine). Notebook 02b continues with any task on any maze.
 #
@@ -663,6 +663,18 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 #   state skill w's best, and a skill that goes there and stays (the absorbing target makes that a
 #   skill). The verdict lines of the zero-shot section name what the hard level lacked in this run;
 #   in the committed sweep no VISR run solves the hard level, as in the paper.
+#
+# **Key equations: VISR** (notation of notebook 01)
+#
+# * a skill: $w$ uniform on the unit sphere in $\mathbb{R}^d$, redrawn every 10 steps;
+# * its reward, the discriminator's log-likelihood with unit $\phi$ and $w$:
+#   $r(s, a, s') = \log q(w \mid s') + \text{const} = \phi(s')^\top w$;
+# * what trains $\phi$: $L_\phi = -\mathbb{E}_{s', w}\big[\phi(s')^\top w\big]$ (Eq. 5);
+# * what trains $\psi$: TD towards
+#   $\psi(s, a, w) = \mathbb{E}\big[\sum_{t \ge 0} \gamma^t \phi(s_{t+1})\big]$;
+# * acting: $Q(s, a \mid w) = \psi(s, a, w)^\top w$, with GPI $\max_i \psi(s, a, z_i)^\top w$;
+# * a new task: $w \propto (\Phi^\top \Phi)^{-1} \Phi^\top r$, the rows of $\Phi$ the $\phi(s')$ of data
+#   paid $r$.
 #
 # **Next.** Notebook 02b gives VISR any task on any maze: paint a reward and watch the pretrained
 # agent act on it zero-shot. Notebook 03 builds APT, which pays for reaching states unlike the ones

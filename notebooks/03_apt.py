@@ -31,7 +31,7 @@
 # * write the kNN particle reward yourself, and name the library's decisions about it (the particle
 #   itself, the exponent, the normaliser).
 #
-# **How long.** About 40 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 41 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and the exercise; a few seconds of compute.
 #
 # **What reproduces from the paper.** The paper states that the particle estimator is
@@ -347,6 +347,16 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 #   kept finite by the 1, without what an RL agent does not need: constants and a positive factor.
 #   It is largest where particles are sparse, about zero on a state with k copies in the batch, and
 #   its batch mean rises with the spread of the particles, though not in step with the entropy.
+#
+# **Key equations: APT**
+#
+# * the entropy estimate, $\varepsilon_i$ the distance to the $k$-th neighbour:
+#   $\hat H = \psi(n) - \psi(k) + \log V_d + \frac{d}{n} \sum_i \log \varepsilon_i$;
+# * its reward (Eq. 1), the particles a batch's $h$:
+#   $r(s, a, s') = \log\big(1 + \frac{1}{k} \sum_{h^{(j)} \in \mathrm{N}_k(h)}
+#   \lVert h - h^{(j)} \rVert\big)$, $h = f(s')$;
+# * what trains $f$: contrastive, InfoNCE between $f(s)$ and $f(s')$;
+# * acting: a DQN on that reward, $Q(s, a)$, no task input.
 #
 # **Next.** Notebook 03b puts APT in the gridworlds beside VISR: coverage, where each method spends
 # its time, APT's reward cell by cell, and how fast each adapts to the task.

@@ -33,7 +33,7 @@
 # APT's, from the committed sweep and from a live seed; and, as the capstone, write APS's reward and vMF
 # loss, train an agent on them and read what a judge of the trained agent can and cannot see.
 #
-# **How long.** About 136 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 137 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, three functions to write and about two minutes of compute on a 2-core CPU in teaching mode,
 # longer on a busy machine (the last cell prints this run's time; the README's course table says how study
 # time is counted). Notebook 04b continues with *where* zero-shot success gets lost, and with tasks you
@@ -961,6 +961,18 @@ print(f"* the capstone's agent, on {trained_on}: {'passed' if yours.passed else 
 #   digits).
 # * GPI needs candidates scored on the same footing: APS's exploration return, carried by its vector
 #   cumulant along the skill's own $w$, favours the skill $w$ itself.
+#
+# **Key equations: APS** (VISR's loop; what changes is the reward)
+#
+# * the objective, $z \equiv w$: $I(s; z) = H(s) - H(s \mid z)$, with
+#   $-H(s \mid z) \ge \mathbb{E}[\log q(s \mid w)]$ (Eq. 3);
+# * its reward (Eq. 6), the kNN term on the same $\phi$:
+#   $r(s, a, s') = \phi(s')^\top w + \log\big(1 + \frac{1}{k} \sum_{h^{(j)} \in \mathrm{N}_k(h)}
+#   \lVert h - h^{(j)} \rVert\big)$, $h = \phi(s')$;
+# * what trains $\phi$: $L_\phi = -\mathbb{E}_{s', w}\big[\phi(s')^\top w\big]$ (Eq. 5), as in VISR;
+# * what trains $\psi$: the n-step target $y = \sum_{i<m} \gamma^i c_i + \gamma^m
+#   \psi_{\text{target}}(s'_m, a^*, w)$, with $c_i^\top w = r_i$;
+# * acting and a new task: as in VISR, $Q = \psi(s, a, w)^\top w$ with GPI, and $w$ by least squares.
 #
 # Next: notebook 04b finds where APS's zero-shot success gets lost and serves tasks you paint; notebook
 # 05 runs the ablations (reward weights, k, shared encoder, feature size, GPI, SF loss).
