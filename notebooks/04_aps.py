@@ -283,6 +283,54 @@ print(f"the normaliser is the same for both directions of w: {same_w}; it change
       f"{abs(log_normaliser[1.0, 'w = north pole'] - log_normaliser[4.0, 'w = north pole']) > 1e-3}")
 
 # %% [markdown]
+# **One $I$, two surrogates.** Both splits are the same number: $H(z) - H(z \mid s) = H(s) - H(s \mid z)
+# = I(s; z)$ exactly. What differs is what each method can compute and pay as a reward. VISR pays
+# $\log q(z \mid s)$, a lower bound on $-H(z \mid s)$ (the same argument as Eq. 3 with the roles swapped);
+# once every skill is recognisable it reaches 0, its maximum, and stops asking for anything. APS pays two
+# surrogates, one per term: APT's particle reward for $H(s)$, a dense novelty reward that grows with the
+# spread of the states, and $\phi(s')^\top w$ for $-H(s \mid z)$, which unit vectors and $\kappa = 1$ hold
+# in $[-1, 1]$. Their sum is no longer a bound on $I$.
+#
+# A small made-up case shows what that changes. On an 8 x 8 grid, four skills either *huddle* (each
+# stays on one cell of a 2 x 2 corner) or *spread* (each walks uniformly over one 4 x 4 quadrant). Both
+# sets are perfectly recognisable, so both score the same $I = \log 4$ and the same VISR bound; the next
+# cell computes every term exactly, and APS's exploration term (k = 10, as the library) on 256 visited
+# states as particles, a batch's worth.
+#
+# **Predict:** which of the two skill sets does APS's exploration term prefer, and by how much does the
+# spread set's $-H(s \mid z)$ fall below the huddle's? Could $\phi(s')^\top w$ ever pay back that much?
+
+# %%
+cells = np.array([(row, col) for row in range(8) for col in range(8)], dtype=float)
+skill_sets = {"huddle": [[(0, 0)], [(0, 1)], [(1, 0)], [(1, 1)]],  # each skill's cells
+              "spread": [[(r, c) for r in rows for c in cols] for rows in (range(4), range(4, 8))
+                         for cols in (range(4), range(4, 8))]}
+sampler = np.random.default_rng(seed)
+for name, skills in skill_sets.items():
+    p_s_given_z = np.zeros((4, 64))  # p(s | z): each skill uniform over its cells
+    for z, skill_cells in enumerate(skills):
+        p_s_given_z[z, [8 * r + c for r, c in skill_cells]] = 1 / len(skill_cells)
+    p_s = p_s_given_z.mean(0)  # z uniform over the four skills
+    entropy = lambda p: -(p[p > 0] * np.log(p[p > 0])).sum()  # noqa: E731
+    h_s, h_s_given_z = entropy(p_s), np.mean([entropy(row) for row in p_s_given_z])
+    visr_bound = np.log(4) - 0.0  # H(z) - H(z | s): each visited cell belongs to one skill
+    visited = torch.from_numpy(cells[sampler.choice(64, size=256, p=p_s)])  # 256 states as particles
+    exploration = particle_entropy_reward(visited, visited, 10, exclude_self=True).mean()  # k as the library
+    print(f"{name:<6}: H(s) {h_s:.3f}, H(s|z) {h_s_given_z:.3f}, I = H(s) - H(s|z) {h_s - h_s_given_z:.3f}, "
+          f"VISR's H(z) - H(z|s) {visr_bound:.3f} | APS's exploration term, mean over 256 particles "
+          f"{float(exploration):.3f}")
+
+# %% [markdown]
+# Both sets sit at $I = \log 4 \approx 1.386$ and at VISR's bound, so VISR's reward cannot prefer one:
+# once the skills are recognisable, going further is not worth anything to it. APS's exploration term
+# prefers the spread set; every huddled state, with dozens of copies in the batch, earns nothing. The
+# exact objective would cancel that: the spread set's $-H(s \mid z)$ is $\log 16 \approx 2.77$ lower.
+# APS's consistency term cannot charge that much, since $\phi(s')^\top w$ lies in $[-1, 1]$ however loose
+# the skill. So APS's reward favours coverage beyond what $I$ itself would, which is the point of the
+# method and also why its reward, unlike VISR's, is not a bound on anything: the two terms are on their
+# own scales.
+#
+# %% [markdown]
 # **Where APS sits.** The paper's Table 1 places APS among the methods that pretrain without reward; the
 # figure below redraws it (our drawing, the paper's entries). "Visual" means shown to work from pixels
 # (Atari), "task" that the method conditions on a latent task $z$, "off-policy" that it learns from
