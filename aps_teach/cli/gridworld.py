@@ -280,6 +280,8 @@ class FamiliesBudget:
     level: Level = "deep"
     seeds: int = 5
     """Number of seeds: 0 .. seeds-1."""
+    arms: tuple[FamilyArm, ...] = BUDGET_ARMS
+    """The arms to run (default: every arm that pretrains)."""
     also: tuple[Path, ...] = ()
     """Task-family studies (directories) already run on the level at other budgets, drawn beside these."""
     workers: int | None = None
@@ -302,7 +304,7 @@ def _families_budget(cmd: FamiliesBudget) -> dict:
         try:
             report = run_family_study([cmd.level], cmd.seeds, out,
                                       FamilyBudget(pretrain_steps=steps, protocols=("finetuned",)),
-                                      arms=BUDGET_ARMS, workers=cmd.workers)
+                                      arms=cmd.arms, workers=cmd.workers)
         except KeyboardInterrupt:
             raise Interrupted(f"budget axis stopped; its finished runs are kept in {cmd.out}: the same"
                               " command continues it") from None
