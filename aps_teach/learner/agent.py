@@ -185,8 +185,8 @@ class Learner:
         cfg = self.config
         if cfg.sf_dim == cfg.feature_dim:
             return w
-        task, beta = self.psi_task(w)[..., :cfg.feature_dim], torch.ones_like(w[..., :1])
-        if cfg.explore_conditioned:
+        task, beta = w[..., :cfg.feature_dim], torch.ones_like(w[..., :1])
+        if cfg.explore_conditioned:  # beta from w's last column, 0 for a task of d columns
             beta = self.psi_task(w)[..., cfg.feature_dim:]
         if explore:
             return torch.cat([cfg.exploit_weight * task, cfg.explore_weight * beta], -1)
