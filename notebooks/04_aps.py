@@ -113,7 +113,7 @@ from aps_teach.grid import cell_maps, plots
 from aps_teach.grid.experiments import Budget, adapt_and_score, result_rows
 from aps_teach.grid.snapshots import pretrain_with_snapshots
 from aps_teach.grid.train import TrainConfig, evaluate, identify_task, pretrain
-from aps_teach.infra.stats import summarise
+from aps_teach.infra.stats import VERDICTS, beats, claim_verdict, summarise
 from aps_teach.infra.sweeps import RunSpec, read_rows
 from aps_teach.learner.rewards import intrinsic_reward, particle_entropy_reward, vmf_reward
 from aps_teach.learner.tasks import gpi_action_values, gpi_candidates, sample_tasks
@@ -132,7 +132,9 @@ methods, levels = ("visr", "apt", "aps"), ("easy", "hard")
 # The cell reads the file from the installed package (so it works on Colab too), prints each method's
 # success with its 95% bootstrap interval over seeds, and decides each claim from the intervals: method
 # A *beats* method B on a level when A's interval lies wholly above B's in zero-shot or in fine-tuned
-# success, and never wholly below it.
+# success, and never wholly below it (`stats.beats`, the course's one rule, used again in 03b and 07). A
+# claim about methods that all score 0 on a level is "nothing to decide" there (`stats.claim_verdict`):
+# "nobody beats APS" would otherwise hold just because nobody scores.
 #
 # **Predict:** the paper says VISR beats APT on the easy level, APT beats VISR on the hard one, and APS is
 # best on both. Which of the three do you expect a 10-seed reproduction to confirm?
@@ -151,23 +153,34 @@ for method in ("visr", "apt", "aps", "dqn"):
         print(f"{method:<6} {level:<5} | {shown[0]:<18} | {shown[1]}")
 
 
-def beats(a: str, b: str, level: str) -> bool:
-    """a's 95% interval wholly above b's in zero-shot or fine-tuned success, and wholly below in neither."""
-    above = [success[a, level, p][1] > success[b, level, p][2] for p in ("zero_shot", "finetuned")]
-    below = [success[a, level, p][2] < success[b, level, p][1] for p in ("zero_shot", "finetuned")]
-    return any(above) and not any(below)
+def columns(method: str, level: str) -> list[tuple[float, float]]:
+    """method's 95% intervals (low, high) in zero-shot and in fine-tuned success on level."""
+    return [success[method, level, phase][1:3] for phase in ("zero_shot", "finetuned")]
 
 
-claims = {"VISR beats APT on the easy level": beats("visr", "apt", "easy"),
-          "APT beats VISR on the hard level": beats("apt", "visr", "hard"),
-          "APS is best or tied-best on both levels (nobody beats it)":
-              not any(beats(other, "aps", level) for other in ("visr", "apt") for level in levels)}
+def beats_on(a: str, b: str, level: str) -> bool:
+    """The course's one rule (`stats.beats`): a's interval wholly above b's in zero-shot or fine-tuned
+    success, and wholly below in neither."""
+    return beats(columns(a, level), columns(b, level))
+
+
+def verdict(holds: bool, methods: tuple[str, ...], level: str) -> bool | None:
+    """`stats.claim_verdict`: None, nothing to decide, when every one of methods scores 0 on level."""
+    return claim_verdict(holds, [ci for m in methods for ci in columns(m, level)])
+
+
+pair, trio = ("visr", "apt"), ("visr", "apt", "aps")
+nobody_beats_aps = [verdict(not any(beats_on(o, "aps", lv) for o in pair), trio, lv) for lv in levels]
+claims = {"VISR beats APT on the easy level": verdict(beats_on("visr", "apt", "easy"), pair, "easy"),
+          "APT beats VISR on the hard level": verdict(beats_on("apt", "visr", "hard"), pair, "hard"),
+          "APS is best or tied-best on both levels (nobody beats it)":  # decided on the levels that decide
+              False if False in nobody_beats_aps else True if True in nobody_beats_aps else None}
 print()
 for claim, holds in claims.items():
-    print(f"the paper's claim '{claim}': {'holds' if holds else 'does not hold'}")
-print(f"{sum(claims.values())} of {len(claims)} claims hold")
+    print(f"the paper's claim '{claim}': {VERDICTS[holds]}")
+print(f"{sum(holds is True for holds in claims.values())} of {len(claims)} claims hold")
 beaten_by = [f"{other} on {level}" for other in ("visr", "apt") for level in levels
-             if beats(other, "aps", level)]
+             if beats_on(other, "aps", level)]
 print(f"APS is beaten by: {', '.join(beaten_by) or 'nobody'}")
 for level in levels:
     solved = [f"{m} {success[m, level, 'finetuned'][0]:.2f}" for m in ("visr", "apt", "aps", "dqn")

@@ -94,6 +94,7 @@ import gridworld
 from aps_teach.grid import plots
 from aps_teach.grid.experiments import Budget, figure4_table, run_gridworld
 from aps_teach.grid.train import TrainConfig, random_walk
+from aps_teach.infra import stats
 from aps_teach.infra.stats import solved_count, summarise
 from aps_teach.infra.sweeps import read_rows
 
@@ -326,31 +327,37 @@ def interval(method, level, column):
     return summary[column][method, level]
 
 
+def ci(method, level, measure):
+    """method's 95% intervals (low, high) in the measure's columns on level."""
+    return [interval(method, level, c)[1:3] for c in MEASURES[measure]]
+
+
 def beats(a, b, level, measure):
-    """a's 95% interval wholly above b's in one of the measure's columns, and wholly below in none."""
-    columns = MEASURES[measure]
-    above = [interval(a, level, c)[1] > interval(b, level, c)[2] for c in columns]
-    below = [interval(a, level, c)[2] < interval(b, level, c)[1] for c in columns]
-    return any(above) and not any(below)
+    """The course's one rule (`stats.beats`): a's interval wholly above b's in one of the measure's columns,
+    and wholly below in none."""
+    return stats.beats(ci(a, level, measure), ci(b, level, measure))
 
 
-def nobody_succeeds(methods, level):
-    return all(interval(m, level, c)[2] == 0 for m in methods for c in MEASURES["success"])
+def verdict(holds, methods, level, measure):
+    """`stats.claim_verdict`: None, nothing to decide, when every one of methods scores 0 in the measure."""
+    return stats.claim_verdict(holds, [c for m in methods for c in ci(m, level, measure)])
 
 
-verdicts = {}  # (claim, level, measure) -> True / False / None (nothing to decide: nobody succeeds)
+verdicts = {}  # (claim, level, measure) -> True / False / None (nothing to decide: every method at 0)
 for level in ("easy",):
-    verdicts[1, level, "success"] = beats("visr", "apt", level, "success")
+    verdicts[1, level, "success"] = verdict(beats("visr", "apt", level, "success"), ("visr", "apt"), level,
+                                            "success")
 for level in ("hard", "deep"):
     for measure in MEASURES:
-        decidable = measure != "success" or not nobody_succeeds(("visr", "apt"), level)
-        verdicts[2, level, measure] = beats("apt", "visr", level, measure) if decidable else None
+        verdicts[2, level, measure] = verdict(beats("apt", "visr", level, measure), ("visr", "apt"), level,
+                                              measure)
 for level in LEVELS:
     for measure in MEASURES:
-        verdicts[3, level, measure] = not any(beats(o, "aps", level, measure) for o in ("visr", "apt"))
+        unbeaten = not any(beats(o, "aps", level, measure) for o in ("visr", "apt"))
+        verdicts[3, level, measure] = verdict(unbeaten, ("visr", "apt", "aps"), level, measure)
 
 CLAIMS = {1: "VISR beats APT", 2: "APT beats VISR", 3: "nobody (VISR, APT) beats APS"}
-WORDS = {True: "holds", False: "does not hold", None: "nothing to decide (neither succeeds)"}
+WORDS = stats.VERDICTS
 for (claim, level, measure), verdict in verdicts.items():
     detail = ""
     if claim == 3 and verdict is False:
@@ -368,7 +375,8 @@ fig, ax = plt.subplots(figsize=(7.5, 4.2))
 ax.imshow(np.ma.masked_invalid(grid), cmap="RdYlGn", vmin=-0.6, vmax=1.6, aspect="auto")  # pale ends
 for i in range(grid.shape[0]):
     for j in range(grid.shape[1]):
-        label = {1.0: "holds", 0.0: "does not\nhold", 0.5: "nobody\nsucceeds"}.get(grid[i, j], "not claimed")
+        label = {1.0: "holds", 0.0: "does not\nhold", 0.5: "nothing to\ndecide"}.get(grid[i, j],
+                                                                                    "not claimed")
         ax.text(j, i, label, ha="center", va="center", fontsize=8, color="black" if not np.isnan(grid[i, j])
                 else "grey")
 ax.set_xticks(range(len(LEVELS)), LEVELS)
@@ -508,17 +516,22 @@ for lv in ("hard", "deep"):
         f"{cov('visr', lv)}; "
         f"pretraining reached the target in {sum(reached['apt', lv])} of 10 APT seeds, "
         f"{sum(reached['visr', lv])} of 10 VISR seeds). " + (
+            "Neither method succeeds on the task within the fine-tuning budget, so success decides "
+            "nothing here." if success is None else
             f"APT's exploring shows, but it turns into success (at least half of the episodes) within the "
             f"fine-tuning budget in {solved('apt', lv)} seeds, so the success intervals still overlap."
             if explored and not success else
             "Exploring more paid off on the task too." if explored and success else
             "Here APT's exploring did not separate from VISR's."))
-failed = [(lv, m) for lv in LEVELS for m in MEASURES if not verdicts[3, lv, m]]
+failed = [(lv, m) for lv in LEVELS for m in MEASURES if verdicts[3, lv, m] is False]
+undecided = [(lv, m) for lv in LEVELS for m in MEASURES if verdicts[3, lv, m] is None]
 lines.append("Claim 3 (nobody beats APS) " + (
-    "holds on every level and measure." if not failed else
-    "does not hold in " + "; ".join(f"{m} on {lv}" for lv, m in failed) + "."))
+    "holds on every level and measure that decides." if not failed else
+    "does not hold in " + "; ".join(f"{m} on {lv}" for lv, m in failed) + ".") + (
+    " Nothing to decide (every method at 0) in " + "; ".join(f"{m} on {lv}" for lv, m in undecided) + "."
+    if undecided else ""))
 aps_easy_blame = blame_summary([r for r in figure4 if (r["method"], r["level"]) == ("aps", "easy")])
-if not verdicts[3, "easy", "success"]:
+if verdicts[3, "easy", "success"] is False:
     lines.append(
         f"  On easy APS's zero-shot {rate('aps', 'easy', 'zero_shot')} is below VISR's "
         f"{rate('visr', 'easy', 'zero_shot')} (blame over seeds: {aps_easy_blame}): its psi also carries the "

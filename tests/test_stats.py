@@ -132,3 +132,28 @@ def test_summarise_by_cluster_counts_rows_and_resamples_clusters():
 def test_bad_input_is_refused(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_beats_needs_an_interval_wholly_above_in_one_column_and_wholly_below_in_none():
+    from aps_teach.infra.stats import beats
+
+    assert beats([(0.6, 0.9)], [(0.1, 0.5)])
+    assert not beats([(0.5, 0.9)], [(0.1, 0.5)])  # touching is not apart
+    assert beats([(0.0, 0.0), (0.6, 0.9)], [(0.0, 0.0), (0.1, 0.5)])  # ahead in one column, tied in one
+    assert not beats([(0.9, 1.0), (0.0, 0.1)], [(0.0, 0.2), (0.5, 0.9)])  # ahead in one, behind in one
+    with pytest.raises(ValueError, match="the same one or more columns"):
+        beats([(0, 1)], [])
+
+
+def test_no_claim_holds_when_every_method_scores_zero():
+    """'nobody beats APS' is true of three methods all at 0, and says nothing: the verdict is None."""
+    from aps_teach.infra.stats import VERDICTS, beats, claim_verdict
+
+    zero = [(0.0, 0.0), (0.0, 0.0)]  # zero-shot and fine-tuned success, every seed 0
+    nobody_beats_aps = not any(beats(other, zero) for other in (zero, zero))
+    assert nobody_beats_aps and claim_verdict(nobody_beats_aps, zero * 3) is None
+    assert VERDICTS[claim_verdict(nobody_beats_aps, zero * 3)].startswith("nothing to decide")
+    some = [(0.0, 0.0), (0.0, 0.3)]  # one method fine-tunes to success on some seed: decidable, a tie
+    assert claim_verdict(not beats(some, zero), zero * 2 + some) is True
+    better = [(0.0, 0.0), (0.4, 0.8)]  # wholly above in fine-tuned success
+    assert claim_verdict(not beats(better, zero), zero * 2 + better) is False

@@ -201,3 +201,28 @@ def rate_text(values: Sequence[float]) -> str:
     mean, low, high = mean_with_ci(values)
     k, n = solved_count(values)
     return f"{mean:.2f} [{low:.2f}, {high:.2f}], {k}/{n}"
+
+
+def beats(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]]) -> bool:
+    """The course's one rule for 'method A beats method B': given each method's 95% interval (low, high) on
+    the same measures, column by column, A's interval lies wholly above B's in at least one column and
+    wholly below it in none."""
+    if len(a) != len(b) or not a:
+        raise ValueError(f"beats needs the same one or more columns for both methods, got {len(a)} and "
+                         f"{len(b)}")
+    above = [low_a > high_b for (low_a, _), (_, high_b) in zip(a, b, strict=True)]
+    below = [high_a < low_b for (_, high_a), (low_b, _) in zip(a, b, strict=True)]
+    return any(above) and not any(below)
+
+
+VERDICTS = {True: "holds", False: "does not hold", None: "nothing to decide (every method at 0)"}
+"""How a claim's verdict reads: `claim_verdict`'s three states."""
+
+
+def claim_verdict(holds: bool, intervals: Sequence[tuple[float, float]]) -> bool | None:
+    """A claim about methods' scores: `holds` (decided by `beats`), or None, nothing to decide, when every
+    interval (low, high) of every method it compares is [0, 0]: no method scores at all, so none can be
+    better or worse, and 'nobody beats X' would hold only vacuously."""
+    if all(low == high == 0 for low, high in intervals):
+        return None
+    return bool(holds)
