@@ -33,7 +33,7 @@
 # APT's, from the committed sweep and from a live seed; and, as the capstone, write APS's reward and vMF
 # loss, train an agent on them and read what a judge of the trained agent can and cannot see.
 #
-# **How long.** About 145 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 146 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, three functions to write and about two minutes of compute on a 2-core CPU in teaching mode,
 # longer on a busy machine (the last cell prints this run's time; the README's course table says how study
 # time is counted). Notebook 04b continues with *where* zero-shot success gets lost, and with tasks you

@@ -26,7 +26,7 @@
 # one rule, and name the measured mechanism behind each verdict; say what the paper's Atari numbers claim
 # and which parts of that pipeline are tested here.
 #
-# **How long.** About 67 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 68 minutes of study: reading what it says and prints, its figures, predictions and
 # questions; two live seeds of four methods at the library's default budgets, about 3 minutes of compute on
 # a 2-core CPU, 6-7 minutes of wall time on one shared with other jobs (the last cell prints this run's
 # time).
