@@ -352,6 +352,7 @@ def family_tables(rows: Sequence[dict]) -> tuple[list[dict], list[dict], list[di
                                          "probability": p, "low": low, "high": high})
     return classes, verdicts, improvements
 
+
 BUDGET_ARMS = ("visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned")
 """The arms of the budget axis: those that pretrain (dqn does not; the random walk has no score)."""
 BUDGET_PHASES = ("zero_shot", "finetuned")
