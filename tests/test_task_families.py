@@ -306,9 +306,11 @@ def test_verdicts_need_intervals_apart_from_both_parents_and_say_when_there_is_n
                  "beats apt": {"aps": (0.3, 0.6), "visr": (0.5, 0.9), "apt": (0.0, 0.2)},
                  "touching": {"aps": (0.5, 0.8), "visr": (0.2, 0.5), "apt": (0.1, 0.3)},
                  "all at 0": {"aps": (0.0, 0.0), "visr": (-0.02, 0.01), "apt": (0.0, 0.03)},
-                 "visr alone": {"aps": (0.0, 0.01), "visr": (0.2, 0.4), "apt": (0.0, 0.0)}}
+                 "visr alone": {"aps": (0.0, 0.01), "visr": (0.2, 0.4), "apt": (0.0, 0.0)},
+                 "noise": {"aps": (-0.0001, 0.01), "visr": (-0.0003, -0.0002), "apt": (0.0, 0.06)}}
     classes = [{"arm": arm, "room": room, "phase": "finetuned", "iqm": (low + high) / 2, "low": low,
                 "high": high} for room, arms in intervals.items() for arm, (low, high) in arms.items()]
     got = {row["room"]: row["verdict"] for row in class_verdicts(classes)}
     assert got == {"beats both": "beats both", "beats apt": "beats apt", "touching": "beats apt",
-                   "all at 0": "nothing to decide", "visr alone": "beats neither"}
+                   "all at 0": "nothing to decide", "visr alone": "beats neither",
+                   "noise": "beats neither"}  # apart from visr's interval, but scoring nothing

@@ -298,14 +298,15 @@ CONTENDERS = ("aps", "aps, kNN feature", "aps, explore-conditioned")
 """The paper's APS and this repository's variants."""
 FLOOR = 0.05
 """A class is 'nothing to decide' when every contender's and parent's IQM interval lies within this of 0,
-the uniformly random policy's score: all fail there alike."""
+the uniformly random policy's score: all fail there alike; and a contender whose IQM is within it beats
+nobody, whatever the intervals (scores of failing policies differ from 0 by Monte Carlo noise alone)."""
 
 
 def class_verdicts(classes: Sequence[dict]) -> list[dict]:
     """Per contender (`CONTENDERS`) and task class of `class_aggregates`' rows (one level, grouping and
     phase): 'beats both' when its interval lies above both parents' (its low end above each parent's high
-    end), else 'beats visr', 'beats apt' or 'beats neither', and 'nothing to decide' when every contender and
-    parent is at the random policy's score (`FLOOR`)."""
+    end) and its IQM above the random policy's score (`FLOOR`), else 'beats visr', 'beats apt' or 'beats
+    neither', and 'nothing to decide' when every contender and parent is at the random policy's score."""
     by = next(key for key in GROUPINGS if key in classes[0])
     stats = {(row["arm"], row[by]): row for row in classes}
     out = []
@@ -316,7 +317,8 @@ def class_verdicts(classes: Sequence[dict]) -> list[dict]:
             if (arm, value) not in stats or not all((parent, value) in stats for parent in PARENTS):
                 continue
             mine = stats[(arm, value)]
-            beaten = [parent for parent in PARENTS if mine["low"] > stats[(parent, value)]["high"]]
+            beaten = [parent for parent in PARENTS
+                      if mine["low"] > stats[(parent, value)]["high"] and mine["iqm"] > FLOOR]
             verdict = "nothing to decide" if at_floor else \
                 {2: "beats both", 0: "beats neither"}.get(len(beaten), f"beats {''.join(beaten)}")
             out.append({"arm": arm, by: value, "phase": mine["phase"], "verdict": verdict,
