@@ -314,3 +314,34 @@ def test_verdicts_need_intervals_apart_from_both_parents_and_say_when_there_is_n
     assert got == {"beats both": "beats both", "beats apt": "beats apt", "touching": "beats apt",
                    "all at 0": "nothing to decide", "visr alone": "beats neither",
                    "noise": "beats neither"}  # apart from visr's interval, but scoring nothing
+
+
+def test_the_committed_study_says_what_the_readme_and_the_studies_page_say():
+    """The verdicts in the README and docs/studies.md are the committed tables', digit for digit."""
+    import csv
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    folder = root / "results" / "task_families"
+    improvement = {(r["level"], r["phase"], r["arm"], r["than"]): r for r in csv.DictReader(
+        (folder / "improvement.csv").open())}
+    verdicts = list(csv.DictReader((folder / "verdicts.csv").open()))
+    readme = (root / "README.md").read_text()
+    page = " ".join((root / "docs" / "studies.md").read_text().split())
+
+    def shown(level, phase, arm, than):
+        row = improvement[level, phase, arm, than]
+        return f"{float(row['probability']):.2f} [{float(row['low']):.2f}, {float(row['high']):.2f}]"
+
+    for level in ("easy", "hard", "deep"):
+        assert shown(level, "finetuned", "aps", "visr") in page
+        assert shown(level, "finetuned", "aps", "apt") in page
+    for level in ("easy", "deep"):
+        assert shown(level, "finetuned", "aps", "visr") in readme
+    for than in ("visr", "apt"):
+        assert shown("easy", "finetuned", "aps, explore-conditioned", than) in readme
+    won = [(r["level"], r["grouping"], r["class"], r["arm"], r["phase"]) for r in verdicts
+           if r["verdict"] == "beats both"]
+    assert not [w for w in won if w[3] == "aps"]  # the paper's APS beats both parents nowhere
+    assert sorted(won) == [("easy", "room", "behind A", "aps, kNN feature", "finetuned_epsilon_1"),
+                           ("hard", "kind", "keyed box", "aps, kNN feature", "finetuned_epsilon_1")]
