@@ -190,7 +190,9 @@ def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
         PARENTS,
         RESULTS,
         family_tables,
+        read_family_studies,
         run_family_study,
+        write_budget_axis,
         write_family_tables,
     )
 
@@ -218,10 +220,15 @@ def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
     run_family_study(["easy"], 1, tmp_path / "longer", longer, arms=["visr", "apt"], train=train,
                      workers=1, progress=False)
     assert {row["method"] for row in read_rows(tmp_path / "longer" / RESULTS, COLUMNS)} == {"visr", "apt"}
-    figure = write_family_budgets_figure(tmp_path / "axis.png", [tmp_path, tmp_path / "longer"], "easy")
+    studies = read_family_studies([tmp_path, tmp_path / "longer"])
+    assert sorted(studies) == [800, 1600]
+    figure = write_family_budgets_figure(tmp_path / "axis.png", studies, "easy")
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = read_rows(write_budget_axis(tmp_path / "axis.csv", studies, "easy"))
+    points = {(int(r["pretrain_steps"]), r["arm"]) for r in table}
+    assert points >= {(1600, "visr"), (1600, "apt"), (800, "aps")} and (1600, "aps") not in points
     with pytest.raises(ValueError, match="two studies at 800 pretraining steps"):
-        write_family_budgets_figure(tmp_path / "axis.png", [tmp_path, tmp_path], "easy")
+        read_family_studies([tmp_path, tmp_path])
     with pytest.raises(ValueError, match="no task family for levels \\['open10'\\]"):
         run_family_study(["open10"], 1, tmp_path / "other", BUDGET)
 

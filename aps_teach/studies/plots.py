@@ -24,7 +24,7 @@ from aps_teach.studies.finetune import ARMS as FINETUNE_ARMS
 from aps_teach.studies.finetune import COLUMNS as FINETUNE_COLUMNS
 from aps_teach.studies.finetune import RESULTS as FINETUNE_RESULTS
 from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
-from aps_teach.studies.task_families import BUDGET_ARMS, budget_axis, class_aggregates, study_pretrain_steps
+from aps_teach.studies.task_families import BUDGET_ARMS, budget_axis, class_aggregates
 from aps_teach.studies.task_families import COLUMNS as FAMILY_COLUMNS
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
 
@@ -466,16 +466,10 @@ def plot_family_budgets(studies: dict[int, Sequence[dict]], level: str = "deep")
     return fig
 
 
-def write_family_budgets_figure(out_path: str | Path, study_dirs: Sequence[str | Path],
+def write_family_budgets_figure(out_path: str | Path, studies: dict[int, Sequence[dict]],
                                 level: str = "deep") -> Path | None:
-    """out_path: `plot_family_budgets` of the task-family studies in `study_dirs`, each at its own
-    pretraining budget (`task_families.study_pretrain_steps`); None while none holds a task row."""
-    studies: dict[int, list[dict]] = {}
-    for directory in study_dirs:
-        steps = study_pretrain_steps(directory)
-        if steps in studies:
-            raise ValueError(f"two studies at {steps} pretraining steps among {list(map(str, study_dirs))}")
-        studies[steps] = read_rows(Path(directory) / FAMILY_RESULTS, FAMILY_COLUMNS)
+    """out_path: `plot_family_budgets` of `studies` (pretraining env steps -> a task-family study's rows,
+    `task_families.read_family_studies`); None while none holds a task row."""
     if not any(row["phase"] != "random_walk" for rows in studies.values() for row in rows):
         return None
     return _write(plot_family_budgets(studies, level), Path(out_path))

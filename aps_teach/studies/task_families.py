@@ -370,6 +370,18 @@ def study_pretrain_steps(out_dir: str | Path) -> int:
     return int(json.loads(path.read_text())["budget"]["pretrain_steps"])
 
 
+def read_family_studies(out_dirs: Sequence[str | Path]) -> dict[int, list[dict]]:
+    """Pretraining env steps -> the rows of the task-family study in each of out_dirs (one study per
+    budget: two at the same budget are refused)."""
+    studies: dict[int, list[dict]] = {}
+    for directory in out_dirs:
+        steps = study_pretrain_steps(directory)
+        if steps in studies:
+            raise ValueError(f"two studies at {steps} pretraining steps among {list(map(str, out_dirs))}")
+        studies[steps] = read_rows(Path(directory) / RESULTS, COLUMNS)
+    return studies
+
+
 def budget_axis(studies: dict[int, Sequence[dict]], level: str = "deep") -> list[dict]:
     """Per pretraining budget (`studies`: env steps -> that study's rows), arm of `BUDGET_ARMS` and phase of
     `BUDGET_PHASES`: the IQM normalised score over seeds x the family's tasks on `level` with its 95%
@@ -390,6 +402,13 @@ def budget_axis(studies: dict[int, Sequence[dict]], level: str = "deep") -> list
                     out.append({"pretrain_steps": steps, "arm": arm, "phase": phase, "tasks": name,
                                 "iqm": iqm, "low": low, "high": high, "seeds": len(per_task[0])})
     return out
+
+
+def write_budget_axis(path: str | Path, studies: dict[int, Sequence[dict]], level: str = "deep") -> Path:
+    """`budget_axis` of `studies` as a CSV at path."""
+    write_csv_atomic(path, [{key: round(value, 4) if isinstance(value, float) else value
+                             for key, value in row.items()} for row in budget_axis(studies, level)])
+    return Path(path)
 
 
 def write_family_tables(out_dir: str | Path) -> list[Path]:
