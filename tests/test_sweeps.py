@@ -458,3 +458,24 @@ def test_the_committed_figure4_record_is_the_configuration_of_its_rows():
     record = json.loads(results.with_suffix(".sweep.json").read_text())
     hashes = {row["config_hash"] for row in read_rows(results)}
     assert hashes == {config_hash(record["budget"], record["train"])}
+
+
+def test_a_field_added_later_is_left_out_of_records_and_hashes_while_at_its_default():
+    """`omit_at_default` keeps the fingerprint of results recorded before the field existed."""
+    from dataclasses import dataclass, field, replace
+
+    from aps_teach.infra.sweeps import config_dict, config_hash, plain_config
+
+    @dataclass(frozen=True)
+    class Before:
+        lr: float = 1e-3
+
+    @dataclass(frozen=True)
+    class After:
+        lr: float = 1e-3
+        added: bool = field(default=False, metadata={"omit_at_default": True})
+
+    assert config_dict(After()) == {"lr": 1e-3} and plain_config({"c": After()}) == {"c": {"lr": 1e-3}}
+    assert config_hash(After()) == config_hash(Before())
+    assert config_dict(replace(After(), added=True)) == {"lr": 1e-3, "added": True}
+    assert config_hash(replace(After(), added=True)) != config_hash(Before())

@@ -27,7 +27,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import BrokenExecutor, Executor, as_completed
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -207,11 +207,25 @@ def default_sweep_config(run: Callable) -> dict:
     return {"run": f"{func.__module__}.{func.__qualname__}", **bound}
 
 
+def config_dict(value: Any) -> Any:
+    """`dataclasses.asdict`, recursively, but leaving out every field whose metadata marks it
+    `omit_at_default` while it holds its default: a field added after results were recorded, so that their
+    records and fingerprints (`config_hash`) stay those of the configuration they ran with."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: config_dict(getattr(value, f.name)) for f in fields(value)
+                if not (f.metadata.get("omit_at_default") and getattr(value, f.name) == f.default)}
+    if isinstance(value, (list, tuple)):
+        return type(value)(config_dict(item) for item in value)
+    if isinstance(value, dict):
+        return {key: config_dict(item) for key, item in value.items()}
+    return value
+
+
 def plain_config(config: Any) -> Any:
-    """`config` as plain JSON data (dataclasses as dicts, tuples as lists, paths as strings)."""
+    """`config` as plain JSON data (dataclasses as dicts by `config_dict`, tuples as lists, paths as text)."""
     def encode(value: Any) -> Any:
         if is_dataclass(value) and not isinstance(value, type):
-            return asdict(value)
+            return config_dict(value)
         return str(value)
 
     return json.loads(json.dumps(config, sort_keys=True, default=encode))
@@ -372,5 +386,5 @@ def default_sweep_dir(kind: str, config: Any) -> Path:
 
 def config_hash(*parts: Any) -> str:
     """A short, stable fingerprint of JSON-able configuration parts (dataclasses included)."""
-    plain = [asdict(part) if is_dataclass(part) else part for part in parts]
+    plain = [config_dict(part) for part in parts]
     return hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()[:12]

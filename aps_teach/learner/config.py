@@ -6,7 +6,7 @@ gridworld settings; `aps_teach.atari.config` maps the Atari ones onto it field b
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from aps_teach.infra.checks import MAX_MAGNITUDE, check_field, check_finite, check_int, check_range
@@ -77,13 +77,14 @@ class AgentConfig:
     (phi(s'), r_kNN(s')), and Q = psi^T (exploit_weight w, explore_weight) while pretraining (the same
     Eq. 6 reward), psi^T (w, 0) on a task. False: the kNN return is carried along w (cumulant
     phi(s') + r_kNN(s') w), so psi must output it multiplied by its own input w."""
-    explore_conditioned: bool = False
-    """aps with `knn_feature`, this repository's variant beyond the paper: psi is conditioned on the
-    exploration weight beta as well as on w, psi(s, a, w, beta). While pretraining each w comes with a beta
-    drawn uniformly from [0, 1] and Q = psi^T (exploit_weight w, beta explore_weight); on a task (zero-shot,
-    fine-tuning) beta = 0, Q = psi^T (w, 0). One psi can then hold the explorer's values (beta near 1) and
-    the task-pursuer's (beta 0), as NGU and Agent57 condition one network on a family of exploration
-    coefficients."""
+    explore_conditioned: bool = field(default=False, metadata={"omit_at_default": True})
+    """aps with `knn_feature`, this repository's variant beyond the paper (added after the committed results,
+    so left out of configuration records and hashes while False: `infra.sweeps.config_dict`): psi is
+    conditioned on the exploration weight beta as well as on w, psi(s, a, w, beta). While pretraining each
+    w comes with a beta drawn uniformly from [0, 1] and Q = psi^T (exploit_weight w, beta explore_weight);
+    on a task (zero- shot, fine-tuning) beta = 0, Q = psi^T (w, 0). One psi can then hold the explorer's
+    values (beta near 1) and the task-pursuer's (beta 0), as NGU and Agent57 condition one network on a
+    family of exploration coefficients."""
     gpi: bool = True
     """Act with generalised policy improvement over {w} + `gpi_samples` fresh tasks (visr, aps)."""
     gpi_samples: int = 10
