@@ -352,3 +352,16 @@ def test_the_committed_study_says_what_the_readme_and_the_studies_page_say():
     assert not [w for w in won if w[3] == "aps"]  # the paper's APS beats both parents nowhere
     assert sorted(won) == [("easy", "room", "behind A", "aps, kNN feature", "finetuned_epsilon_1"),
                            ("hard", "kind", "keyed box", "aps, kNN feature", "finetuned_epsilon_1")]
+
+
+def test_the_committed_budget_axis_is_what_the_studies_page_shows():
+    import csv
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    page = " ".join((root / "docs" / "studies.md").read_text().split())
+    rows = [r for r in csv.DictReader((root / "results" / "task_families_budget" / "budget_axis.csv").open())
+            if (r["phase"], r["tasks"]) == ("finetuned", "family")]
+    assert {int(r["pretrain_steps"]) for r in rows} == {64_000, 256_000, 1_000_000}
+    for r in rows:
+        assert f"{float(r['iqm']):.2f} [{float(r['low']):.2f}, {float(r['high']):.2f}]" in page, r
