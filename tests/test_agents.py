@@ -161,18 +161,24 @@ def test_pretrain_targets_match_brute_force_rewarding_the_last_state(method):
                                rtol=1e-4, atol=1e-5)
 
 
+def _knn_feature_learner(**changes):
+    """APS with the kNN reward as a feature of its own (weights 0.5 and 2, no normaliser), its target
+    network another seed's psi, and a batch of 16 windows of 4 steps from a filled replay."""
+    cfg = AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=4, k=3, knn_normalise=False,
+                      bootstrap_through_termination=False, knn_feature=True, exploit_weight=0.5,
+                      explore_weight=2.0, **changes)
+    learner = Learner(cfg, OBS, 4, seed=0)
+    learner.psi_target.load_state_dict(Learner(cfg, OBS, 4, seed=1).psi.state_dict())
+    return cfg, learner, _filled_replay(resample_every=5).sample(16, 4, torch.Generator().manual_seed(2))
+
+
 @torch.no_grad()
 @pytest.mark.parametrize("nstep_reward", ["last", "sum"])
 def test_knn_feature_targets_are_the_successor_features_of_phi_and_the_knn_reward(nstep_reward):
     """With the kNN reward as a feature of its own, y = sum gamma^i (phi(s'_i), r_kNN(s'_i)) + gamma^m
     psi_target(s'_m, a*) over d + 1 outputs, a* = argmax psi(s'_m, a, w)^T (exploit w, explore): the same
     Eq. 6 reward, y^T (exploit w, explore) its n-step return."""
-    cfg = AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=4, k=3, knn_normalise=False,
-                      bootstrap_through_termination=False, nstep_reward=nstep_reward, knn_feature=True,
-                      exploit_weight=0.5, explore_weight=2.0)
-    learner = Learner(cfg, OBS, 4, seed=0)
-    learner.psi_target.load_state_dict(Learner(cfg, OBS, 4, seed=1).psi.state_dict())
-    batch = _filled_replay(resample_every=5).sample(16, 4, torch.Generator().manual_seed(2))
+    cfg, learner, batch = _knn_feature_learner(nstep_reward=nstep_reward)
     y, stats = td_targets(learner, batch)[:2]
     assert y.shape == (16, 5)
     last = nstep_reward == "last"
@@ -203,12 +209,7 @@ def test_conditioned_on_the_exploration_weight_psi_reads_beta_and_pays_eq6_at_th
     """With `explore_conditioned` a window's w carries beta as a (d + 1)-th column: psi(s, a, w, beta) and
     y = sum gamma^i (phi(s'_i), r_kNN(s'_i)) + gamma^m psi_target(s'_m, a*, w, beta), a* = argmax psi^T
     (exploit w, beta explore); on a task (w of d columns) beta is 0."""
-    cfg = AgentConfig(method="aps", feature_dim=4, hidden=16, n_step=4, k=3, knn_normalise=False,
-                      bootstrap_through_termination=False, knn_feature=True, explore_conditioned=True,
-                      exploit_weight=0.5, explore_weight=2.0)
-    learner = Learner(cfg, OBS, 4, seed=0)
-    learner.psi_target.load_state_dict(Learner(cfg, OBS, 4, seed=1).psi.state_dict())
-    batch = _filled_replay(resample_every=5).sample(16, 4, torch.Generator().manual_seed(2))
+    cfg, learner, batch = _knn_feature_learner(explore_conditioned=True)
     beta = torch.linspace(0, 1, 16)[:, None]
     batch = batch._replace(w=torch.cat([batch.w, beta], -1))
     y = td_targets(learner, batch)[0]

@@ -178,7 +178,7 @@ def check_phase_memory(phase: str, steps: int, config: TrainConfig, horizon: int
     and one update would not fit in free memory; the advice names what helps: fewer steps when the replay
     is the larger part, else a smaller update. `obs` is the replay's (observation shape, dtype)."""
     cells = math.ceil(steps / (config.num_envs * horizon)) * horizon * config.num_envs
-    task_dim = config.agent.task_input_dim if phase == "pretrain" else config.agent.feature_dim
+    task_dim = config.agent.stored_task_dim(phase)
     per_cell = NStepReplay.bytes_per_cell(obs[0], task_dim, store_rewards=phase != "pretrain",
                                           store_features=phase != "pretrain", obs_dtype=obs[1])
     replay, update = cells * per_cell, update_bytes(config.agent)
@@ -300,9 +300,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
     total = rounds * n * horizon
     # phi is frozen while fine-tuning: store phi(s') once per transition instead of in every minibatch
     store_phi = phase == "finetune" and learner.phi is not None
-    # pretraining conditioned on the exploration weight stores each window's (w, beta)
-    task_dim = agent_cfg.task_input_dim if phase == "pretrain" else agent_cfg.feature_dim
-    replay = _new_replay(phase, steps, cfg, envs, task_dim, store_phi)
+    replay = _new_replay(phase, steps, cfg, envs, agent_cfg.stored_task_dim(phase), store_phi)
     # one fine-tuning protocol for every method, the dqn baseline's from-scratch learner included
     start_eps = cfg.epsilon_start if phase == "pretrain" else cfg.finetune_epsilon_start
     ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None

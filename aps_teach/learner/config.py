@@ -82,7 +82,7 @@ class AgentConfig:
     so left out of configuration records and hashes while False: `infra.sweeps.config_dict`): psi is
     conditioned on the exploration weight beta as well as on w, psi(s, a, w, beta). While pretraining each
     w comes with a beta drawn uniformly from [0, 1] and Q = psi^T (exploit_weight w, beta explore_weight);
-    on a task (zero- shot, fine-tuning) beta = 0, Q = psi^T (w, 0). One psi can then hold the explorer's
+    on a task (zero-shot, fine-tuning) beta = 0, Q = psi^T (w, 0). One psi can then hold the explorer's
     values (beta near 1) and the task-pursuer's (beta 0), as NGU and Agent57 condition one network on a
     family of exploration coefficients."""
     gpi: bool = True
@@ -150,6 +150,11 @@ class AgentConfig:
     def task_input_dim(self) -> int:
         """Columns of psi's task input: w (d), or (w, beta) (d + 1) with `explore_conditioned` (aps)."""
         return self.feature_dim + (self.explore_conditioned and self.sf_dim > self.feature_dim)
+
+    def stored_task_dim(self, phase: str) -> int:
+        """Columns of the w a phase's replay stores: (w, beta) while pretraining `explore_conditioned`, else
+        w alone (`task_input_dim`, `feature_dim`)."""
+        return self.task_input_dim if phase == "pretrain" else self.feature_dim
 
     @property
     def task_conditioned(self) -> bool:
