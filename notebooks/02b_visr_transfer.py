@@ -27,7 +27,8 @@
 #
 # **How long.** About 29 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and painting a task; under a minute of compute in teaching mode on a 2-core CPU (longer on a
-# busy machine). It follows notebook 02 (VISR's discriminator, skills and task inference).
+# busy machine). It follows notebooks 02 (VISR's discriminator, skills and task inference) and 02a (zero-shot
+# and fine-tuning on the key levels).
 #
 # **What reproduces.** The paper tests transfer on Atari, not on mazes; this benchmark is the
 # course's own. The committed results (printed below) say VISR lands about half to two thirds of the

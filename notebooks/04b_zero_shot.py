@@ -19,13 +19,14 @@
 # $\psi(s, a, w)^\top w$ (with GPI). Notebook 04 showed APS falling short of that promise on the key
 # levels. This notebook takes the promise apart.
 #
-# **What you will be able to do.** Test the three links zero-shot success needs, one at a time: the
-# features $\phi$ (can a reward linear in $\phi$ make the target worth walking to?), the policy ($\psi$
-# and GPI acting on it) and the task inference (least squares on the agent's own data), with an oracle
-# task and an exact planner; read a verdict per method and level; then paint a reward map on a maze and
-# watch a reward-free APS agent infer it and chase it.
+# **What you will be able to do.** Test the three links zero-shot success needs, named as the library's
+# zero-shot blame (`blame.zero_shot_blame`) names them: **phi** (can a reward linear in $\phi$ make the
+# target worth walking to?), **identification** (does least squares on the agent's own data find that
+# reward?) and **psi** ($\psi$ and GPI acting on it), with an oracle task and an exact planner; read the
+# library's verdict per method and level, and say why a second route through the same links can name
+# another; then paint a reward map on a maze and watch a reward-free APS agent infer it and chase it.
 #
-# **How long.** About 52 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 58 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and about a minute of compute on a 2-core CPU in teaching mode, longer on a busy machine (the
 # last cell prints this run's time).
 #
@@ -95,7 +96,7 @@ import torch
 import gridworld
 from aps_teach.course.widgets import zero_shot_painter
 from aps_teach.grid import cell_maps, plots, transfer
-from aps_teach.grid.blame import planner_success
+from aps_teach.grid.blame import LINKS, NO_LOSS, planner_success, zero_shot_blame
 from aps_teach.grid.rollouts import greedy_rollout, oracle_task, transitions
 from aps_teach.grid.train import TrainConfig, evaluate, pretrain, task_data
 from aps_teach.grid.transfer import (
@@ -137,30 +138,46 @@ print("committed Figure 4 sweep, zero-shot on hard: every pretrained method at 0
 # %% [markdown]
 # ## Three links, each tested on its own
 #
-# Zero-shot success on a key level needs three links to hold:
+# Zero-shot acting on a key level is a chain: identification data → fitted reward $\phi(s')^\top c$
+# (least squares) → policy $\arg\max_a \psi(s, a, w)^\top w$ (with GPI). Its three links, named as the
+# library's `blame` module names them:
 #
-# * **Features**: some reward linear in $\phi$, $\phi(s')^\top c$, must make walking to the target the
-#   best thing to do.
-# * **Policy**: $\psi$ and GPI must act as the optimal policy for that reward would.
-# * **Task inference**: least squares, $r \approx \phi(s')^\top w$, on `identify_steps` steps of the
-#   agent's own random-$w$ behaviour must find that direction.
+# * **phi**: some reward $\phi(s')^\top c$ must make walking to the target the best thing to do;
+# * **identification**: least squares, $r \approx \phi(s')^\top w$, on `identify_steps` steps of the
+#   agent's own random-$w$ behaviour must find that reward;
+# * **psi**: $\psi$ and GPI must act as the optimal policy for it would.
 #
-# Each gets its own test, for VISR and APS on both levels:
+# Two exact tools test them: an **oracle** task (`rollouts.oracle_task`, the regression over *every* move
+# of the level, so it sees the target's +10 however the agent explores) and an **exact planner**
+# (`blame.planner_success`, value iteration on the level's real moves and $\gamma$), which counts the
+# start cells from which the optimal policy for a fitted reward reaches the target, under pretraining's
+# protocol (the target absorbing, paid $\phi(\text{target})^\top c$ at every step, what $\psi$ was trained
+# for) or the task's (the target ends the episode).
 #
-# * **Task inference**: an **oracle** replaces it. `rollouts.oracle_task` regresses the reward on
-#   $\phi(s')$ over *every* move of the level (`rollouts.transitions`), so it sees the target's +10
-#   however the agent explores. Compare zero-shot success with the inferred and with the oracle $w$.
-# * **Features**: an **exact planner**, value iteration on the level's real moves and $\gamma$ for the
-#   oracle's fitted reward $\phi(s')^\top c$: the best any policy could do with what $\phi$ expresses. It
-#   runs under pretraining's protocol (the target absorbing, paid $\phi(\text{target})^\top c$ at every
-#   step, what $\psi$ was trained for) and the task's (the target ends the episode: paid once).
-# * **Policy**: GPI with the oracle $w$ against the planner, from the same start cells.
+# Four success rates follow: $Z$ and $O$, zero-shot success with the inferred and with the oracle $w$;
+# $P_\text{id}$ and $P_\text{oracle}$, the planner's share of start cells (target absorbing) on the
+# identified and on the oracle's fitted reward. The success lost splits over the links by two routes (a
+# verdict counts a negative share as 0):
+#
+# $$\text{library's blame:}\quad 1 - Z = \underbrace{(1 - P_\text{oracle})}_{\text{phi}}
+#   + \underbrace{(P_\text{oracle} - P_\text{id})}_{\text{identification}}
+#   + \underbrace{(P_\text{id} - Z)}_{\text{psi}}$$
+#
+# $$\text{oracle route:}\quad 1 - Z = \underbrace{(1 - P_\text{oracle})}_{\text{phi}}
+#   + \underbrace{(P_\text{oracle} - O)}_{\text{psi}} + \underbrace{(O - Z)}_{\text{identification}}$$
+#
+# `blame.zero_shot_blame` takes the first: 'none' when $1 - Z$ is under `blame.NO_LOSS` = 0.05; else
+# 'identification' whenever the identification data hold no target reward (a fit that never saw the +10
+# cannot know that the target pays); else the largest share. Its best-case-$w$ `ceiling` compares the
+# oracle route's phi and psi. The oracle route names its largest share by the same threshold and tie
+# order, so where the two differ, the cause is the no-target rule or the middle measurement
+# ($P_\text{id}$ or $O$), and the verdict lines say which.
 #
 # First, the four reward-free pretrainings: VISR and APS on both levels, with the budget, configuration
-# and seed of the committed sweep's seed-0 runs (and of notebook 04's live runs).
+# and seed of the committed sweep's seed-0 runs (and of notebook 04a's live runs).
 #
-# **Predict.** For each of the four runs, which link will lose the most: the features, the policy or task
-# inference? Write your four guesses down before the next two cells run.
+# **Predict.** For each of the four runs, which link will the library blame: phi, identification or psi?
+# Write your four guesses down before the next two cells run.
 
 # %%
 pretrained = {}
@@ -183,10 +200,17 @@ def plan_reaches(level: str, reward: np.ndarray, gamma: float, absorbing: bool) 
 
 
 def diagnose(method: str, level: str) -> dict:
-    """Task inference from rollouts vs the oracle, the policy vs the exact planner, for one learner."""
+    """The oracle tests (oracle w, exact planner) of one learner, and the library's blame of its score."""
     learner = pretrained[method, level]
     features, rewards_seen = task_data(learner, level, identify_steps, seed, config)
     inferred = fit_task(features, rewards_seen, seed)
+
+    def success_under(w: torch.Tensor) -> float:
+        return evaluate(learner, level, w, eval_episodes, seed, config).success_rate
+
+    zero_inferred = success_under(inferred.w)
+    # the library's blame; it also evaluates the learner under the oracle w: O
+    blame = zero_shot_blame(learner, level, inferred, rewards_seen, zero_inferred, success_under)
     _, frames, all_rewards = transitions(level)
     oracle = fit_task(learner.features(frames), all_rewards, seed)  # the regression oracle_task runs
     assert torch.allclose(oracle.w, oracle_task(learner, level), atol=1e-5)
@@ -201,8 +225,7 @@ def diagnose(method: str, level: str) -> dict:
         "learner": learner, "inferred": inferred, "oracle": oracle, "layout": compiled.layout,
         "seen": {value: int((rewards_seen == value).sum()) for value in (1.0, 10.0)},
         "cos_w": float(inferred.w @ oracle.w),
-        "zero_inferred": evaluate(learner, level, inferred.w, eval_episodes, seed, config).success_rate,
-        "zero_oracle": evaluate(learner, level, oracle.w, eval_episodes, seed, config).success_rate,
+        "zero_inferred": zero_inferred, "zero_oracle": blame.oracle_success, "blame": blame,
         "rank": int(above.sum()), "unpaid_above": int((above & (compiled.reward[:n] == 0)).sum()),
         "moves": above.size, "starts": len(compiled.start_states),
         "plan_absorbing": plan_reaches(level, fitted, gamma, absorbing=True),
@@ -227,12 +250,13 @@ for (method, level), d in diagnosis.items():
 # %% [markdown]
 # The left columns count the moves in the identification data that picked up a key (reward 1) or
 # reached the target (reward 10): least squares cannot weigh a reward it never saw. The middle one says
-# how close the inferred $w$ is to the oracle's; the right ones test task inference.
+# how close the inferred $w$ is to the oracle's; the right ones are $Z$ and $O$.
 #
-# Now the features and the policy, from the oracle regression over every move: its **R²** (how much of
-# the task reward a linear function of $\phi$ explains), the **target's rank** (how many moves
-# $\phi(s')^\top c$ pays more than reaching the target, and how many of those the task pays nothing for)
-# and the **exact planner** under both protocols. The verdict lines then add up what each link lost.
+# Now phi and psi, from the oracle regression over every move: its **R²** (how much of the task reward a
+# linear function of $\phi$ explains), the **target's rank** (how many moves $\phi(s')^\top c$ pays more
+# than reaching the target, and how many of those the task pays nothing for) and the **exact planner**
+# under both protocols. The verdict lines then print, per run, the four rates, each route's shares and
+# the link it names, and why the two differ where they do.
 #
 # **Predict.** Will the exact planner on $\phi(s')^\top c$ reach the target more often when the target is
 # absorbing (paid at every step once there) or when it ends the episode (paid once)?
@@ -246,37 +270,78 @@ for (method, level), d in diagnosis.items():
           f"{d['plan_task']:>4} of {d['starts']} starts")
 
 
-def losses(d: dict) -> dict[str, float]:
-    """Success lost at each link: the features (the absorbing planner's share of start cells below 1), the
-    policy (oracle-w GPI below the planner), task inference (the inferred w below the oracle's)."""
+def oracle_route(d: dict) -> dict[str, float]:
+    """Success lost at each link through O (zero-shot success under the oracle w), clipped at 0: phi
+    1 - P_oracle (the absorbing planner on the oracle's fit), psi P_oracle - O, identification O - Z."""
     planner = d["plan_absorbing"] / d["starts"]
-    return {"features": 1 - planner, "policy": max(0.0, planner - d["zero_oracle"]),
-            "task inference": max(0.0, d["zero_oracle"] - d["zero_inferred"])}
+    return {"phi": 1 - planner, "psi": max(0.0, planner - d["zero_oracle"]),
+            "identification": max(0.0, d["zero_oracle"] - d["zero_inferred"])}
+
+
+def library_route(d: dict) -> dict[str, float]:
+    """The shares `blame.verdict` compares, through P_id (0 when nothing was fitted), clipped at 0: phi
+    1 - P_oracle, identification P_oracle - P_id, psi P_id - Z."""
+    b = d["blame"]
+    planner = 0.0 if np.isnan(b.planner_success) else b.planner_success
+    return {"phi": 1 - b.oracle_planner_success,
+            "identification": max(0.0, b.oracle_planner_success - planner),
+            "psi": max(0.0, planner - d["zero_inferred"])}
+
+
+def largest(lost: dict[str, float], zero: float) -> str:
+    """The link with the largest share, with the library's threshold (`NO_LOSS` on 1 - Z) and tie order."""
+    if 1 - zero < NO_LOSS:
+        return "none"
+    return max(LINKS, key=lambda link: (lost[link], -LINKS.index(link)))
+
+
+def shares(lost: dict[str, float]) -> str:
+    """A route's shares in `LINKS` order: 'identification 0.00, phi 0.00, psi 0.72'."""
+    return ", ".join(f"{link} {lost[link]:.2f}" for link in LINKS)
 
 
 print()
+agree = same_oracle = ceilings = 0
 for (method, level), d in diagnosis.items():
-    lost = losses(d)
-    worst = max(lost, key=lost.get)
-    verdict = f"most is lost in the {worst}" if lost[worst] >= 0.05 else "nothing lost on the way"
-    print(f"{method:<4} {level:<4}: zero-shot success {d['zero_inferred']:.2f}; lost in the features "
-          f"{lost['features']:.2f}, the policy {lost['policy']:.2f}, task inference "
-          f"{lost['task inference']:.2f}: {verdict}")
-every = {name: sum(d[key] == d["starts"] for d in diagnosis.values())
-         for name, key in (("absorbing", "plan_absorbing"), ("task", "plan_task"))}
-helped = sum(d["zero_oracle"] > d["zero_inferred"] for d in diagnosis.values())
-print(f"\nthe oracle w raises zero-shot success in {helped} of {len(diagnosis)} runs")
-print(f"the exact planner on phi^T c reaches the target from every start cell in {every['absorbing']} of "
-      f"{len(diagnosis)} runs with the target absorbing, in {every['task']} of {len(diagnosis)} when it ends "
-      "the episode")
+    b, zero, oracle_lost, library_lost = d["blame"], d["zero_inferred"], oracle_route(d), library_route(d)
+    by_oracle, by_shares = largest(oracle_lost, zero), largest(library_lost, zero)
+    assert b.blame == by_shares or (b.target_rewards == 0 and b.blame == "identification")
+    same_oracle += abs(b.oracle_planner_success - d["plan_absorbing"] / d["starts"]) < 1e-9
+    best_case = "none" if b.ceiling == "none" else max(("phi", "psi"), key=lambda link: oracle_lost[link])
+    ceilings += b.ceiling == best_case
+    print(f"{method:<4} {level:<4}: Z {zero:.2f}, O {d['zero_oracle']:.2f}, P_id {b.planner_success:.2f}, "
+          f"P_oracle {b.oracle_planner_success:.2f}; target rewards in the identification data: "
+          f"{b.target_rewards}")
+    print(f"  library's blame (via P_id): {shares(library_lost)} -> {b.blame}; best-case w: {b.ceiling}")
+    print(f"  oracle route (via O):       {shares(oracle_lost)} -> {by_oracle}")
+    if b.blame == by_oracle:
+        agree += 1
+        print("  the two name the same link")
+        continue
+    why = []
+    if b.target_rewards == 0:
+        why.append(f"no target reward in the data, so identification by rule (its shares name {by_shares})")
+    if by_shares != by_oracle:
+        identified, oracle_identified = library_lost["identification"], oracle_lost["identification"]
+        why.append(f"the routes measure identification as P_oracle - P_id = {identified:.2f} and O - Z = "
+                   f"{oracle_identified:.2f}, psi as P_id - Z = {library_lost['psi']:.2f} and P_oracle - O = "
+                   f"{oracle_lost['psi']:.2f}")
+    print("  they differ: " + "; ".join(why))
+print(f"\nthe library's blame and the oracle route name the same link in {agree} of {len(diagnosis)} runs")
+print(f"the library's P_oracle is this notebook's planner count in {same_oracle} of {len(diagnosis)} runs; "
+      f"its best-case-w ceiling is the larger of the oracle route's phi and psi in {ceilings} of "
+      f"{len(diagnosis)}")
 starts_reached = {key: sum(d[key] for d in diagnosis.values()) for key in ("plan_absorbing", "plan_task")}
 print(f"start cells the planner reaches, summed over the runs: {starts_reached['plan_absorbing']} with the "
       f"target absorbing, {starts_reached['plan_task']} when it ends the episode: more often absorbing: "
       f"{starts_reached['plan_absorbing'] > starts_reached['plan_task']}")
-aps_easy_lost = losses(diagnosis["aps", "easy"])
-print(f"aps on easy: the features and task inference lose under 0.05 each: "
-      f"{aps_easy_lost['features'] < 0.05 and aps_easy_lost['task inference'] < 0.05} | the policy loses "
-      f"{aps_easy_lost['policy']:.2f}")
+aps_easy = diagnosis["aps", "easy"]
+routes = {"library": library_route(aps_easy), "oracle route": oracle_route(aps_easy)}
+print(f"aps on easy: blame names {aps_easy['blame'].blame}; phi and identification lose under "
+      f"{NO_LOSS} on both routes: "
+      f"{all(lost[link] < NO_LOSS for lost in routes.values() for link in ('phi', 'identification'))} | "
+      f"psi loses {routes['library']['psi']:.2f} (library) and {routes['oracle route']['psi']:.2f} (oracle "
+      "route)")
 
 # %% [markdown]
 # The picture for APS: the fitted reward $\phi(s')^\top c$ the oracle believes in (every key held, so
@@ -318,21 +383,19 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# An arrow pointing into a wall is a greedy action that bumps it: ψ ranks staying on that cell (a bump
-# leaves the agent where it was) above every move. Acting on the oracle's $w$ alone with ε = 0, the agent
-# would stay there until the episode ends, since the same state brings the same action. The GPI episode on
-# the right draws fresh candidate skills at every step, so a bump there can be left on the next step or
-# repeated; where a path stops short of the target, look for such an arrow under its last cell.
+# An arrow pointing into a wall is a greedy action that bumps it: ψ ranks staying on that cell above every
+# move, and acting on the oracle's $w$ alone with ε = 0 the agent would stay there for good. The GPI
+# episode on the right draws fresh candidate skills at every step, so it can leave such a cell or not;
+# where a path stops short of the target, look for such an arrow under its last cell.
 #
-# Read the verdicts from the top of the chain down. **Lost in the features**: even the optimal policy
-# for the reward $\phi$ can express does not walk to the target, so no better $\psi$, GPI or task
-# inference could help; more pretraining or another `feature_dim` (notebook 05 sweeps it) change what
-# $\phi$ expresses. **Lost in the policy**: $\phi$ can express the task and the oracle knows it, but
-# $\psi$ and GPI do not act on it; $\psi$ was trained on skills drawn at random, and fine-tuning, the
-# paper's fix, trains it on the task reward itself. **Lost in task inference**: the oracle's $w$ works and
-# the inferred one does not; look at the "paid 10" column, and try more `identify_steps`. A link further
-# down can be broken too without showing: where the oracle $w$ already fails, an inference that never saw
-# the target (a 0 in the "paid 10" column) would have failed as well.
+# Read a verdict by its link. **phi**: even the optimal policy for the best reward $\phi$ can express does
+# not walk to the target; more pretraining or another `feature_dim` (notebook 05b) change what $\phi$
+# expresses. **psi**: the fitted reward leads to the target, but $\psi$ and GPI do not act on it; $\psi$
+# was trained on skills drawn at random, and fine-tuning, the paper's fix, trains it on the task reward.
+# **identification**: the oracle's fit works and the identified one does not; look at the "paid 10"
+# column, and try more `identify_steps`. With no target reward in the data, identification has failed
+# whatever else holds, and the oracle route cannot show it where the oracle $w$ fails too: hence `blame`'s
+# rule, and its best-case-$w$ ceiling for the link that would still have stopped the agent.
 #
 # **Explain it.** Compare the two planner columns (the line "more often absorbing" sums them). Why can the
 # planner reach the target more often with the target absorbing than when it ends the episode, for the
@@ -347,10 +410,11 @@ plt.show()
 # too (evaluation ends the episode there).
 # </details>
 #
-# **Explain it.** The line "aps on easy" says whether APS's features and task inference pass on the
-# easy level and how much its policy loses. When they pass and the policy loses much, the fault is in
-# $\psi$: APS's $\psi$ learned the value of the *whole* intrinsic reward, $\phi(s')^\top w$ plus the kNN
-# term. What does the kNN term pay on the target, where the agent sits once it arrives?
+# **Explain it.** The line "aps on easy" says which link `blame` names for APS on the easy level, whether
+# phi and identification pass there on both routes, and how much psi loses. When they pass and psi loses
+# much, the fault is in $\psi$: APS's $\psi$ learned the value of the *whole* intrinsic reward,
+# $\phi(s')^\top w$ plus the kNN term. What does the kNN term pay on the target, where the agent sits once
+# it arrives?
 #
 # <details><summary>Answer</summary>
 #
@@ -383,10 +447,10 @@ print(f"APS on {maze}: {pretrain_steps:,} reward-free steps in {time.perf_counte
 
 # %% [markdown]
 # Now paint. With a widget frontend (Jupyter, Colab) toggle cells in the grid (each gets the value in the
-# "reward" box; negative values are allowed) and press **infer w and act**; elsewhere, and in the saved
-# notebook, edit `painted_cells` and rerun the cell. Either way `widgets.zero_shot_painter` runs
-# `transfer.zero_shot_on_reward_map` (identification data on the painted task, least squares for $w$ and
-# its R², the value map and one greedy GPI episode) and draws it.
+# "reward" box, negative allowed) and press **infer w and act**; elsewhere, edit `painted_cells` and rerun
+# the cell. Either way `widgets.zero_shot_painter` runs `transfer.zero_shot_on_reward_map`
+# (identification data on the painted task, least squares for $w$ and its R², the value map and one
+# greedy GPI episode) and draws it.
 
 # %%
 painted_cells = [((row, col), 1.0) for row in (1, 2, 3) for col in (8, 9, 10)]  # a 3x3 box, top right
@@ -402,8 +466,7 @@ print(f"greedy GPI episode from reset(seed={seed}): return {shot.rollout.total_r
          if shot.rollout.total_reward == 0 else "it collected the painted reward"))
 
 # %% [markdown]
-# One episode is one start cell, and the line above says whether this one collected anything.
-# `transfer.transfer_task` scores the same task over
+# One episode is one start cell. `transfer.transfer_task` scores the same task over
 # `DEFAULT_TRANSFER_EPISODES` greedy GPI episodes from uniform start cells, against the exact optimal
 # and random returns (dynamic programming), on the committed benchmark's scale:
 
@@ -435,18 +498,19 @@ print(f"over {DEFAULT_TRANSFER_EPISODES} episodes: mean return {scored['return']
 #
 # ## Summary
 #
-# * Zero-shot success needs the features, the policy and task inference to hold. An oracle $w$ tests task
-#   inference, an exact planner on $\phi(s')^\top c$ tests the features, and the two together the policy;
-#   this run's verdicts are printed above.
-# * Whether the features make the target worth reaching depends on the protocol: an agent may find the
-#   target worth reaching only if it can stay there, as in pretraining; the planner's line above counts
-#   the start cells under each protocol.
+# * Zero-shot success needs three links, named as the library's `blame` names them: phi, identification
+#   and psi. An oracle $w$ and an exact planner test each; `blame.zero_shot_blame` splits the success lost
+#   through the planner on the identified fit, the oracle route through $\psi$ under the oracle $w$, and
+#   the verdict lines say why they differ where they do.
+# * The fitted reward can make the target worth reaching only to an agent that may stay there, as in
+#   pretraining; the planner's line above counts the start cells under each protocol.
 # * APS's own exploration term, valued by its $\psi$, can pull its zero-shot policy away from the target.
 # * Painted tasks on a maze show zero-shot transfer where it can work: rewards close to linear in $\phi$.
 #
-# Next: notebook 05 runs the ablations (reward weights, k, shared encoder, feature size, GPI, SF loss) as
-# small resumable sweeps, and `docs/command-line.md` lists the command-line tools (`aps-teach gridworld run`,
-# `sweep`, `transfer`) behind every number here.
+# Next: notebook 04c, the capstone, has you write APS's reward and vMF loss and judges the agent they
+# train; notebooks 05, 05b and 05c then run the ablations (reward weights, k, shared encoder, feature size,
+# GPI, SF loss) as small resumable sweeps, and `docs/command-line.md` lists the command-line tools
+# (`aps-teach gridworld run`, `sweep`, `transfer`) behind every number here.
 
 # %%
 print(f"notebook wall time: {time.perf_counter() - notebook_start:.0f} s")

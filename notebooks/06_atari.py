@@ -14,42 +14,29 @@
 # %% [markdown]
 # # 06 · APS on Atari: the same learner on pixels
 #
-# Everything the gridworld notebooks built carries over unchanged: the successor features ψ(s, a, w),
-# the features φ(s) on the unit sphere, the two reward terms, least-squares task inference and GPI are
-# `aps_teach.learner.agent.Learner`'s. What changes is the world around the learner: observations are
-# pictures, a game has a protocol that decides what a step and an episode are, the networks are
-# convolutional, every sampled batch is augmented, and a replay of a million pictures has to fit in
-# memory. This notebook walks through each change on a real game, runs the whole pipeline once on the
-# CPU at a toy budget, and shows how to launch and read a real run on a GPU.
+# The learner is the gridworld's (`aps_teach.learner.agent.Learner`: ψ(s, a, w), φ(s) on the unit sphere,
+# the two reward terms, least-squares task inference, GPI). What changes is the world around it:
+# observations are pictures, a game has a protocol that decides what a step and an episode are, the
+# networks are convolutional, sampled batches are augmented, and a replay of a million pictures must fit
+# in memory. This notebook takes each change on a real game, runs the whole pipeline on the CPU at a toy
+# budget, and shows how to launch and read a real run on a GPU.
 #
-# The reward APS pretrains on is the paper's equation (6), unchanged, in notebook 01's notation: the
-# paper writes the first term $\phi(s)^\top w$ for a reward $r(s, a, s')$; this course, as the authors'
-# code, evaluates $\phi$ at $s'$, the state the transition reaches:
+# APS pretrains on the paper's equation (6) in notebook 01's notation (the paper writes the first term
+# $\phi(s)^\top w$; this course, as the authors' code, evaluates $\phi$ at $s'$, the state reached):
 #
 # $$r_{\text{APS}}(s, a, s') = \underbrace{\phi(s')^\top w}_{\text{exploitation (4)}} +
 #   \underbrace{\log\Big(1 + \frac{1}{k} \sum_{h^{(j)} \in N_k(h)} \lVert h - h^{(j)} \rVert\Big)}_{
 #   \text{exploration (2)}}, \qquad h = \phi(s'). \tag{6}$$
 #
-# After this notebook you will be able to:
+# After this notebook you will be able to say what the agent **sees** and what the Atari **protocol**
+# decides, the **autoreset step** included; read an **n-step window** of the frame replay and compare the
+# authors' n-step intrinsic reward with the exact sum; size the **conv encoder** and write the **random
+# shift** augmentation; cost a replay of **1M transitions**; run the pipeline with `run_atari_sweep` and
+# read its learning curves and **zero-shot** and **fine-tuned scores**; and **launch a GPU run**.
 #
-# * say what the agent **sees** (4 stacked 84×84 grey frames) and what the Atari **protocol** decides:
-#   action repeat with max-pooling, no-op starts, a lost life as a terminal in training only;
-# * explain the **autoreset step** after a game ends and show, with the environment's `valid` flag, that
-#   the replay never hands it out as a transition;
-# * read an **n-step window** of the frame replay, cut at the end of a game and where w changes, on a
-#   hand-made case, and say how the **authors' n-step intrinsic reward** (the window's last state) differs
-#   from the exact sum, and what each costs;
-# * compare the **conv encoder**'s size with the gridworld MLPs, and write the **random shift**
-#   augmentation yourself (checked against the library);
-# * work out what a replay of **1M transitions** costs in memory, and why single frames beat stacks;
-# * run pretraining, task identification, fine-tuning and evaluation on a game through
-#   `run_atari_sweep`, and read its **learning curves** and its **zero-shot** (identified w, GPI, no
-#   fine-tuning) and **fine-tuned scores** from the files it writes;
-# * **launch a GPU run** (your machine, a cluster or Colab) and point this notebook at its results.
-#
-# **How long.** About 63 minutes of study: reading what it says and prints, its figures, predictions and
-# questions, and the exercise; about a minute of compute on a 2-core CPU in teaching mode, most of it the
-# live Breakout sweep.
+# **How long.** About 57 minutes of study: reading what it says and prints, its figures and the exercise;
+# about a minute of compute on a 2-core CPU in teaching mode, most of it the live Breakout sweep, longer
+# on a busy machine.
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.
@@ -100,7 +87,6 @@ curve_games = None  # games whose learning curves section 9 draws, e.g. ("pong",
 notebook_start = time.perf_counter()
 
 # %%
-import inspect
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -148,10 +134,9 @@ def print_table(rows, columns):
 # %% [markdown]
 # ## 1. What the agent sees
 #
-# The gridworld agent saw one-hot planes of a 10×10 maze. An Atari agent sees the screen, brought
-# down to **84×84 grey levels**, and since one picture cannot show which way the ball moves, its
-# observation is the **last 4 such frames**, stacked: a uint8 array (4, 84, 84). At the start of a
-# game there are no earlier frames; the stack holds zeros in their place.
+# An Atari agent sees the screen brought down to **84×84 grey levels**, and since one picture cannot show
+# which way the ball moves, its observation is the **last 4 such frames**, stacked: a uint8 array
+# (4, 84, 84). At the start of a game the stack holds zeros in place of the earlier frames.
 
 # %%
 envs = make_vector_env(game, 1, paper, seed, training=True)
@@ -174,22 +159,21 @@ plt.show()
 # The numbers live in `AtariConfig` (each field cites its line in the paper; `sources_table()` prints
 # them all). The ones that shape what the learner sees:
 #
-# * **action repeat**: each action is held for 4 emulator frames, and the observation is the
-#   pixel-wise max of the last two. Some games draw sprites on alternate frames only; the max shows them.
-# * **no-op starts**: up to 30 no-op frames at each reset. The emulator is deterministic; random waits
-#   give varied starting states.
+# * **action repeat**: each action is held for 4 emulator frames; the observation is the pixel-wise max
+#   of the last two (some games draw sprites on alternate frames only).
+# * **no-op starts**: up to 30 no-op frames at each reset, so that a deterministic emulator starts in
+#   varied states.
 # * **episode cap**: 108,000 frames (30 minutes of play); the episode is truncated there.
-# * **a lost life is a terminal transition while training only**: the learner does not bootstrap past
-#   a lost life; evaluation plays whole games and scores them.
+# * **a lost life is a terminal transition while training only**; evaluation plays and scores whole
+#   games.
 # * **no sticky actions**, as in the paper (the Atari 100k setting).
 # * **rewards clipped to ±1** for the learner in fine-tuning; scores are always the raw game score.
 #
-# One more rule is not in any table but matters for correctness. ale-py's vector environment resets a
-# finished game **on the next step**: the step after a game ends ignores the action and returns the
-# first observation of a new game. That "transition", from the last screen of one game to the first
-# of the next, with reward 0, is not something the agent did. `make_vector_env` marks it
-# `valid=False`. Below, the same random actions with the same seed are played twice: once under the
-# training protocol (life loss terminal), once under evaluation.
+# One more rule is in no table. ale-py's vector environment resets a finished game **on the next step**:
+# the step after a game ends ignores the action and returns the first observation of a new game. That
+# "transition", from the last screen of one game to the first of the next, is not something the agent
+# did; `make_vector_env` marks it `valid=False`. Below, the same random actions with the same seed are
+# played under the training protocol (life loss terminal) and under evaluation.
 
 # %%
 def play_one_game(training: bool, extra_steps: int = 60):
@@ -226,12 +210,11 @@ atari_plots.plot_frames([reset_step.obs[0, -1], reset_step.next_obs[0, -1]],
 plt.show()
 
 # %% [markdown]
-# If the autoreset step were stored as a transition, the learner would be taught that the final
-# screen of a game leads, at no cost, to a fresh one, and a bootstrapped target would carry value
-# from the new game back into the old one. The frame replay keeps the row (it still needs that last
-# frame, the next observation of the step before) but never samples it. Put the game above and the
-# start of the next into a replay and sample many transitions: none jumps into the new game (the only
-# next observation with 3 zero frames is a new game's first).
+# Stored as a transition, the autoreset step would teach the learner that a game's final screen leads,
+# at no cost, to a fresh one, and a bootstrapped target would carry value from the new game back into the
+# old one. The frame replay keeps the row (it holds the next observation of the step before) but never
+# samples it. Sample many transitions of the game above and the start of the next: none jumps into the
+# new game (the only next observation with 3 zero frames is a new game's first).
 
 # %%
 replay = FrameReplay(capacity=len(train_steps) + 8, num_envs=1, frame_shape=(84, 84), stack=4, task_dim=5,
@@ -257,10 +240,9 @@ print(f"a replay that stored every step would give about {len(next_stacks) / len
 # $$y_t = \sum_{i=0}^{m-1} \gamma^i r_{t+i} + \gamma^m\, \text{alive}\; \psi(s_{t+m}, a', w),
 #   \qquad a' = \arg\max_a \psi(s_{t+m}, a, w)^\top w.$$
 #
-# A window must stop at the end of a game, and, while pretraining, where the env's task $w$ was
-# redrawn (every 10 steps): a window's return is for one task. The replay rebuilds each window from its
-# rows and returns `mask` (which steps count: the first $m$), `boot_steps` ($m$) and `boot_alive`
-# (0 when the last step was terminal, so nothing is bootstrapped).
+# A window must stop at the end of a game and, while pretraining, where the env's task $w$ was redrawn
+# (every 10 steps): a window's return is for one task. The replay returns `mask` (the first $m$ steps
+# count), `boot_steps` ($m$) and `boot_alive` (0 after a terminal: nothing is bootstrapped).
 #
 # A hand case with 1×1 "frames" whose value is the step number + 1 (0 is padding), a stack of 2,
 # rewards equal to the step number: game A is steps 0–3 and ends at step 3; step 4 is the autoreset
@@ -285,20 +267,19 @@ for i, k in enumerate(starts):
 
 # %% [markdown]
 # Read the rows. From step 0 all four steps are in game A and the last is terminal: m = 4, nothing
-# bootstrapped. From step 1 the window stops after step 3 (`mask` [1, 1, 1, 0]): the step after is
-# the autoreset step, and the stack [0, 6] of game B never enters a target of game A. Game B's windows
-# from steps 5–7 stop before step 8, where w changed, and bootstrap from [8, 9]; the window from step 8
-# is short because the next observation of step 9 is not written yet. In the real replay each row holds
-# one 84×84 frame and the stacks are rebuilt the same way, zeros included.
+# bootstrapped. From step 1 the window stops after step 3 (`mask` [1, 1, 1, 0]): the next step is the
+# autoreset step, and game B's stack [0, 6] never enters a target of game A. Game B's windows from steps
+# 5–7 stop before step 8, where w changed, and bootstrap from [8, 9]; the window from step 8 is short
+# because step 9's next observation is not written yet. The real replay rebuilds its 84×84 stacks the
+# same way, zeros included.
 #
 # **Which reward does a window earn while pretraining?** The paper does not say. Its authors' code
-# (rll-research/url_benchmark, `replay_buffer.py` and `agent/aps.py`) samples, with each transition, the
-# state n steps ahead, computes the intrinsic reward of that one state and bootstraps with γ^n: the
-# target is y = c(s_{t+m}) + γ^m ψ(s_{t+m}), and the kNN particles are those B last states, one per
-# sampled transition. That is `AtariConfig.nstep_reward = "last"`, the default here. `"sum"` is the
-# exact Σ_{i<m} γ^i c(s_{t+i+1}): φ and the kNN over all B × n window states. Task rewards in fine-tuning
-# are always summed. The cell below times one update of each on the frames of section 2 (paper networks,
-# B = 32, n = 10; the CPU time of this process, the best of 3) and prints the mean of each reward term.
+# (rll-research/url_benchmark, `replay_buffer.py` and `agent/aps.py`) computes the intrinsic reward of the
+# state n steps ahead only: y = c(s_{t+m}) + γ^m ψ(s_{t+m}), the kNN particles being those B last states.
+# That is `AtariConfig.nstep_reward = "last"`, the default here; `"sum"` is the exact
+# Σ_{i<m} γ^i c(s_{t+i+1}), φ and the kNN over all B × n window states (task rewards are always summed).
+# The cell times one update of each on section 2's frames (paper networks, B = 32, n = 10; CPU time, best
+# of 3) and prints the mean of each reward term.
 
 # %%
 mode_replay = FrameReplay(capacity=len(train_steps) + 8, num_envs=1, frame_shape=(84, 84), stack=4,
@@ -321,10 +302,8 @@ for mode in ("last", "sum"):
           f"explore {float(mode_stats['reward_explore']):.3f}")
 
 # %% [markdown]
-# The authors' mode does a tenth of the φ and kNN work per update, and its reward is that of one state
-# per window rather than a discounted sum of up to n of them: the same ψ learns from a smaller, noisier
-# cumulant. `benchmarks/README.md` records what it does to the speed of pretraining against a plain DQN
-# loop on the CPU.
+# The authors' mode does a tenth of the φ and kNN work per update, and ψ learns from one state's reward
+# per window instead of a discounted sum of up to n (`benchmarks/README.md` times pretraining with it).
 #
 # ## 4. The conv encoder
 #
@@ -349,19 +328,18 @@ print(f"Atari APS ({game}, {num_actions} actions): phi {count(atari_learner.phi)
       f"psi {count(atari_learner.psi):,}")
 print(f"pixels make phi {count(atari_learner.phi) / count(grid_learner.phi):.0f}x and psi "
       f"{count(atari_learner.psi) / count(grid_learner.psi):.0f}x bigger")
-print(atari_learner.phi)
 
 # %% [markdown]
 # Most of φ's weights are in its first fully connected layer (3136 × 1024): the conv layers are small,
-# the picture they produce is not. Pixels make the networks tens of times bigger, and each update runs
-# φ on the sampled next states too (the kNN and vMF rewards need φ(s'): one per window with
-# `nstep_reward="last"`, every window state with `"sum"`).
+# the picture they produce is not. And each update runs φ on the sampled next states too (the rewards
+# need φ(s'): one per window with `nstep_reward="last"`, every window state with `"sum"`).
 #
 # ## 5. Augmentation: a random shift, then intensity
 #
 # With pixels a learner can overfit to exact positions. Each sampled stack is **shifted** by up to 4
-# pixels (the picture padded with copies of its border, then a random 84×84 window cropped) and its
-# brightness **scaled** by a random factor near 1. One draw per stack: the 4 frames move together.
+# pixels (the picture padded with copies of its border, then an 84×84 window cropped at offsets drawn
+# uniformly, `augment.random_shift`) and its brightness **scaled** by a random factor near 1. One draw per
+# stack: the 4 frames move together.
 
 # %%
 generator = torch.Generator().manual_seed(seed)
@@ -372,7 +350,6 @@ atari_plots.plot_frames([stack[0, -1], shifted[0, -1], both[0, -1]],
                         ["frame", "shifted down 4, left 4", "then intensity x"
                          f"{float(both[0, -1].sum() / shifted[0, -1].float().sum()):.2f}"])
 plt.show()
-print(inspect.getsource(augment.random_shift))
 
 # %% [markdown]
 # **Exercise: the random shift.** Write `my_shift(x, dy, dx, pad)`: `x` is a (B, S, H, W) batch of
@@ -406,9 +383,9 @@ shift = exercises.check_shift(my_shift)
 # ## 6. The replay in memory
 #
 # The paper's replay is unbounded: 5M pretraining steps. Storing each transition as (stack, next stack)
-# repeats every frame 8 times. The frame replay stores each frame once, with the step's action, w and
-# flags, and rebuilds stacks and windows by index. `FrameReplay.bytes_per_transition` counts the bytes;
-# a stack of 4 frames is, for the count, a frame 4 times as tall.
+# repeats every frame 8 times; the frame replay stores each frame once, with the step's action, w and
+# flags, and rebuilds stacks by index. `FrameReplay.bytes_per_transition` counts the bytes (a stack of 4
+# frames counts as a frame 4 times as tall).
 
 # %%
 frame = (paper.frame_size, paper.frame_size)
@@ -420,23 +397,19 @@ for name, shape in layouts.items():
     print(f"{name:>28}: {per:,} bytes per transition, 1M transitions: {per * 1e6 / 1e9:.2f} GB")
 
 # %% [markdown]
-# 7.1 GB fits on one 16 GB GPU next to the networks (the sampled batches then never leave it); 28 GB
-# or 56 GB would not. A run checks the free memory of its device before it starts and says so if the
-# replay would not fit (`--atari.replay-capacity` bounds it).
+# 7.1 GB fits on one 16 GB GPU next to the networks; 28 GB or 56 GB would not. A run checks its device's
+# free memory first and says so if the replay would not fit (`--atari.replay-capacity` bounds it).
 #
 # ## 7. A tiny live run on the CPU
 #
-# The whole pipeline, for each method: pretrain without rewards (not DQN), identify the task w by least
-# squares on rollouts with the game's reward (VISR, APS) and score the pretrained agent **zero-shot** under
-# that w, acting by GPI over w and 10 fresh tasks as the paper does, then fine-tune ψ on the clipped
-# reward and score it again (GPI off: ψ has learnt the task's own w). `run_atari_sweep` runs games ×
-# methods × seeds into a directory, one run directory each, and writes the score files. The networks are
-# shrunk (8 channels per conv layer, 64 hidden units) and n = 3 instead of 10, so that the run takes a few
-# minutes on a CPU.
+# The whole pipeline, per method: pretrain without rewards (not DQN), identify w by least squares on
+# rollouts with the game's reward (VISR, APS) and score the agent **zero-shot** under it (GPI over w and
+# 10 fresh tasks, as the paper does), then fine-tune ψ on the clipped reward and score it again (GPI off).
+# `run_atari_sweep` runs games × methods × seeds, a run directory each, and writes the score files. The
+# networks are shrunk (8 channels per conv layer, 64 hidden units; n = 3) to fit a CPU.
 #
 # **These budgets are far too small for the scores to mean anything**: thousands of steps where the
-# paper uses millions, and evaluation scores near random play. This section is here to show the loop
-# and the files it writes, not a result.
+# paper uses millions. This section shows the loop and the files it writes, not a result.
 
 # %%
 live = replace(paper, conv_channels=(8, 8, 8), psi_hidden=64, phi_hidden=64, n_step=3,
@@ -462,15 +435,14 @@ else:
 # %%
 sweep_dir = Path(results_dir) if results_dir is not None else live_dir
 for path in sorted(sweep_dir.rglob("*")):
-    if path.is_file() and "tensorboard" not in path.parts:
+    if path.is_file() and "tensorboard" not in path.parts and path.name != ".lock":
         print(f"{str(path.relative_to(sweep_dir)):<48} {path.stat().st_size:>10,} bytes")
 
 # %% [markdown]
 # Each run directory holds `config.json` (everything needed to resume or re-run it), `pretrain/` and
 # `finetune/` (`metrics.csv`, a row per `log_every` env steps; `checkpoint.pt`), `task.json` (the
-# identified w) and `scores.csv`. The sweep directory adds `scores.csv` (one row per run) and
-# `summary.csv` (per method); the command `aps-teach atari sweep` also draws `scores.png` there (the
-# figure of section 9).
+# identified w) and `scores.csv`. The sweep adds `scores.csv` (one row per run) and `summary.csv` (per
+# method); `aps-teach atari sweep` also draws `scores.png` (the figure of section 9).
 #
 # ## 8. Launching a real run on a GPU
 #
@@ -479,23 +451,22 @@ for path in sorted(sweep_dir.rglob("*")):
 #
 # ```bash
 # aps-teach atari run --out runs/pong-aps --game Pong --method aps --device cuda
-# aps-teach atari run --out runs/pong-aps --game Pong --method aps --device cuda --resume   # after a stop
 # ```
 #
-# `--resume` continues from the last checkpoint (weights, optimiser, counters, random state; written
-# every `--checkpoint-every` env steps). A sweep over games, methods and seeds:
+# After a stop, the same command with `--resume` continues from the last checkpoint (weights, optimiser,
+# counters, random state; written every `--checkpoint-every` env steps). A sweep over games, methods and
+# seeds:
 #
 # ```bash
-# # this machine: one run on each visible GPU at a time (--gpus 0 1 to choose them)
+# # this machine: one run per visible GPU at a time (--gpus 0 1 to choose them)
 # aps-teach atari sweep --out results/atari --games atari26 --methods aps dqn --seeds 3 --device cuda
 # # a Ray cluster (after `ray start` on each machine): one GPU per run
 # aps-teach atari sweep --out results/atari --games atari26 --methods aps dqn --seeds 3 --device cuda \
 #     --executor ray --ray-address auto
 # ```
 #
-# The same sweep command given again skips finished runs and resumes unfinished ones. Budgets are
-# options: `--atari.pretrain-steps 500000`, `--atari.replay-capacity 1000000` (see
-# `aps-teach atari sweep --help`).
+# Given again, the same sweep command skips finished runs and resumes unfinished ones. Budgets are
+# options (`aps-teach atari sweep --help`).
 #
 # **On Colab**: Runtime → Change runtime type → a GPU; then in a cell
 #
@@ -505,17 +476,15 @@ for path in sorted(sweep_dir.rglob("*")):
 #     --atari.pretrain-steps 500000 --atari.replay-capacity 1000000
 # ```
 #
-# A Colab session ends after some hours and its disk with it: write `--out` to a mounted Google Drive
-# folder (`from google.colab import drive; drive.mount("/content/drive")`) and give the same command
-# with `--resume` in a new session.
+# A Colab session ends after some hours, and its disk with it: write `--out` to a mounted Google Drive
+# folder and give the same command with `--resume` in a new session.
 #
 # ## 9. Reading results: learning curves and scores
 #
-# Everything below reads files only, so it works on any sweep directory: set `results_dir` in the
-# parameters cell to the `--out` of your GPU sweep (copied to this machine) and run from there. Without
-# it, it reads the live run above. First the pretraining curves, from each run's
-# `pretrain/metrics.csv` (DQN has no pretraining): the two reward terms of APS and the SF loss, one
-# figure per game (`curve_games` chooses them).
+# Everything below reads files only: set `results_dir` in the parameters cell to the `--out` of your GPU
+# sweep and run from there; without it, it reads the live run above. First the pretraining curves from
+# each run's `pretrain/metrics.csv` (DQN has none): APS's two reward terms and the SF loss, one figure
+# per game (`curve_games` chooses them).
 
 # %%
 run_games = sorted({read_run_config(d)[1] for d in run_dirs(sweep_dir)})  # unfinished runs too
@@ -526,16 +495,14 @@ for rom in curve_games or run_games:
     plt.show()
 
 # %% [markdown]
-# Read the SF loss as a TD error, not as a score. ψ starts near 0 and grows towards the discounted sum of
-# unit-norm features, up to 1/(1 − γ) = 100 per dimension, and its targets bootstrap on ψ_target, so they
-# grow with it: while ψ is still growing its squared error can rise without anything diverging. A loss
-# that kept rising once ψ's scale had settled would be a problem; a toy run of about 1,500 updates (6,000
-# steps, one update per 4) is too short to tell the two apart, which is what the GPU run is for.
+# Read the SF loss as a TD error, not as a score: ψ grows from near 0 towards the discounted sum of
+# unit-norm features (up to 1/(1 − γ) = 100 per dimension) and its bootstrapped targets grow with it, so
+# its squared error can rise without anything diverging. Only a loss that kept rising once ψ's scale had
+# settled would be a problem; about 1,500 updates (6,000 steps, one update per 4) are too few to tell.
 #
-# Fine-tuning: the mean score of the games that ended in each logging interval (raw game score,
-# training protocol, ε-greedy), and the SF loss on the clipped game reward. The SF losses of the two
-# methods are not on one scale: APS's ψ predicts all 5 dimensions of the discounted sum of φ(s') (with
-# the reward along w), while DQN's has no features and learns only the value along its fixed w.
+# Fine-tuning: the mean raw score of the games that ended in each logging interval (training protocol,
+# ε-greedy), and the SF loss on the clipped reward; APS's ψ predicts 5 dimensions, DQN's one value, so
+# the two losses are not on one scale.
 
 # %%
 for rom in curve_games or run_games:
@@ -544,12 +511,11 @@ for rom in curve_games or run_games:
     plt.show()
 
 # %% [markdown]
-# The score table: per run, its zero-shot row (`checkpoint` pretrain: the identified w, GPI, no
-# fine-tuning; APS and VISR) and its fine-tuned row, each with the evaluation score (mean over the
-# finished games) and its human-normalised value (score − random) / (human − random), 0 for random play
-# and 1 for the human reference. Then the aggregates over games per method and checkpoint (each game the
-# mean of its seeds): mean, median, interquartile mean (IQM, the mean of the middle half) and how many
-# games are above human.
+# The score table: per run, its zero-shot row (`checkpoint` pretrain; APS and VISR) and its fine-tuned
+# row, each with the mean score of the finished evaluation games and its human-normalised value
+# (score − random) / (human − random). Then the aggregates over games per method and checkpoint (each
+# game the mean of its seeds): mean, median, interquartile mean (IQM, the mean of the middle half) and
+# how many games are above human.
 
 # %%
 scores = read_rows(sweep_dir / "scores.csv")
@@ -566,24 +532,23 @@ atari_plots.plot_atari_scores([{**row, "method": f"{row['method']} zero-shot"}
 plt.show()
 
 # %% [markdown]
-# At the live run's budget both methods score about like random play (normalised scores near 0), as
-# said above, zero-shot and fine-tuned alike; what the paper compares is 5M reward-free steps followed by
-# 100K steps with rewards, over 26 games and several seeds. With a real sweep, the IQM is the aggregate
-# to read first: the mean is pulled by one or two games where normalised scores run far above 1, the
-# median ignores all but the middle game.
+# At the live run's budget both methods score about like random play (normalised scores near 0),
+# zero-shot and fine-tuned alike; the paper compares 5M reward-free steps and 100K with rewards, over 26
+# games and several seeds. With a real sweep, read the IQM first: the mean is pulled by the one or two
+# games far above 1, the median ignores all but the middle game.
 #
 # ## Summary
 #
 # - The learner is the gridworld's; Atari changes the inputs (4 stacked 84×84 grey frames), the networks
-#   (a conv torso, about 30× the parameters), the batches (random shift and intensity) and the replay
+#   (a conv torso, tens of times the parameters), the batches (random shift and intensity) and the replay
 #   (single uint8 frames: 7.1 GB per 1M transitions instead of 28 or 56).
-# - The protocol decides what a transition is: a lost life is terminal while training only, and the
-#   autoreset step after a game is never a transition (`valid=False`); n-step windows stop at the end of
-#   a game and where w changes. A pretraining window earns the intrinsic reward of its last state, as in
-#   the authors' code (`nstep_reward="last"`; `"sum"` is the exact sum, ten times the φ and kNN work).
-# - Every run reports a zero-shot score (identified w, GPI over 10 policies) and a fine-tuned one.
-# - `run_atari_sweep` / `aps-teach atari sweep` write everything to files; the plots in section 9
-#   read any sweep directory, your GPU runs included.
+# - The protocol decides what a transition is: a lost life is terminal while training only, the autoreset
+#   step is never one (`valid=False`), and n-step windows stop at a game's end and where w changes. A
+#   pretraining window earns its last state's intrinsic reward, as in the authors' code
+#   (`nstep_reward="last"`; `"sum"`, the exact sum, does ten times the φ and kNN work).
+# - Every run reports a zero-shot score (identified w, GPI over w and 10 fresh tasks) and a fine-tuned one.
+# - `run_atari_sweep` / `aps-teach atari sweep` write everything to files; section 9 reads any sweep
+#   directory, your GPU runs included.
 #
 # **Where next.** `aps-teach atari run --help` lists every option; `aps_teach/atari/README.md` has the
 # table of the paper's settings with the line each comes from.

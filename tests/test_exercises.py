@@ -248,7 +248,7 @@ def test_shift(capsys):
         assert_named(capsys, check_shift, "shift", answer, words)
 
 
-# APS's reward and vMF loss (notebook 04's capstone) -----------------------------------------------
+# APS's reward and vMF loss (notebook 04c's capstone) ----------------------------------------------
 
 def _aps_reward_loops(phi, w, h, k):
     """Eq. 6 state by state: phi_i . w_i plus log(1 + the mean of the k smallest distances to the others)."""

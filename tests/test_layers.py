@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).parents[1]
 PACKAGES = ("aps_teach", "gridworld")
 DRAWING = {"aps_teach.grid.plots", "aps_teach.studies.plots", "aps_teach.atari.plots",
-           "aps_teach.course.widgets"}
+           "aps_teach.course.widgets", "aps_teach.course.schematic"}
 """The view layer: figures and widgets."""
 ENTRY_POINTS = {"aps_teach.__main__", "aps_teach.cli.main", "aps_teach.cli.gridworld", "aps_teach.cli.atari",
                 "aps_teach.cli.demo"}

@@ -9,6 +9,8 @@ import ipywidgets  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 import gridworld  # noqa: E402
 from aps_teach.course import widgets  # noqa: E402
@@ -264,6 +266,30 @@ def test_zero_shot_painter_infers_the_painted_task_and_redraws_on_the_button(sho
     assert painter.shot.reward_map[9, 9] == 1.0 and shown[2][1].data != shown[1][1].data
 
 
+def _inside(extent, figure) -> bool:
+    box = figure.bbox
+    return box.x0 <= extent.x0 and extent.x1 <= box.x1 and box.y0 <= extent.y0 and extent.y1 <= box.y1
+
+
+def test_zero_shot_painter_draws_its_legend_and_colorbar_labels_inside_the_figure():
+    from aps_teach.grid import transfer
+    from aps_teach.grid.train import new_learner
+
+    config = TrainConfig(num_envs=2, epsilon_end=1.0, progress=False)
+    learner = new_learner("visr", transfer.maze_env("open10", np.zeros((12, 12)), 20), seed=0, config=config)
+    painter = widgets.zero_shot_painter(learner, "open10", [((1, 1), 1.0)], seed=4, identify_steps=200,
+                                        config=config, horizon=20, show=False)
+    figure = painter.figure
+    FigureCanvasAgg(figure).draw()
+    legends = [*figure.legends, *(ax.get_legend() for ax in figure.axes if ax.get_legend())]
+    extent = legends[0].get_window_extent()
+    assert len(legends) == 1 and _inside(extent, figure), extent
+    assert [text.get_text() for text in legends[0].get_texts()] == ["greedy GPI path", "start of a path",
+                                                                   "end of a path"]
+    labels = [ax.yaxis.label for ax in figure.axes if ax.get_ylabel()]  # the three colorbars'
+    assert len(labels) == 3 and all(_inside(label.get_window_extent(), figure) for label in labels)
+
+
 def test_fixed_scale_keeps_the_colour_limits_across_checkpoints(runs):
     explorer = widgets.reward_explorer(runs["aps"], show=False)
     controls, aps = explorer.controls, runs["aps"]
@@ -312,7 +338,8 @@ def test_zero_shot_painter_button_is_disabled_while_computing(monkeypatch):
         return SimpleNamespace(fit=SimpleNamespace(w=torch.ones(2)))
 
     monkeypatch.setattr(widgets, "zero_shot_on_reward_map", fake_zero_shot)
-    monkeypatch.setattr(plots, "plot_zero_shot", lambda axes, layout, shot: None)
+    monkeypatch.setattr(plots, "plot_zero_shot", lambda axes, layout, shot: axes[0].legend(
+        handles=[Line2D([], [], label="path")], loc="upper center", bbox_to_anchor=(0.5, -0.02)))
     made["painter"] = painter = widgets.zero_shot_painter(None, "open10", show=False)
     painter.button.click()
     assert states == [(True, "computing...")]

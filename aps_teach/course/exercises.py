@@ -426,7 +426,7 @@ SHIFT = Exercise("shift", shift, _shift_cases, (
 ))
 
 
-# APS's reward and vMF loss (notebook 04's capstone, `aps_teach.course.capstone`) ----------------------------
+# APS's reward and vMF loss (notebook 04c's capstone, `aps_teach.course.capstone`) ---------------------------
 
 def _aps_reward(phi: torch.Tensor, w: torch.Tensor, h: torch.Tensor, k: int) -> torch.Tensor:
     """Eq. 6 on a batch of states: r_i = phi_i^T w_i + log(1 + (1/k) sum_{j in N_k(i)} ||h_i - h_j||)."""
@@ -518,7 +518,7 @@ def check_sf_td_target(your_target: Callable[..., torch.Tensor], seed: int = 0) 
 
 def check_aps_reward(your_reward: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor],
                      seed: int = 0) -> Callable:
-    """Exercise (notebook 04's capstone): fn(phi (B, d), w (B, d), h (B, d_h), k) -> (B,) rewards, Eq. 6
+    """Exercise (notebook 04c's capstone): fn(phi (B, d), w (B, d), h (B, d_h), k) -> (B,) rewards, Eq. 6
     with both weights 1: r_i = phi_i^T w_i + log(1 + (1/k) sum_{j in N_k(i)} ||h_i - h_j||), N_k(i) the
     k rows of h nearest to row i other than i. `capstone.train_your_aps` trains an agent on it."""
     return check(APS_REWARD, your_reward, seed)
@@ -526,7 +526,7 @@ def check_aps_reward(your_reward: Callable[[torch.Tensor, torch.Tensor, torch.Te
 
 def check_vmf_loss(your_loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
                    seed: int = 0) -> Callable:
-    """Exercise (notebook 04's capstone): fn(phi (B, d), w (B, d)) -> the vMF loss, a scalar:
+    """Exercise (notebook 04c's capstone): fn(phi (B, d), w (B, d)) -> the vMF loss, a scalar:
     -(1/B) sum_i phi_i^T w_i (Eq. 5 up to a constant)."""
     return check(VMF_LOSS, your_loss, seed)
 

@@ -379,18 +379,24 @@ class ZeroShotPainter:
         self.update()
 
     def update(self) -> None:
-        """Infer w for the painted task, roll out, redraw; `shot` holds the result. The button is
-        disabled meanwhile."""
+        """Infer w for the painted task, roll out, redraw; `shot` holds the result, `figure` the drawing. The
+        button is disabled meanwhile."""
         self.button.disabled, self.button.description = True, "computing..."
         try:
             self.shot = zero_shot_on_reward_map(self.learner, self.maze, self.painter.reward_map(), self.seed,
                                                 **self.options)
-            figure = Figure(figsize=(14, 4.6))
-            plots.plot_zero_shot(figure.subplots(1, 3), self.painter.layout, self.shot)
+            # constrained layout makes room for the colorbar labels, and for the path legend once it is
+            # the figure's: below the first panel it is wider than the panel, and fixed margins clipped it
+            self.figure = Figure(figsize=(14, 4.6), layout="constrained")
+            axes = self.figure.subplots(1, 3)
+            plots.plot_zero_shot(axes, self.painter.layout, self.shot)
+            legend = axes[0].get_legend()
+            legend.remove()
+            self.figure.legend(handles=legend.legend_handles, loc="outside lower left", ncol=3, frameon=False,
+                               fontsize="small")
             w = ", ".join(f"{x:.2f}" for x in self.shot.fit.w.tolist())
-            figure.suptitle(f"zero-shot on the painted task: $w$ = ({w})")
-            figure.subplots_adjust(left=0.01, right=0.94, top=0.8, bottom=0.08, wspace=0.35)
-            self.image = _png(figure)
+            self.figure.suptitle(f"zero-shot on the painted task: $w$ = ({w})")
+            self.image = _png(self.figure)
         finally:
             self.button.disabled, self.button.description = False, "infer w and act"
         if self._handle is not None:
