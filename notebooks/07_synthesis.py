@@ -302,7 +302,7 @@ for level in ("hard", "deep"):
 # So behind both keys the data is often there and no arm turns it into a policy: the ceiling there is not the
 # data (`docs/results.md` names it per level: $\psi$ on hard, $\phi$ on deep). In front of it, APS explores
 # no further than VISR. The **budget axis** (`results/task_families_budget/`) pretrains longer on deep: 256k
-# steps for VISR, APT, APS and both variants, 1M for the paper's three, seeds 0-2, the same 8k fine-tuning.
+# steps for VISR, APT, APS and both variants, 1M for the paper's three, seeds 0-4, the same 8k fine-tuning.
 # The figure: per budget, the IQM over seeds x the family's 22 tasks (left) and over seeds for the level's
 # own target alone (right).
 #
@@ -490,8 +490,8 @@ print(f"Atari results committed in this repository: {committed_atari}")
 # * **APS as the paper writes it** (64k pretraining, 8k fine-tuning, 5 seeds) acts like VISR: it ties VISR,
 #   beats APT, beats both on no class, and on deep explores no further than VISR.
 # * **The variants** (the kNN reward as a successor feature of its own) explore like APT; at 256k pretraining
-#   (3 seeds) both beat both parents behind deep's first key. At 1M the paper's APS covers every state and
-#   still ties VISR.
+#   (5 seeds) both beat both parents behind deep's first key. At 1M the paper's APS covers nearly every state
+#   (0.99) and still ties VISR.
 # * **The ceiling**: the tasks behind both keys, at every budget here, though the data often holds their
 #   reward.
 # * **Atari**: the paper's rows put APS ahead of VISR and APT; its numbers, not reproduced here.

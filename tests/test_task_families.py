@@ -2,6 +2,7 @@
 identifications and after fine-tuning, each score normalised by the task's exact references."""
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -249,6 +250,21 @@ def test_the_budget_axis_pools_the_family_and_the_target_alone_per_budget_arm_an
                                  (1_000, "target"): 0.0})
     assert [p["pretrain_steps"] for p in points][0] == 1_000  # budgets in order
     assert {(p["arm"], p["phase"], p["seeds"]) for p in points} == {("aps", "finetuned", 4)}
+
+
+def test_the_budget_axis_finds_every_budget_earlier_commands_ran(tmp_path):
+    """Two families-budget commands, one budget each, into one OUT: the axis reads both, in budget order,
+    and nothing else in OUT (a directory without a study, a name that is not pretrain_<N>)."""
+    from aps_teach.studies.task_families import RESULTS, budget_studies, study_pretrain_steps
+
+    for name, steps in (("pretrain_1000000", 1_000_000), ("pretrain_256000", 256_000), ("pretrain_x", 5)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / RESULTS.replace(".csv", ".sweep.json")).write_text(
+            json.dumps({"budget": {"pretrain_steps": steps}}))
+    (tmp_path / "pretrain_64000").mkdir()  # no study in it
+    found = budget_studies(tmp_path)
+    assert [path.name for path in found] == ["pretrain_256000", "pretrain_1000000"]
+    assert [study_pretrain_steps(path) for path in found] == [256_000, 1_000_000]
 
 
 def test_a_subset_of_arms_runs_alone_and_bad_arm_lists_are_refused():

@@ -66,6 +66,7 @@ from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
 from aps_teach.studies.task_families import (
     BUDGET_ARMS,
     FamilyBudget,
+    budget_studies,
     read_family_studies,
     run_family_study,
     study_pretrain_steps,
@@ -272,8 +273,9 @@ class FamiliesBudget:
     """The task-family study's budget axis: VISR, APT, APS and its two variants (the kNN reward as a feature
     of its own; that, with psi conditioned on the exploration weight), pretrained at each budget of
     --pretrain-steps on one level, each budget a task-family study into OUT/pretrain_<N>/ (resumable; the
-    default fine-tuning protocol only), then OUT/budget_axis.csv and OUT/budget_axis.png from those and the
-    studies named by --also (e.g. results/task_families, whose pretraining is the 64k point)."""
+    default fine-tuning protocol only), then OUT/budget_axis.csv and OUT/budget_axis.png from every
+    OUT/pretrain_<N>/ (earlier commands' budgets too) and the studies named by --also (e.g.
+    results/task_families, whose pretraining is the 64k point)."""
 
     out: Path
     """Results directory (give a fresh one; the committed axis is results/task_families_budget)."""
@@ -315,8 +317,7 @@ def _families_budget(cmd: FamiliesBudget) -> dict:
         for name, runs in (("completed", report.completed), ("skipped", report.skipped),
                            ("failed", report.failures)):
             done[name] += len(runs)
-    budget_dirs = [cmd.out / f"pretrain_{steps}" for steps in cmd.pretrain_steps]
-    studies = read_family_studies([*cmd.also, *budget_dirs])
+    studies = read_family_studies([*cmd.also, *budget_studies(cmd.out)])
     return {**done, "results": cmd.out,
             "table": write_budget_axis(cmd.out / "budget_axis.csv", studies, cmd.level),
             "figure": write_family_budgets_figure(cmd.out / "budget_axis.png", studies, cmd.level)}

@@ -370,6 +370,15 @@ def study_pretrain_steps(out_dir: str | Path) -> int:
     return int(json.loads(path.read_text())["budget"]["pretrain_steps"])
 
 
+def budget_studies(out_dir: str | Path) -> list[Path]:
+    """The task-family studies of a budget axis in out_dir: every out_dir/pretrain_<N>/ holding one, by N
+    (those of earlier commands too, so that the axis grows budget by budget)."""
+    sweep = RESULTS.replace(".csv", ".sweep.json")
+    found = [path.parent for path in Path(out_dir).glob(f"pretrain_*/{sweep}")
+             if path.parent.name.removeprefix("pretrain_").isdigit()]
+    return sorted(found, key=lambda path: int(path.name.removeprefix("pretrain_")))
+
+
 def read_family_studies(out_dirs: Sequence[str | Path]) -> dict[int, list[dict]]:
     """Pretraining env steps -> the rows of the task-family study in each of out_dirs (one study per
     budget: two at the same budget are refused)."""
