@@ -3,7 +3,6 @@ verdict rule against intervals computed by hand, what `show` prints and returns,
 run, labelled and resumed through a real sweep."""
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -79,12 +78,6 @@ def fake_run(spec: RunSpec, budget: int) -> list[dict]:
     """A run whose one row is a function of its spec and budget (module level: sweeps pickle it)."""
     return [{"method": spec.method, "level": spec.env, "seed": spec.seed,
              "x": budget * (spec.seed + 1) + dict(spec.overrides).get("agent.k", 10)}]
-
-
-@pytest.fixture
-def threads():
-    with ThreadPoolExecutor(2) as pool:
-        yield pool
 
 
 def test_run_variants_labels_its_rows_and_resumes(tmp_path, capsys, threads):

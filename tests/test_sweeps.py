@@ -7,7 +7,6 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -38,12 +37,6 @@ def flaky_run(spec: RunSpec) -> list[dict]:
     if spec.seed == 1 and spec.method == "apt":
         raise RuntimeError("simulated crash in apt seed 1")
     return fake_run(spec)
-
-
-@pytest.fixture
-def threads():
-    with ThreadPoolExecutor(2) as pool:
-        yield pool
 
 
 def test_sweep_writes_two_rows_per_run_then_resumes_without_redoing_them(tmp_path, threads):

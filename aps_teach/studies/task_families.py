@@ -413,11 +413,16 @@ def budget_axis(studies: dict[int, Sequence[dict]], level: str = "deep") -> list
     return out
 
 
+def _write_table(path: Path, rows: Sequence[dict]) -> Path:
+    """rows as a CSV at path, floats rounded to 4 decimals."""
+    write_csv_atomic(path, [{key: round(value, 4) if isinstance(value, float) else value
+                             for key, value in row.items()} for row in rows])
+    return path
+
+
 def write_budget_axis(path: str | Path, studies: dict[int, Sequence[dict]], level: str = "deep") -> Path:
     """`budget_axis` of `studies` as a CSV at path."""
-    write_csv_atomic(path, [{key: round(value, 4) if isinstance(value, float) else value
-                             for key, value in row.items()} for row in budget_axis(studies, level)])
-    return Path(path)
+    return _write_table(Path(path), budget_axis(studies, level))
 
 
 def write_family_tables(out_dir: str | Path) -> list[Path]:
@@ -426,9 +431,5 @@ def write_family_tables(out_dir: str | Path) -> list[Path]:
     rows = read_rows(Path(out_dir) / RESULTS, COLUMNS)
     if not any(row["phase"] != "random_walk" for row in rows):
         return []
-    paths = []
-    for name, table in zip(("classes", "verdicts", "improvement"), family_tables(rows), strict=True):
-        paths.append(Path(out_dir) / f"{name}.csv")
-        write_csv_atomic(paths[-1], [{key: round(value, 4) if isinstance(value, float) else value
-                                      for key, value in row.items()} for row in table])
-    return paths
+    return [_write_table(Path(out_dir) / f"{name}.csv", table)
+            for name, table in zip(("classes", "verdicts", "improvement"), family_tables(rows), strict=True)]
