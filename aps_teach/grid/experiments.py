@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field, fields, replace
 from functools import partial
 from pathlib import Path
+
+import torch
 
 import gridworld
 from aps_teach.grid.blame import BLAME_COLUMNS, ZeroShotBlame, blame_summary, zero_shot_blame
@@ -16,14 +19,17 @@ from aps_teach.grid.train import (
     RUN_SETTINGS,
     RoundEnd,
     RoundHook,
+    SuccessResult,
     TrainConfig,
     check_identity,
     check_memory,
     evaluate,
     finetune,
+    finetune_seeds,
     load_learner,
     new_learner,
     pretrain,
+    pretrain_seeds,
     task_data,
     with_method,
 )
@@ -219,41 +225,71 @@ def adapt_and_score(learner: Learner, method: str, level: str, budget: Budget, c
     zero-shot, fine-tune with `adaptation_points` evaluations on the way (the last is the fine-tuned score),
     into `run`'s finetune/ if given (continued if `run.resumes` it). `method` names the result. Coverage is
     the pretraining's (`pretrain_log`), or fine-tuning's when there was none (dqn)."""
-    earlier = pretrain_log.earlier_seconds if pretrain_log is not None else 0.0
+    zero = zero_shot(learner, level, budget, config, seed)
+    log = finetune(learner, level, zero.w, budget.finetune_steps, seed, config,
+                   run_dir=run.path / "finetune" if run else None,
+                   resume=run is not None and run.resumes("finetune"),
+                   on_round=adaptation_scorer(level, zero.w, budget, config, seed, adaptation_points))
+    return gridworld_result(method, level, seed, zero, pretrain_log, log, time.perf_counter() - start)
+
+
+@dataclass
+class ZeroShot:
+    """What a run measures before fine-tuning: the identified task (visr, aps), the zero-shot score and its
+    blame."""
+
+    w: torch.Tensor | None
+    score: SuccessResult
+    blame: ZeroShotBlame | None
+
+
+def zero_shot(learner: Learner, level: str, budget: Budget, config: TrainConfig, seed: int) -> ZeroShot:
+    """Identify the task (visr, aps: least squares on `task_data`), evaluate zero-shot (`eval_episodes`) and
+    blame what it lost (`zero_shot_blame`)."""
     w = blame = None
     if learner.config.task_conditioned:
         features, rewards = task_data(learner, level, budget.identify_steps, seed, config)
         fit = fit_task(features, rewards, seed)
         w = fit.w
-    zero = evaluate(learner, level, w, budget.eval_episodes, seed, config)
+    score = evaluate(learner, level, w, budget.eval_episodes, seed, config)
     if w is not None:
-        blame = zero_shot_blame(learner, level, fit, rewards, zero.success_rate, lambda oracle_w: evaluate(
+        blame = zero_shot_blame(learner, level, fit, rewards, score.success_rate, lambda oracle_w: evaluate(
             learner, level, oracle_w, budget.eval_episodes, seed, config).success_rate)
+    return ZeroShot(w, score, blame)
 
+
+def adaptation_scorer(level: str, w: torch.Tensor | None, budget: Budget, config: TrainConfig, seed: int,
+                      points: int = DEFAULT_ADAPTATION_POINTS) -> RoundHook:
+    """The fine-tuning round hook that evaluates the learner after `points` evenly spaced rounds (the last
+    included), into the round's metrics (eval_success, eval_return)."""
     def score(end: RoundEnd) -> None:
-        if end.round in adaptation_rounds(end.rounds, adaptation_points):
+        if end.round in adaptation_rounds(end.rounds, points):
             result = evaluate(end.learner, level, w, budget.eval_episodes, seed, config)
             end.metrics.update(eval_success=result.success_rate, eval_return=result.mean_return)
+    return score
 
-    log = finetune(learner, level, w, budget.finetune_steps, seed, config,
-                   run_dir=run.path / "finetune" if run else None,
-                   resume=run is not None and run.resumes("finetune"), on_round=score)
-    curve = [{"finetune_steps": 0, "success_rate": zero.success_rate, "return": zero.mean_return}]
+
+def gridworld_result(method: str, level: str, seed: int, zero: ZeroShot, pretrain_log: PhaseLog | None,
+                     log: PhaseLog, seconds: float) -> GridworldResult:
+    """A run's result from its phases: `seconds` this session's wall time, to which the earlier sessions'
+    phase times (`PhaseLog.earlier_seconds`) are added."""
+    earlier = pretrain_log.earlier_seconds if pretrain_log is not None else 0.0
+    curve = [{"finetune_steps": 0, "success_rate": zero.score.success_rate, "return": zero.score.mean_return}]
     curve += [{"finetune_steps": row["env_steps"], "success_rate": row["eval_success"],
                "return": row["eval_return"]} for row in log.metrics if "eval_success" in row]
     coverage = pretrain_log.coverage if pretrain_log is not None else log.coverage
     metrics = {"pretrain": pretrain_log.metrics} if pretrain_log is not None else {}
     return GridworldResult(
         method=method, level=level, seed=seed,
-        zero_shot_success=zero.success_rate, zero_shot_return=zero.mean_return,
+        zero_shot_success=zero.score.success_rate, zero_shot_return=zero.score.mean_return,
         finetuned_success=curve[-1]["success_rate"], finetuned_return=curve[-1]["return"],
         state_coverage=coverage["state_coverage"], visitation_entropy=coverage["visitation_entropy"],
         states_visited=coverage["states_visited"],
         keys_picked=coverage["keys_picked"], target_reached=coverage["target_reached"], adaptation=curve,
-        task_w=None if w is None else [round(x, 6) for x in w.tolist()], blame=blame,
+        task_w=None if zero.w is None else [round(x, 6) for x in zero.w.tolist()], blame=zero.blame,
         pretrain_seconds=pretrain_log.seconds if pretrain_log is not None else 0.0,
         finetune_seconds=log.seconds,
-        wall_seconds=time.perf_counter() - start + earlier + log.earlier_seconds,
+        wall_seconds=seconds + earlier + log.earlier_seconds,
         metrics={**metrics, "finetune": log.metrics},
     )
 
@@ -340,6 +376,43 @@ def run_pipeline(method: str, level: str, seed: int, budget: Budget, config: Tra
     return learner, result
 
 
+def run_pipeline_seeds(method: str, level: str, seeds: Sequence[int], budget: Budget, config: TrainConfig,
+                       runs: Sequence[RunDir | None] | None = None) -> list[GridworldResult]:
+    """`run_pipeline` of one method and level for each of `seeds`, as a seed group: pretraining and
+    fine-tuning update the seeds together (`train.pretrain_seeds`, `train.finetune_seeds`), identification
+    and evaluation run seed by seed. Each result equals its own run's where the machine passes
+    `benchmarks/seed_groups.py`; its times are the group's over the number of seeds. `runs`: one claimed
+    run directory per seed (each phase continued from its checkpoint there), or None."""
+    start, runs = time.perf_counter(), list(runs) if runs is not None else [None] * len(seeds)
+    if len(runs) != len(seeds):
+        raise ValueError(f"a seed group of {len(seeds)} seeds needs as many run directories, got {len(runs)}")
+
+    def dirs(phase: str) -> dict:
+        if runs[0] is None:
+            return {}
+        return {"run_dirs": [run.path / phase for run in runs],
+                "resume": [run.resumes(phase) for run in runs]}
+
+    if method == "dqn":
+        learners, logs = [new_learner(method, level, seed, config) for seed in seeds], [None] * len(seeds)
+    else:
+        trained = pretrain_seeds(method, level, budget.pretrain_steps, seeds, config, **dirs("pretrain"))
+        learners, logs = [learner for learner, _ in trained], [log for _, log in trained]
+    zeros = [zero_shot(learner, level, budget, config, seed)
+             for learner, seed in zip(learners, seeds, strict=True)]
+    hooks = [adaptation_scorer(level, zero.w, budget, config, seed)
+             for zero, seed in zip(zeros, seeds, strict=True)]
+    tuned = finetune_seeds(learners, level, [zero.w for zero in zeros], budget.finetune_steps, seeds, config,
+                           on_round=hooks, **dirs("finetune"))
+    seconds = (time.perf_counter() - start) / len(seeds)
+    results = [gridworld_result(method, level, seed, zero, log, fine, seconds)
+               for seed, zero, log, fine in zip(seeds, zeros, logs, tuned, strict=True)]
+    for run, result in zip(runs, results, strict=True):
+        if run is not None:
+            write_summary(run.path, result)
+    return results
+
+
 SUMMARY = "summary.json"
 """A run directory's result file: the `GridworldResult` without its per-round metrics (those are in
 pretrain/ and finetune/ metrics.csv)."""
@@ -416,6 +489,20 @@ def run_gridworld_rows(spec: RunSpec, budget: Budget) -> list[dict]:
     config = with_overrides(TrainConfig(progress=False), spec.overrides)
     result = run_gridworld(spec.method, spec.env, seed=spec.seed, budget=budget, config=config)
     return result_rows(spec, budget, config, result)
+
+
+def run_gridworld_group_rows(specs: Sequence[RunSpec], budget: Budget) -> list[list[dict]]:
+    """Runs that differ only in their seed (the full pipeline), as one seed group (`run_pipeline_seeds`):
+    each run's `result_rows`, in the order of `specs`. A ValueError if they differ in anything else."""
+    first = specs[0]
+    shared = (first.method, first.env, first.overrides)
+    if any((spec.method, spec.env, spec.overrides) != shared for spec in specs):
+        raise ValueError("a seed group's runs share method, level and overrides, and differ in their seed "
+                         f"only; got {[spec.key for spec in specs]}")
+    config = with_overrides(TrainConfig(progress=False), first.overrides)
+    checked, config = prepare_run(first.method, first.env, first.seed, budget, config)
+    results = run_pipeline_seeds(first.method, first.env, [spec.seed for spec in specs], checked, config)
+    return [result_rows(spec, checked, config, result) for spec, result in zip(specs, results, strict=True)]
 
 
 FIGURE4_COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count", "phase": "str",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -49,7 +49,9 @@ from aps_teach.infra.phases import PhaseLog, check_checkpoint, linear_schedule, 
 from aps_teach.infra.run_dir import PHASE_NAMES, say
 from aps_teach.infra.seeds import round_seeds
 from aps_teach.learner.agent import Learner
+from aps_teach.learner.batch import Batch
 from aps_teach.learner.config import AgentConfig
+from aps_teach.learner.group import LearnerGroup
 from aps_teach.learner.inputs import InputColumns
 from aps_teach.learner.rewards import Objective
 from aps_teach.learner.tasks import infer_task, sample_tasks
@@ -290,10 +292,57 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
                  phase: str, fixed_w: torch.Tensor | None, run_dir: Path | None, resume: bool,
                  on_round: RoundHook | None = None, reward_scale: float = 1.0,
                  explore_weight: float = 0.0) -> PhaseLog:
+    """One learner's phase (`_phase_rounds`), each update its own."""
+    rounds = _phase_rounds(learner, envs, steps, seed, config, phase, fixed_w, run_dir, resume, on_round,
+                           reward_scale, explore_weight)
+    return _drive([learner], [rounds])[0]
+
+
+UpdateRequest = tuple[int, list[Batch]]
+"""What a phase hands its driver when updates are due: its env steps so far and one minibatch per update."""
+
+
+def _drive(learners: list[Learner], phases: list[Generator[UpdateRequest, list[dict], PhaseLog]],
+           group: LearnerGroup | None = None) -> list[PhaseLog]:
+    """Run phases (`_phase_rounds`) to their end, making the updates each asks for: with a `group` of their
+    learners, phases that ask at the same env step are updated together (`LearnerGroup.update`); a phase
+    that is behind the others (resumed from an earlier checkpoint) updates alone until it has caught up."""
+    logs: list[PhaseLog | None] = [None] * len(phases)
+    asks: dict[int, UpdateRequest] = {}
+
+    def advance(i: int, stats: list[dict] | None) -> None:
+        try:
+            asks[i] = phases[i].send(stats)
+        except StopIteration as end:
+            logs[i] = end.value
+
+    for i in range(len(phases)):
+        advance(i, None)
+    while asks:
+        first = min(at for at, _ in asks.values())
+        due = [i for i, (at, _) in asks.items() if at == first]
+        requests = [asks.pop(i)[1] for i in due]
+        if group is not None and len(due) == len(learners):
+            stats = [group.update(list(batches)) for batches in zip(*requests, strict=True)]
+            answers = [[each[j] for each in stats] for j in range(len(due))]
+        else:
+            answers = [[learners[i].update(batch) for batch in batches] for i, batches in zip(due, requests,
+                                                                                              strict=True)]
+        for i, answer in zip(due, answers, strict=True):
+            advance(i, answer)
+    return logs
+
+
+def _phase_rounds(learner: Learner, envs: EnvBatch, steps: int, seed: int, config: TrainConfig,
+                  phase: str, fixed_w: torch.Tensor | None, run_dir: Path | None, resume: bool,
+                  on_round: RoundHook | None = None, reward_scale: float = 1.0, explore_weight: float = 0.0,
+                  time_share: int = 1) -> Generator[UpdateRequest, list[dict], PhaseLog]:
     """The round loop shared by pretraining (intrinsic reward, w resampled) and fine-tuning (task
     reward times `reward_scale`, clipped to `config.reward_clip`, plus `explore_weight` times the
     exploration reward decaying to 0 over the phase; w fixed): act, store, update `updates_per_step` times
-    per step of the batch, log, checkpoint."""
+    per step of the batch, log, checkpoint. A generator: where updates are due it yields its env steps and
+    one replay minibatch per update and is sent back each update's statistics (`_drive` makes them).
+    Its time is the wall time over `time_share` (the size of the group it runs in)."""
     cfg, agent_cfg = config, learner.config
     n, horizon = cfg.num_envs, envs.horizon
     rounds = math.ceil(steps / (n * horizon))
@@ -347,9 +396,10 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
             obs = out["obs"]
             if explore_weight:
                 learner.explore_bonus = linear_schedule(explore_weight, 0.0, total, env_steps)
-            if env_steps + n > cfg.learning_starts:
-                for _ in range(updates_per_step):
-                    stats = learner.update(replay.sample(agent_cfg.batch_size, agent_cfg.n_step, gen))
+            if env_steps + n > cfg.learning_starts:  # the updates draw nothing from `gen`: sample them first
+                batches = [replay.sample(agent_cfg.batch_size, agent_cfg.n_step, gen)
+                           for _ in range(updates_per_step)]
+                for stats in (yield env_steps, batches):
                     for key, value in stats.items():
                         sums.setdefault(key, []).append(value)
                     updates += 1
@@ -367,7 +417,7 @@ def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
             on_round(RoundEnd(phase, index + 1, rounds, done, learner, replay, envs, log.metrics[-1]))
         if run_dir is not None:
             _write_metrics(run_dir / "metrics.csv", log.metrics)
-        log.seconds = log.earlier_seconds + time.perf_counter() - start
+        log.seconds = log.earlier_seconds + (time.perf_counter() - start) / time_share
         if run_dir is not None and (index == rounds - 1 or (index + 1) % cfg.checkpoint_every == 0):
             save_checkpoint(ckpt, {**identity, "round": index + 1, "learner": learner.state_dict(),
                                     "replay": replay.state_dict(), "coverage": envs.coverage_state(),
@@ -488,6 +538,68 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
         log = _train_phase(learner, envs, steps, seed, config, "pretrain", None,
                            Path(run_dir) if run_dir is not None else None, resume, on_round)
     return learner, log
+
+
+def pretrain_seeds(method: str, env: EnvSource, steps: int, seeds: Sequence[int],
+                   config: TrainConfig | None = None, *, run_dirs: Sequence[str | Path] | None = None,
+                   resume: bool | Sequence[bool] = False, objective: Objective | None = None,
+                   on_round: Sequence[RoundHook | None] | None = None) -> list[tuple[Learner, PhaseLog]]:
+    """`pretrain` of one method on one level for each of `seeds`, as a seed group in one process: each seed
+    keeps its own learner, envs, replay, random streams and run directory (`run_dirs`, one per seed), and
+    their updates run together (`group.LearnerGroup`). Each seed's learner, log and checkpoint equal those
+    of its own `pretrain` bit for bit where `benchmarks/seed_groups.py` says the machine does; only the
+    time is shared (each log's `seconds` is the group's over the number of seeds). `resume=True` (or one
+    flag per seed) resumes each seed from its own checkpoint; `on_round`, one hook per seed (or None)."""
+    config = with_method(config, method)
+    if method == "dqn":
+        raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
+    steps = check_int("pretrain steps", steps)
+    check_steps("pretrain steps", steps)
+    seeds, dirs, resumes, hooks = check_group(seeds, run_dirs, resume, on_round)
+    learners, phases = [], []
+    for i, seed in enumerate(seeds):
+        envs = env_batch(env, config, reward_free=True, absorbing_target=config.absorbing_target)
+        learner = learner_for(envs, config.agent, seed)
+        learner.use_objective(objective)
+        learners.append(learner)
+        phases.append(_phase_rounds(learner, envs, steps, seed, _group_bar(config, i), "pretrain", None,
+                                    dirs[i], resumes[i], hooks[i], time_share=len(seeds)))
+    with single_thread():
+        logs = _drive(learners, phases, LearnerGroup(learners))
+    return list(zip(learners, logs, strict=True))
+
+
+def _group_bar(config: TrainConfig, member: int) -> TrainConfig:
+    """A group member's config: one progress bar for the group (the first member's), as they run in
+    lockstep."""
+    return config if member == 0 else replace(config, progress=False)
+
+
+def check_group(seeds: Sequence[int], run_dirs: Sequence[str | Path] | None, resume: bool | Sequence[bool],
+                hooks: Sequence[RoundHook | None] | None
+                ) -> tuple[list[int], list[Path | None], list[bool], list[RoundHook | None]]:
+    """A seed group's seeds (each a valid seed, none repeated, at least one), run directories (None, or
+    one per seed, none repeated), resume flags (one for all or one per seed) and round hooks (None or one
+    per seed), each as a list of one per seed; a ValueError naming what is wrong otherwise."""
+    if isinstance(seeds, int | str) or not len(seeds):
+        raise ValueError(f"a seed group needs a list of one or more seeds, got {seeds!r}")
+    seeds = [check_seed(seed) for seed in seeds]
+    repeated = sorted({seed for seed in seeds if seeds.count(seed) > 1})
+    if repeated:
+        raise ValueError(f"seed {repeated[0]} appears twice in the group {seeds}: each seed trains once")
+    n = len(seeds)
+    dirs = [None] * n if run_dirs is None else [Path(d) for d in run_dirs]
+    if len(dirs) != n or (run_dirs is not None and len({d.resolve() for d in dirs}) != n):
+        raise ValueError(f"a seed group of {n} seeds needs as many distinct run directories, got "
+                         f"{[str(d) for d in dirs]}")
+    resumes = [resume] * n if isinstance(resume, bool) else list(resume)
+    hooks = [None] * n if hooks is None else list(hooks)
+    if len(resumes) != n or len(hooks) != n:
+        raise ValueError(f"a seed group of {n} seeds takes one resume flag and one round hook per seed, got "
+                         f"{len(resumes)} and {len(hooks)}")
+    if any(resumes) and run_dirs is None:
+        raise ValueError("resume continues run directories: give run_dirs")
+    return seeds, dirs, resumes, hooks
 
 
 def random_walk(env: EnvSource, steps: int, seed: int, config: TrainConfig | None = None) -> dict:
@@ -621,3 +733,38 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
         return _train_phase(learner, envs, steps, seed, config, "finetune", w[None].float(),
                             Path(run_dir) if run_dir is not None else None, resume, on_round, reward_scale,
                             explore_weight)
+
+
+def finetune_seeds(learners: Sequence[Learner], env: EnvSource, ws: Sequence[torch.Tensor | None], steps: int,
+                   seeds: Sequence[int], config: TrainConfig | None = None, *,
+                   run_dirs: Sequence[str | Path] | None = None, resume: bool | Sequence[bool] = False,
+                   on_round: Sequence[RoundHook | None] | None = None, reward_scale: float = 1.0,
+                   explore_weight: float = 0.0) -> list[PhaseLog]:
+    """`finetune` of each learner (one method, pretrained alike or all untrained) on its own task w
+    (`ws`, one per learner; None: the learner's fixed task) with its own seed, as a seed group in one
+    process (`pretrain_seeds` says what is shared: the arithmetic and the time, nothing else)."""
+    learners = [check_learner(learner) for learner in learners]
+    config = check_config(config, lambda: TrainConfig(agent=learners[0].config))
+    steps = check_int("finetune steps", steps)
+    check_steps("finetune steps", steps)
+    reward_scale = check_finite("reward_scale", reward_scale)
+    explore_weight = check_range("explore_weight", explore_weight, 0, MAX_MAGNITUDE)
+    seeds, dirs, resumes, hooks = check_group(seeds, run_dirs, resume, on_round)
+    if len(learners) != len(seeds) or len(ws) != len(seeds):
+        raise ValueError(f"a seed group of {len(seeds)} seeds fine-tunes as many learners on as many tasks, "
+                         f"got {len(learners)} learners and {len(ws)} tasks")
+    if explore_weight and not learners[0].config.uses_knn:
+        raise ValueError(f"explore_weight {explore_weight:g}: method {learners[0].config.method!r} has no "
+                         "exploration reward to keep while fine-tuning; methods with one: apt, aps")
+    phases = []
+    for i, (learner, w, seed) in enumerate(zip(learners, ws, seeds, strict=True)):
+        w = learner.default_task(1)[0] if w is None else check_task_vector("w", w, learner.config.feature_dim)
+        envs = env_batch(env, config, reward_free=False, absorbing_target=config.finetune_absorbing_target,
+                         learner=learner)
+        if learner.phase != "finetune":
+            learner.start_finetune()
+        phases.append(_phase_rounds(learner, envs, steps, seed, _group_bar(config, i), "finetune",
+                                    w[None].float(), dirs[i], resumes[i], hooks[i], reward_scale,
+                                    explore_weight, time_share=len(seeds)))
+    with single_thread():
+        return _drive(learners, phases, LearnerGroup(learners))

@@ -257,8 +257,12 @@ class Learner:
             with torch.no_grad():
                 h = self.rep(x)
         elif space == "observation":
-            h = self.board_inputs.boards(obs)
+            h = self.boards(obs)
         return phi, h
+
+    def boards(self, obs: torch.Tensor) -> torch.Tensor:
+        """The flattened boards (B, D) float of observations given as boards or state indices."""
+        return self.board_inputs.boards(obs)
 
     def update(self, batch: Batch) -> dict[str, torch.Tensor]:
         """One update of Algorithm 1 on a replay minibatch (`aps_teach.learner.update`: `gradient_step`, then
@@ -273,8 +277,8 @@ class Learner:
             "config": asdict(self.config),
             "phase": self.phase,
             "updates": self.updates,
-            "modules": {name: m.state_dict() for name, m in self._modules().items()},
-            "psi_target": self.psi_target.state_dict(),
+            "modules": {name: _own(m.state_dict()) for name, m in self._modules().items()},
+            "psi_target": _own(self.psi_target.state_dict()),
             "optimizer": self.optimizer.state_dict(),
             "normaliser": self.normaliser.state_dict() if self.normaliser is not None else None,
             **self.board_inputs.state_dict(),
@@ -296,3 +300,9 @@ class Learner:
         if self.normaliser is not None:
             self.normaliser.load_state_dict(state["normaliser"])
         self.updates = int(state["updates"])
+
+
+def _own(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A module's state with tensors of their own: a seed group's weights are views into its stacks, and
+    saving a view would save the whole stack (`group.LearnerGroup`)."""
+    return {name: value.clone() for name, value in state.items()}

@@ -128,12 +128,17 @@ class TableInputs(NamedTuple):
 
 def first_layer(linear: nn.Linear, x: torch.Tensor | TableInputs) -> torch.Tensor:
     """W x + b for inputs x (B, D), or for `TableInputs` on the table's rows, then indexed (or on the
-    indexed rows, if there are fewer of them than states)."""
+    indexed rows, if there are fewer of them than states). A seed group's tables (S, states, D) are
+    indexed per seed by index (S, ...)."""
     if not isinstance(x, TableInputs):
         return linear(x)
-    if x.index.numel() < len(x.table):
-        return linear(x.table[x.index])
-    return linear(x.table)[x.index]
+    rows, where = x.index.numel(), x.index
+    if x.table.ndim == 3:  # a seed group: table s for the indices index[s]
+        rows //= len(x.table)
+        where = (torch.arange(len(x.table)).view(-1, *[1] * (x.index.ndim - 1)), x.index)
+    if rows < x.table.shape[-2]:
+        return linear(x.table[where])
+    return linear(x.table)[where]
 
 
 class BoardInputs:

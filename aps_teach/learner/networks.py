@@ -41,7 +41,8 @@ class SuccessorFeatureNet(nn.Module):
     """psi(s, a, w): the state encoding concatenated with w, one output per (action, successor feature).
 
     `forward(x (B, ...), w (B, d))` gives (B, A, D); `w (B, C, d)` (C candidate tasks, for GPI)
-    gives (B, C, A, D), encoding each observation once. D = `out_dim`, d by default (D = d + 1 when the
+    gives (B, C, A, D), encoding each observation once (a seed group's stacked copy, `group.stack_modules`:
+    a leading dim S on all). D = `out_dim`, d by default (D = d + 1 when the
     kNN reward is a successor feature of its own, `AgentConfig.knn_feature`).
     """
 
@@ -54,7 +55,7 @@ class SuccessorFeatureNet(nn.Module):
 
     def forward(self, x: Inputs, w: torch.Tensor) -> torch.Tensor:
         h = F.relu(first_layer(self.input, x))
-        if w.ndim == 3:
-            h = h[:, None].expand(-1, w.shape[1], -1)
+        if w.ndim > h.ndim:  # C candidate tasks per observation
+            h = h.unsqueeze(-2).expand(*w.shape[:-1], -1)
         out = self.head(torch.cat([h, w], dim=-1))
         return out.unflatten(-1, (self.num_actions, self.dim))

@@ -39,7 +39,8 @@ class Objective(NamedTuple):
 def intrinsic_reward(phi: torch.Tensor | None, w: torch.Tensor | None, h: torch.Tensor | None, k: int, *,
                      particles: torch.Tensor | None = None, valid: torch.Tensor | None = None,
                      fixed_shapes: bool = False, exploit_weight: float = 1.0, explore_weight: float = 1.0,
-                     exponent: float = 1.0, normaliser: RunningMean | None = None) -> IntrinsicReward:
+                     exponent: float = 1.0, normaliser: RunningMean | SeedNormalisers | None = None,
+                     sets: int = 0) -> IntrinsicReward:
     """APS's intrinsic reward for reaching states s' (Eq. 6), the one the learner trains on:
 
     r(s') = exploit_weight * phi(s')^T w + explore_weight * log(1 + (1/k) sum_j ||h(s') - h_j||^e / m)
@@ -53,7 +54,9 @@ def intrinsic_reward(phi: torch.Tensor | None, w: torch.Tensor | None, h: torch.
     heatmap); else the states themselves, each excluding itself (a minibatch), and with `valid` (h's
     shape without d_h) only the valid ones, the others earning explore 0: selected (h[valid]), or with
     `fixed_shapes` masked in place (`masked_particle_entropy`: no host sync; equal up to float rounding).
-    `total` is float32; the terms are returned as computed (float64 if h is).
+    `total` is float32; the terms are returned as computed (float64 if h is). `sets` = 1: the states'
+    first dim indexes separate particle sets (the seeds of a `group.LearnerGroup`, each with its own
+    normaliser in `SeedNormalisers`), each set's reward what it alone would give.
     """
     if (phi is None and h is None) or (phi is not None and w is None):
         raise ValueError("intrinsic_reward needs phi and w (exploit term), h (explore term) or both")
@@ -66,8 +69,15 @@ def intrinsic_reward(phi: torch.Tensor | None, w: torch.Tensor | None, h: torch.
     if phi is not None:
         exploit = vmf_reward(phi, w)
         total = total + exploit_weight * exploit
-    if h is not None:
-        flat = h.flatten(0, -2)
+    if h is not None and sets and valid is not None:  # each set selects its own valid particles
+        explore = torch.stack([
+            intrinsic_reward(None, None, h[i], k, valid=valid[i], fixed_shapes=fixed_shapes,
+                             exponent=exponent, normaliser=None if normaliser is None else normaliser.seeds[i]
+                             ).explore
+            for i in range(len(h))])
+        total = total + explore_weight * explore.to(total.dtype)
+    elif h is not None:
+        flat = h.flatten(sets, -2)
         if particles is not None:
             explore = particle_entropy_reward(flat, particles, k, exponent=exponent, normaliser=normaliser)
         elif valid is None:
@@ -96,7 +106,8 @@ def particle_entropy_reward(
 ) -> torch.Tensor:
     """r_i = log(1 + (1/k) sum_{j in N_k(i)} ||source_i - target_j||_2 ** exponent / m).
 
-    N_k(i) are the k rows of `target` (M, d) nearest to row i of `source` (N, d). `exponent=1` is the
+    N_k(i) are the k rows of `target` (M, d) nearest to row i of `source` (N, d) (or of S independent sets:
+    source (S, N, d), target (S, M, d), a seed group's with `SeedNormalisers`). `exponent=1` is the
     plain distance of the public implementations; the paper writes the distance raised to n_h, the
     representation dimension: pass `exponent=source.shape[1]`. m = 1, or with a `normaliser` (the
     reference code's option) the running mean of all neighbour terms seen so far, this batch included.
@@ -111,21 +122,22 @@ def particle_entropy_reward(
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    if source.ndim != 2 or target.ndim != 2 or source.shape[1] != target.shape[1]:
+    if source.ndim not in (2, 3) or target.ndim != source.ndim or source.shape[-1] != target.shape[-1] \
+            or source.shape[:-2] != target.shape[:-2]:
         raise ValueError(f"source (N, d) and target (M, d) must share d; got {tuple(source.shape)}, "
                          f"{tuple(target.shape)}")
-    if exclude_self and source.shape[0] != target.shape[0]:
+    if exclude_self and source.shape[-2] != target.shape[-2]:
         raise ValueError("exclude_self pairs row i of source with row i of target: they need the same N")
-    available = target.shape[0] - int(exclude_self)
+    available = target.shape[-2] - int(exclude_self)
     if available < 1:
         raise ValueError("particle_entropy_reward needs at least one neighbour candidate in target")
     dist = torch.cdist(source, target)
     if exclude_self:
-        dist = dist.fill_diagonal_(float("inf"))
-    terms = dist.topk(min(k, available), dim=1, largest=False).values ** exponent
+        dist.diagonal(dim1=-2, dim2=-1).fill_(float("inf"))
+    terms = dist.topk(min(k, available), dim=-1, largest=False).values ** exponent
     if normaliser is not None:
         terms = terms / normaliser.update(terms).to(terms.dtype).clamp_min(1e-8)
-    return torch.log1p(terms.mean(dim=1))
+    return torch.log1p(terms.mean(dim=-1))
 
 
 class RunningMean:
@@ -152,6 +164,18 @@ class RunningMean:
 
     def load_state_dict(self, state: dict) -> None:
         self.mean, self.count = state["mean"].clone(), int(state["count"])
+
+
+class SeedNormalisers:
+    """The distance normalisers of a seed group's learners, one `RunningMean` each: `update` folds set i of
+    values (S, ...) into seed i's and returns the means (S, 1, 1), each what that seed alone would hold."""
+
+    def __init__(self, seeds: list[RunningMean]) -> None:
+        self.seeds = seeds
+
+    def update(self, values: torch.Tensor) -> torch.Tensor:
+        means = [seed.update(v) for seed, v in zip(self.seeds, values, strict=True)]
+        return torch.stack(means)[:, None, None]
 
 
 def valid_mean(values: torch.Tensor, valid: torch.Tensor | None, fixed_shapes: bool) -> torch.Tensor:

@@ -16,6 +16,7 @@ so the Atari wing can hand it to torch.compile (`aps_teach.atari.update_step`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, Protocol, runtime_checkable
 
 import torch
@@ -90,9 +91,9 @@ def td_targets(learner: Trainable, batch: Batch
     """
     cfg, pretraining = learner.config, learner.phase == "pretrain"
     last = pretraining and cfg.nstep_reward == "last"
-    w, rows = batch.w, torch.arange(len(batch.w), device=batch.w.device)
+    w, lead = batch.w, batch.w.ndim - 1  # lead: the batch dims, (B,), or (S, B) for a group of S seeds
     # 2. phi(s') and h(s') of the states the reward is paid at: s'_m alone ('last') or every s'_i
-    states = batch.boot_obs[:, None] if last else batch.next_obs  # (B, n', ...): n' = 1 or n
+    states = batch.boot_obs.unsqueeze(lead) if last else batch.next_obs  # (B, n', ...): n' = 1 or n
     if batch.next_phi is not None:
         if pretraining:
             raise ValueError("a batch with stored phi(s') (next_phi) is only valid while phi is frozen "
@@ -100,23 +101,26 @@ def td_targets(learner: Trainable, batch: Batch
         phi, h = batch.next_phi, None
     else:
         with torch.set_grad_enabled(last):  # the vMF loss reuses phi(s'_m)
-            phi, h = learner.embed(states.flatten(0, 1), knn=pretraining)
-        phi, h = (None if v is None else v.unflatten(0, states.shape[:2]) for v in (phi, h))
+            phi, h = learner.embed(states.flatten(lead - 1, lead), knn=pretraining)
+        windows = states.shape[lead - 1:lead + 1]  # (B, n')
+        phi, h = (None if v is None else v.unflatten(lead - 1, windows) for v in (phi, h))
     with torch.no_grad():
-        mask = torch.ones(len(w), 1, device=w.device) if last else batch.mask
+        mask = torch.ones(*w.shape[:-1], 1, device=w.device) if last else batch.mask
         base = phi.detach() if phi is not None else torch.zeros(*mask.shape, cfg.feature_dim, device=w.device)
         # 3. the intrinsic reward of Eq. 6 while pretraining, the task's reward while fine-tuning
         if pretraining and learner.objective is not None:  # a reward written outside the library
-            reward = learner.objective.reward(phi[:, 0], w, h[:, 0], cfg.k)
-            check_shapes("your reward", {"r": (reward, (len(w),))}, f" for {len(w)} states s'_m")
-            reward, stats = reward[:, None].float(), {"reward_total": reward.mean()}
+            reward = each_seed(lambda p, t, x: learner.objective.reward(p, t, x, cfg.k), lead,
+                               phi[..., 0, :], w, h[..., 0, :])
+            check_shapes("your reward", {"r": (reward, w.shape[:-1])}, f" for {len(w)} states s'_m")
+            reward, stats = reward[..., None].float(), {"reward_total": each_seed(torch.mean, lead, reward)}
         elif pretraining:
             valid = None if last else batch.mask
-            r = intrinsic_reward(phi, w[:, None, :cfg.feature_dim], h, cfg.k, valid=valid,
+            r = intrinsic_reward(phi, w[..., None, :cfg.feature_dim], h, cfg.k, valid=valid,
                                  fixed_shapes=learner.fixed_shapes, exploit_weight=cfg.exploit_weight,
-                                 explore_weight=cfg.explore_weight,
-                                 exponent=cfg.knn_exponent, normaliser=learner.normaliser)
-            reward, stats = r.total, {f"reward_{name}": valid_mean(term, valid, learner.fixed_shapes)
+                                 explore_weight=cfg.explore_weight, exponent=cfg.knn_exponent,
+                                 normaliser=learner.normaliser, sets=lead - 1)
+            mean = lambda values, m: valid_mean(values, m, learner.fixed_shapes)  # noqa: E731
+            reward, stats = r.total, {f"reward_{name}": each_seed(mean, lead, term, valid)
                                       for name, term in r.terms()}
         elif batch.reward is None:
             raise ValueError("fine-tuning needs a batch with the task reward (a replay built with rewards)")
@@ -125,21 +129,21 @@ def td_targets(learner: Trainable, batch: Batch
             if learner.explore_bonus:  # fine-tuning that keeps exploring: + lambda(t) r_kNN(s'_m)
                 _, h = learner.embed(batch.boot_obs, knn=True)
                 r = intrinsic_reward(None, None, h, cfg.k, explore_weight=learner.explore_bonus,
-                                     exponent=cfg.knn_exponent, normaliser=learner.normaliser)
-                reaching = torch.nn.functional.one_hot(batch.boot_steps.long() - 1, batch.mask.shape[1])
-                reward = reward + reaching * r.total[:, None]  # paid on the step that reaches s'_m
-                stats["reward_explore"] = r.explore.mean()
+                                     exponent=cfg.knn_exponent, normaliser=learner.normaliser, sets=lead - 1)
+                reaching = torch.nn.functional.one_hot(batch.boot_steps.long() - 1, batch.mask.shape[-1])
+                reward = reward + reaching * r.total[..., None]  # paid on the step that reaches s'_m
+                stats["reward_explore"] = each_seed(torch.mean, lead, r.explore)
         # the kNN reward as a successor feature of its own: cumulant (phi(s'), r_kNN(s')), weights w~
         dims = cfg.sf_dim if pretraining else cfg.feature_dim
         if dims > cfg.feature_dim:
             base = torch.cat([base, r.explore.to(base.dtype)[..., None]], -1)
         w_sf = learner.task_weights(w, explore=True) if dims > cfg.feature_dim else w
         if pretraining and cfg.task_input_dim > cfg.feature_dim:  # Eq. 6 at the window's beta: base^T w~
-            reward = q_values(base, w_sf[:, None]).float()
+            reward = q_values(base, w_sf.unsqueeze(-2)).float()
         # 4. double Q: a* from the online psi, its value from the target copy; the n-step SF target
         boot_x = learner.inputs(batch.boot_obs)
-        a_star = q_values(learner.psi(boot_x, learner.psi_task(w))[..., :dims], w_sf[:, None]).argmax(1)
-        boot = learner.psi_target(boot_x, learner.psi_task(w))[rows, a_star, :dims]
+        a_star = q_values(learner.psi(boot_x, learner.psi_task(w))[..., :dims], w_sf.unsqueeze(-2)).argmax(-1)
+        boot = action_row(learner.psi_target(boot_x, learner.psi_task(w)), a_star)[..., :dims]
         through = pretraining and cfg.bootstrap_through_termination  # no terminal without a task
         alive = torch.ones_like(batch.boot_alive) if through else batch.boot_alive
         return sf_td_target(base, reward, w_sf, mask, cfg.gamma, boot, batch.boot_steps, alive), stats, phi
@@ -157,14 +161,14 @@ def sf_td_target(base: torch.Tensor, reward: torch.Tensor, w: torch.Tensor, mask
     a*, w) with a* = argmax_a psi(s'_m, a, w)^T w, `boot_steps` (B,) = m, `alive` (B,) 0 if s'_m ended
     the episode.
     """
-    b, n, d = base.shape
-    check_shapes("sf_td_target", {"reward": (reward, (b, n)), "w": (w, (b, d)), "mask": (mask, (b, n)),
-                                  "boot_psi": (boot_psi, (b, d)), "boot_steps": (boot_steps, (b,)),
-                                  "alive": (alive, (b,))}, f" for base (B, n, d) = {tuple(base.shape)}")
-    cumulant = base + (reward - q_values(base, w[:, None]))[..., None] * w[:, None]
+    *b, n, d = base.shape
+    check_shapes("sf_td_target", {"reward": (reward, (*b, n)), "w": (w, (*b, d)), "mask": (mask, (*b, n)),
+                                  "boot_psi": (boot_psi, (*b, d)), "boot_steps": (boot_steps, tuple(b)),
+                                  "alive": (alive, tuple(b))}, f" for base (B, n, d) = {tuple(base.shape)}")
+    cumulant = base + (reward - q_values(base, w.unsqueeze(-2)))[..., None] * w.unsqueeze(-2)
     discount = gamma ** torch.arange(n, dtype=torch.float32, device=base.device)
-    ret = (discount[None, :, None] * mask[..., None] * cumulant).sum(1)
-    return ret + (gamma ** boot_steps * alive)[:, None] * boot_psi
+    ret = (discount[:, None] * mask[..., None] * cumulant).sum(-2)
+    return ret + (gamma ** boot_steps * alive)[..., None] * boot_psi
 
 
 def gradient_step(learner: Trainable, batch: Batch) -> dict[str, torch.Tensor]:
@@ -178,26 +182,29 @@ def gradient_step(learner: Trainable, batch: Batch) -> dict[str, torch.Tensor]:
     cfg, pretraining = learner.config, learner.phase == "pretrain"
     y, stats, phi_next = td_targets(learner, batch)  # steps 2-4
     # 5. the losses: successor features, then what trains phi (vMF) or f (InfoNCE) while pretraining
-    w, rows = batch.w, torch.arange(len(batch.w), device=batch.w.device)
+    w, lead = batch.w, batch.w.ndim - 1
     dims = y.shape[-1]  # d + 1 while pretraining with the kNN feature, else d
-    psi_sa = learner.psi(learner.inputs(batch.obs), learner.psi_task(w))[rows, batch.action, :dims]
+    psi_sa = action_row(learner.psi(learner.inputs(batch.obs), learner.psi_task(w)), batch.action)[..., :dims]
     if cfg.sf_loss == "vector":
-        loss = ((psi_sa - y) ** 2).sum(-1).mean()
+        loss = each_seed(torch.mean, lead, ((psi_sa - y) ** 2).sum(-1))
     else:  # Algorithm 1's scalar loss on Q = psi^T w
         w_sf = learner.task_weights(w, explore=True) if dims > cfg.feature_dim else w
-        loss = ((q_values(psi_sa, w_sf) - q_values(y, w_sf)) ** 2).mean()
+        loss = each_seed(torch.mean, lead, (q_values(psi_sa, w_sf) - q_values(y, w_sf)) ** 2)
     stats["loss_sf"] = loss.detach()
-    first_next = batch.next_obs[:, 0]
+    first_next = batch.next_obs.select(lead, 0)
     if pretraining and learner.phi is not None:
-        phi = phi_next[:, 0] if cfg.nstep_reward == "last" else learner.phi(learner.inputs(first_next))
-        w = w[:, :cfg.feature_dim]  # without beta (`AgentConfig.explore_conditioned`)
-        vmf = vmf_loss(phi, w) if learner.objective is None else learner.objective.vmf_loss(phi, w)
+        phi = phi_next[..., 0, :] if cfg.nstep_reward == "last" else learner.phi(learner.inputs(first_next))
+        w = w[..., :cfg.feature_dim]  # without beta (`AgentConfig.explore_conditioned`)
+        vmf = each_seed(vmf_loss if learner.objective is None else learner.objective.vmf_loss, lead, phi, w)
         loss, stats["loss_vmf"] = loss + vmf, vmf.detach()
     if pretraining and learner.rep is not None:
-        nce = info_nce(learner.rep(learner.inputs(batch.obs)), learner.rep(learner.inputs(first_next)),
-                       cfg.contrastive_temperature)
+        nce = each_seed(lambda a, p: info_nce(a, p, cfg.contrastive_temperature), lead,
+                        learner.rep(learner.inputs(batch.obs)), learner.rep(learner.inputs(first_next)))
         loss, stats["loss_nce"] = loss + nce, nce.detach()
-    # 6. one Adam step on the clipped gradient
+    # 6. one Adam step on the clipped gradient (a group: each seed's own, `LearnerGroup.step`)
+    if lead > 1:
+        learner.step(loss)
+        return stats
     learner.optimizer.zero_grad(set_to_none=True)
     loss.backward()
     params = [p for group in learner.optimizer.param_groups for p in group["params"]]
@@ -211,6 +218,22 @@ def count_update(learner: Trainable) -> None:
     learner.updates += 1
     if learner.updates % learner.config.target_update_period == 0:
         learner.psi_target.load_state_dict(learner.psi.state_dict())
+
+
+def action_row(values: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+    """values[..., a, :] for each row's action: values (..., A, D), action (...) -> (..., D)."""
+    index = action[..., None, None].expand(*action.shape, 1, values.shape[-1])
+    return values.gather(-2, index).squeeze(-2)
+
+
+def each_seed(fn: Callable[..., torch.Tensor], lead: int, *tensors: torch.Tensor | None) -> torch.Tensor:
+    """fn(*tensors) for one learner's batch (lead 1); for a group's (lead 2: a leading seed dim S) fn of
+    each seed's slices, stacked into (S, ...): each seed's number computed as its own run computes it
+    (None passes through as None)."""
+    if lead == 1:
+        return fn(*tensors)
+    seeds = len(next(t for t in tensors if t is not None))
+    return torch.stack([fn(*(None if t is None else t[i] for t in tensors)) for i in range(seeds)])
 
 
 def info_nce(anchor: torch.Tensor, positive: torch.Tensor, temperature: float) -> torch.Tensor:

@@ -1,0 +1,176 @@
+"""Seed groups: S learners of one configuration updated as one, every layer a batched matrix product.
+
+An update at batch 256 is far from the core's arithmetic limit (benchmarks/README.md): most of its time is
+the fixed cost of its ~800 small operations. A group stacks the S learners' weights, W (S, out, in), and
+runs Algorithm 1 once on the S minibatches stacked, (S, B, ...): each layer is one `torch.baddbmm` over the
+seeds instead of S `addmm`s, each operation's fixed cost is paid once per group.
+
+Nothing is shared between the seeds but the arithmetic. Each learner keeps its own networks, whose
+weights become views into the stacks (so acting, evaluation and checkpoints read them as before), its own
+Adam, gradient clipping, kNN distance normaliser, observation mean, target network and update count;
+whatever sums over a batch (the losses, the reward means) is computed per seed as one learner computes it
+(`update.each_seed`). On the CPU build this was written on, `baddbmm` and `addmm` share their kernel, so
+every seed's weights, losses and rewards equal those of its own run bit for bit
+(`benchmarks/seed_groups.py` checks it); on another machine or torch build, check before relying on it.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict
+
+import torch
+from torch import nn
+
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.batch import Batch
+from aps_teach.learner.inputs import TableInputs
+from aps_teach.learner.rewards import SeedNormalisers
+from aps_teach.learner.update import count_update, gradient_step
+
+
+class StackedLinear(nn.Module):
+    """S linear layers as one: y_s = x_s W_s^T + b_s for inputs x (S, ..., in), one `baddbmm`. Each
+    layer's weight and bias become views into the stacks (S, out, in) and (S, out), so they see every
+    update made here, and this layer sees theirs."""
+
+    def __init__(self, layers: list[nn.Linear]) -> None:
+        super().__init__()
+        trained = layers[0].weight.requires_grad
+        self.weight = nn.Parameter(torch.stack([layer.weight.detach() for layer in layers]), trained)
+        self.bias = nn.Parameter(torch.stack([layer.bias.detach() for layer in layers]), trained)
+        for i, layer in enumerate(layers):
+            layer.weight.data, layer.bias.data = self.weight.data[i], self.bias.data[i]
+        self.layers = layers
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        flat = x.flatten(1, -2) if x.ndim > 3 else x
+        y = _BatchedLinear.apply(flat, self.weight, self.bias)
+        return y.view(*x.shape[:-1], y.shape[-1])
+
+
+class _BatchedLinear(torch.autograd.Function):
+    """y = x W^T + b for each of S layers, with the gradients `F.linear`'s backward computes, in its order:
+    dW = dy^T x (not bmm's own (x^T dy)^T, whose sums run in another order for narrow layers), dx = dy W,
+    db = the sum of dy over the batch."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x, weight)
+        return torch.baddbmm(bias.unsqueeze(1), x, weight.transpose(1, 2))
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        x, weight = ctx.saved_tensors
+        dx, dw, db = ctx.needs_input_grad
+        return (torch.bmm(grad, weight) if dx else None, torch.bmm(grad.transpose(1, 2), x) if dw else None,
+                grad.sum(1) if db else None)
+
+
+def stack_modules(modules: list[nn.Module]) -> nn.Module:
+    """One module computing all of `modules` (same architecture, linear layers only) on inputs with a
+    leading dim S: a copy of the first with each `nn.Linear` replaced by the `StackedLinear` of the S."""
+    stacked = copy.deepcopy(modules[0])
+    for name, layer in modules[0].named_modules():
+        if isinstance(layer, nn.Linear):
+            parent, _, attr = name.rpartition(".")
+            layers = [m.get_submodule(name) for m in modules]
+            stacked.get_submodule(parent)._modules[attr] = StackedLinear(layers)
+        elif next(layer.parameters(recurse=False), None) is not None:
+            raise ValueError(f"a seed group stacks linear layers only; {type(layer).__name__} has weights of "
+                             "its own (the Atari learner's networks cannot be grouped)")
+    return stacked
+
+
+class LearnerGroup:
+    """S `Learner`s of one configuration, level and phase, updated together (`update`): what
+    `update.gradient_step` reads of a learner (`update.Trainable`), with a leading seed dim S."""
+
+    _separate_knn_space = Learner._separate_knn_space
+    _phi_and_knn = Learner._phi_and_knn
+    embed = Learner.embed
+    task_weights = Learner.task_weights
+    psi_task = Learner.psi_task
+
+    def __init__(self, learners: list[Learner]) -> None:
+        if not learners:
+            raise ValueError("a seed group needs at least one learner")
+        first = learners[0]
+        for learner in learners:
+            if type(learner) is not Learner or learner.fixed_shapes:
+                raise ValueError("a seed group takes gridworld learners (`Learner`, fixed_shapes=False); got "
+                                 f"{type(learner).__name__}")
+            same = (asdict(learner.config), learner.obs_shape, learner.num_actions, learner.phase,
+                    learner.device, learner.objective)
+            if same != (asdict(first.config), first.obs_shape, first.num_actions, first.phase, first.device,
+                        first.objective):
+                raise ValueError("a seed group's learners must share their config, observations, actions, "
+                                 "phase and objective: only their seeds may differ")
+        self.learners, self.config, self.fixed_shapes = learners, first.config, False
+        self.psi = stack_modules([learner.psi for learner in learners])
+        self.psi_target = stack_modules([learner.psi_target for learner in learners])
+        self.phi = None if first.phi is None else stack_modules([learner.phi for learner in learners])
+        self.rep = None if first.rep is None else stack_modules([learner.rep for learner in learners])
+        self.normaliser = None if first.normaliser is None else \
+            SeedNormalisers([learner.normaliser for learner in learners])
+        self._tables: tuple[list[torch.Tensor], torch.Tensor] | None = None
+
+    @property
+    def phase(self) -> str:
+        return self.learners[0].phase
+
+    @property
+    def objective(self):
+        return self.learners[0].objective
+
+    @property
+    def explore_bonus(self) -> float:
+        return self.learners[0].explore_bonus
+
+    def inputs(self, obs: torch.Tensor) -> torch.Tensor | TableInputs:
+        """Each learner's inputs of its observations obs[s], stacked: (S, B, D), or `TableInputs` of the
+        tables (S, states, D) and the indices obs (S, ...)."""
+        each = [learner.inputs(o) for learner, o in zip(self.learners, obs, strict=True)]
+        if not isinstance(each[0], TableInputs):
+            return torch.stack(each)
+        tables = [x.table for x in each]
+        if self._tables is None or any(a is not b for a, b in zip(self._tables[0], tables, strict=True)):
+            self._tables = tables, torch.stack(tables)  # the tables change when the observation mean does
+        return TableInputs(self._tables[1], obs)
+
+    def boards(self, obs: torch.Tensor) -> torch.Tensor:
+        """Each learner's flattened boards of obs[s], stacked (S, B, D)."""
+        return torch.stack([learner.boards(o) for learner, o in zip(self.learners, obs, strict=True)])
+
+    def step(self, loss: torch.Tensor) -> None:
+        """Backward the seeds' losses (S,) (each reaches its own weights only), then per learner: its
+        gradient (a view into the stacked one), clipped to max_grad_norm, and its own Adam step."""
+        for module in (self.psi, self.phi, self.rep):
+            if module is not None:
+                module.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        stacks = [m for m in (self.psi, self.phi, self.rep) if m is not None]
+        layers = [layer for m in stacks for layer in m.modules() if isinstance(layer, StackedLinear)]
+        for i, learner in enumerate(self.learners):
+            for layer in layers:
+                for name in ("weight", "bias"):
+                    grad = getattr(layer, name).grad
+                    getattr(layer.layers[i], name).grad = None if grad is None else grad[i]
+            params = [p for group in learner.optimizer.param_groups for p in group["params"]]
+            torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm)
+            learner.optimizer.step()
+            learner.optimizer.zero_grad(set_to_none=True)
+
+    def update(self, batches: list[Batch]) -> list[dict[str, torch.Tensor]]:
+        """One update of each learner, learner s on minibatch s: Algorithm 1 on the stacked batches, then
+        each learner's update count and target copy; returns each learner's losses and reward means, as
+        `Learner.update` does."""
+        if len(batches) != len(self.learners):
+            raise ValueError(f"a group of {len(self.learners)} learners updates on as many minibatches, got "
+                             f"{len(batches)}")
+        fields = zip(*batches, strict=True)
+        stacked = Batch(*(None if field[0] is None else torch.stack(field) for field in fields))
+        stats = gradient_step(self, stacked)
+        for learner in self.learners:
+            count_update(learner)
+        return [{name: value[i] for name, value in stats.items()} for i in range(len(self.learners))]
