@@ -9,16 +9,18 @@ import torch
 from aps_teach.grid.experiments import (
     Budget,
     prepare_run,
+    run_figure4_sweep,
     run_gridworld,
     run_gridworld_group_rows,
     run_pipeline_seeds,
 )
 from aps_teach.grid.train import TrainConfig, finetune, finetune_seeds, load_learner, pretrain, pretrain_seeds
-from aps_teach.infra.sweeps import RunSpec
+from aps_teach.infra.sweeps import RunSpec, read_rows, seed_groups
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.group import LearnerGroup
 from aps_teach.learner.rewards import RunningMean, SeedNormalisers, particle_entropy_reward
+from aps_teach.studies.task_families import FamilyBudget, run_family_group_rows, run_family_rows
 
 SMALL = AgentConfig(hidden=32, feature_dim=4, batch_size=32, n_step=3, k=4, gpi_samples=2)
 CONFIG = TrainConfig(agent=SMALL, num_envs=8, learning_starts=400, progress=False)
@@ -135,3 +137,38 @@ def test_bad_groups_are_refused_before_anything_is_written(tmp_path):
     specs = [RunSpec("aps", "easy", 0), RunSpec("visr", "easy", 1)]
     with pytest.raises(ValueError, match="differ in their seed only"):
         run_gridworld_group_rows(specs, Budget())
+
+
+def without_times(rows):
+    return [{k: v for k, v in row.items() if k not in ("wall_seconds", "run_seconds")} for row in rows]
+
+
+@pytest.mark.parametrize("method", ["aps", "random"])
+def test_a_task_family_seed_group_gives_each_run_its_own_rows(method):
+    small = (("num_envs", 4), ("learning_starts", 100), ("agent.batch_size", 32), ("agent.hidden", 16))
+    budget = FamilyBudget(pretrain_steps=800, identify_steps=400, finetune_steps=400, eval_episodes=4,
+                          protocols=("finetuned",))
+    specs = [RunSpec(method, "easy", seed, small) for seed in (0, 1)]
+    grouped = run_family_group_rows(specs, budget)
+    for spec, rows in zip(specs, grouped, strict=True):
+        assert without_times(rows) == without_times(run_family_rows(spec, budget))
+    assert len({row["wall_seconds"] for rows in grouped for row in rows}) == 1
+
+
+def test_a_sweep_in_seed_groups_writes_the_rows_of_runs_alone(tmp_path):
+    budget = Budget(pretrain_steps=800, finetune_steps=800, identify_steps=400, eval_episodes=4)
+    for size in (1, 2):
+        run_figure4_sweep(["visr"], ["easy"], 3, tmp_path / str(size), budget, workers=1, progress=False,
+                          seeds_per_group=size)
+    alone, grouped = (read_rows(tmp_path / str(size) / "figure4.csv") for size in (1, 2))
+    assert without_times(alone) == without_times(grouped)
+    assert [row["seed"] for row in grouped if row["phase"] == "zero_shot"] == ["0", "1", "2"]
+    assert len({row["run_seconds"] for row in grouped if row["seed"] in "01"}) == 1  # one group of two
+
+
+def test_seed_groups_keep_runs_apart_that_differ_in_anything_but_their_seed():
+    specs = [RunSpec("aps", "easy", 0), RunSpec("aps", "hard", 0), RunSpec("aps", "easy", 1),
+             RunSpec("aps", "easy", 2, (("agent.k", 5),)), RunSpec("aps", "easy", 3),
+             RunSpec("visr", "easy", 0)]
+    assert [[spec.key for spec in group] for group in seed_groups(specs, 2)] == \
+        [[specs[0].key, specs[2].key], [specs[4].key], [specs[1].key], [specs[3].key], [specs[5].key]]

@@ -48,6 +48,7 @@ from aps_teach.grid.transfer import (
     DEFAULT_TRANSFER_EPISODES,
     run_transfer,
 )
+from aps_teach.infra.checks import check_int
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.infra.sweeps import default_sweep_dir
@@ -160,11 +161,15 @@ class Sweep:
     where: ExecutorFlags = field(default_factory=ExecutorChoice)
     workers: int | None = None
     """local: parallel runs (default: one per core)."""
+    seeds_per_group: int = 10
+    """Runs that differ only in their seed train together in groups of up to this many (the same numbers as
+    alone, less time: aps_teach.learner.group); 1: each run alone."""
     budget: OmitArgPrefixes[Budget] = field(default_factory=Budget)
     """Steps of each phase and evaluation episodes of every run (flags --pretrain-steps, ...)."""
 
     def __post_init__(self) -> None:
         check_out(self.out)
+        check_int("--seeds-per-group", self.seeds_per_group)
 
 
 @dataclass
@@ -261,11 +266,15 @@ class Families:
     """The arms to run (quote the variant's name: --arms visr apt aps 'aps, kNN feature')."""
     workers: int | None = None
     """Parallel runs (default: one per core)."""
+    seeds_per_group: int = 10
+    """Runs that differ only in their seed train together in groups of up to this many (the same numbers as
+    alone, less time: aps_teach.learner.group); 1: each run alone."""
     budget: OmitArgPrefixes[FamilyBudget] = field(default_factory=FamilyBudget)
     """Steps of each phase, evaluation episodes and fine-tuning protocols (flags --pretrain-steps, ...)."""
 
     def __post_init__(self) -> None:
         check_out(self.out)
+        check_int("--seeds-per-group", self.seeds_per_group)
 
 
 @dataclass
@@ -290,9 +299,13 @@ class FamiliesBudget:
     """Task-family studies (directories) already run on the level at other budgets, drawn beside these."""
     workers: int | None = None
     """Parallel runs (default: one per core)."""
+    seeds_per_group: int = 10
+    """Runs that differ only in their seed train together in groups of up to this many (the same numbers as
+    alone, less time: aps_teach.learner.group); 1: each run alone."""
 
     def __post_init__(self) -> None:
         check_out(self.out)
+        check_int("--seeds-per-group", self.seeds_per_group)
         if not self.pretrain_steps or len(set(self.pretrain_steps)) < len(self.pretrain_steps):
             raise ValueError(f"--pretrain-steps must list distinct budgets, got {list(self.pretrain_steps)}")
         for steps in self.pretrain_steps:
@@ -308,7 +321,7 @@ def _families_budget(cmd: FamiliesBudget) -> dict:
         try:
             report = run_family_study([cmd.level], cmd.seeds, out,
                                       FamilyBudget(pretrain_steps=steps, protocols=("finetuned",)),
-                                      arms=cmd.arms, workers=cmd.workers)
+                                      arms=cmd.arms, workers=cmd.workers, seeds_per_group=cmd.seeds_per_group)
         except KeyboardInterrupt:
             raise Interrupted(f"budget axis stopped; its finished runs are kept in {cmd.out}: the same"
                               " command continues it") from None
@@ -326,7 +339,7 @@ def _families_budget(cmd: FamiliesBudget) -> dict:
 def _families(cmd: Families) -> dict:
     try:
         report = run_family_study(cmd.levels, cmd.seeds, cmd.out, cmd.budget, arms=cmd.arms,
-                                  workers=cmd.workers)
+                                  workers=cmd.workers, seeds_per_group=cmd.seeds_per_group)
     except KeyboardInterrupt:
         raise Interrupted(f"study stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None
@@ -389,7 +402,8 @@ def _sweep(cmd: Sweep) -> dict:
     executor = cmd.where.make(workers=cmd.workers)
     try:
         with owning(out), executor:  # the sweep and its figure: one owner
-            report = run_figure4_sweep(cmd.methods, cmd.levels, cmd.seeds, out, cmd.budget, executor=executor)
+            report = run_figure4_sweep(cmd.methods, cmd.levels, cmd.seeds, out, cmd.budget, executor=executor,
+                                       seeds_per_group=cmd.seeds_per_group)
             write_figure4(out, cmd.methods, cmd.levels)
     except KeyboardInterrupt:
         raise Interrupted(f"sweep stopped; its finished runs are kept in {out / 'figure4.csv'}: the same "

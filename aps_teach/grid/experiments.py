@@ -540,14 +540,15 @@ def figure4_config(budget: Budget) -> dict:
 
 def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | None, budget: Budget, *,
                       workers: int | None = None, executor: Executor | None = None,
-                      progress: bool = True) -> SweepReport:
+                      progress: bool = True, seeds_per_group: int = 10) -> SweepReport:
     """Every method x level x seed 0..num_seeds-1, in parallel, into out_dir/figure4.csv (resumable; a file
     of another budget or config is refused); `study_plots.write_figure4` draws it (out_dir/figure4.png). The
     budget is rounded up to whole rounds (`whole_rounds`, said), and recorded so.
     `out_dir=None`: `default_sweep_dir("figure4", figure4_config(budget))`.
 
     Runs on `executor` (e.g. `aps_teach.infra.executors.make_executor("ray")`; left open) if given, else on
-    `workers` local processes (default: one per core)."""
+    `workers` local processes (default: one per core), in seed groups of up to `seeds_per_group` seeds
+    (`run_gridworld_group_rows`; 1: each run alone), which give each run the rows it gives alone."""
     check_not_reimported()
     if not methods or not levels:
         raise ValueError(f"a sweep needs at least one method and one level, got methods {list(methods)}, "
@@ -570,4 +571,5 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
     out_dir = default_sweep_dir("figure4", config) if out_dir is None else Path(out_dir)
     results = out_dir / "figure4.csv"
     return run_sweep(grid(methods, levels, range(num_seeds)), partial(run_gridworld_rows, budget=budget),
-                     results, config=config, executor=executor, workers=workers, progress=progress)
+                     results, config=config, executor=executor, workers=workers, progress=progress,
+                     group=partial(run_gridworld_group_rows, budget=budget), group_size=seeds_per_group)

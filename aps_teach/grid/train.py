@@ -565,8 +565,14 @@ def pretrain_seeds(method: str, env: EnvSource, steps: int, seeds: Sequence[int]
         phases.append(_phase_rounds(learner, envs, steps, seed, _group_bar(config, i), "pretrain", None,
                                     dirs[i], resumes[i], hooks[i], time_share=len(seeds)))
     with single_thread():
-        logs = _drive(learners, phases, LearnerGroup(learners))
+        logs = _drive(learners, phases, _group(learners))
     return list(zip(learners, logs, strict=True))
+
+
+def _group(learners: list[Learner]) -> LearnerGroup | None:
+    """The seed group of two or more learners; a single learner updates alone (`Learner.update`, the
+    reference path)."""
+    return LearnerGroup(learners) if len(learners) > 1 else None
 
 
 def _group_bar(config: TrainConfig, member: int) -> TrainConfig:
@@ -767,4 +773,4 @@ def finetune_seeds(learners: Sequence[Learner], env: EnvSource, ws: Sequence[tor
                                     w[None].float(), dirs[i], resumes[i], hooks[i], reward_scale,
                                     explore_weight, time_share=len(seeds)))
     with single_thread():
-        return _drive(learners, phases, LearnerGroup(learners))
+        return _drive(learners, phases, _group(learners))

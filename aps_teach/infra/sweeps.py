@@ -269,14 +269,29 @@ def record_config(results_csv: str | os.PathLike, config: Mapping) -> Path:
     return path
 
 
-def _timed_run(run: Callable[[RunSpec], list[dict]], spec: RunSpec) -> tuple[list[dict], float]:
-    """Worker side: one run on one thread (runs in parallel processes must not oversubscribe cores)."""
+GroupRun = Callable[[Sequence[RunSpec]], list[list[dict]]]
+"""Runs that differ only in their seed, made together (a seed group): each run's rows, in the specs' order."""
+
+
+def _timed_runs(run: Callable[[RunSpec], list[dict]], group: GroupRun | None,
+                specs: Sequence[RunSpec]) -> tuple[list[list[dict]], float]:
+    """Worker side: one run, or one seed group (`group`), on one thread (runs in parallel processes must not
+    oversubscribe cores); each run's rows and the seconds they took together."""
     import torch
 
     torch.set_num_threads(1)
     start = time.perf_counter()
-    rows = run(spec)
+    rows = group(specs) if group is not None else [run(specs[0])]
     return rows, time.perf_counter() - start
+
+
+def seed_groups(specs: Sequence[RunSpec], size: int) -> list[list[RunSpec]]:
+    """`specs` as groups of at most `size` runs that differ only in their seed (same method, environment and
+    overrides), in the order their first runs come."""
+    cells: dict[tuple, list[RunSpec]] = {}
+    for spec in specs:
+        cells.setdefault((spec.method, spec.env, spec.overrides), []).append(spec)
+    return [cell[i:i + size] for cell in cells.values() for i in range(0, len(cell), size)]
 
 
 def run_sweep(
@@ -288,8 +303,14 @@ def run_sweep(
     executor: Executor | None = None,
     workers: int | None = None,
     progress: bool = True,
+    group: GroupRun | None = None,
+    group_size: int = 10,
 ) -> SweepReport:
     """Run every spec not yet in `results_csv` and append its rows (with run_key, run_seconds, version).
+
+    With `group` (a module-level function too), the pending runs that differ only in their seed go to it
+    in seed groups of at most `group_size` (`seed_groups`), one task each; a run's run_seconds is then its
+    group's over the group's size, and a group that fails leaves each of its runs pending.
 
     `run` must be a module-level function (it is pickled to the workers) returning the run's rows.
     `config` is what the runs depend on besides their spec (default: `default_sweep_config(run)`); a
@@ -303,6 +324,7 @@ def run_sweep(
     if executor is not None and workers is not None:
         raise ValueError("give workers (local processes) or an executor, not both")
     workers = check_int("workers", workers, default="one per core")
+    group_size = check_int("group_size", group_size)
     keys = [spec.key for spec in specs]
     if len(set(keys)) != len(keys):
         raise ValueError("run_sweep got the same run twice; each (method, level, seed, overrides) once")
@@ -311,12 +333,12 @@ def run_sweep(
         raise ValueError(f"results file {results_csv} is not a file")
     with owning(results_csv.parent):
         return _run_sweep(specs, run, results_csv, default_sweep_config(run) if config is None else config,
-                          executor, workers, progress)
+                          executor, workers, progress, group, group_size)
 
 
 def _run_sweep(specs: Sequence[RunSpec], run: Callable[[RunSpec], list[dict]], results_csv: Path,
                config: Mapping, executor: Executor | None, workers: int | None,
-               progress: bool) -> SweepReport:
+               progress: bool, group: GroupRun | None, group_size: int) -> SweepReport:
     """`run_sweep` once its directory is owned."""
     claim_results(results_csv, config)
     rows, torn, repeated = read_results(results_csv, {"run_key": "str"})
@@ -334,24 +356,27 @@ def _run_sweep(specs: Sequence[RunSpec], run: Callable[[RunSpec], list[dict]], r
     pending = [spec for spec in specs if spec.key not in done]
     if not pending:
         return report
+    tasks = seed_groups(pending, group_size) if group is not None else [[spec] for spec in pending]
     own_executor = executor is None
-    executor = executor or local_executor(workers or min(len(pending), os.cpu_count() or 1))
+    executor = executor or local_executor(workers or min(len(tasks), os.cpu_count() or 1))
     try:
-        futures = {executor.submit(_timed_run, run, spec): spec for spec in pending}
+        futures = {executor.submit(_timed_runs, run, group, task): task for task in tasks}
         with tqdm(total=len(pending), desc="sweep runs", unit="run", disable=not progress) as bar:
             for future in as_completed(futures):
-                spec = futures[future]
-                bar.update()
+                task = futures[future]
+                bar.update(len(task))
                 try:
-                    new_rows, seconds = future.result()
+                    task_rows, seconds = future.result()
                 except Exception as error:  # one failing run must not lose the others
-                    report.failures[spec.key] = failure_text(error, executor)
+                    report.failures.update(dict.fromkeys([spec.key for spec in task],
+                                                         failure_text(error, executor)))
                     bar.set_postfix(failed=len(report.failures))
                     continue
-                rows += [{"run_key": spec.key, **row, "run_seconds": round(seconds, 3),
-                          "package_version": __version__} for row in new_rows]
+                for spec, new_rows in zip(task, task_rows, strict=True):
+                    rows += [{"run_key": spec.key, **row, "run_seconds": round(seconds / len(task), 3),
+                              "package_version": __version__} for row in new_rows]
+                    report.completed.append(spec.key)
                 write_csv_atomic(results_csv, rows)
-                report.completed.append(spec.key)
     except BaseException:  # Ctrl-C or a driver error: nothing pending may go on running
         stop_executor(executor)
         raise

@@ -43,12 +43,11 @@ import torch
 import gridworld
 from aps_teach.grid.envs import LevelSpec
 from aps_teach.grid.train import (
-    RoundEnd,
     TrainConfig,
     evaluate,
-    finetune,
+    finetune_seeds,
     new_learner,
-    pretrain,
+    pretrain_seeds,
     random_walk,
     task_data,
 )
@@ -141,31 +140,37 @@ def evaluation_row(learner: Learner, env: LevelSpec, w: torch.Tensor | None, pha
             "r2": "" if fit is None else fit.r2}
 
 
-def task_rows(method: str, pretrained: Learner | None, replay, task: gridworld.Task, seed: int,
-              budget: FamilyBudget, config: TrainConfig, about: dict) -> list[dict]:
-    """A run's evaluations on one task (module docstring): zero-shot under each identification (visr, aps)
-    or the pretrained policy (apt), and after fine-tuning a copy (dqn: a fresh learner)."""
+def task_rows(method: str, pretrained: Sequence[Learner | None], replays: Sequence, task: gridworld.Task,
+              seeds: Sequence[int], budget: FamilyBudget, config: TrainConfig,
+              abouts: Sequence[dict]) -> list[list[dict]]:
+    """Each run's evaluations on one task (module docstring), for runs of one arm that differ in their seed
+    (one run: lists of one): zero-shot under each identification (visr, aps) or the pretrained policy
+    (apt), and after fine-tuning a copy (dqn: a fresh learner), the runs' fine-tunings as one seed group
+    (`train.finetune_seeds`)."""
     env = LevelSpec(task.level, task=task)
-    rows, w = [], None
-    if pretrained is not None and pretrained.config.task_conditioned:
-        fit = fit_task(*task_data(pretrained, env, budget.identify_steps, seed, config), seed=seed)
-        w = fit.w
-        rows.append(evaluation_row(pretrained, env, w, "zero_shot", about, budget, seed, config, fit))
-        relabelled = fit_task(*relabelled_data(pretrained, replay, task.level, task), seed=seed)
-        rows.append(evaluation_row(pretrained, env, relabelled.w, "zero_shot_relabelled", about, budget, seed,
-                                   config, relabelled))
-    elif pretrained is not None:  # apt: its pretrained policy is its zero-shot policy
-        rows.append(evaluation_row(pretrained, env, None, "zero_shot", about, budget, seed, config))
+    rows, ws = [[] for _ in seeds], [None] * len(seeds)
+    for i, (learner, replay, seed, about) in enumerate(zip(pretrained, replays, seeds, abouts, strict=True)):
+        if learner is not None and learner.config.task_conditioned:
+            fit = fit_task(*task_data(learner, env, budget.identify_steps, seed, config), seed=seed)
+            ws[i] = fit.w
+            rows[i].append(evaluation_row(learner, env, fit.w, "zero_shot", about, budget, seed, config, fit))
+            relabelled = fit_task(*relabelled_data(learner, replay, task.level, task), seed=seed)
+            rows[i].append(evaluation_row(learner, env, relabelled.w, "zero_shot_relabelled", about, budget,
+                                          seed, config, relabelled))
+        elif learner is not None:  # apt: its pretrained policy is its zero-shot policy
+            rows[i].append(evaluation_row(learner, env, None, "zero_shot", about, budget, seed, config))
     for phase in budget.protocols:
         overrides, exploring = FINETUNE_PROTOCOLS[phase]
-        if exploring and (pretrained is None or not pretrained.config.uses_knn):
+        if exploring and (pretrained[0] is None or not pretrained[0].config.uses_knn):
             continue  # no exploration reward to keep: visr, dqn
         protocol = with_overrides(config, overrides)
-        learner = copy.deepcopy(pretrained) if pretrained is not None else \
-            new_learner(method, env, seed, protocol)
-        finetune(learner, env, w, budget.finetune_steps, seed, protocol,
-                 explore_weight=config.agent.explore_weight if exploring else 0.0)
-        rows.append(evaluation_row(learner, env, w, phase, about, budget, seed, protocol))
+        learners = [copy.deepcopy(learner) if learner is not None
+                    else new_learner(method, env, seed, protocol)
+                    for learner, seed in zip(pretrained, seeds, strict=True)]
+        finetune_seeds(learners, env, ws, budget.finetune_steps, seeds, protocol,
+                       explore_weight=config.agent.explore_weight if exploring else 0.0)
+        for i, (learner, seed) in enumerate(zip(learners, seeds, strict=True)):
+            rows[i].append(evaluation_row(learner, env, ws[i], phase, abouts[i], budget, seed, protocol))
     return rows
 
 
@@ -173,39 +178,62 @@ def run_family_rows(spec: RunSpec, budget: FamilyBudget, train: TrainConfig | No
     """One run of the task-family study as rows (module docstring); `spec.method` is an arm's method and
     `spec.overrides` its overrides of `train` (default: `TrainConfig()`, the library's defaults). Task t of
     the family is evaluated from seed `task_seed(seed, t)`."""
-    start = time.perf_counter()
-    config = with_overrides(train or TrainConfig(progress=False), spec.overrides)
+    return run_family_group_rows([spec], budget, train)[0]
+
+
+def run_family_group_rows(specs: Sequence[RunSpec], budget: FamilyBudget,
+                          train: TrainConfig | None = None) -> list[list[dict]]:
+    """Runs of the study that differ only in their seed, as one seed group: pretraining and each task's
+    fine-tunings update the seeds together (`train.pretrain_seeds`, `train.finetune_seeds`; one run alone
+    is the reference path); each run's rows, which equal its own run's where the machine passes
+    `benchmarks/seed_groups.py`, its wall_seconds the group's over its size."""
+    start, first = time.perf_counter(), specs[0]
+    if any((spec.method, spec.env, spec.overrides) != (first.method, first.env, first.overrides)
+           for spec in specs):
+        raise ValueError("a seed group's runs share arm and level, and differ in their seed only; got "
+                         f"{[spec.key for spec in specs]}")
+    config = with_overrides(train or TrainConfig(progress=False), first.overrides)
     if config.engine != "compiled":
         raise ValueError(f"the task-family study relabels its replay by state index: it needs the compiled "
                          f"engine, got engine {config.engine!r}")
-    level, seed, method = spec.env, spec.seed, spec.method
-    shared = {"method": method, "level": level, "seed": seed,
-              "overrides": json.dumps(spec.overrides) if spec.overrides else "",
-              "config_hash": config_hash(budget, config)}
+    level, method, seeds = first.env, first.method, [spec.seed for spec in specs]
+    shared = [{"method": method, "level": level, "seed": seed,
+               "overrides": json.dumps(first.overrides) if first.overrides else "",
+               "config_hash": config_hash(budget, config)} for seed in seeds]
     if method == "random":
-        coverage = random_walk(level, budget.pretrain_steps, seed, config)
-        return [{**shared, "phase": "random_walk", "state_coverage": coverage["state_coverage"],
-                 "visitation_entropy": round(coverage["visitation_entropy"], 4),
-                 "wall_seconds": round(time.perf_counter() - start, 3)}]
-    pretrained, replay, coverage = None, None, {"state_coverage": "", "visitation_entropy": ""}
+        rows = []
+        for seed, about in zip(seeds, shared, strict=True):
+            coverage = random_walk(level, budget.pretrain_steps, seed, config)
+            rows.append([{**about, "phase": "random_walk", "state_coverage": coverage["state_coverage"],
+                          "visitation_entropy": round(coverage["visitation_entropy"], 4)}])
+        return _timed(rows, start)
+    pretrained, replays = [None] * len(seeds), [None] * len(seeds)
+    coverage = [{"state_coverage": "", "visitation_entropy": ""}] * len(seeds)
     if method != "dqn":
-        kept = {}
-
-        def keep_replay(end: RoundEnd) -> None:
-            kept["replay"] = end.replay
-
-        pretrained, log = pretrain(method, level, budget.pretrain_steps, seed, config, on_round=keep_replay)
-        replay = kept["replay"]
-        coverage = {"state_coverage": log.coverage["state_coverage"],
-                    "visitation_entropy": round(log.coverage["visitation_entropy"], 4)}
-    rows = []
+        kept: list[dict] = [{} for _ in seeds]
+        hooks = [lambda end, keep=keep: keep.update(replay=end.replay) for keep in kept]
+        trained = pretrain_seeds(method, level, budget.pretrain_steps, seeds, config, on_round=hooks)
+        pretrained, replays = [learner for learner, _ in trained], [keep["replay"] for keep in kept]
+        coverage = [{"state_coverage": log.coverage["state_coverage"],
+                     "visitation_entropy": round(log.coverage["visitation_entropy"], 4)}
+                    for _, log in trained]
+    rows = [[] for _ in seeds]
     for index, task in enumerate(gridworld.task_family(level)):
         optimal, random = gridworld.task_references(level, task)
-        about = {**shared, **coverage, "task": task.name, "kind": task.kind, "room": task.room,
-                 "keys_needed": task.keys_needed, "optimal_return": optimal, "random_return": random}
-        rows += task_rows(method, pretrained, replay, task, task_seed(seed, index), budget, config, about)
-    wall = round(time.perf_counter() - start, 3)
-    return [{**row, "wall_seconds": wall} for row in rows]
+        abouts = [{**about, **cover, "task": task.name, "kind": task.kind, "room": task.room,
+                   "keys_needed": task.keys_needed, "optimal_return": optimal, "random_return": random}
+                  for about, cover in zip(shared, coverage, strict=True)]
+        task_seeds = [task_seed(seed, index) for seed in seeds]
+        each = task_rows(method, pretrained, replays, task, task_seeds, budget, config, abouts)
+        for run_rows, new in zip(rows, each, strict=True):
+            run_rows += new
+    return _timed(rows, start)
+
+
+def _timed(rows: list[list[dict]], start: float) -> list[list[dict]]:
+    """Each run's rows with wall_seconds: the seconds since `start` over the number of runs."""
+    wall = round((time.perf_counter() - start) / len(rows), 3)
+    return [[{**row, "wall_seconds": wall} for row in run_rows] for run_rows in rows]
 
 
 RESULTS = "task_families.csv"
@@ -232,10 +260,11 @@ def run_family_study(levels: Sequence[str] = gridworld.TASK_FAMILIES, num_seeds:
                      out_dir: str | Path = "runs/task_families", budget: FamilyBudget = FamilyBudget(), *,
                      arms: Sequence[str] = tuple(ARMS), train: TrainConfig | None = None,
                      workers: int | None = None, executor: Executor | None = None,
-                     progress: bool = True) -> SweepReport:
+                     progress: bool = True, seeds_per_group: int = 10) -> SweepReport:
     """Every arm of `arms` x level x seed into out_dir/task_families.csv (resumable: finished runs are
     skipped; a file of another budget or config is refused), on `workers` local processes (default: one per
-    core) or `executor`. `train`: the settings every arm starts from (default: the library's)."""
+    core) or `executor`, in seed groups of up to `seeds_per_group` seeds (`run_family_group_rows`; 1: each
+    run alone). `train`: the settings every arm starts from (default: the library's)."""
     unknown = sorted(set(levels) - set(gridworld.TASK_FAMILIES))
     if unknown:
         raise ValueError(f"no task family for levels {unknown}; the levels with one: "
@@ -245,7 +274,9 @@ def run_family_study(levels: Sequence[str] = gridworld.TASK_FAMILIES, num_seeds:
     specs = family_specs(levels, num_seeds, arms)
     return run_sweep(specs, partial(run_family_rows, budget=budget, train=train),
                      Path(out_dir) / RESULTS, config={"budget": budget, "train": train}, workers=workers,
-                     executor=executor, progress=progress)
+                     executor=executor, progress=progress,
+                     group=partial(run_family_group_rows, budget=budget, train=train),
+                     group_size=seeds_per_group)
 
 
 def _scores(rows: Sequence[dict], arm: str, level: str, phase: str) -> dict[str, list[float]]:
