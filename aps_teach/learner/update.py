@@ -111,7 +111,7 @@ def td_targets(learner: Trainable, batch: Batch
         if pretraining and learner.objective is not None:  # a reward written outside the library
             reward = each_seed(lambda p, t, x: learner.objective.reward(p, t, x, cfg.k), lead,
                                phi[..., 0, :], w, h[..., 0, :])
-            check_shapes("your reward", {"r": (reward, w.shape[:-1])}, f" for {len(w)} states s'_m")
+            check_shapes("your reward", {"r": (reward, tuple(w.shape[:-1]))}, f" for {len(w)} states s'_m")
             reward, stats = reward[..., None].float(), {"reward_total": each_seed(torch.mean, lead, reward)}
         elif pretraining:
             valid = None if last else batch.mask
