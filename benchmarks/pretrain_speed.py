@@ -1,6 +1,6 @@
 """APS pretraining speed: the loop before the compiled engine against the loop now, env steps/s and updates/s.
 
-    python benchmarks/pretrain_speed.py [--steps 32000] [--level easy] [--seed 0]
+    python benchmarks/pretrain_speed.py [--steps 32000] [--level easy] [--seed 0] [--group 10]
 
 Each configuration pretrains APS on `level` for `steps` env steps, the first `learning_starts` (1,600) without
 updates as in real runs, on one thread:
@@ -18,7 +18,9 @@ The compute limit: an update's FLOPs (its matrix products, counted by `torch.uti
 kNN's distances, 3 N^2 d for N particles) times the updates per env step, against the core's own matmul
 rate (the best of a few 1024 x 1024 products on one thread): the env steps/s the loop would reach if the
 update's arithmetic ran at the core's peak and nothing else cost anything. Each configuration prints its
-fraction of that limit. Sequential runs only: seed-batched training (issue 33) has not landed.
+fraction of that limit; then the same two configurations of now as a seed group of `group` seeds in one
+process (`train.pretrain_seeds`, the updates of all seeds made together), their env steps/s summed over the
+seeds against the same single-core limit.
 """
 
 import argparse
@@ -29,7 +31,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from aps_teach.grid.envs import make_env_batch
-from aps_teach.grid.train import TrainConfig, pretrain
+from aps_teach.grid.train import TrainConfig, pretrain, pretrain_seeds
 from aps_teach.infra.phases import single_thread
 from aps_teach.learner.config import AgentConfig
 
@@ -53,6 +55,13 @@ def env_steps_per_second(level: str, engine: str, num_envs: int, steps: int, see
             envs.step(torch.randint(envs.num_actions, (num_envs,), generator=generator),
                       last=t == envs.horizon - 1)
     return rounds * num_envs * envs.horizon / (time.perf_counter() - start)
+
+
+def group_rate(level: str, config: TrainConfig, steps: int, seeds: range) -> float:
+    """Env steps/s of APS pretraining of `seeds` as one seed group, summed over the seeds."""
+    start = time.perf_counter()
+    pretrain_seeds("aps", level, steps, list(seeds), config)
+    return len(seeds) * steps / (time.perf_counter() - start)
 
 
 def pretraining_rates(level: str, config: TrainConfig, steps: int, seed: int) -> tuple[float, float]:
@@ -101,6 +110,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=32_000)
     parser.add_argument("--level", default="easy")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--group", type=int, default=10, help="seeds in the seed group (0: no group rows)")
     args = parser.parse_args()
     with single_thread():
         for engine, num_envs in (("pycolab", 8), ("compiled", 8), ("compiled", 32)):
@@ -117,14 +127,21 @@ def main() -> None:
     with single_thread():
         peak = matmul_rate()
     print(f"this core's matmul rate (1024 x 1024, one thread): {peak / 1e9:.1f} GFLOP/s")
+    limits = {}
     for name, config in (("before", BEFORE), ("now, same sizes", SAME_SIZES), ("now, defaults", DEFAULTS)):
         with single_thread():
             flops = update_flops(args.level, config, args.seed)
-        limit = peak / (flops * updates_per_env_step(config))
+        limits[name] = limit = peak / (flops * updates_per_env_step(config))
         steps = rows[name][0]
         print(f"compute limit, {name:>15}: {flops / 1e6:6.1f} MFLOP per update x "
               f"{updates_per_env_step(config):.4f} updates per env step -> {limit:8,.0f} env steps/s; "
               f"measured {steps:,.0f} = {steps / limit:.2f} of the limit")
+    if args.group:
+        seeds = range(args.seed, args.seed + args.group)
+        for name, config in (("now, same sizes", SAME_SIZES), ("now, defaults", DEFAULTS)):
+            steps = group_rate(args.level, config, args.steps, seeds)
+            print(f"seed group of {args.group}, {name:>15}: {steps:8,.0f} env steps/s summed over the seeds "
+                  f"({steps / rows[name][0]:.2f}x one run alone) = {steps / limits[name]:.2f} of the limit")
 
 
 if __name__ == "__main__":

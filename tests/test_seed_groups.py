@@ -6,6 +6,7 @@ from dataclasses import asdict, replace
 import pytest
 import torch
 
+from aps_teach.course import capstone
 from aps_teach.grid.experiments import (
     Budget,
     prepare_run,
@@ -19,7 +20,13 @@ from aps_teach.infra.sweeps import RunSpec, read_rows, seed_groups
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.group import LearnerGroup
-from aps_teach.learner.rewards import RunningMean, SeedNormalisers, particle_entropy_reward
+from aps_teach.learner.rewards import (
+    Objective,
+    RunningMean,
+    SeedNormalisers,
+    particle_entropy_reward,
+    vmf_loss,
+)
 from aps_teach.studies.task_families import FamilyBudget, run_family_group_rows, run_family_rows
 
 SMALL = AgentConfig(hidden=32, feature_dim=4, batch_size=32, n_step=3, k=4, gpi_samples=2)
@@ -172,3 +179,15 @@ def test_seed_groups_keep_runs_apart_that_differ_in_anything_but_their_seed():
              RunSpec("visr", "easy", 0)]
     assert [[spec.key for spec in group] for group in seed_groups(specs, 2)] == \
         [[specs[0].key, specs[2].key], [specs[4].key], [specs[1].key], [specs[3].key], [specs[5].key]]
+
+
+def test_an_objective_of_your_own_trains_in_a_group_as_alone():
+    """The capstone's case: a reward and vMF loss written for one learner's batch, given each seed's."""
+    config = capstone.training_config(CONFIG)
+    objective = Objective(lambda phi, w, h, k: (phi * w).sum(1) + particle_entropy_reward(h, h, k,
+                                                                                          exclude_self=True),
+                          vmf_loss)
+    alone = [pretrain("aps", "easy", STEPS, seed, config, objective=objective)[0] for seed in (0, 1)]
+    grouped = pretrain_seeds("aps", "easy", STEPS, [0, 1], config, objective=objective)
+    for learner, (g_learner, _) in zip(alone, grouped, strict=True):
+        assert_same(learner.state_dict(), g_learner.state_dict())

@@ -25,8 +25,8 @@ from torch import nn
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.batch import Batch
 from aps_teach.learner.inputs import TableInputs
-from aps_teach.learner.rewards import SeedNormalisers
-from aps_teach.learner.update import count_update, gradient_step
+from aps_teach.learner.rewards import Objective, SeedNormalisers
+from aps_teach.learner.update import count_update, each_seed, gradient_step
 
 
 class StackedLinear(nn.Module):
@@ -120,8 +120,14 @@ class LearnerGroup:
         return self.learners[0].phase
 
     @property
-    def objective(self):
-        return self.learners[0].objective
+    def objective(self) -> Objective | None:
+        """The learners' objective of your own, if any, applied to each seed's slice of the batch (it is
+        written for one learner's batch)."""
+        own = self.learners[0].objective
+        if own is None:
+            return None
+        return Objective(lambda phi, w, h, k: each_seed(lambda *one: own.reward(*one, k), 2, phi, w, h),
+                         lambda phi, w: each_seed(own.vmf_loss, 2, phi, w))
 
     @property
     def explore_bonus(self) -> float:

@@ -75,7 +75,6 @@ def intrinsic_reward(phi: torch.Tensor | None, w: torch.Tensor | None, h: torch.
                              exponent=exponent, normaliser=None if normaliser is None else normaliser.seeds[i]
                              ).explore
             for i in range(len(h))])
-        total = total + explore_weight * explore.to(total.dtype)
     elif h is not None:
         flat = h.flatten(sets, -2)
         if particles is not None:
@@ -91,6 +90,7 @@ def intrinsic_reward(phi: torch.Tensor | None, w: torch.Tensor | None, h: torch.
             explore[valid.flatten()] = particle_entropy_reward(chosen, chosen, k, exclude_self=True,
                                                                exponent=exponent, normaliser=normaliser)
         explore = explore.view(h.shape[:-1])
+    if h is not None:
         total = total + explore_weight * explore.to(total.dtype)
     return IntrinsicReward(total, exploit, explore)
 
@@ -246,5 +246,5 @@ def vmf_reward(phi: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 
 def vmf_loss(phi: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """The vMF discriminator's negative log-likelihood, -mean phi(s')^T w: pulls phi(s') towards the w that
-    produced s'."""
-    return -vmf_reward(phi, w).mean()
+    produced s' (over the last batch dim: a seed group's (S, B, d) gives each seed's, (S,))."""
+    return -vmf_reward(phi, w).mean(-1)

@@ -109,8 +109,7 @@ def td_targets(learner: Trainable, batch: Batch
         base = phi.detach() if phi is not None else torch.zeros(*mask.shape, cfg.feature_dim, device=w.device)
         # 3. the intrinsic reward of Eq. 6 while pretraining, the task's reward while fine-tuning
         if pretraining and learner.objective is not None:  # a reward written outside the library
-            reward = each_seed(lambda p, t, x: learner.objective.reward(p, t, x, cfg.k), lead,
-                               phi[..., 0, :], w, h[..., 0, :])
+            reward = learner.objective.reward(phi[..., 0, :], w, h[..., 0, :], cfg.k)
             check_shapes("your reward", {"r": (reward, tuple(w.shape[:-1]))}, f" for {len(w)} states s'_m")
             reward, stats = reward[..., None].float(), {"reward_total": each_seed(torch.mean, lead, reward)}
         elif pretraining:
@@ -185,21 +184,21 @@ def gradient_step(learner: Trainable, batch: Batch) -> dict[str, torch.Tensor]:
     w, lead = batch.w, batch.w.ndim - 1
     dims = y.shape[-1]  # d + 1 while pretraining with the kNN feature, else d
     psi_sa = action_row(learner.psi(learner.inputs(batch.obs), learner.psi_task(w)), batch.action)[..., :dims]
-    if cfg.sf_loss == "vector":
-        loss = each_seed(torch.mean, lead, ((psi_sa - y) ** 2).sum(-1))
+    if cfg.sf_loss == "vector":  # means over the batch, the last dim (a group: (S,), each seed's own)
+        loss = ((psi_sa - y) ** 2).sum(-1).mean(-1)
     else:  # Algorithm 1's scalar loss on Q = psi^T w
         w_sf = learner.task_weights(w, explore=True) if dims > cfg.feature_dim else w
-        loss = each_seed(torch.mean, lead, (q_values(psi_sa, w_sf) - q_values(y, w_sf)) ** 2)
+        loss = ((q_values(psi_sa, w_sf) - q_values(y, w_sf)) ** 2).mean(-1)
     stats["loss_sf"] = loss.detach()
     first_next = batch.next_obs.select(lead, 0)
     if pretraining and learner.phi is not None:
         phi = phi_next[..., 0, :] if cfg.nstep_reward == "last" else learner.phi(learner.inputs(first_next))
         w = w[..., :cfg.feature_dim]  # without beta (`AgentConfig.explore_conditioned`)
-        vmf = each_seed(vmf_loss if learner.objective is None else learner.objective.vmf_loss, lead, phi, w)
+        vmf = vmf_loss(phi, w) if learner.objective is None else learner.objective.vmf_loss(phi, w)
         loss, stats["loss_vmf"] = loss + vmf, vmf.detach()
     if pretraining and learner.rep is not None:
-        nce = each_seed(lambda a, p: info_nce(a, p, cfg.contrastive_temperature), lead,
-                        learner.rep(learner.inputs(batch.obs)), learner.rep(learner.inputs(first_next)))
+        nce = info_nce(learner.rep(learner.inputs(batch.obs)), learner.rep(learner.inputs(first_next)),
+                       cfg.contrastive_temperature)
         loss, stats["loss_nce"] = loss + nce, nce.detach()
     # 6. one Adam step on the clipped gradient (a group: each seed's own, `LearnerGroup.step`)
     if lead > 1:
@@ -237,6 +236,9 @@ def each_seed(fn: Callable[..., torch.Tensor], lead: int, *tensors: torch.Tensor
 
 
 def info_nce(anchor: torch.Tensor, positive: torch.Tensor, temperature: float) -> torch.Tensor:
-    """InfoNCE: cross-entropy of row i of anchor @ positive^T / temperature against the label i."""
+    """InfoNCE: cross-entropy of row i of anchor @ positive^T / temperature against the label i (a seed
+    group's (S, B, d): each seed's, (S,))."""
+    if anchor.ndim == 3:
+        return torch.stack([info_nce(a, p, temperature) for a, p in zip(anchor, positive, strict=True)])
     logits = anchor @ positive.T / temperature
     return F.cross_entropy(logits, torch.arange(len(anchor), device=logits.device))
