@@ -191,3 +191,28 @@ def test_an_objective_of_your_own_trains_in_a_group_as_alone():
     grouped = pretrain_seeds("aps", "easy", STEPS, [0, 1], config, objective=objective)
     for learner, (g_learner, _) in zip(alone, grouped, strict=True):
         assert_same(learner.state_dict(), g_learner.state_dict())
+
+
+class Killed(Exception):
+    """Stands for a process killed after a checkpoint."""
+
+
+def test_a_group_resumed_from_checkpoints_at_different_rounds_ends_as_its_seeds_own_runs(tmp_path):
+    """Seed 3 was killed after its first round's checkpoint, seed 5 never started: the group brings seed 5
+    up to seed 3 alone, then updates both together, and each ends as its own uninterrupted run."""
+    config = replace(CONFIG, checkpoint_every=1)
+    steps = 3 * 800
+    alone = [pretrain("aps", "hard", steps, seed, config)[0] for seed in (3, 5)]
+
+    def kill(end):
+        if end.round == 2:
+            raise Killed
+
+    with pytest.raises(Killed):
+        pretrain("aps", "hard", steps, 3, config, run_dir=tmp_path / "3", on_round=kill)
+    assert torch.load(tmp_path / "3" / "checkpoint.pt", weights_only=False)["round"] == 1
+    grouped = pretrain_seeds("aps", "hard", steps, [3, 5], config, run_dirs=[tmp_path / "3", tmp_path / "5"],
+                             resume=[True, False])
+    for learner, (g_learner, log) in zip(alone, grouped, strict=True):
+        assert_same(learner.state_dict(), g_learner.state_dict())
+        assert [row["round"] for row in log.metrics] == [1, 2, 3]

@@ -12,6 +12,10 @@ baseline are the same update with terms switched off (the table in `aps_teach.le
 
 `Learner.update` runs 2-7. `gradient_step` (2-6) counts nothing and reads nothing back from the device,
 so the Atari wing can hand it to torch.compile (`aps_teach.atari.update_step`).
+
+A seed group (`group.LearnerGroup`, S learners updated as one) passes batches with a leading seed dim: every
+shape below gains it, (B, ...) becoming (S, B, ...); each mean over the batch is a mean over its last dim,
+each seed's own, and what must see one seed's batch at a time goes through `each_seed`.
 """
 
 from __future__ import annotations
