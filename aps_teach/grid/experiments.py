@@ -43,6 +43,7 @@ from aps_teach.infra.stats import rate_text
 from aps_teach.infra.sweeps import (
     RunSpec,
     SweepReport,
+    check_seed_group,
     config_hash,
     default_sweep_dir,
     grid,
@@ -494,11 +495,7 @@ def run_gridworld_rows(spec: RunSpec, budget: Budget) -> list[dict]:
 def run_gridworld_group_rows(specs: Sequence[RunSpec], budget: Budget) -> list[list[dict]]:
     """Runs that differ only in their seed (the full pipeline), as one seed group (`run_pipeline_seeds`):
     each run's `result_rows`, in the order of `specs`. A ValueError if they differ in anything else."""
-    first = specs[0]
-    shared = (first.method, first.env, first.overrides)
-    if any((spec.method, spec.env, spec.overrides) != shared for spec in specs):
-        raise ValueError("a seed group's runs share method, level and overrides, and differ in their seed "
-                         f"only; got {[spec.key for spec in specs]}")
+    first = check_seed_group(specs)
     config = with_overrides(TrainConfig(progress=False), first.overrides)
     checked, config = prepare_run(first.method, first.env, first.seed, budget, config)
     results = run_pipeline_seeds(first.method, first.env, [spec.seed for spec in specs], checked, config)

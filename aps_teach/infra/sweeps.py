@@ -4,7 +4,8 @@
 of processes, one per local core), appends each finished run's rows to `results_csv` (rewritten
 atomically, so the file is always whole), and on a second call skips every spec whose rows are
 already there. A run that raises is reported with its traceback; its spec stays pending, so the
-next call retries it.
+next call retries it. Given a `group` function, runs that differ only in their seed go to a worker together,
+as one seed group (`seed_groups`; `aps_teach.learner.group` trains them as one).
 
 One results file holds runs of one configuration: `config` (everything the runs depend on besides their
 spec: budgets, the training config; by default `run`'s name and bound arguments) is recorded beside it in
@@ -290,8 +291,21 @@ def seed_groups(specs: Sequence[RunSpec], size: int) -> list[list[RunSpec]]:
     overrides), in the order their first runs come."""
     cells: dict[tuple, list[RunSpec]] = {}
     for spec in specs:
-        cells.setdefault((spec.method, spec.env, spec.overrides), []).append(spec)
+        cells.setdefault(_cell(spec), []).append(spec)
     return [cell[i:i + size] for cell in cells.values() for i in range(0, len(cell), size)]
+
+
+def check_seed_group(specs: Sequence[RunSpec]) -> RunSpec:
+    """The first of `specs` if they are runs of one seed group (`seed_groups`), else a ValueError."""
+    if not specs or any(_cell(spec) != _cell(specs[0]) for spec in specs):
+        raise ValueError("a seed group's runs share method, environment and overrides, and differ in their "
+                         f"seed only; got {[spec.key for spec in specs]}")
+    return specs[0]
+
+
+def _cell(spec: RunSpec) -> tuple:
+    """What the runs of a seed group share: all of a spec but its seed."""
+    return spec.method, spec.env, spec.overrides
 
 
 def run_sweep(

@@ -56,7 +56,7 @@ from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.seeds import task_seed
 from aps_teach.infra.stats import improvement_with_ci, iqm_with_ci
-from aps_teach.infra.sweeps import RunSpec, SweepReport, config_hash, read_rows, run_sweep
+from aps_teach.infra.sweeps import RunSpec, SweepReport, check_seed_group, config_hash, read_rows, run_sweep
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.tasks import TaskFit, fit_task
 from aps_teach.studies.aps_parts import arm_name
@@ -187,11 +187,7 @@ def run_family_group_rows(specs: Sequence[RunSpec], budget: FamilyBudget,
     fine-tunings update the seeds together (`train.pretrain_seeds`, `train.finetune_seeds`; one run alone
     is the reference path); each run's rows, which equal its own run's where the machine passes
     `benchmarks/seed_groups.py`, its wall_seconds the group's over its size."""
-    start, first = time.perf_counter(), specs[0]
-    if any((spec.method, spec.env, spec.overrides) != (first.method, first.env, first.overrides)
-           for spec in specs):
-        raise ValueError("a seed group's runs share arm and level, and differ in their seed only; got "
-                         f"{[spec.key for spec in specs]}")
+    start, first = time.perf_counter(), check_seed_group(specs)
     config = with_overrides(train or TrainConfig(progress=False), first.overrides)
     if config.engine != "compiled":
         raise ValueError(f"the task-family study relabels its replay by state index: it needs the compiled "
