@@ -288,16 +288,6 @@ def _task_reward(reward: torch.Tensor, scale: float, clip: float | None) -> torc
     return reward if clip is None else reward.clamp(-clip, clip)
 
 
-def _train_phase(learner: Learner, envs: EnvBatch, steps: int, seed: int, config: TrainConfig,
-                 phase: str, fixed_w: torch.Tensor | None, run_dir: Path | None, resume: bool,
-                 on_round: RoundHook | None = None, reward_scale: float = 1.0,
-                 explore_weight: float = 0.0) -> PhaseLog:
-    """One learner's phase (`_phase_rounds`), each update its own."""
-    rounds = _phase_rounds(learner, envs, steps, seed, config, phase, fixed_w, run_dir, resume, on_round,
-                           reward_scale, explore_weight)
-    return _drive([learner], [rounds])[0]
-
-
 UpdateRequest = tuple[int, list[Batch]]
 """What a phase hands its driver when updates are due: its env steps so far and one minibatch per update."""
 
@@ -524,19 +514,11 @@ def pretrain(method: str, env: EnvSource, steps: int, seed: int, config: TrainCo
     Logs per round: losses, the mean of each intrinsic-reward term, epsilon and coverage; with
     `run_dir`, writes metrics.csv and checkpoint.pt there, and `resume=True` continues from it.
     `on_round` is called with a `RoundEnd` after every round. `objective` replaces APS's reward and vMF
-    loss with functions of your own (`Learner.use_objective`).
+    loss with functions of your own (`Learner.use_objective`). `pretrain_seeds` of this one seed: alone,
+    its learner makes its own updates (`Learner.update`).
     """
-    config = with_method(config, method)
-    if method == "dqn":
-        raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
-    steps, seed = check_int("pretrain steps", steps), check_seed(seed)
-    check_steps("pretrain steps", steps)
-    envs = env_batch(env, config, reward_free=True, absorbing_target=config.absorbing_target)
-    learner = learner_for(envs, config.agent, seed)
-    learner.use_objective(objective)
-    with single_thread():
-        log = _train_phase(learner, envs, steps, seed, config, "pretrain", None,
-                           Path(run_dir) if run_dir is not None else None, resume, on_round)
+    (learner, log), = pretrain_seeds(method, env, steps, [seed], config, run_dirs=None if run_dir is None else
+                                     [run_dir], resume=resume, objective=objective, on_round=[on_round])
     return learner, log
 
 
@@ -604,7 +586,8 @@ def check_group(seeds: Sequence[int], run_dirs: Sequence[str | Path] | None, res
         raise ValueError(f"a seed group of {n} seeds takes one resume flag and one round hook per seed, got "
                          f"{len(resumes)} and {len(hooks)}")
     if any(resumes) and run_dirs is None:
-        raise ValueError("resume continues run directories: give run_dirs")
+        raise ValueError("resume continues from the checkpoint in a run directory: give run_dir (a seed "
+                         "group: run_dirs)")
     return seeds, dirs, resumes, hooks
 
 
@@ -720,25 +703,11 @@ def finetune(learner: Learner, env: EnvSource, w: torch.Tensor | None, steps: in
     lambda(t) r_kNN(s'), its weight lambda(t) decaying linearly from lambda_0 to 0 over the phase's env
     steps (`Learner.explore_bonus`). As pretraining pays it (`nstep_reward='last'`, the authors' code), the
     kNN reward is paid once per sampled window, at its last state s'_m among the minibatch's B states s'_m
-    as particles, on the step that reaches s'_m (B kNN queries per update, not B x n)."""
-    learner = check_learner(learner)
-    config = check_config(config, lambda: TrainConfig(agent=learner.config))
-    steps, seed = check_int("finetune steps", steps), check_seed(seed)
-    check_steps("finetune steps", steps)
-    reward_scale = check_finite("reward_scale", reward_scale)
-    explore_weight = check_range("explore_weight", explore_weight, 0, MAX_MAGNITUDE)
-    if explore_weight and not learner.config.uses_knn:
-        raise ValueError(f"explore_weight {explore_weight:g}: method {learner.config.method!r} has no "
-                         "exploration reward to keep while fine-tuning; methods with one: apt, aps")
-    w = learner.default_task(1)[0] if w is None else check_task_vector("w", w, learner.config.feature_dim)
-    envs = env_batch(env, config, reward_free=False, absorbing_target=config.finetune_absorbing_target,
-                     learner=learner)
-    if learner.phase != "finetune":
-        learner.start_finetune()
-    with single_thread():
-        return _train_phase(learner, envs, steps, seed, config, "finetune", w[None].float(),
-                            Path(run_dir) if run_dir is not None else None, resume, on_round, reward_scale,
-                            explore_weight)
+    as particles, on the step that reaches s'_m (B kNN queries per update, not B x n). `finetune_seeds` of
+    this one learner, which makes its own updates."""
+    return finetune_seeds([learner], env, [w], steps, [seed], config,
+                          run_dirs=None if run_dir is None else [run_dir], resume=resume, on_round=[on_round],
+                          reward_scale=reward_scale, explore_weight=explore_weight)[0]
 
 
 def finetune_seeds(learners: Sequence[Learner], env: EnvSource, ws: Sequence[torch.Tensor | None], steps: int,

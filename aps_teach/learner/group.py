@@ -96,14 +96,16 @@ class LearnerGroup:
         if not learners:
             raise ValueError("a seed group needs at least one learner")
         first = learners[0]
+
+        def shared(learner: Learner) -> tuple:
+            return (asdict(learner.config), learner.obs_shape, learner.num_actions, learner.phase,
+                    learner.device, learner.objective)
+
         for learner in learners:
             if type(learner) is not Learner or learner.fixed_shapes:
                 raise ValueError("a seed group takes gridworld learners (`Learner`, fixed_shapes=False); got "
                                  f"{type(learner).__name__}")
-            same = (asdict(learner.config), learner.obs_shape, learner.num_actions, learner.phase,
-                    learner.device, learner.objective)
-            if same != (asdict(first.config), first.obs_shape, first.num_actions, first.phase, first.device,
-                        first.objective):
+            if shared(learner) != shared(first):
                 raise ValueError("a seed group's learners must share their config, observations, actions, "
                                  "phase and objective: only their seeds may differ")
         self.learners, self.config, self.fixed_shapes = learners, first.config, False
@@ -113,6 +115,9 @@ class LearnerGroup:
         self.rep = None if first.rep is None else stack_modules([learner.rep for learner in learners])
         self.normaliser = None if first.normaliser is None else \
             SeedNormalisers([learner.normaliser for learner in learners])
+        stacks = [m for m in (self.psi, self.phi, self.rep) if m is not None]
+        self._layers = [layer for m in stacks for layer in m.modules() if isinstance(layer, StackedLinear)]
+        """Every stacked layer: `step` hands each learner its slice of their gradients."""
         self._tables: tuple[list[torch.Tensor], torch.Tensor] | None = None
 
     @property
@@ -151,14 +156,11 @@ class LearnerGroup:
     def step(self, loss: torch.Tensor) -> None:
         """Backward the seeds' losses (S,) (each reaches its own weights only), then per learner: its
         gradient (a view into the stacked one), clipped to max_grad_norm, and its own Adam step."""
-        for module in (self.psi, self.phi, self.rep):
-            if module is not None:
-                module.zero_grad(set_to_none=True)
+        for layer in self._layers:
+            layer.zero_grad(set_to_none=True)
         loss.sum().backward()
-        stacks = [m for m in (self.psi, self.phi, self.rep) if m is not None]
-        layers = [layer for m in stacks for layer in m.modules() if isinstance(layer, StackedLinear)]
         for i, learner in enumerate(self.learners):
-            for layer in layers:
+            for layer in self._layers:
                 for name in ("weight", "bias"):
                     grad = getattr(layer, name).grad
                     getattr(layer.layers[i], name).grad = None if grad is None else grad[i]
