@@ -21,6 +21,7 @@ from dataclasses import asdict
 
 import torch
 from torch import nn
+from torch.optim.adam import adam
 
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.batch import Batch
@@ -117,7 +118,9 @@ class LearnerGroup:
             SeedNormalisers([learner.normaliser for learner in learners])
         stacks = [m for m in (self.psi, self.phi, self.rep) if m is not None]
         self._layers = [layer for m in stacks for layer in m.modules() if isinstance(layer, StackedLinear)]
-        """Every stacked layer: `step` hands each learner its slice of their gradients."""
+        self._owner = {getattr(one, name): (getattr(layer, name), i) for layer in self._layers
+                       for i, one in enumerate(layer.layers) for name in ("weight", "bias")}
+        """Each learner's parameter -> (the stacked parameter, its seed's index in it)."""
         self._tables: tuple[list[torch.Tensor], torch.Tensor] | None = None
 
     @property
@@ -154,18 +157,46 @@ class LearnerGroup:
         return torch.stack([learner.boards(o) for learner, o in zip(self.learners, obs, strict=True)])
 
     def step(self, loss: torch.Tensor) -> None:
-        """Backward the seeds' losses (S,) (each reaches its own weights only), then per learner: its
-        gradient (a view into the stacked one), clipped to max_grad_norm, and its own Adam step."""
+        """Backward the seeds' losses (S,) (each reaches its own weights only), then each learner's
+        gradient (views into the stacked one) clipped to max_grad_norm and its own Adam step, as
+        `torch.nn.utils.clip_grad_norm_` and fused Adam compute them for one learner, in one call over all
+        the seeds' tensors (each tensor is processed on its own). At their first step, when their Adam has
+        no state yet, the learners step one by one."""
         for layer in self._layers:
             layer.zero_grad(set_to_none=True)
         loss.sum().backward()
-        for i, learner in enumerate(self.learners):
-            for layer in self._layers:
-                for name in ("weight", "bias"):
-                    grad = getattr(layer, name).grad
-                    getattr(layer.layers[i], name).grad = None if grad is None else grad[i]
-            params = [p for group in learner.optimizer.param_groups for p in group["params"]]
-            torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm)
+        params, grads, states = [], [], []
+        for learner in self.learners:
+            for p in (p for group in learner.optimizer.param_groups for p in group["params"]):
+                stacked, seed = self._owner[p]
+                if stacked.grad is not None:
+                    params.append(p)
+                    grads.append(stacked.grad[seed])
+                    states.append(learner.optimizer.state.get(p))
+        if None in states:
+            self._step_each(params, grads)
+            return
+        norms = torch.stack(torch._foreach_norm(grads)).view(len(self.learners), -1)  # (S, tensors)
+        total = torch.linalg.vector_norm(norms, dim=1)
+        scale = torch.clamp(self.config.max_grad_norm / (total + 1e-6), max=1.0)
+        for layer in self._layers:
+            for stacked in (layer.weight, layer.bias):
+                if stacked.grad is not None:
+                    stacked.grad.mul_(scale.view(-1, *[1] * (stacked.ndim - 1)))
+        hyper = self.learners[0].optimizer.param_groups[0]
+        with torch.no_grad():
+            adam(params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states], [],
+                 [s["step"] for s in states], fused=True, amsgrad=False, beta1=hyper["betas"][0],
+                 beta2=hyper["betas"][1], lr=hyper["lr"], weight_decay=hyper["weight_decay"],
+                 eps=hyper["eps"], maximize=False)
+
+    def _step_each(self, params: list[torch.Tensor], grads: list[torch.Tensor]) -> None:
+        """Each learner's own clip and Adam step, its parameters' gradients set to `grads`."""
+        for p, g in zip(params, grads, strict=True):
+            p.grad = g
+        for learner in self.learners:
+            each = [p for group in learner.optimizer.param_groups for p in group["params"]]
+            torch.nn.utils.clip_grad_norm_(each, self.config.max_grad_norm)
             learner.optimizer.step()
             learner.optimizer.zero_grad(set_to_none=True)
 
