@@ -241,8 +241,8 @@ def test_the_budget_axis_pools_the_family_and_the_target_alone_per_budget_arm_an
 
     def rows(target: list[float], box: list[float]) -> list[dict]:
         return [{"method": "aps", "overrides": "", "level": "deep", "phase": "finetuned", "task": task,
-                 "normalised_score": score} for task, scores in (("target", target), ("box", box))
-                for score in scores]
+                 "seed": seed, "normalised_score": score}
+                for task, scores in (("target", target), ("box", box)) for seed, score in enumerate(scores)]
 
     points = budget_axis({64_000: rows([0, 0, 1, 1], [1, 1, 1, 1]), 1_000: rows([0, 0, 0, 0], [0, 0, 0, 1])})
     got = {(p["pretrain_steps"], p["tasks"]): p["iqm"] for p in points}
@@ -250,6 +250,21 @@ def test_the_budget_axis_pools_the_family_and_the_target_alone_per_budget_arm_an
                                  (1_000, "target"): 0.0})
     assert [p["pretrain_steps"] for p in points][0] == 1_000  # budgets in order
     assert {(p["arm"], p["phase"], p["seeds"]) for p in points} == {("aps", "finetuned", 4)}
+
+
+def test_the_budget_axis_pools_only_the_seeds_every_budget_has():
+    """A 64k study of seeds 0-5 beside a 1M study of seeds 0-3: the 64k point pools seeds 0-3 alone (target
+    scores [0, 0, 1, 1]: IQM 0.5; with seeds 4-5 at 1, [0, 0, 1, 1, 1, 1], it would be 0.75)."""
+    from aps_teach.studies.task_families import budget_axis
+
+    def rows(scores: list[float]) -> list[dict]:
+        return [{"method": "visr", "overrides": "", "level": "deep", "phase": "finetuned", "task": "target",
+                 "seed": seed, "normalised_score": score} for seed, score in enumerate(scores)]
+
+    points = budget_axis({64_000: rows([0, 0, 1, 1, 1, 1]), 1_000_000: rows([1, 1, 1, 1])})
+    got = {(p["pretrain_steps"], p["tasks"]): (p["iqm"], p["seeds"]) for p in points}
+    assert got[(64_000, "target")] == (pytest.approx(0.5), 4)
+    assert got[(1_000_000, "target")] == (pytest.approx(1.0), 4)
 
 
 def test_the_budget_axis_finds_every_budget_earlier_commands_ran(tmp_path):

@@ -422,9 +422,14 @@ def budget_axis(studies: dict[int, Sequence[dict]], level: str = "deep") -> list
     """Per pretraining budget (`studies`: env steps -> that study's rows), arm of `BUDGET_ARMS` and phase of
     `BUDGET_PHASES`: the IQM normalised score over seeds x the family's tasks on `level` with its 95%
     stratified-bootstrap interval, and the same over seeds for the level's own target task alone (the single
-    task of Figure 4), with the seeds each pools. Arms or phases a study lacks are left out."""
+    task of Figure 4), with the seeds each pools. Every budget pools the seeds that every study has on the
+    level (a 10-seed study beside 5-seed ones gives seeds 0-4), so the budgets compare on the same seeds.
+    Arms or phases a study lacks are left out."""
+    seeds = [{row["seed"] for row in rows if row["level"] == level} for rows in studies.values()]
+    shared = set.intersection(*seeds) if seeds else set()
     out = []
     for steps, rows in sorted(studies.items()):
+        rows = [row for row in rows if row["seed"] in shared]
         for arm in BUDGET_ARMS:
             for phase in BUDGET_PHASES:
                 scores = _scores(rows, arm, level, phase)
