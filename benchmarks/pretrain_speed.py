@@ -1,6 +1,6 @@
 """APS pretraining speed: the loop before the compiled engine against the loop now, env steps/s and updates/s.
 
-    python benchmarks/pretrain_speed.py [--steps 32000] [--level easy] [--seed 0] [--group 10]
+    python benchmarks/pretrain_speed.py [--steps 32000] [--level easy] [--seed 0] [--group 10] [--compile]
 
 Each configuration pretrains APS on `level` for `steps` env steps, the first `learning_starts` (1,600) without
 updates as in real runs, on one thread:
@@ -20,7 +20,10 @@ rate (the best of a few 1024 x 1024 products on one thread): the env steps/s the
 update's arithmetic ran at the core's peak and nothing else cost anything. Each configuration prints its
 fraction of that limit; then the same two configurations of now as a seed group of `group` seeds in one
 process (`train.pretrain_seeds`, the updates of all seeds made together), their env steps/s summed over the
-seeds against the same single-core limit.
+seeds against the same single-core limit. With --compile, the defaults with `TrainConfig.compile` (the update
+compiled by torch.compile's inductor), and without it: each loop's env steps/s after its first round, the
+difference in the rest of their time the seconds spent compiling, and so the pretraining length from which
+compiling pays.
 """
 
 import argparse
@@ -30,6 +33,7 @@ from dataclasses import replace
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+import gridworld
 from aps_teach.grid.envs import make_env_batch
 from aps_teach.grid.train import TrainConfig, pretrain, pretrain_seeds
 from aps_teach.infra.phases import single_thread
@@ -72,6 +76,18 @@ def pretraining_rates(level: str, config: TrainConfig, steps: int, seed: int) ->
     return steps / seconds, learner.updates / seconds
 
 
+def steady_rate(level: str, config: TrainConfig, steps: int, seed: int) -> tuple[float, float]:
+    """(env steps/s, fixed seconds) of one APS pretraining: the rate from the end of its first round (the
+    update-free start and, compiled, the compiling) to its last, and what the run took beyond its steps at
+    that rate."""
+    ends = []
+    start = time.perf_counter()
+    pretrain("aps", level, steps, seed, config, on_round=lambda end: ends.append(time.perf_counter()))
+    per_round = config.num_envs * gridworld.MAX_EPISODE_STEPS
+    rate = per_round * (len(ends) - 1) / (ends[-1] - ends[0])
+    return rate, ends[-1] - start - steps / rate
+
+
 def matmul_rate(size: int = 1024, repeats: int = 5) -> float:
     """FLOP/s of the best of `repeats` (size x size) @ (size x size) float32 products on this thread."""
     a, b = torch.randn(size, size), torch.randn(size, size)
@@ -111,6 +127,7 @@ def main() -> None:
     parser.add_argument("--level", default="easy")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--group", type=int, default=10, help="seeds in the seed group (0: no group rows)")
+    parser.add_argument("--compile", action="store_true", help="also the defaults with TrainConfig.compile")
     args = parser.parse_args()
     with single_thread():
         for engine, num_envs in (("pycolab", 8), ("compiled", 8), ("compiled", 32)):
@@ -136,6 +153,13 @@ def main() -> None:
         print(f"compute limit, {name:>15}: {flops / 1e6:6.1f} MFLOP per update x "
               f"{updates_per_env_step(config):.4f} updates per env step -> {limit:8,.0f} env steps/s; "
               f"measured {steps:,.0f} = {steps / limit:.2f} of the limit")
+    if args.compile:
+        (plain, plain_fixed), (rate, fixed) = (steady_rate(args.level, config, args.steps, args.seed)
+                                               for config in (DEFAULTS, replace(DEFAULTS, compile=True)))
+        compiling = fixed - plain_fixed
+        print(f"compiled (TrainConfig.compile), the defaults: {rate:8,.0f} env steps/s once compiled, "
+              f"against {plain:,.0f} ({rate / plain:.2f}x); {compiling:.0f} s of compiling: pays from about "
+              f"{compiling / (1 / plain - 1 / rate):,.0f} env steps of pretraining")
     if args.group:
         seeds = range(args.seed, args.seed + args.group)
         for name, config in (("now, same sizes", SAME_SIZES), ("now, defaults", DEFAULTS)):

@@ -16,11 +16,11 @@ import pytest
 import torch
 from test_atari_agent import SMALL
 
-from aps_teach.atari import update_step
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.train import augment_batch
 from aps_teach.atari.update_step import UpdateStep
+from aps_teach.infra import phases
 
 needs_compiler = pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c++") is None,
                                     reason="torch.compile on CPU needs a C++ compiler")
@@ -86,9 +86,9 @@ def test_compile_without_a_working_backend_is_a_clear_error(tmp_path, monkeypatc
 
     monkeypatch.setattr(inductor.cpp, "cxx", ("/nonexistent/g++",))  # a machine without a C++ compiler
     monkeypatch.setattr(inductor, "force_disable_caches", True)  # no kernel compiled earlier may stand in
-    update_step.compile_backend_error.cache_clear()
-    request.addfinalizer(update_step.compile_backend_error.cache_clear)  # later tests: the compiler is back
-    assert "No working C++ compiler" in update_step.compile_backend_error("cpu")
+    phases.compile_backend_error.cache_clear()
+    request.addfinalizer(phases.compile_backend_error.cache_clear)  # later tests: the compiler is back
+    assert "No working C++ compiler" in phases.compile_backend_error("cpu")
     with pytest.raises(ValueError, match=r"--compile: torch.compile does not work on cpu here .*C\+\+"):
         UpdateStep(AtariLearner(SMALL, "aps", 4, seed=0), SMALL, windows=False, compile_mode="default")
     assert main(["atari", "run", "--out", str(tmp_path / "run"), "--compile"]) == 2

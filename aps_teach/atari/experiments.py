@@ -26,10 +26,9 @@ from aps_teach.atari.train import (
     pretrain,
     run_identity,
 )
-from aps_teach.atari.update_step import check_compile_backend
 from aps_teach.infra.checks import check_seed
 from aps_teach.infra.files import jsonable, write_csv_atomic, write_text_atomic
-from aps_teach.infra.phases import check_checkpoint
+from aps_teach.infra.phases import check_checkpoint, check_compile_backend
 from aps_teach.infra.run_dir import FINISHED_HINT, RunDir
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.config import Method, check_method

@@ -17,14 +17,12 @@ tolerance (tests/test_atari_compile.py).
 
 from __future__ import annotations
 
-import functools
-import logging
-
 import torch
 
 from aps_teach.atari.augment import augment_with, draw
 from aps_teach.atari.config import AtariConfig
 from aps_teach.atari.devices import to_device
+from aps_teach.infra.phases import check_compile_backend
 from aps_teach.learner.batch import Batch
 from aps_teach.learner.update import count_update, gradient_step
 
@@ -55,33 +53,6 @@ def apply_augmentation(batch: Batch, atari: AtariConfig, draws: Draws) -> Batch:
         y = augment_with(flat, atari.shift_pad, atari.intensity_scale, offsets, eps)
         out[key] = y.unflatten(0, x.shape[:2]) if key == "next_obs" else y
     return batch._replace(**out)
-
-
-@functools.cache
-def compile_backend_error(device_type: str) -> str | None:
-    """Why torch.compile cannot run on this machine's `device_type` (cpu, cuda), or None if it can: a tiny
-    function compiled and run once (the CPU backend needs a working C++ compiler). Torch's own log lines
-    while it fails (torch 2.14 warns where it kept its cache) are held back: the returned reason is what
-    the user needs, in one line."""
-    previous = logging.root.manager.disable
-    logging.disable(logging.CRITICAL)
-    try:
-        probe = torch.compile(lambda x: torch.sin(x) * 2.0 + 1.0, dynamic=False)
-        probe(torch.arange(4.0, device=device_type))
-    except Exception as error:  # whatever the backend raises: the message is what the user needs
-        return f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
-    finally:
-        logging.disable(previous)
-    return None
-
-
-def check_compile_backend(device: str | torch.device) -> None:
-    """ValueError in one line if torch.compile has no working backend for `device`."""
-    device_type = torch.device(device).type
-    error = compile_backend_error(device_type)
-    if error is not None:
-        raise ValueError(f"--compile: torch.compile does not work on {device_type} here ({error}); on a CPU "
-                         "it needs a C++ compiler (g++ or clang): install one, or drop --compile")
 
 
 class UpdateStep:

@@ -45,7 +45,14 @@ from aps_teach.infra.checks import (
 )
 from aps_teach.infra.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.infra.memory import check_fits
-from aps_teach.infra.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, single_thread
+from aps_teach.infra.phases import (
+    PhaseLog,
+    check_checkpoint,
+    check_compile_backend,
+    linear_schedule,
+    restore_metrics,
+    single_thread,
+)
 from aps_teach.infra.run_dir import PHASE_NAMES, say
 from aps_teach.infra.seeds import round_seeds
 from aps_teach.learner.agent import Learner
@@ -55,6 +62,7 @@ from aps_teach.learner.group import LearnerGroup
 from aps_teach.learner.inputs import InputColumns
 from aps_teach.learner.rewards import Objective
 from aps_teach.learner.tasks import infer_task, sample_tasks
+from aps_teach.learner.update import gradient_step
 
 RoundHook = Callable[["RoundEnd"], None]
 """Called after every round of `pretrain` / `finetune` (e.g. to keep snapshots for the heatmap widgets)."""
@@ -111,6 +119,11 @@ class TrainConfig:
     """Rounds between checkpoints when a run directory is given (and always after the last round)."""
     progress: bool = True
     """Show tqdm progress bars."""
+    compile: bool = field(default=False, metadata={"omit_at_default": True})
+    """Pretraining: make the updates with `update.gradient_step` compiled by torch.compile, for long runs
+    only: about 1.3 times as many updates per second after about a minute of compiling per pretraining,
+    numbers equal to the uncompiled run's up to float rounding (benchmarks/README.md). Needs a C++
+    compiler."""
 
     def __post_init__(self) -> None:
         check_type("agent", self.agent, AgentConfig, "an AgentConfig (e.g. agent=AgentConfig(gamma=0.5))")
@@ -129,6 +142,8 @@ class TrainConfig:
             check_field(self, name, check_range, 0, 1)
         if self.reward_clip is not None:
             check_field(self, "reward_clip", check_range, 0, MAX_MAGNITUDE, low_open=True)
+        if self.compile:
+            check_compile_backend("cpu", "compile (--train.compile)")
 
 
 @dataclass
@@ -288,15 +303,20 @@ def _task_reward(reward: torch.Tensor, scale: float, clip: float | None) -> torc
     return reward if clip is None else reward.clamp(-clip, clip)
 
 
+UpdateStep = Callable[..., dict[str, torch.Tensor]]
+"""What makes an update's gradient step: `update.gradient_step(learner, batch)` or its compiled form."""
+COMPILE_BACKEND = "inductor"
+"""torch.compile's backend with `TrainConfig.compile`."""
 UpdateRequest = tuple[int, list[Batch]]
 """What a phase hands its driver when updates are due: its env steps so far and one minibatch per update."""
 
 
 def _drive(learners: list[Learner], phases: list[Generator[UpdateRequest, list[dict], PhaseLog]],
-           group: LearnerGroup | None = None) -> list[PhaseLog]:
-    """Run phases (`_phase_rounds`) to their end, making the updates each asks for: with a `group` of their
-    learners, phases that ask at the same env step are updated together (`LearnerGroup.update`); a phase
-    that is behind the others (resumed from an earlier checkpoint) updates alone until it has caught up."""
+           group: LearnerGroup | None = None, step: UpdateStep = gradient_step) -> list[PhaseLog]:
+    """Run phases (`_phase_rounds`) to their end, making the updates each asks for with `step`: with a
+    `group` of their learners, phases that ask at the same env step are updated together
+    (`LearnerGroup.update`); a phase that is behind the others (resumed from an earlier checkpoint) updates
+    alone until it has caught up."""
     logs: list[PhaseLog | None] = [None] * len(phases)
     asks: dict[int, UpdateRequest] = {}
 
@@ -313,11 +333,11 @@ def _drive(learners: list[Learner], phases: list[Generator[UpdateRequest, list[d
         due = [i for i, (at, _) in asks.items() if at == first]
         requests = [asks.pop(i)[1] for i in due]
         if group is not None and len(due) == len(learners):
-            stats = [group.update(list(batches)) for batches in zip(*requests, strict=True)]
+            stats = [group.update(list(batches), step) for batches in zip(*requests, strict=True)]
             answers = [[each[j] for each in stats] for j in range(len(due))]
         else:
-            answers = [[learners[i].update(batch) for batch in batches] for i, batches in zip(due, requests,
-                                                                                              strict=True)]
+            answers = [[learners[i].update(batch, step) for batch in batches]
+                       for i, batches in zip(due, requests, strict=True)]
         for i, answer in zip(due, answers, strict=True):
             advance(i, answer)
     return logs
@@ -547,8 +567,18 @@ def pretrain_seeds(method: str, env: EnvSource, steps: int, seeds: Sequence[int]
         phases.append(_phase_rounds(learner, envs, steps, seed, _group_bar(config, i), "pretrain", None,
                                     dirs[i], resumes[i], hooks[i], time_share=len(seeds)))
     with single_thread():
-        logs = _drive(learners, phases, _group(learners))
+        logs = _drive(learners, phases, _group(learners), _update_step(config))
     return list(zip(learners, logs, strict=True))
+
+
+def _update_step(config: TrainConfig) -> UpdateStep:
+    """What pretraining updates with: `update.gradient_step`, or with `TrainConfig.compile` the same compiled
+    by torch.compile, from an empty compile cache (torch compiles anew for each learner, and a process that
+    ran several pretrainings would pass its recompile limit and fall back to eager)."""
+    if not config.compile:
+        return gradient_step
+    torch.compiler.reset()
+    return torch.compile(gradient_step, backend=COMPILE_BACKEND)
 
 
 def _group(learners: list[Learner]) -> LearnerGroup | None:

@@ -1,12 +1,15 @@
 """What a training phase does the same way in both wings (`aps_teach.grid.train`, `aps_teach.atari.train`):
 what it returns (`PhaseLog`), the epsilon schedule, the torch thread limit while it runs, the check that a
-checkpoint is of the run resuming it, and its metrics.csv put back as the checkpoint has it. The phases' names
-and random streams are `aps_teach.infra.seeds`'.
+checkpoint is of the run resuming it, its metrics.csv put back as the checkpoint has it, and the check that
+torch.compile works here before a run that asks for it. The phases' names and random streams are
+`aps_teach.infra.seeds`'.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,3 +113,31 @@ def restore_metrics(path: Path, rows: Sequence[dict], columns: Sequence[str], ph
             reason = "did not match the checkpoint's rows"
     write_text_atomic(path, expected)
     say(f"{PHASE_NAMES[phase]}: {path} {reason}; rewritten from the checkpoint ({len(rows)} rows)")
+
+
+@functools.cache
+def compile_backend_error(device_type: str) -> str | None:
+    """Why torch.compile cannot run on this machine's `device_type` (cpu, cuda), or None if it can: a tiny
+    function compiled and run once (the CPU backend needs a working C++ compiler). Torch's own log lines
+    while it fails (torch 2.14 warns where it kept its cache) are held back: the returned reason is what
+    the user needs, in one line."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        probe = torch.compile(lambda x: torch.sin(x) * 2.0 + 1.0, dynamic=False)
+        probe(torch.arange(4.0, device=device_type))
+    except Exception as error:  # whatever the backend raises: the message is what the user needs
+        return f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+    finally:
+        logging.disable(previous)
+    return None
+
+
+def check_compile_backend(device: str | torch.device, flag: str = "--compile") -> None:
+    """ValueError in one line, naming the option `flag`, if torch.compile has no working backend for
+    `device`."""
+    device_type = torch.device(device).type
+    error = compile_backend_error(device_type)
+    if error is not None:
+        raise ValueError(f"{flag}: torch.compile does not work on {device_type} here ({error}); on a CPU "
+                         f"it needs a C++ compiler (g++ or clang): install one, or drop {flag}")

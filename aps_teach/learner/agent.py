@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from dataclasses import asdict
 
 import torch
@@ -264,10 +265,11 @@ class Learner:
         """The flattened boards (B, D) float of observations given as boards or state indices."""
         return self.board_inputs.boards(obs)
 
-    def update(self, batch: Batch) -> dict[str, torch.Tensor]:
-        """One update of Algorithm 1 on a replay minibatch (`aps_teach.learner.update`: `gradient_step`, then
-        `count_update`); returns the losses and reward terms as detached tensors."""
-        stats = gradient_step(self, batch)
+    def update(self, batch: Batch, step: Callable[..., dict] = gradient_step) -> dict[str, torch.Tensor]:
+        """One update of Algorithm 1 on a replay minibatch (`aps_teach.learner.update`: `gradient_step`, or
+        `step` in its place, e.g. compiled, then `count_update`); returns the losses and reward terms as
+        detached tensors."""
+        stats = step(self, batch)
         count_update(self)
         return stats
 

@@ -17,6 +17,7 @@ every seed's weights, losses and rewards equal those of its own run bit for bit
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import asdict
 
 import torch
@@ -200,16 +201,17 @@ class LearnerGroup:
             learner.optimizer.step()
             learner.optimizer.zero_grad(set_to_none=True)
 
-    def update(self, batches: list[Batch]) -> list[dict[str, torch.Tensor]]:
-        """One update of each learner, learner s on minibatch s: Algorithm 1 on the stacked batches, then
-        each learner's update count and target copy; returns each learner's losses and reward means, as
-        `Learner.update` does."""
+    def update(self, batches: list[Batch], step: Callable[..., dict] = gradient_step
+               ) -> list[dict[str, torch.Tensor]]:
+        """One update of each learner, learner s on minibatch s: Algorithm 1 on the stacked batches
+        (`gradient_step`, or `step` in its place), then each learner's update count and target copy;
+        returns each learner's losses and reward means, as `Learner.update` does."""
         if len(batches) != len(self.learners):
             raise ValueError(f"a group of {len(self.learners)} learners updates on as many minibatches, got "
                              f"{len(batches)}")
         fields = zip(*batches, strict=True)
         stacked = Batch(*(None if field[0] is None else torch.stack(field) for field in fields))
-        stats = gradient_step(self, stacked)
+        stats = step(self, stacked)
         for learner in self.learners:
             count_update(learner)
         return [{name: value[i] for name, value in stats.items()} for i in range(len(self.learners))]
