@@ -11,12 +11,14 @@ import torch
 
 import gridworld
 from aps_teach.grid.experiments import Budget
+from aps_teach.grid.rollouts import state_observations
 from aps_teach.grid.train import TrainConfig, evaluate, new_learner, pretrain, task_data
 from aps_teach.infra.phases import PhaseLog
 from aps_teach.infra.sweeps import RunSpec
 from aps_teach.learner.config import AgentConfig
+from aps_teach.learner.tasks import sample_tasks
 from aps_teach.studies import probes
-from aps_teach.studies.probes import w_dependence
+from aps_teach.studies.probes import skill_steering, w_dependence
 
 ROUND = 200  # 2 envs x 100-step episode limit
 AGENT = {"hidden": 16, "batch_size": 8, "n_step": 3, "k": 3, "target_update_period": 20}
@@ -129,3 +131,22 @@ def test_w_dependence_is_zero_when_behaviour_ignores_w_and_not_otherwise():
         plain.psi.head[0].weight[:, -16:] = 0
     carried = w_dependence(plain, "easy", num_tasks=8)
     assert carried["w_consistency"] < 0.9 and carried["q_std_over_w"] > 0
+
+
+def test_skill_steering_is_zero_for_a_policy_blind_to_w_and_follows_phi_otherwise():
+    # the w-blind learner of the test above: every skill's path ends where the others' do, so phi(s_T)^T w
+    # and phi(s_T)^T w' average to the same (each state's sum over the cycle of tasks telescopes)
+    config = AgentConfig(method="aps", hidden=16, exploit_weight=0.0, knn_feature=True)
+    blind = new_learner("aps", "easy", 0, TrainConfig(agent=config, progress=False))
+    with torch.no_grad():
+        blind.psi.head[0].weight[:, -config.feature_dim:] = 0
+    steering = skill_steering(blind, "easy", num_tasks=8, steps=5)
+    assert steering["own_skill"] == pytest.approx(steering["other_skill"], abs=1e-6)
+    # no moves: s_T = s, whatever the policy; by hand over the level's states and the 8 tasks
+    plain = new_learner("aps", "easy", 0, TrainConfig(agent=AgentConfig(hidden=16), progress=False))
+    tasks = sample_tasks(8, 16, torch.Generator().manual_seed(0))
+    _, states = state_observations("easy")
+    phi = plain.features(states)
+    still = skill_steering(plain, "easy", num_tasks=8, steps=0)
+    assert still["own_skill"] == pytest.approx(float((phi @ tasks.T).mean()), abs=1e-6)
+    assert still["other_skill"] == pytest.approx(float((phi @ tasks.roll(1, 0).T).mean()), abs=1e-6)

@@ -82,6 +82,32 @@ def w_dependence(learner: Learner, level, num_tasks: int = 32, seed: int = 0) ->
             "action_gap": float((top[..., 0] - top[..., 1]).mean())}
 
 
+@torch.no_grad()
+def skill_steering(learner: Learner, level, num_tasks: int = 16, steps: int = 10, seed: int = 0
+                   ) -> dict[str, float]:
+    """Whether fresh skills steer where phi says they should, on paths the learner never trained on: from
+    every non-terminal state s of `level` and each of `num_tasks` w uniform on the sphere, `steps` greedy
+    moves under w (Q(s, a, w) as it acts while pretraining; the compiled level's moves), ending at s_T:
+
+    - own_skill: the mean of phi(s_T)^T w;
+    - other_skill: the same with the next task's w' in place of w (tasks in a cycle).
+    A policy blind to w ends where it would under any w, and the two are equal (each s's sum over the cycle
+    telescopes); the gap is how far the skills' paths follow phi."""
+    compiled = gridworld.compile_level(level)
+    n = compiled.num_nonterminal
+    observations = torch.from_numpy(compiled.observations.copy())
+    successor = torch.from_numpy(compiled.successor.astype(np.int64))
+    tasks = sample_tasks(num_tasks, learner.config.feature_dim, torch.Generator().manual_seed(seed))
+    state = torch.arange(n).repeat_interleave(num_tasks)
+    w = tasks.repeat(n, 1)
+    for _ in range(steps):
+        action = learner.q_values(observations[state], w, explore=True).argmax(-1)
+        state = torch.where(state < n, successor[state, action], state)  # terminal states stay
+    phi = learner.features(observations[state])
+    return {"own_skill": float((phi * w).sum(-1).mean()),
+            "other_skill": float((phi * w.roll(1, 0)).sum(-1).mean())}
+
+
 def probe_pretraining(method: str, level: str, *, seed: int, budget: Budget = Budget(),
                       config: TrainConfig | None = None) -> dict:
     """Pretrain `method` on the key level `level` and measure the result (see the module docstring); of
