@@ -79,15 +79,9 @@ def test_eager_update_step_is_the_learners_update_bit_for_bit():
     assert all(torch.equal(p, q) for p, q in zip(a.psi.parameters(), b.psi.parameters(), strict=True))
 
 
-def test_compile_without_a_working_backend_is_a_clear_error(tmp_path, monkeypatch, capsys, request):
-    import torch._inductor.config as inductor
-
+def test_compile_without_a_working_backend_is_a_clear_error(tmp_path, capsys, no_cpp_compiler):
     from aps_teach.cli.main import main
 
-    monkeypatch.setattr(inductor.cpp, "cxx", ("/nonexistent/g++",))  # a machine without a C++ compiler
-    monkeypatch.setattr(inductor, "force_disable_caches", True)  # no kernel compiled earlier may stand in
-    phases.compile_backend_error.cache_clear()
-    request.addfinalizer(phases.compile_backend_error.cache_clear)  # later tests: the compiler is back
     assert "No working C++ compiler" in phases.compile_backend_error("cpu")
     with pytest.raises(ValueError, match=r"--compile: torch.compile does not work on cpu here .*C\+\+"):
         UpdateStep(AtariLearner(SMALL, "aps", 4, seed=0), SMALL, windows=False, compile_mode="default")

@@ -16,7 +16,6 @@ from torch._dynamo.utils import counters
 
 from aps_teach.grid import train
 from aps_teach.grid.train import TrainConfig, pretrain_seeds
-from aps_teach.infra import phases
 from aps_teach.infra.sweeps import config_dict, config_hash
 
 
@@ -43,15 +42,9 @@ def test_the_option_leaves_configuration_records_as_they_were():
     assert config_dict(TrainConfig(compile=True))["compile"] is True
 
 
-def test_compile_without_a_working_backend_is_a_clear_error(tmp_path, monkeypatch, capsys, request):
-    import torch._inductor.config as inductor
-
+def test_compile_without_a_working_backend_is_a_clear_error(tmp_path, capsys, no_cpp_compiler):
     from aps_teach.cli.main import main
 
-    monkeypatch.setattr(inductor.cpp, "cxx", ("/nonexistent/g++",))  # a machine without a C++ compiler
-    monkeypatch.setattr(inductor, "force_disable_caches", True)  # no kernel compiled earlier may stand in
-    phases.compile_backend_error.cache_clear()
-    request.addfinalizer(phases.compile_backend_error.cache_clear)  # later tests: the compiler is back
     with pytest.raises(ValueError, match=r"^compile \(--train.compile\): torch.compile does not work on cpu"):
         TrainConfig(compile=True)
     out = tmp_path / "run"
