@@ -645,7 +645,7 @@ def check_printed_output(source, notebook) -> None:
                 above = float(low) > max(float(v_high), float(a_high))
                 assert said == {True: "holds", False: "does not hold"}[above]
         assert [c[4:][2::3] for c in family] == [("does not hold", "does not hold", "holds"),
-                                                         ("does not hold", "holds", "holds")]
+                                                 ("does not hold", "holds", "holds")]
         assert "aps, kNN feature 0.53 [0.44, 0.62] beats both: holds" in printed
         assert "P(APS > VISR) 0.51 [0.45, 0.57]; above VISR more often than not: does not hold" in printed
         # the paper's claims, decided per level and measure from the committed Figure 4 intervals
