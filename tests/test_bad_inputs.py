@@ -141,6 +141,18 @@ def test_learning_starts_that_leaves_no_phase_an_update_is_refused(tmp_path, cap
             "phase would make an update") in err
 
 
+@pytest.mark.parametrize("device, message", [
+    ("cuda", "device 'cuda' asked for but CUDA is not available"),
+    ("tpu", "unknown device 'tpu'"),
+    ("meta", "unsupported device 'meta'; valid: cpu, cuda, cuda:N, mps"),
+])
+def test_a_device_this_machine_lacks_is_refused_before_anything_is_written(device, message, tmp_path, capsys,
+                                                                            monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    err = refused(run_argv(tmp_path / "out", "--train.device", device), capsys, tmp_path)
+    assert message in err
+
+
 def test_learning_starts_that_idles_one_phase_is_one_warning_before_training(tmp_path, capsys):
     argv = run_argv(tmp_path / "out", "--pretrain-steps", "800", "--train.learning-starts", "500")
     assert main(argv) == 0

@@ -372,3 +372,41 @@ def test_a_phase_that_cannot_fit_in_memory_is_refused_before_it_writes(tmp_path,
     with pytest.raises(ValueError, match=refusal):
         pretrain("aps", "easy", steps, 0, TrainConfig(progress=False), run_dir=tmp_path / "run")
     assert list(tmp_path.iterdir()) == []
+
+
+def _tensors(value):
+    """Every tensor inside nested dicts, lists and tuples."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _tensors(item)
+
+
+@pytest.mark.parametrize("method", ["visr", "apt", "aps"])
+def test_a_learner_moved_to_a_device_takes_every_tensor_it_trains_with(method):
+    """`TrainConfig.device` moves each learner for its phase (`train.on_device`): nothing it computes with
+    may stay behind. The meta device stands in for a GPU (no machine here has one): after `Learner.to`,
+    every tensor of its state (weights, target, Adam's moments and steps, normalisers, observation mean)
+    and its state table are there."""
+    learner, _ = pretrain(method, "easy", 2 * ROUND, 0, tiny(method))
+    assert learner.optimizer.state, "pretraining made Adam steps"
+    learner.to("meta")
+    state = learner.state_dict()
+    state.pop("input_columns")  # which board entries are read: indices kept on the CPU, like the env's boards
+    left = [t.device for t in _tensors(state) if t.device.type != "meta"]
+    assert not left and learner.device.type == "meta"
+    inputs = learner.board_inputs
+    assert inputs.table.boards.device.type == inputs._zeros.device.type == "meta"
+
+
+def test_a_device_this_machine_lacks_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="CUDA is not available.*use --train.device cpu"):
+        pretrain("aps", "easy", ROUND, 0, replace(tiny(), device="cuda"), run_dir=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+    with pytest.raises(ValueError, match="unsupported device 'meta'; valid: cpu, cuda, cuda:N, mps"):
+        TrainConfig(device="meta")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from aps_teach.atari.devices import to_device
+from aps_teach.infra.devices import to_device
 
 
 def shift(x: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, pad: int) -> torch.Tensor:

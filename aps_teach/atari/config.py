@@ -21,8 +21,8 @@ import textwrap
 from dataclasses import dataclass, field, fields
 from typing import Literal
 
-from aps_teach.atari.devices import parse_device
 from aps_teach.infra.checks import MAX_MAGNITUDE, check_field, check_int, check_range, check_type
+from aps_teach.infra.devices import parse_device
 from aps_teach.learner.config import AgentConfig
 
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")

@@ -13,7 +13,6 @@ import torch
 
 from aps_teach.atari.agent import AtariLearner, agent_config
 from aps_teach.atari.config import RUN_FIELDS, AtariTrainConfig, atari_from_dict
-from aps_teach.atari.devices import resolve_device
 from aps_teach.atari.envs import check_game, check_rom
 from aps_teach.atari.train import (
     ScoreResult,
@@ -27,6 +26,7 @@ from aps_teach.atari.train import (
     run_identity,
 )
 from aps_teach.infra.checks import check_seed
+from aps_teach.infra.devices import resolve_device
 from aps_teach.infra.files import jsonable, write_csv_atomic, write_text_atomic
 from aps_teach.infra.phases import check_checkpoint, check_compile_backend
 from aps_teach.infra.run_dir import FINISHED_HINT, RunDir

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from aps_teach.atari.devices import to_device
+from aps_teach.infra.devices import to_device
 from aps_teach.learner.batch import Batch
 
 

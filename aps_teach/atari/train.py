@@ -36,13 +36,13 @@ from tqdm.auto import tqdm
 
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.config import RUN_FIELDS, AtariConfig, AtariTrainConfig, atari_from_dict
-from aps_teach.atari.devices import resolve_device, to_device
 from aps_teach.atari.envs import check_game, make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.metrics import PhaseMetrics
 from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
 from aps_teach.atari.update_step import UpdateStep, apply_augmentation, augmentation_draws
 from aps_teach.infra.checks import check_seed
+from aps_teach.infra.devices import resolve_device, to_device
 from aps_teach.infra.files import jsonable, load_checkpoint, save_checkpoint
 from aps_teach.infra.memory import check_fits
 from aps_teach.infra.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, torch_threads

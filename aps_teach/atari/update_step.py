@@ -21,7 +21,7 @@ import torch
 
 from aps_teach.atari.augment import augment_with, draw
 from aps_teach.atari.config import AtariConfig
-from aps_teach.atari.devices import to_device
+from aps_teach.infra.devices import to_device
 from aps_teach.infra.phases import check_compile_backend
 from aps_teach.learner.batch import Batch
 from aps_teach.learner.update import count_update, gradient_step

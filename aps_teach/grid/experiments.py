@@ -34,6 +34,7 @@ from aps_teach.grid.train import (
     with_method,
 )
 from aps_teach.infra.checks import check_field, check_int, check_seed, check_steps, check_type
+from aps_teach.infra.devices import resolve_device
 from aps_teach.infra.executors import check_not_reimported
 from aps_teach.infra.files import write_text_atomic
 from aps_teach.infra.overrides import with_overrides
@@ -150,12 +151,13 @@ def whole_rounds(budget: Budget, config: TrainConfig, *, announce: bool = False,
 def check_run(level: str, budget: Budget, config: TrainConfig | None = None, *, method: str | None = None,
               seed: int | None = None, announce: bool = False, pretrain_only: bool = False) -> Budget:
     """Raise ValueError for an unknown level or method, a seed out of range, a budget or config of another
-    type (`InputTypeError`), or (with `config`) a kNN k the minibatch cannot serve, a phase of more env
-    steps than `MAX_PHASE_STEPS`, a learning_starts that leaves no phase an update (`check_learning_starts`),
-    or phases whose replays would not fit in free memory: everything a run can be refused for besides its
-    `Budget`'s own checks, before it writes anything. Returns the budget the run will have: with `config`,
-    `whole_rounds` of `budget` (said, with `announce`, once every check passed); with `pretrain_only` (a run
-    that pretrains now and fine-tunes later), only pretraining's steps are rounded and checked."""
+    type (`InputTypeError`), or (with `config`) a kNN k the minibatch cannot serve, a device this machine
+    lacks, a phase of more env steps than `MAX_PHASE_STEPS`, a learning_starts that leaves no phase an
+    update (`check_learning_starts`), or phases whose replays would not fit in free memory: everything a
+    run can be refused for besides its `Budget`'s own checks, before it writes anything. Returns the budget
+    the run will have: with `config`, `whole_rounds` of `budget` (said, with `announce`, once every check
+    passed); with `pretrain_only` (a run that pretrains now and fine-tunes later), only pretraining's steps
+    are rounded and checked."""
     check_type("level", level, str, f"a level name, one of {', '.join(gridworld.ENV_IDS)}")
     if level not in gridworld.ENV_IDS:
         raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(gridworld.ENV_IDS)}")
@@ -170,6 +172,7 @@ def check_run(level: str, budget: Budget, config: TrainConfig | None = None, *, 
                                               "TrainConfig(agent=AgentConfig(...)))")
     config = config if method is None else replace(config, agent=replace(config.agent, method=method))
     config.agent.check_particles()
+    resolve_device(config.device, "--train.device")
     names = ("pretrain_steps",) if pretrain_only else ROUNDED_STEPS
     effective = whole_rounds(budget, config, names=names)
     pretrains = config.agent.method != "dqn"

@@ -17,9 +17,10 @@ study).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -43,6 +44,7 @@ from aps_teach.infra.checks import (
     check_task_vector,
     check_type,
 )
+from aps_teach.infra.devices import parse_device, resolve_device
 from aps_teach.infra.files import load_checkpoint, save_checkpoint, write_csv_atomic
 from aps_teach.infra.memory import check_fits
 from aps_teach.infra.phases import (
@@ -56,7 +58,7 @@ from aps_teach.infra.phases import (
 from aps_teach.infra.run_dir import PHASE_NAMES, say
 from aps_teach.infra.seeds import round_seeds
 from aps_teach.learner.agent import Learner
-from aps_teach.learner.batch import Batch
+from aps_teach.learner.batch import Batch, batch_to
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.group import LearnerGroup
 from aps_teach.learner.inputs import InputColumns
@@ -68,8 +70,9 @@ RoundHook = Callable[["RoundEnd"], None]
 """Called after every round of `pretrain` / `finetune` (e.g. to keep snapshots for the heatmap widgets)."""
 LEARNER_INTERFACE = ("config", "act", "set_observation_table")
 """The attributes of an object that stands in for a `Learner` in the phases (`check_learner`)."""
-RUN_SETTINGS = ("progress", "checkpoint_every")
-"""`TrainConfig` fields that change how a run is shown or saved, not its numbers: a resume may change them."""
+RUN_SETTINGS = ("progress", "checkpoint_every", "device")
+"""`TrainConfig` fields that change how a run is shown, saved or where it runs, not its numbers (the device
+only their float rounding): a resume may change them."""
 
 
 @dataclass
@@ -124,6 +127,12 @@ class TrainConfig:
     only: about 1.3 times as many updates per second after about a minute of compiling per pretraining,
     numbers equal to the uncompiled run's up to float rounding (benchmarks/README.md). Needs a C++
     compiler."""
+    device: str = field(default="cpu", metadata={"omit_at_default": True})
+    """Where pretraining's and fine-tuning's updates run: cpu, cuda, cuda:N. The envs, replay and random
+    draws stay on the CPU; the learners move to the device for the phase and back to the CPU after it
+    (identification, evaluation and everything downstream run on the CPU). A seed group on a GPU runs its
+    S seeds' updates as one batched launch each (benchmarks/README.md, "Gridworld seed groups on a GPU");
+    the numbers equal a CPU run's up to float rounding, not bit for bit."""
 
     def __post_init__(self) -> None:
         check_type("agent", self.agent, AgentConfig, "an AgentConfig (e.g. agent=AgentConfig(gamma=0.5))")
@@ -144,6 +153,7 @@ class TrainConfig:
             check_field(self, "reward_clip", check_range, 0, MAX_MAGNITUDE, low_open=True)
         if self.compile:
             check_compile_backend("cpu", "compile (--train.compile)")
+        parse_device(self.device)  # whether this machine has it is checked where a phase starts
 
 
 @dataclass
@@ -286,7 +296,7 @@ def _restore(ckpt: Path | None, identity: dict, learner: Learner, replay: NStepR
     run; returns its round, metrics rows, starting epsilon (`start_eps` if it has none) and wall seconds."""
     if ckpt is None or not ckpt.exists():
         raise FileNotFoundError(f"--resume: no checkpoint at {ckpt}")
-    state = load_checkpoint(ckpt)
+    state = load_checkpoint(ckpt, map_location="cpu")
     check_identity(ckpt, state, identity)
     learner.load_state_dict(state["learner"])
     replay.load_state_dict(state["replay"])
@@ -389,26 +399,26 @@ def _phase_rounds(learner: Learner, envs: EnvBatch, steps: int, seed: int, confi
             env_steps = (index * horizon + t) * n
             if fixed_w is None and t % cfg.task_resample_every == 0:
                 w = sample_tasks(n, agent_cfg.feature_dim, gen) if agent_cfg.task_conditioned \
-                    else learner.default_task(n)
+                    else learner.default_task(n).cpu()
                 if agent_cfg.task_input_dim > agent_cfg.feature_dim:  # beta ~ U[0, 1] with each w
                     w = torch.cat([w, torch.rand(n, 1, generator=gen)], -1)
             eps = linear_schedule(start_eps, cfg.epsilon_end, cfg.epsilon_decay_fraction * total, env_steps)
-            action = learner.act(obs, w, eps, gen, gpi=False, explore=phase == "pretrain")
+            action = learner.act(obs, w, eps, gen, gpi=False, explore=phase == "pretrain").cpu()
             out = envs.step(action, last=t == horizon - 1)
             row = {"obs": obs, "action": action, "w": w, "next_obs": out["next_obs"],
                    "terminated": out["terminated"], "ended": out["ended"]}
             if "reward" in out:
                 row["reward"] = _task_reward(out["reward"], reward_scale, cfg.reward_clip)
             if store_phi:
-                row["next_phi"] = learner.features(out["next_obs"])
+                row["next_phi"] = learner.features(out["next_obs"]).cpu()
             replay.add(**row)
             learner.observe(out["next_obs"])
             obs = out["obs"]
             if explore_weight:
                 learner.explore_bonus = linear_schedule(explore_weight, 0.0, total, env_steps)
             if env_steps + n > cfg.learning_starts:  # the updates draw nothing from `gen`: sample them first
-                batches = [replay.sample(agent_cfg.batch_size, agent_cfg.n_step, gen)
-                           for _ in range(updates_per_step)]
+                batches = [batch_to(replay.sample(agent_cfg.batch_size, agent_cfg.n_step, gen),
+                                    learner.device) for _ in range(updates_per_step)]
                 for stats in (yield env_steps, batches):
                     for key, value in stats.items():
                         sums.setdefault(key, []).append(value)
@@ -476,7 +486,7 @@ def load_learner(checkpoint: str | Path) -> tuple[Learner, dict]:
     path = Path(checkpoint)
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint at {path}")
-    state = load_checkpoint(path)
+    state = load_checkpoint(path, map_location="cpu")  # a GPU run's checkpoint reads anywhere
     try:
         agent = AgentConfig(**state["config"]["agent"])
         columns = state["learner"].get("input_columns")
@@ -566,7 +576,7 @@ def pretrain_seeds(method: str, env: EnvSource, steps: int, seeds: Sequence[int]
         learners.append(learner)
         phases.append(_phase_rounds(learner, envs, steps, seed, _group_bar(config, i), "pretrain", None,
                                     dirs[i], resumes[i], hooks[i], time_share=len(seeds)))
-    with single_thread():
+    with single_thread(), on_device(learners, config.device):
         logs = _drive(learners, phases, _group(learners), _update_step(config))
     return list(zip(learners, logs, strict=True))
 
@@ -579,6 +589,23 @@ def _update_step(config: TrainConfig) -> UpdateStep:
         return gradient_step
     torch.compiler.reset()
     return torch.compile(gradient_step, backend=COMPILE_BACKEND)
+
+
+@contextlib.contextmanager
+def on_device(learners: Sequence[Learner], device: str) -> Iterator[None]:
+    """The learners on `device` (`TrainConfig.device`) for the phase inside, back on the CPU after it, so
+    that what reads them afterwards (identification, evaluation, the studies) runs on the CPU as before."""
+    target = resolve_device(device, "--train.device")
+    if target.type == "cpu":
+        yield
+        return
+    for learner in learners:
+        learner.to(target)
+    try:
+        yield
+    finally:
+        for learner in learners:
+            learner.to("cpu")
 
 
 def _group(learners: list[Learner]) -> LearnerGroup | None:
@@ -660,9 +687,9 @@ def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
             for t in range(envs.horizon):
                 if t % config.task_resample_every == 0:
                     w = sample_tasks(config.num_envs, learner.config.feature_dim, gen)
-                action = learner.act(obs, w, config.epsilon_end, gen, gpi=False)
+                action = learner.act(obs, w, config.epsilon_end, gen, gpi=False).cpu()
                 out = envs.step(action, last=t == envs.horizon - 1)
-                features.append(learner.features(out["next_obs"]))
+                features.append(learner.features(out["next_obs"]).cpu())
                 rewards.append(out["reward"])
                 obs = out["obs"]
     return torch.cat(features), torch.cat(rewards)
@@ -702,7 +729,7 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
             alive = torch.ones(n, dtype=torch.bool)
             ret, success = torch.zeros(n, dtype=torch.float64), torch.zeros(n, dtype=torch.bool)
             for t in range(envs.horizon):
-                actions = learner.act(obs, w.expand(n, -1), 0.0, gen, gpi=gpi)
+                actions = learner.act(obs, w.expand(n, -1), 0.0, gen, gpi=gpi).cpu()
                 out = envs.step(actions, last=t == envs.horizon - 1)
                 ret += torch.where(alive, out["reward"].double(), 0.0)
                 success |= alive & out["terminated"]
@@ -771,5 +798,5 @@ def finetune_seeds(learners: Sequence[Learner], env: EnvSource, ws: Sequence[tor
         phases.append(_phase_rounds(learner, envs, steps, seed, _group_bar(config, i), "finetune",
                                     w[None].float(), dirs[i], resumes[i], hooks[i], reward_scale,
                                     explore_weight, time_share=len(seeds)))
-    with single_thread():
+    with single_thread(), on_device(learners, config.device):
         return _drive(learners, phases, _group(learners))

@@ -5,6 +5,7 @@
     locks      one owner per run or results directory
     seeds      every random stream, named
     memory     will it fit: free memory, checked before anything is allocated
+    devices    device names checked, host-to-device copies that do not wait
     stats      summaries over seeds with 95% intervals
     overrides  config overrides by dotted field name
     run_dir    a run directory: claimed, resumed, forced

@@ -90,6 +90,23 @@ class Learner:
         """Fine-tuning that keeps exploring: the weight of the exploration reward added to the task reward
         (`grid.train.finetune`'s `explore_weight`, decaying to 0); 0, the paper's protocol, adds nothing."""
 
+    def to(self, device: str | torch.device) -> Learner:
+        """Move the networks, their target, Adam's state, the observation mean and the state table to
+        `device` (a gridworld run's updates on a GPU: `grid.train.TrainConfig.device`); returns self."""
+        device = torch.device(device)
+        if device == self.device:
+            return self
+        adam = self.optimizer.state_dict()
+        for module in (*self._modules().values(), self.psi_target):
+            module.to(device)
+        self.device = device
+        self.optimizer = self._adam(adam["param_groups"][0]["lr"])
+        self.optimizer.load_state_dict(adam)  # Adam's moments and steps follow their parameters
+        self.board_inputs.to(device)
+        if self.normaliser is not None:
+            self.normaliser.mean = self.normaliser.mean.to(device)
+        return self
+
     def use_objective(self, objective: Objective | None) -> None:
         """Pretrain on `objective`'s reward and vMF loss instead of Eqs. 6 and 5 (None: the library's).
         It must be the whole reward, so it needs what it is paid on: APS (phi and a kNN space), the last
@@ -206,6 +223,7 @@ class Learner:
             gpi: bool, explore: bool = False) -> torch.Tensor:
         """epsilon-greedy on Q(s, a) = psi(s, a, w)^T w~ (`task_weights`; `explore`: pretraining's reward),
         or its GPI max over candidates if `gpi`."""
+        w = w.to(self.device)
         candidates = gpi_candidates(w, self.config.gpi_samples, generator) if gpi else w[:, None]
         greedy = gpi_action_values(self.psi(self.inputs(obs), self.psi_task(candidates)),
                                    self.task_weights(w, explore)).argmax(dim=1)

@@ -35,3 +35,9 @@ class Batch(NamedTuple):
     boot_alive: torch.Tensor
     reward: torch.Tensor | None = None
     next_phi: torch.Tensor | None = None
+
+
+def batch_to(batch: Batch, device: torch.device) -> Batch:
+    """The same windows with every tensor on `device` (the gridworld replay samples on the CPU; a learner on a
+    GPU updates there)."""
+    return Batch(*(None if t is None else t.to(device) for t in batch))

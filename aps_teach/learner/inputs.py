@@ -135,7 +135,8 @@ def first_layer(linear: nn.Linear, x: torch.Tensor | TableInputs) -> torch.Tenso
     rows, where = x.index.numel(), x.index
     if x.table.ndim == 3:  # a seed group: table s for the indices index[s]
         rows //= len(x.table)
-        where = (torch.arange(len(x.table)).view(-1, *[1] * (x.index.ndim - 1)), x.index)
+        seed = torch.arange(len(x.table), device=x.index.device)
+        where = (seed.view(-1, *[1] * (x.index.ndim - 1)), x.index)
     if rows < x.table.shape[-2]:
         return linear(x.table[where])
     return linear(x.table)[where]
@@ -190,7 +191,7 @@ class BoardInputs:
 
     def boards(self, obs: torch.Tensor) -> torch.Tensor:
         """Flattened boards (B, D) float of observations given as boards (B, *obs_shape) or indices (B,)."""
-        boards = self.table.source[obs] if self.is_index(obs) else obs
+        boards = self.table.source[obs.cpu()].to(obs.device) if self.is_index(obs) else obs
         return boards.flatten(1).float()
 
     def _read(self, obs: torch.Tensor) -> torch.Tensor:
@@ -209,6 +210,16 @@ class BoardInputs:
         """Fold observations the learner will train on into the running mean m."""
         if self.observation_mean is not None:
             self.observation_mean.update(self.table.boards[obs] if self.is_index(obs) else self._read(obs))
+
+    def to(self, device: torch.device) -> None:
+        """Move m, the state table and the zeros of m = 0 to `device`."""
+        self.device = device
+        if self.observation_mean is not None:
+            self.observation_mean.total = self.observation_mean.total.to(device)
+            self.observation_mean._mean = None
+        self._zeros = self._zeros.to(device)
+        if self.table is not None:
+            self.table = StateTable(self.table.source, self._indices, device)
 
     def freeze(self) -> None:
         """Stop m moving (fine-tuning from a pretrained learner: phi's input must not move)."""

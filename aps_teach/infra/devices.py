@@ -30,17 +30,18 @@ def parse_device(name: str) -> torch.device:
     return device
 
 
-def resolve_device(name: str) -> torch.device:
-    """The torch device called `name`, or ValueError if this machine does not have it."""
+def resolve_device(name: str, flag: str = "--device") -> torch.device:
+    """The torch device called `name`, or ValueError if this machine does not have it (naming the option
+    `flag` that chose it)."""
     device = parse_device(name)
     if device.type == "cuda":
         if not torch.cuda.is_available():
             why = ("this torch is built without CUDA" if torch.version.cuda is None
                    else "no CUDA GPU is visible")
             raise ValueError(f"device {name!r} asked for but CUDA is not available ({why}, torch "
-                             f"{torch.__version__}); use --device cpu")
+                             f"{torch.__version__}); use {flag} cpu")
         if device.index is not None and device.index >= torch.cuda.device_count():
             raise ValueError(f"device {name!r}: only {torch.cuda.device_count()} CUDA device(s) visible")
     elif device.type == "mps" and not torch.backends.mps.is_available():
-        raise ValueError(f"device {name!r} asked for but MPS is not available; use --device cpu")
+        raise ValueError(f"device {name!r} asked for but MPS is not available; use {flag} cpu")
     return device
