@@ -45,14 +45,14 @@ def augmentation_draws(batch: Batch, atari: AtariConfig, generator: torch.Genera
 
 def apply_augmentation(batch: Batch, atari: AtariConfig, draws: Draws) -> Batch:
     """The batch with the stacks named in `draws` augmented by them (`augment.augment_with`); the rest as
-    it is."""
+    it is. Built field by field: torch.compile 2.11 fails to trace `Batch._replace` (benchmarks/README.md)."""
     out = {}
     for key, (offsets, eps) in draws.items():
         x = getattr(batch, key)
         flat = x.flatten(0, 1) if key == "next_obs" else x
         y = augment_with(flat, atari.shift_pad, atari.intensity_scale, offsets, eps)
         out[key] = y.unflatten(0, x.shape[:2]) if key == "next_obs" else y
-    return batch._replace(**out)
+    return Batch(*(out.get(name, value) for name, value in zip(Batch._fields, batch, strict=True)))
 
 
 class UpdateStep:
