@@ -163,7 +163,7 @@ class RunningMean:
         return {"mean": self.mean.clone(), "count": self.count}
 
     def load_state_dict(self, state: dict) -> None:
-        self.mean, self.count = state["mean"].clone(), int(state["count"])
+        self.mean, self.count = state["mean"].to(self.mean.device, copy=True), int(state["count"])
 
 
 class SeedNormalisers:
