@@ -35,8 +35,7 @@ step() {  # step NAME SECONDS COMMAND...: run it under a time limit, its output 
   local name=$1 limit=$2; shift 2  # OUTDIR/NAME.log, timed; a step that fails or overruns does not stop the rest
   echo "== $name: $*"
   local start=$SECONDS status=0
-  timeout "$limit" "$@" > >(tee "$out/$name.log") 2>&1 || status=$?
-  sleep 0.2  # let tee finish writing
+  timeout "$limit" "$@" 2>&1 | tee "$out/$name.log" || status=$?  # pipefail: the command's status
   echo "== $name: $((SECONDS - start)) s, exit status $status" | tee -a "$out/$name.log"
 }
 

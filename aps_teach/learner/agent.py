@@ -104,7 +104,7 @@ class Learner:
         self.optimizer.load_state_dict(adam)  # Adam's moments and steps follow their parameters
         self.board_inputs.to(device)
         if self.normaliser is not None:
-            self.normaliser.mean = self.normaliser.mean.to(device)
+            self.normaliser.to(device)
         return self
 
     def use_objective(self, objective: Objective | None) -> None:

@@ -55,6 +55,10 @@ class ObservationNormaliser:
             self._mean = (self.total / max(self.count, 1)).float()
         return self._mean
 
+    def to(self, device: torch.device) -> None:
+        """Move the running sum to `device` (m follows)."""
+        self.total, self._mean = self.total.to(device), None
+
     def state_dict(self) -> dict:
         return {"total": self.total.clone(), "count": self.count, "frozen": self.frozen}
 
@@ -215,8 +219,7 @@ class BoardInputs:
         """Move m, the state table and the zeros of m = 0 to `device`."""
         self.device = device
         if self.observation_mean is not None:
-            self.observation_mean.total = self.observation_mean.total.to(device)
-            self.observation_mean._mean = None
+            self.observation_mean.to(device)
         self._zeros = self._zeros.to(device)
         if self.table is not None:
             self.table = StateTable(self.table.source, self._indices, device)

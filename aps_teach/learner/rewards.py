@@ -159,6 +159,10 @@ class RunningMean:
             self.count += n
         return self.mean
 
+    def to(self, device: torch.device) -> None:
+        """Move the mean to `device`."""
+        self.mean = self.mean.to(device)
+
     def state_dict(self) -> dict:
         return {"mean": self.mean.clone(), "count": self.count}
 
@@ -196,6 +200,11 @@ class MaskedRunningMean(RunningMean):
         super().__init__()
         self.mean = torch.zeros(1, dtype=torch.float64, device=device)
         self.count = torch.zeros((), dtype=torch.int64, device=device)
+
+    def to(self, device: torch.device) -> None:
+        """Move the mean and the count to `device`."""
+        super().to(device)
+        self.count = self.count.to(device)
 
     def update(self, values: torch.Tensor) -> torch.Tensor:
         """Fold all of `values` in (`RunningMean.update`'s arithmetic, in place); return the new mean."""
