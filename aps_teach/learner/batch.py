@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import torch
 
+from aps_teach.infra.devices import to_device
+
 
 class Batch(NamedTuple):
     """B windows of up to n steps from (s_t, a_t, w); s'_i is the state reached by step i of the window.
@@ -39,5 +41,5 @@ class Batch(NamedTuple):
 
 def batch_to(batch: Batch, device: torch.device) -> Batch:
     """The same windows with every tensor on `device` (the gridworld replay samples on the CPU; a learner on a
-    GPU updates there)."""
-    return Batch(*(None if t is None else t.to(device) for t in batch))
+    GPU updates there), copied by `infra.devices.to_device` (no host sync)."""
+    return Batch(*(None if t is None else to_device(t, device) for t in batch))
