@@ -73,5 +73,6 @@ def main() -> None:
             compare(f"grouped (2 seeds) against alone, both on {args.device}", runs[0], alone[0])
             compare(f"alone on {args.device} against alone on the CPU", alone[0], cpu_runs[0])
 
+
 if __name__ == "__main__":
     main()
