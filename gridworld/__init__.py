@@ -28,7 +28,7 @@ from gridworld.env import (  # noqa: E402
 )
 from gridworld.families import TASK_FAMILIES, TASK_KINDS, Task, TaskFamily, rooms, task_family  # noqa: E402
 from gridworld.layout import ACTIONS, KEYS, LEGEND, Layout, layer_names, shortest_path  # noqa: E402
-from gridworld.levels import LEVELS, MAZES  # noqa: E402
+from gridworld.levels import HELD_OUT, LEVELS, MAZES  # noqa: E402
 from gridworld.reward_maps import (  # noqa: E402
     normalised_score,
     optimal_return,
@@ -42,11 +42,13 @@ ENV_IDS = {
     "easy": "gridworld/Passageway-Easy-v0",
     "hard": "gridworld/Passageway-Hard-v0",
     "deep": "gridworld/Passageway-Deep-v0",
+    "detour": "gridworld/Passageway-Detour-v0",
+    "fork": "gridworld/Passageway-Fork-v0",
     "open10": "gridworld/Open10-v0",
     "fourroom": "gridworld/FourRoom-v0",
 }
-"""Registered ids of the built-in levels (easy, hard, deep) and target-free mazes (open10, fourroom:
-`gymnasium.make` them with `reward_map=...`)."""
+"""Registered ids of the built-in levels (easy, hard, deep; the held-out detour and fork) and target-free
+mazes (open10, fourroom: `gymnasium.make` them with `reward_map=...`)."""
 CUSTOM_ENV_ID = "gridworld/Passageway-v0"
 
 for _level, _env_id in ENV_IDS.items():
@@ -96,8 +98,9 @@ def make_vector(level: str | Sequence[str] = "easy", num_envs: int = 8, **kwargs
 
 
 __all__ = [
-    "ACTIONS", "COLOURS", "CUSTOM_ENV_ID", "CompiledLevel", "ENV_IDS", "KEYS", "LAYER_COLOURS", "LAYER_NAMES",
-    "LEGEND", "LEVELS", "MAZES", "Layout", "MAX_EPISODE_STEPS", "PassagewayEnv", "PassagewayVectorEnv",
+    "ACTIONS", "COLOURS", "CUSTOM_ENV_ID", "CompiledLevel", "ENV_IDS", "HELD_OUT", "KEYS", "LAYER_COLOURS",
+    "LAYER_NAMES", "LEGEND", "LEVELS", "MAZES", "Layout", "MAX_EPISODE_STEPS", "PassagewayEnv",
+    "PassagewayVectorEnv",
     "TASK_FAMILIES", "TASK_KINDS", "Task", "TaskFamily", "compile_level", "layer_names", "make",
     "make_vector", "normalised_score", "optimal_return", "random_box_reward_map", "random_return",
     "resolve_level", "rooms", "shortest_path", "task_family", "task_references",

@@ -111,9 +111,9 @@ class CompiledLevel:
 
 def compile_level(level: str | Sequence[str] | Layout, reward_map=None, *,
                   absorbing_target: bool = False, task: Task | str | None = None) -> CompiledLevel:
-    """Compile a built-in level (easy, hard, deep, open10, fourroom), ASCII art or a `Layout`, with the
-    key/target protocol, a `reward_map` task or a `task` (`gridworld.families`; a box task's target is
-    always absorbing). A maze without a target compiles without either too (keys pay, nothing ends), for
+    """Compile a built-in level (easy, hard, deep, detour, fork, open10, fourroom), ASCII art or a `Layout`,
+    with the key/target protocol, a `reward_map` task or a `task` (`gridworld.families`; a box task's target
+    is always absorbing). A maze without a target compiles without either too (keys pay, nothing ends), for
     tools that only need its dynamics; the envs ask for a task there.
     """
     layout = level if isinstance(level, Layout) else resolve_level(level)

@@ -17,7 +17,8 @@ connected components of the free cells with passageways taken as walls, named "s
 "behind A+B", ...) and `keys_needed`, the fewest keys held on arriving in a state that pays (on arriving at
 the target, for the target task).
 
-`task_family(level)` gives the built-in family of easy, hard and deep (`TASK_FAMILIES`), by a fixed rule:
+`task_family(level)` gives the built-in family of easy, hard, deep and the held-out levels detour and fork
+(`TASK_FAMILIES`), by a fixed rule:
 the target task; in every room up to `BOXES_PER_ROOM` 2x2 boxes spread over it; and for every room and every
 key that a state in the room may or may not hold, a keyed copy of each of the room's boxes. The exact
 references of a task (optimal and uniformly random returns) are `gridworld.reward_maps.task_references`.
@@ -40,8 +41,9 @@ from gridworld.layout import ACTIONS, BUILT_IN, KEYS, MOVES, Cell, Layout, State
 BOX, KEYED_BOX, TARGET = "box", "keyed box", "target"
 TASK_KINDS: tuple[str, ...] = (BOX, KEYED_BOX, TARGET)
 """The kinds of task: a box, a box that pays only while a key is held, the level's key/target protocol."""
-TASK_FAMILIES: tuple[str, ...] = ("easy", "hard", "deep")
-"""The levels with a built-in task family (`task_family`)."""
+TASK_FAMILIES: tuple[str, ...] = ("easy", "hard", "deep", "detour", "fork")
+"""The levels with a built-in task family (`task_family`): the course's three key levels and the held-out two
+(`gridworld.HELD_OUT`)."""
 BOX_SIDE = 2
 """A family's boxes are BOX_SIDE x BOX_SIDE squares of cells (a room too small for one: its free cells)."""
 BOXES_PER_ROOM = 4
@@ -230,6 +232,14 @@ class Task:
                 raise ValueError(f"task {self.name!r}: box cell {cell} is reached by no state{holding}; "
                                  "a box lies where an episode can go (see the level's reachable_states())")
         return paying
+
+    @property
+    def task_class(self) -> str:
+        """The class a study judges the task in: "target" for the target task, else its room, and for a keyed
+        box the key it needs ("behind A with purple")."""
+        if self.kind == TARGET:
+            return TARGET
+        return self.room + (f" with {self.key}" if self.key is not None else "")
 
     def reward(self, position: Cell, keys_held: Sequence[str] = ()) -> float:
         """r(s') of a box task for arriving at `position` holding `keys_held`: `value` if the position is one

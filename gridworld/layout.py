@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gridworld.levels import LEVELS, MAZES
+from gridworld.levels import HELD_OUT, LEVELS, MAZES
 
 Cell = tuple[int, int]
 State = tuple[Cell, tuple[str, ...]]
@@ -197,7 +197,7 @@ class Layout:
         return sorted(seen, key=lambda s: (len(s[1]), s[1], s[0]))
 
 
-BUILT_IN: dict[str, tuple[str, ...]] = {**LEVELS, **MAZES}
+BUILT_IN: dict[str, tuple[str, ...]] = {**LEVELS, **HELD_OUT, **MAZES}
 """Every built-in level and maze by name."""
 
 

@@ -194,7 +194,8 @@ def test_an_edited_run_config_is_refused_on_read_naming_the_field(finished, tmp_
     for field, value, message in [
             ("pretrain_steps", -5, "pretrain_steps must be an integer >= 1, got -5"),
             ("seed", "one", "seed must be an integer >= 0 and <= 4294967295, got 'one'"),
-            ("level", "medium", "unknown level 'medium'; valid levels: easy, hard, deep, open10, fourroom")]:
+            ("level", "medium",
+             "unknown level 'medium'; valid levels: easy, hard, deep, detour, fork, open10, fourroom")]:
         (run / "config.json").write_text(json.dumps({**saved, field: value}))
         before = files(run)
         for command in ("evaluate", "finetune"):

@@ -336,7 +336,8 @@ def open_room(height, width, keys=""):
     ("open10", np.full((12, 12), np.inf), "finite"),
     ("open10", {(0, 0): 1.0}, r"wall cells \[\(0, 0\)\]"),
     (["#S#", "#T"], None, "ragged: row 1 has 2"),
-    ("medium", None, "unknown level 'medium'; valid levels: easy, hard, deep, open10, fourroom"),
+    ("medium", None,
+     "unknown level 'medium'; valid levels: easy, hard, deep, detour, fork, open10, fourroom"),
 ])
 def test_compile_level_refuses_bad_input_with_a_clear_error(level, reward_map, message):
     with pytest.raises(ValueError, match=message):
@@ -410,10 +411,12 @@ def test_state_index_names_what_is_wrong():
     ({"observation": "pixels"}, "unknown observation 'pixels'; valid: board, state"),
     ({"autoreset_mode": "Disabled"}, "unsupported autoreset_mode 'Disabled'; valid: AutoresetMode.NEXT_STEP"),
     ({"level": "open10"}, "no target 'T': give it a reward_map"),
-    ({"level": "maze"}, "unknown level 'maze'; valid levels: easy, hard, deep, open10, fourroom"),
+    ({"level": "maze"},
+     "unknown level 'maze'; valid levels: easy, hard, deep, detour, fork, open10, fourroom"),
     ({"task": "behind B box 1"}, "unknown task 'behind B box 1' in the family of level easy; valid tasks: "),
     ({"task": TWO_KEYS_TASK}, r"task 'keyed' is on level your art, not on this level \(easy\)"),
-    ({"level": "open10", "task": "target"}, "is a name, but only the levels easy, hard, deep have a task"),
+    ({"level": "open10", "task": "target"},
+     "is a name, but only the levels easy, hard, deep, detour, fork have a task"),
     ({"level": "open10", "reward_map": {(1, 1): 1.0}, "task": gridworld.Task("open10", "b", "box", [(1, 1)])},
      "give a reward_map or a task, not both"),
 ])

@@ -145,10 +145,19 @@ def test_the_target_task_s_tables_are_the_protocol_s_and_with_task_sets_each_tas
 
 
 FAMILY_ROOMS = {"easy": ("start room", "behind A"), "hard": ("start room", "behind A", "behind A+B"),
-                "deep": ("start room", "behind A", "behind A+B")}
+                "deep": ("start room", "behind A", "behind A+B"),
+                "detour": ("behind A", "behind B", "start room"),
+                "fork": ("start room", "behind A", "behind A+B", "behind B")}
 KEYS_NEEDED = {("start room", None): 0, ("behind A", None): 1, ("behind A+B", None): 2,
                ("start room", "green"): 1, ("start room", "purple"): 2, ("behind A", "purple"): 2}
-"""Keys needed by the boxes of each room, by the key a keyed box needs (None: a plain box)."""
+"""Keys needed by the boxes of each room, by the key a keyed box needs (None: a plain box), where the purple
+key lies behind the green passageway (easy, hard, deep)."""
+HELD_OUT_KEYS_NEEDED = {
+    # detour: the purple key behind A, its passageway in the start room's wall: behind B needs both
+    "detour": {**KEYS_NEEDED, ("behind B", None): 2},
+    # fork: both keys in the start room, each opening one side room; the target's room needs both
+    "fork": {**KEYS_NEEDED, ("start room", "purple"): 1, ("behind B", None): 1, ("behind B", "green"): 2},
+}
 
 
 @pytest.mark.parametrize("level", gridworld.TASK_FAMILIES)
@@ -165,10 +174,12 @@ def test_each_family_covers_every_room_with_all_three_kinds(level):
     for task in boxes:
         assert {names[room_of[cell]] for cell in task.cells} == {task.room}
         assert not any(layout.walls[cell] or cell == layout.target for cell in task.cells)
-        assert task.keys_needed == KEYS_NEEDED[task.room, task.key]
+        assert task.keys_needed == HELD_OUT_KEYS_NEEDED.get(level, KEYS_NEEDED)[task.room, task.key]
+        assert task.task_class == task.room + (f" with {task.key}" if task.key else "")
         assert family[task.name] is task
     target = family["target"]
     assert target.room == names[room_of[layout.target]] and target.keys_needed == len(layout.key_names)
+    assert target.task_class == "target"
 
 
 @pytest.mark.parametrize("level", gridworld.TASK_FAMILIES)
@@ -184,7 +195,7 @@ def test_every_task_has_an_optimum_above_random_and_the_target_task_the_protocol
                  "random": (protocol.reward + value["random"][protocol.successor]).mean(axis=1)}
     expected = tuple(float(value[name][protocol.start_states].mean()) for name in ("optimal", "random"))
     assert gridworld.task_references(level, "target") == pytest.approx(expected)
-    shortest = {"easy": 11.0, "hard": 12.0, "deep": 12.0}[level]  # the shortest solutions' return
+    shortest = {"easy": 11.0}.get(level, 12.0)  # the shortest solutions' return: one key, or two
     assert gridworld.task_references(level, "target")[0] == shortest
 
 
@@ -194,7 +205,7 @@ def test_families_are_fixed_lists():
         "behind A box 1", "behind A box 2", "behind A box 3", "behind A box 4", "start room box 1 with green",
         "start room box 2 with green", "start room box 3 with green", "start room box 4 with green",
     )
-    assert [len(task_family(level)) for level in ("easy", "hard", "deep")] == [13, 22, 22]
+    assert [len(task_family(level)) for level in gridworld.TASK_FAMILIES] == [13, 22, 22, 22, 33]
     hard = task_family("hard")
     assert hard["behind A+B box 1"].cells == ((2, 8), (3, 8))  # the room too small for a 2x2 box: all of it
     assert hard["behind A box 2 with purple"].cells == hard["behind A box 2"].cells == (
@@ -251,7 +262,8 @@ BAD_TASKS = [
     (("open10", "x", TARGET),
      "level open10 has no target 'T', so no target task; its kinds: 'box', 'keyed box'"),
     (("easy", "x", TARGET, [(1, 1)]), "a target task pays the key/target protocol; give it no cells"),
-    (("medium", "x", "box", [(1, 1)]), "unknown level 'medium'; valid levels: easy, hard, deep, open10"),
+    (("medium", "x", "box", [(1, 1)]),
+     "unknown level 'medium'; valid levels: easy, hard, deep, detour, fork, open10"),
 ]
 
 
@@ -271,7 +283,7 @@ def test_bad_families_and_lookups_are_refused():
         TaskFamily("hard", (box,))
     for level in ("open10", "medium", CORRIDOR):
         with pytest.raises(ValueError, match="no task family for level .*; levels with families: easy, hard, "
-                                             "deep$"):
+                                             "deep, detour, fork$"):
             task_family(level)
     with pytest.raises(KeyError, match="unknown task 'nope' in the family of level easy; valid tasks: "
                                        "'target', 'start room box 1', "):
@@ -281,7 +293,8 @@ def test_bad_families_and_lookups_are_refused():
             make("hard", task="nope")
         with pytest.raises(ValueError, match="task 'x' is on level easy, not on this level \\(hard\\)"):
             make("hard", task=box)
-        with pytest.raises(ValueError, match="task 'target' is a name, but only the levels easy, hard, deep"):
+        with pytest.raises(ValueError, match="task 'target' is a name, but only the levels easy, hard, deep, "
+                                             "detour, fork"):
             make(CORRIDOR, task="target")
     with pytest.raises(ValueError, match="give a reward_map or a task, not both"):
         gridworld.make("open10", reward_map={(1, 1): 1.0}, task=Task("open10", "x", "box", [(1, 1)]))

@@ -121,7 +121,7 @@ def test_reward_maps_and_targets_do_not_mix():
         gridworld.make("easy", reward_map={(1, 1): 1.0})
     with pytest.raises(ValueError, match="no target 'T': give it a reward_map"):
         gridworld.make("open10")
-    with pytest.raises(ValueError, match="unknown level 'maze'; valid levels: easy, hard, deep, open10, "):
+    with pytest.raises(ValueError, match="unknown level 'maze'; valid levels: easy, hard, deep, detour, "):
         gridworld.make("maze")
 
 

@@ -184,9 +184,9 @@ def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
     from aps_teach.infra.sweeps import read_rows
     from aps_teach.studies.plots import write_families_figure, write_family_budgets_figure
     from aps_teach.studies.task_families import (
-        ARMS,
         COLUMNS,
         CONTENDERS,
+        EXPLORATORY_ARMS,
         GROUPINGS,
         PARENTS,
         RESULTS,
@@ -201,9 +201,9 @@ def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
                         progress=False)
     with ThreadPoolExecutor(1) as pool:
         report = run_family_study(["easy"], 1, tmp_path, BUDGET, train=train, executor=pool, progress=False)
-        assert len(report.completed) == len(ARMS) and not report.failures
+        assert len(report.completed) == len(EXPLORATORY_ARMS) and not report.failures
         again = run_family_study(["easy"], 1, tmp_path, BUDGET, train=train, executor=pool, progress=False)
-        assert len(again.skipped) == len(ARMS) and not again.completed
+        assert len(again.skipped) == len(EXPLORATORY_ARMS) and not again.completed
     rows = read_rows(tmp_path / RESULTS, COLUMNS)
     assert {row["method"] for row in rows} == {"visr", "apt", "aps", "dqn", "random"}
     assert {row["overrides"] for row in rows} == {"", '[["agent.knn_feature", true]]', (  # the variants

@@ -49,23 +49,33 @@ from aps_teach.grid.transfer import (
     run_transfer,
 )
 from aps_teach.infra.checks import check_int
+from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.infra.sweeps import default_sweep_dir
 from aps_teach.learner.config import Method
 from aps_teach.studies.aps_parts import run_parts_study
 from aps_teach.studies.budget import StudyGrid, run_study
+from aps_teach.studies.held_out import (
+    PREREGISTRATION,
+    check_unchanged,
+    hypotheses,
+    read_protocol,
+    run_part,
+    write_part_tables,
+)
 from aps_teach.studies.plots import (
     write_families_figure,
     write_family_budgets_figure,
     write_figure4,
+    write_held_out_figure,
     write_parts_figure,
     write_study_figures,
     write_transfer_figure,
 )
-from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
 from aps_teach.studies.task_families import (
     BUDGET_ARMS,
+    EXPLORATORY_ARMS,
     FamilyBudget,
     budget_studies,
     read_family_studies,
@@ -76,7 +86,8 @@ from aps_teach.studies.task_families import (
 )
 
 Level = Literal["easy", "hard", "deep"]
-FamilyArm = Literal["visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned", "dqn", "random"]
+FamilyArm = Literal["visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned",
+                    "aps, kNN feature, explore weight 0.5", "dqn", "dqn, equal budget", "random"]
 
 
 @dataclass
@@ -262,7 +273,7 @@ class Families:
     levels: tuple[Level, ...] = ("easy", "hard", "deep")
     seeds: int = 10
     """Number of seeds: 0 .. seeds-1."""
-    arms: tuple[FamilyArm, ...] = tuple(FAMILY_ARMS)
+    arms: tuple[FamilyArm, ...] = EXPLORATORY_ARMS
     """The arms to run (quote the variant's name: --arms visr apt aps 'aps, kNN feature')."""
     workers: int | None = None
     """Parallel runs (default: one per core)."""
@@ -334,6 +345,58 @@ def _families_budget(cmd: FamiliesBudget) -> dict:
     return {**done, "results": cmd.out,
             "table": write_budget_axis(cmd.out / "budget_axis.csv", studies, cmd.level),
             "figure": write_family_budgets_figure(cmd.out / "budget_axis.png", studies, cmd.level)}
+
+
+@dataclass
+class HeldOut:
+    """The pre-registered test on held-out levels (docs/preregistration/held_out.md): each part its protocol
+    block names (a level and a pretraining budget; seeds, arms, budgets and fine-tuning protocols as
+    registered) as a task-family study into OUT/<part>/ (resumable), then each part's registered verdicts,
+    summaries and comparisons (OUT/<part>/verdicts.csv, summary.csv, pairs.csv), the hypotheses
+    (OUT/hypotheses.csv) and OUT/held_out.png (see aps_teach.studies.held_out). Refused when the
+    pre-registration is missing, or is not the text a part's results were started under."""
+
+    out: Path
+    """Results directory (the committed study is results/held_out)."""
+    parts: tuple[str, ...] = ()
+    """The parts to run, by name (default: every part, in the registered order)."""
+    preregistration: Path = PREREGISTRATION
+    """The pre-registration whose protocol block is run."""
+    workers: int | None = None
+    """Parallel runs (default: one per core)."""
+    seeds_per_group: int = 5
+    """Runs that differ only in their seed train together in groups of up to this many (the same numbers as
+    alone, less time: aps_teach.learner.group); 1: each run alone."""
+
+    def __post_init__(self) -> None:
+        check_out(self.out)
+        check_int("--seeds-per-group", self.seeds_per_group)
+        protocol = read_protocol(self.preregistration)
+        for name in self.parts:
+            protocol.part(name)
+        for part in protocol.parts:
+            check_unchanged(protocol, self.out / part.name)
+
+
+def _held_out(cmd: HeldOut) -> dict:
+    protocol = read_protocol(cmd.preregistration)
+    done = {"completed": 0, "skipped": 0, "failed": 0}
+    for name in cmd.parts or [part.name for part in protocol.parts]:
+        try:
+            report = run_part(protocol, name, cmd.out, workers=cmd.workers,
+                              seeds_per_group=cmd.seeds_per_group)
+        except KeyboardInterrupt:
+            raise Interrupted(f"held-out study stopped; its finished runs are kept in {cmd.out}: the same "
+                              "command continues it") from None
+        for key, trace in report.failures.items():
+            print(f"run {key} failed:\n{trace}", file=sys.stderr)
+        for key, runs in (("completed", report.completed), ("skipped", report.skipped),
+                          ("failed", report.failures)):
+            done[key] += len(runs)
+        write_part_tables(cmd.out, protocol.part(name))
+    write_csv_atomic(cmd.out / "hypotheses.csv", hypotheses(cmd.out, protocol))
+    return {**done, "results": cmd.out, "hypotheses": cmd.out / "hypotheses.csv",
+            "figure": write_held_out_figure(cmd.out / "held_out.png", cmd.out, protocol)}
 
 
 def _families(cmd: Families) -> dict:
@@ -498,7 +561,7 @@ def _evaluate(cmd: Evaluate) -> dict:
 COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (Finetune, _finetune),
             "evaluate": (Evaluate, _evaluate), "sweep": (Sweep, _sweep), "transfer": (Transfer, _transfer),
             "study": (Study, _study), "parts": (Parts, _parts), "families": (Families, _families),
-            "families-budget": (FamiliesBudget, _families_budget)}
+            "families-budget": (FamiliesBudget, _families_budget), "held-out": (HeldOut, _held_out)}
 
 
 def gridworld_main(argv: list[str], *, debug: bool = False) -> int:

@@ -474,7 +474,7 @@ def check_identity(ckpt: Path, state: dict, identity: dict) -> None:
 
 def _level_name(art) -> str | list:
     """The name of a built-in level (or maze) drawn as `art`, else the art itself."""
-    built_in = {**gridworld.LEVELS, **gridworld.MAZES}
+    built_in = {**gridworld.LEVELS, **gridworld.HELD_OUT, **gridworld.MAZES}
     names = [name for name, layout in built_in.items() if list(layout) == list(art or ())]
     return names[0] if names else art
 

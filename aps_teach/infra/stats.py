@@ -161,6 +161,19 @@ def improvement_with_ci(x: Sequence[Sequence[float]], y: Sequence[Sequence[float
     return _stratified_ci([*x, *y], improvement, confidence, seed)
 
 
+def difference_with_ci(x: Sequence[float], y: Sequence[float], confidence: float = 0.95, seed: int = 0
+                       ) -> tuple[float, float, float]:
+    """(mean(x) - mean(y), low, high): the difference of two groups' means and its percentile-bootstrap
+    interval, each group resampled with replacement independently of the other (`_stratified_ci`, the two
+    groups as strata, 10,000 resamples). Each value is one independent unit, e.g. a seed's mean over the
+    tasks that share its pretraining, so the interval resamples seeds, not tasks. A group of one value is
+    the same in every resample; with both such, or both constant, the interval collapses to the
+    difference."""
+    groups = [np.sort(_finite(x, "difference_with_ci's x")), np.sort(_finite(y, "difference_with_ci's y"))]
+    return _stratified_ci(groups, lambda samples: samples[0].mean(axis=-1) - samples[1].mean(axis=-1),
+                          confidence, seed)
+
+
 Summary = tuple[float, float, float, int]
 
 

@@ -23,6 +23,7 @@ from aps_teach.studies.budget import is_main_grid, study_rows
 from aps_teach.studies.finetune import ARMS as FINETUNE_ARMS
 from aps_teach.studies.finetune import COLUMNS as FINETUNE_COLUMNS
 from aps_teach.studies.finetune import RESULTS as FINETUNE_RESULTS
+from aps_teach.studies.held_out import PRIMARY_PHASE, Protocol, part_verdicts, read_part, seed_scores
 from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
 from aps_teach.studies.task_families import BUDGET_ARMS, budget_axis, class_aggregates
 from aps_teach.studies.task_families import COLUMNS as FAMILY_COLUMNS
@@ -473,6 +474,59 @@ def write_family_budgets_figure(out_path: str | Path, studies: dict[int, Sequenc
     if not any(row["phase"] != "random_walk" for rows in studies.values() for row in rows):
         return None
     return _write(plot_family_budgets(studies, level), Path(out_path))
+
+
+def plot_held_out(parts: dict[str, Sequence[dict]], protocol: Protocol):
+    """The held-out study: one panel per part that has rows (two to a row), per arm but the random walk the
+    registered primary metric, the mean over seeds of each seed's mean fine-tuned score over the family (light
+    bar; dots: the seeds; 95% bootstrap interval over seeds), and the same zero-shot (narrow, dark bar), each
+    normalised (0 random, 1 optimal); the title carries each contender's registered verdict."""
+    drawn = [part for part in protocol.parts if parts.get(part.name)]
+    columns = min(2, len(drawn))
+    rows_of_panels = -(-len(drawn) // columns)
+    fig, axes = plt.subplots(rows_of_panels, columns, figsize=(6.2 * columns, 4.4 * rows_of_panels),
+                             squeeze=False, sharey=True)
+    for ax, part in zip(axes.flat, drawn, strict=False):
+        rows = parts[part.name]
+        arms = [arm for arm in part.arms if arm != "random"]
+        for a, arm in enumerate(arms):
+            colour = method_colour(arm, a)
+            for phase, alpha, share in ((PRIMARY_PHASE, 0.35, 0.8), ("zero_shot", 1.0, 0.35)):
+                scores = list(seed_scores(rows, arm, phase).values())
+                if not scores:
+                    continue
+                mean, low, high = mean_with_ci(scores)
+                ax.bar(a, mean, share, color=colour, alpha=alpha, yerr=[[mean - low], [high - mean]],
+                       capsize=2, error_kw={"alpha": 0.8, "linewidth": 1}, gid=f"{part.name}/{arm}/{phase}")
+                if phase == PRIMARY_PHASE:
+                    ax.scatter(np.full(len(scores), a + 0.25), scores, s=6, color=colour, zorder=3)
+        verdicts = {row["contender"]: row["verdict"] + {"yes": " (robust)", "no": " (not robust)", "": ""}[
+            row["robust"]] for row in part_verdicts(rows, part.level)}
+        ax.axhline(0, color="grey", linewidth=0.8)
+        labels = [arm.replace(", ", ",\n", 1) + ("\n(one task per class)" if arm == "dqn, equal budget"
+                                                  else "") for arm in arms]
+        ax.set_xticks(range(len(arms)), labels, fontsize="x-small", rotation=60, ha="right")
+        title = f"{part.level}, {part.pretrain_steps:,} pretraining steps"
+        if verdicts:
+            title += "\n" + "; ".join(f"{name.removeprefix('aps, ')}: {verdict}" for name, verdict in
+                                      verdicts.items())
+        ax.set_title(title, fontsize="small")
+        if ax in axes[:, 0]:
+            ax.set_ylabel("family mean, normalised score")
+    for ax in list(axes.flat)[len(drawn):]:
+        ax.set_visible(False)
+    fig.suptitle("held-out levels: fine-tuned (light, dots: seeds) and zero-shot (narrow, dark) family\n"
+                 "mean, mean over seeds with 95% bootstrap intervals over seeds", fontsize="medium")
+    fig.tight_layout()
+    return fig
+
+
+def write_held_out_figure(out_path: str | Path, out_dir: str | Path, protocol: Protocol) -> Path | None:
+    """out_path: `plot_held_out` of the parts' results in out_dir; None while no part has rows."""
+    parts = {part.name: read_part(out_dir, part) for part in protocol.parts}
+    if not any(parts.values()):
+        return None
+    return _write(plot_held_out(parts, protocol), Path(out_path))
 
 
 def _write(fig, path: Path) -> Path:

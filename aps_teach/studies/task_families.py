@@ -21,9 +21,13 @@ Per run (an arm of `ARMS`, a level, a seed):
     protocol of `FINETUNE_PROTOCOLS` in `budget.protocols`: one protocol for every method, epsilon from
     0.3 (the default, phase `finetuned`) and from 1.0 (`finetuned_epsilon_1`), and, for apt and aps, a
     labelled option, fine-tuning that keeps exploring (`finetuned_exploring`: the pretraining's exploration
-    reward stays in the reward at its pretraining weight, decaying to 0 over the budget).
+    reward stays in the reward at its pretraining weight, decaying to 0 over the budget); for visr and aps,
+    the default protocol from the relabelled replay's w (`finetuned_relabelled`), which separates what
+    fine-tuning learns from what the identification's data held.
 Each row is one evaluation: the task's name, kind, room and keys needed, its references, the mean return
-over `budget.eval_episodes` episodes and its normalised score (a Monte Carlo mean: it can leave [0, 1]).
+over `budget.eval_episodes` episodes and its normalised score (a Monte Carlo mean: it can leave [0, 1]), and
+for a zero-shot row of a w-conditioned learner whether the data its w was fitted on held the task's reward
+(`identified`; a fine-tuned row's w is that of the zero-shot phase its protocol names).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import json
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -67,24 +71,38 @@ ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
     "aps": ("aps", ()),
     "aps, kNN feature": ("aps", (("agent.knn_feature", True),)),
     "aps, explore-conditioned": ("aps", (("agent.knn_feature", True), ("agent.explore_conditioned", True))),
+    "aps, kNN feature, explore weight 0.5": ("aps", (("agent.knn_feature", True),
+                                                     ("agent.explore_weight", 0.5))),
     "dqn": ("dqn", ()),
+    "dqn, equal budget": ("dqn", (("budget.finetune_adds_pretraining", True),
+                                  ("budget.tasks", "one per class"))),
     "random": ("random", ()),
 }
-"""Arm -> (method, overrides of the default `TrainConfig`): the paper's three methods; APS with the kNN
-reward as a successor feature of its own (`AgentConfig.knn_feature`), and that variant with psi conditioned
-on the exploration weight as well (`AgentConfig.explore_conditioned`, used at weight 0 on every task),
-this repository's variants, labelled as such; the DQN baseline from scratch on each task with the same
-fine-tuning budget; a uniformly random walk, the reference for coverage."""
-FINETUNE_PROTOCOLS: dict[str, tuple[tuple[tuple[str, object], ...], bool]] = {
-    "finetuned": ((), False),
-    "finetuned_epsilon_1": ((("finetune_epsilon_start", 1.0),), False),
-    "finetuned_exploring": ((), True),
+"""Arm -> (method, overrides of the default `TrainConfig`, and of the run's `FamilyBudget` for names that
+start "budget."): the paper's three methods; APS with the kNN reward as a successor feature of its own
+(`AgentConfig.knn_feature`), and that variant with psi conditioned on the exploration weight as well
+(`AgentConfig.explore_conditioned`, used at weight 0 on every task), this repository's variants, labelled as
+such; the ablation of that conditioning, the kNN-feature variant pretrained unconditioned at the weight the
+conditioned one explores with on average (beta ~ U[0, 1]: 0.5); the DQN baseline from scratch on each task
+with the same fine-tuning budget, and, on one task of each class (`FamilyBudget.tasks`), with the pretrained
+arms' whole budget, pretraining's env steps included (`FamilyBudget.finetune_adds_pretraining`); a uniformly
+random walk, the reference for coverage."""
+EXPLORATORY_ARMS = ("visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned", "dqn", "random")
+"""The arms of the exploratory study on easy, hard and deep (`results/task_families`), its default."""
+FINETUNE_PROTOCOLS: dict[str, tuple[tuple[tuple[str, object], ...], bool, str]] = {
+    "finetuned": ((), False, "zero_shot"),
+    "finetuned_epsilon_1": ((("finetune_epsilon_start", 1.0),), False, "zero_shot"),
+    "finetuned_exploring": ((), True, "zero_shot"),
+    "finetuned_relabelled": ((), False, "zero_shot_relabelled"),
 }
 """Evaluation phase after fine-tuning -> (overrides of the run's `TrainConfig`, whether the exploration
-reward stays in the reward): the default protocol (epsilon from `TrainConfig.finetune_epsilon_start`,
-0.3), the same from epsilon 1 (pretraining's start, as a learner from scratch explores), and the default
-keeping the exploration reward at the agent's `explore_weight`, decaying linearly to 0 (apt and aps only:
-`train.finetune`'s `explore_weight`)."""
+reward stays in the reward, the identification whose w a w-conditioned learner fine-tunes with, named by its
+zero-shot phase): the default protocol (epsilon from `TrainConfig.finetune_epsilon_start`, 0.3), the same
+from epsilon 1 (pretraining's start, as a learner from scratch explores), the default keeping the exploration
+reward at the agent's `explore_weight`, decaying linearly to 0 (apt and aps only: `train.finetune`'s
+`explore_weight`), and the default from the relabelled pretraining replay's w (visr and aps only)."""
+DEFAULT_PROTOCOLS = ("finetuned", "finetuned_epsilon_1", "finetuned_exploring")
+"""The protocols a `FamilyBudget` fine-tunes under by default (those of the exploratory study)."""
 PHASES = ("zero_shot", "zero_shot_relabelled", *FINETUNE_PROTOCOLS)
 """A task's evaluations: zero-shot with the default identification, zero-shot with the relabelled
 pretraining replay (visr, aps), and after fine-tuning under each protocol."""
@@ -102,17 +120,54 @@ class FamilyBudget:
     """Env steps of fine-tuning on each task's reward."""
     eval_episodes: int = 32
     """Greedy episodes per evaluation."""
-    protocols: tuple[str, ...] = tuple(FINETUNE_PROTOCOLS)
+    protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
     """The fine-tuning protocols each task is fine-tuned under (`FINETUNE_PROTOCOLS`), each from a copy of
     the pretrained learner."""
+    tasks: str = field(default="all", metadata={"omit_at_default": True})
+    """The tasks of the family a run scores: all of them, or "one per class", the first task of each class
+    (`gridworld.Task.task_class`) in the family's order (`class_representatives`)."""
+    finetune_adds_pretraining: bool = field(default=False, metadata={"omit_at_default": True})
+    """Fine-tune for pretrain_steps + finetune_steps env steps: a learner from scratch (dqn) given the whole
+    budget of the arms that pretrain."""
 
     def __post_init__(self) -> None:
         for name in ("pretrain_steps", "identify_steps", "finetune_steps", "eval_episodes"):
             check_int(f"FamilyBudget.{name}", getattr(self, name), minimum=1)
+        object.__setattr__(self, "protocols", tuple(self.protocols))
         unknown = [name for name in self.protocols if name not in FINETUNE_PROTOCOLS]
         if unknown or not self.protocols:
             raise ValueError("FamilyBudget.protocols must name one or more of "
                              f"{', '.join(FINETUNE_PROTOCOLS)}, got {list(self.protocols)}")
+        if self.tasks not in TASK_SUBSETS:
+            raise ValueError(f"FamilyBudget.tasks must be one of {', '.join(map(repr, TASK_SUBSETS))}, "
+                             f"got {self.tasks!r}")
+        if not isinstance(self.finetune_adds_pretraining, bool):
+            raise ValueError("FamilyBudget.finetune_adds_pretraining must be True or False, "
+                             f"got {self.finetune_adds_pretraining!r}")
+
+    @property
+    def scratch_steps(self) -> int:
+        """The fine-tuning env steps of a run: finetune_steps, plus pretrain_steps when
+        `finetune_adds_pretraining`."""
+        return self.finetune_steps + (self.pretrain_steps if self.finetune_adds_pretraining else 0)
+
+
+TASK_SUBSETS = ("all", "one per class")
+"""The values of `FamilyBudget.tasks`."""
+
+
+def class_representatives(family: gridworld.TaskFamily) -> list[gridworld.Task]:
+    """The first task of each class of `family` (`gridworld.Task.task_class`), in the family's order."""
+    first: dict[str, gridworld.Task] = {}
+    for task in family:
+        first.setdefault(task.task_class, task)
+    return list(first.values())
+
+
+def scored_tasks(level: str, budget: FamilyBudget) -> list[gridworld.Task]:
+    """The tasks of `level`'s family a run at `budget` scores (`FamilyBudget.tasks`)."""
+    family = gridworld.task_family(level)
+    return list(family) if budget.tasks == "all" else class_representatives(family)
 
 
 def relabelled_data(learner: Learner, replay, level: str, task: gridworld.Task) -> tuple[torch.Tensor,
@@ -148,30 +203,45 @@ def task_rows(method: str, pretrained: Sequence[Learner | None], replays: Sequen
     (apt), and after fine-tuning a copy (dqn: a fresh learner), the runs' fine-tunings as one seed group
     (`train.finetune_seeds`)."""
     env = LevelSpec(task.level, task=task)
-    rows, ws = [[] for _ in seeds], [None] * len(seeds)
+    rows = [[] for _ in seeds]
+    ws: dict[str, list[torch.Tensor | None]] = {"zero_shot": [None] * len(seeds),
+                                                 "zero_shot_relabelled": [None] * len(seeds)}
+    conditioned = pretrained[0] is not None and pretrained[0].config.task_conditioned
     for i, (learner, replay, seed, about) in enumerate(zip(pretrained, replays, seeds, abouts, strict=True)):
-        if learner is not None and learner.config.task_conditioned:
+        if conditioned:
             fit = fit_task(*task_data(learner, env, budget.identify_steps, seed, config), seed=seed)
-            ws[i] = fit.w
+            ws["zero_shot"][i] = fit.w
             rows[i].append(evaluation_row(learner, env, fit.w, "zero_shot", about, budget, seed, config, fit))
             relabelled = fit_task(*relabelled_data(learner, replay, task.level, task), seed=seed)
+            ws["zero_shot_relabelled"][i] = relabelled.w
             rows[i].append(evaluation_row(learner, env, relabelled.w, "zero_shot_relabelled", about, budget,
                                           seed, config, relabelled))
         elif learner is not None:  # apt: its pretrained policy is its zero-shot policy
             rows[i].append(evaluation_row(learner, env, None, "zero_shot", about, budget, seed, config))
     for phase in budget.protocols:
-        overrides, exploring = FINETUNE_PROTOCOLS[phase]
+        overrides, exploring, source = FINETUNE_PROTOCOLS[phase]
         if exploring and (pretrained[0] is None or not pretrained[0].config.uses_knn):
             continue  # no exploration reward to keep: visr, dqn
+        if source != "zero_shot" and not conditioned:
+            continue  # no identification to take w from: apt, dqn
         protocol = with_overrides(config, overrides)
         learners = [copy.deepcopy(learner) if learner is not None
                     else new_learner(method, env, seed, protocol)
                     for learner, seed in zip(pretrained, seeds, strict=True)]
-        finetune_seeds(learners, env, ws, budget.finetune_steps, seeds, protocol,
+        finetune_seeds(learners, env, ws[source], budget.scratch_steps, seeds, protocol,
                        explore_weight=config.agent.explore_weight if exploring else 0.0)
         for i, (learner, seed) in enumerate(zip(learners, seeds, strict=True)):
-            rows[i].append(evaluation_row(learner, env, ws[i], phase, abouts[i], budget, seed, protocol))
+            rows[i].append(evaluation_row(learner, env, ws[source][i], phase, abouts[i], budget, seed,
+                                          protocol))
     return rows
+
+
+def split_overrides(overrides: Sequence[tuple[str, object]], budget: FamilyBudget,
+                    train: TrainConfig) -> tuple[FamilyBudget, TrainConfig]:
+    """An arm's overrides applied: those named "budget.<field>" to `budget`, the others to `train`."""
+    ours = [(name.removeprefix("budget."), value) for name, value in overrides if name.startswith("budget.")]
+    theirs = [(name, value) for name, value in overrides if not name.startswith("budget.")]
+    return with_overrides(budget, ours), with_overrides(train, theirs)
 
 
 def run_family_rows(spec: RunSpec, budget: FamilyBudget, train: TrainConfig | None = None) -> list[dict]:
@@ -188,7 +258,7 @@ def run_family_group_rows(specs: Sequence[RunSpec], budget: FamilyBudget,
     is the reference path); each run's rows, which equal its own run's where the machine passes
     `benchmarks/seed_groups.py`, its wall_seconds the group's over its size."""
     start, first = time.perf_counter(), check_seed_group(specs)
-    config = with_overrides(train or TrainConfig(progress=False), first.overrides)
+    budget, config = split_overrides(first.overrides, budget, train or TrainConfig(progress=False))
     if config.engine != "compiled":
         raise ValueError(f"the task-family study relabels its replay by state index: it needs the compiled "
                          f"engine, got engine {config.engine!r}")
@@ -213,8 +283,10 @@ def run_family_group_rows(specs: Sequence[RunSpec], budget: FamilyBudget,
         coverage = [{"state_coverage": log.coverage["state_coverage"],
                      "visitation_entropy": round(log.coverage["visitation_entropy"], 4)}
                     for _, log in trained]
-    rows = [[] for _ in seeds]
+    rows, scored = [[] for _ in seeds], scored_tasks(level, budget)
     for index, task in enumerate(gridworld.task_family(level)):
+        if task not in scored:
+            continue
         optimal, random = gridworld.task_references(level, task)
         abouts = [{**about, **cover, "task": task.name, "kind": task.kind, "room": task.room,
                    "keys_needed": task.keys_needed, "optimal_return": optimal, "random_return": random}
@@ -243,33 +315,40 @@ SOLVED = 0.5
 """A task counts as solved by an arm when its mean normalised score over seeds is at least this."""
 
 
-def family_specs(levels: Sequence[str], num_seeds: int, arms: Sequence[str] = tuple(ARMS)) -> list[RunSpec]:
-    """Every arm of `arms` (default: all of `ARMS`) x level x seed 0..num_seeds-1, in `ARMS` order."""
+def family_specs(levels: Sequence[str], num_seeds: int, arms: Sequence[str] = EXPLORATORY_ARMS,
+                 first_seed: int = 0) -> list[RunSpec]:
+    """Every arm of `arms` (default: `EXPLORATORY_ARMS`) x level x seed first_seed..first_seed+num_seeds-1, in
+    `ARMS` order."""
     unknown = [arm for arm in arms if arm not in ARMS]
     if unknown or not arms or len(set(arms)) < len(arms):
         raise ValueError(f"arms must name distinct arms of {', '.join(map(repr, ARMS))}; got {list(arms)}")
-    return [RunSpec(ARMS[arm][0], level, seed, ARMS[arm][1])
-            for arm in ARMS if arm in arms for level in levels for seed in range(num_seeds)]
+    return [RunSpec(ARMS[arm][0], level, seed, ARMS[arm][1]) for arm in ARMS if arm in arms
+            for level in levels for seed in range(first_seed, first_seed + num_seeds)]
 
 
-def run_family_study(levels: Sequence[str] = gridworld.TASK_FAMILIES, num_seeds: int = 10,
+def run_family_study(levels: Sequence[str] = tuple(gridworld.LEVELS), num_seeds: int = 10,
                      out_dir: str | Path = "runs/task_families", budget: FamilyBudget = FamilyBudget(), *,
-                     arms: Sequence[str] = tuple(ARMS), train: TrainConfig | None = None,
+                     arms: Sequence[str] = EXPLORATORY_ARMS, train: TrainConfig | None = None,
                      workers: int | None = None, executor: Executor | None = None,
-                     progress: bool = True, seeds_per_group: int = 10) -> SweepReport:
-    """Every arm of `arms` x level x seed into out_dir/task_families.csv (resumable: finished runs are
-    skipped; a file of another budget or config is refused), on `workers` local processes (default: one per
-    core) or `executor`, in seed groups of up to `seeds_per_group` seeds (`run_family_group_rows`; 1: each
-    run alone). `train`: the settings every arm starts from (default: the library's)."""
+                     progress: bool = True, seeds_per_group: int = 10, first_seed: int = 0,
+                     record: dict | None = None) -> SweepReport:
+    """Every arm of `arms` x level x seed (first_seed, first_seed + 1, ...) into out_dir/task_families.csv
+    (resumable: finished runs are skipped; a file of another budget or config is refused), on `workers` local
+    processes (default: one per core) or `executor`, in seed groups of up to `seeds_per_group` seeds
+    (`run_family_group_rows`; 1: each run alone). `train`: the settings every arm starts from (default: the
+    library's); `record`: more entries of the configuration the results file is kept for (a resume with
+    others is refused)."""
     unknown = sorted(set(levels) - set(gridworld.TASK_FAMILIES))
     if unknown:
         raise ValueError(f"no task family for levels {unknown}; the levels with one: "
                          f"{', '.join(gridworld.TASK_FAMILIES)}")
     check_int("num_seeds", num_seeds)
+    check_int("first_seed", first_seed, minimum=0)
     train = train or TrainConfig(progress=False)
-    specs = family_specs(levels, num_seeds, arms)
+    specs = family_specs(levels, num_seeds, arms, first_seed)
     return run_sweep(specs, partial(run_family_rows, budget=budget, train=train),
-                     Path(out_dir) / RESULTS, config={"budget": budget, "train": train}, workers=workers,
+                     Path(out_dir) / RESULTS, config={"budget": budget, "train": train, **(record or {})},
+                     workers=workers,
                      executor=executor, progress=progress,
                      group=partial(run_family_group_rows, budget=budget, train=train),
                      group_size=seeds_per_group)

@@ -1,0 +1,400 @@
+"""The pre-registered test of the task-family study's variants on levels and seeds no one had looked at.
+
+The exploratory study (`aps_teach.studies.task_families`, easy, hard and deep, seeds 0-9) found APS's two
+variants beating both parents over deep's family with pretraining budget; the variant conditioned on the
+exploration weight was designed after seeing deep's data. This module runs the test that was fixed before any
+run on the held-out levels (`gridworld.HELD_OUT`), in `docs/preregistration/held_out.md`: its protocol block
+(JSON between `<!-- protocol -->` and `<!-- /protocol -->`) names the parts (a level and a pretraining budget
+each), seeds, arms, budgets and fine-tuning protocols, and this module computes the registered verdicts:
+
+- the primary metric: per seed, the mean normalised score over the family's tasks fine-tuned under the
+  default protocol (`PRIMARY_PHASE`); an arm's score is its mean over seeds;
+- each comparison: the difference of two arms' scores with its 95% interval from a bootstrap that resamples
+  each arm's seeds (`stats.difference_with_ci`: a seed's tasks share its pretraining, so seeds are the
+  units), read as `compare` says: above, below, equivalent (the 90% interval within +-`MARGIN`) or no
+  difference found;
+- a contender beats both parents on a part when its difference from VISR's and from APT's each lies wholly
+  above 0 (`decide`), and that verdict is robust when it holds with any one class of tasks left out
+  (`leave_one_class_out`, classes: `gridworld.Task.task_class`).
+
+A part's results are a task-family study in OUT/<part>/, resumable, its configuration record holding the
+pre-registration's SHA-256: a run into results started under another text of the file is refused
+(`check_unchanged`), as is a run without the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import gridworld
+from aps_teach.infra.files import write_csv_atomic
+from aps_teach.infra.stats import difference_with_ci, iqm_with_ci
+from aps_teach.infra.sweeps import SweepReport, read_rows
+from aps_teach.studies.aps_parts import arm_name
+from aps_teach.studies.task_families import (
+    ARMS,
+    COLUMNS,
+    FINETUNE_PROTOCOLS,
+    RESULTS,
+    FamilyBudget,
+    run_family_study,
+)
+
+PREREGISTRATION = Path("docs/preregistration/held_out.md")
+"""The pre-registration, relative to the repository's root (the commands' default)."""
+PRIMARY_PHASE = "finetuned"
+"""The phase of the primary metric: fine-tuned under the default protocol, w from the 16k identification."""
+PARENTS = ("visr", "apt")
+CONTENDERS = ("aps, explore-conditioned", "aps, kNN feature")
+"""The variants the primary hypotheses are about, in the order the pre-registration numbers them."""
+CONFIDENCE = 0.95
+"""The intervals every verdict reads."""
+MARGIN = 0.05
+"""Equivalence margin, in normalised score: two arms are equivalent when the 90% interval of their
+difference lies within +-MARGIN (two one-sided tests at 5%)."""
+SOLVED = 0.5
+"""A (task, seed) pair is solved when its normalised score is at least this (the k/N counts)."""
+_BLOCK = re.compile(r"<!-- protocol -->\s*```json\s*(.*?)```\s*<!-- /protocol -->", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of the study: every arm of `arms` pretrained on `level` for `pretrain_steps`, the seeds of
+    the protocol."""
+
+    name: str
+    level: str
+    pretrain_steps: int
+    arms: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """What the pre-registration's protocol block fixes, and the file's digest."""
+
+    path: Path
+    sha256: str
+    first_seed: int
+    num_seeds: int
+    budget: FamilyBudget
+    """Every budget but pretrain_steps, which is each part's."""
+    parts: tuple[Part, ...]
+    primary_parts: tuple[str, ...]
+    """The parts the primary hypotheses are decided on (a contender's win must hold on every one)."""
+
+    def part(self, name: str) -> Part:
+        for part in self.parts:
+            if part.name == name:
+                return part
+        raise ValueError(f"{self.path}: no part {name!r}; its parts: {', '.join(p.name for p in self.parts)}")
+
+    def part_budget(self, part: Part) -> FamilyBudget:
+        return FamilyBudget(**{**self.budget.__dict__, "pretrain_steps": part.pretrain_steps})
+
+
+def read_protocol(path: str | Path = PREREGISTRATION) -> Protocol:
+    """The protocol block of the pre-registration at `path`, checked; ValueError of one line naming the file
+    when it is missing, has no block, or the block is not a valid protocol."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"the pre-registration {path} is missing: the held-out study runs only under the "
+                         "protocol committed before its runs (give --preregistration its path)")
+    text = path.read_bytes()
+    found = _BLOCK.search(text.decode("utf-8", errors="replace"))
+    if found is None:
+        raise ValueError(f"{path} has no protocol block (```json between <!-- protocol --> and "
+                         "<!-- /protocol -->): not a pre-registration of this study")
+    try:
+        block = json.loads(found.group(1))
+        first, last = block["seeds"]
+        budget = FamilyBudget(pretrain_steps=1, **block["budget"])
+        parts = tuple(Part(name, spec["level"], int(spec["pretrain_steps"]), tuple(spec["arms"]))
+                      for name, spec in block["parts"].items())
+        primary = tuple(block["primary_parts"])
+        if not set(primary) <= {part.name for part in parts} or not primary:
+            raise ValueError(f"primary_parts {list(primary)} must name parts of the protocol")
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path}: its protocol block is not a valid protocol ({error})") from None
+    for part in parts:
+        unknown = [arm for arm in part.arms if arm not in ARMS]
+        if part.level not in gridworld.TASK_FAMILIES or unknown or part.pretrain_steps < 1:
+            raise ValueError(f"{path}: part {part.name!r} names level {part.level!r} or arms {unknown} that "
+                             f"the study does not have; levels: {', '.join(gridworld.TASK_FAMILIES)}; arms: "
+                             f"{', '.join(ARMS)}")
+    return Protocol(path, hashlib.sha256(text).hexdigest(), int(first), int(last) - int(first) + 1, budget,
+                    parts, primary)
+
+
+def check_unchanged(protocol: Protocol, directory: str | Path) -> None:
+    """ValueError of one line naming the pre-registration if results in `directory` were started under
+    another text of it (their configuration record holds its SHA-256)."""
+    record = Path(directory) / RESULTS.replace(".csv", ".sweep.json")
+    if not record.is_file():
+        return
+    try:
+        recorded = json.loads(record.read_text()).get("preregistration")
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        raise ValueError(f"{record} is not a sweep record of this study (not JSON): restore it or give a "
+                         "fresh --out") from None
+    if recorded != protocol.sha256:
+        raise ValueError(f"{protocol.path} is not the text the results in {directory} were started under "
+                         f"(SHA-256 {str(recorded)[:12]} there, {protocol.sha256[:12]} now): a registered "
+                         f"protocol does not change after its runs; restore it (git checkout -- "
+                         f"{protocol.path}) or write to a fresh --out")
+
+
+def run_part(protocol: Protocol, name: str, out_dir: str | Path, *, workers: int | None = None,
+             executor: Executor | None = None, progress: bool = True, seeds_per_group: int = 5,
+             train=None) -> SweepReport:
+    """Part `name` of the protocol as a task-family study into out_dir/<name>/ (resumable), its record
+    holding the pre-registration's SHA-256 (`check_unchanged` first)."""
+    part = protocol.part(name)
+    directory = Path(out_dir) / part.name
+    check_unchanged(protocol, directory)
+    return run_family_study([part.level], protocol.num_seeds, directory, protocol.part_budget(part),
+                            arms=part.arms, train=train, workers=workers, executor=executor,
+                            progress=progress, seeds_per_group=seeds_per_group,
+                            first_seed=protocol.first_seed, record={"preregistration": protocol.sha256})
+
+
+def seed_scores(rows: Sequence[dict], arm: str, phase: str = PRIMARY_PHASE,
+                tasks: Sequence[str] | None = None) -> dict[int, float]:
+    """seed -> the mean normalised score over its tasks (all the arm has, or those of `tasks`) in `phase`."""
+    by_seed: dict[int, list[float]] = {}
+    for row in rows:
+        if row["phase"] == phase and (tasks is None or row["task"] in tasks) and \
+                arm_name(row["method"], row["overrides"], ARMS) == arm:
+            by_seed.setdefault(int(row["seed"]), []).append(float(row["normalised_score"]))
+    return {seed: float(np.mean(scores)) for seed, scores in sorted(by_seed.items())}
+
+
+def compare(x: Sequence[float], y: Sequence[float]) -> dict:
+    """Arm x against arm y from their seeds' scores: the difference of means, its 95% interval (seeds
+    resampled, `stats.difference_with_ci`) and its 90% interval, and the reading: 'above' (the 95% interval
+    wholly above 0), 'below' (wholly below), 'equivalent' (the 90% interval within +-`MARGIN`) or 'no
+    difference found'."""
+    difference, low, high = difference_with_ci(x, y, CONFIDENCE)
+    _, low90, high90 = difference_with_ci(x, y, 0.90)
+    reading = ("above" if low > 0 else "below" if high < 0 else
+               "equivalent" if -MARGIN < low90 and high90 < MARGIN else "no difference found")
+    return {"difference": difference, "low": low, "high": high, "low90": low90, "high90": high90,
+            "reading": reading}
+
+
+def decide(rows: Sequence[dict], contender: str, tasks: Sequence[str] | None = None,
+           phase: str = PRIMARY_PHASE) -> tuple[str, dict[str, dict]]:
+    """The registered decision for `contender` on one part's rows: 'beats both parents' when its difference
+    from each parent (`compare`) is 'above', else 'beats visr only', 'beats apt only' or 'beats neither';
+    and each comparison."""
+    mine = list(seed_scores(rows, contender, phase, tasks).values())
+    comparisons = {parent: compare(mine, list(seed_scores(rows, parent, phase, tasks).values()))
+                   for parent in PARENTS}
+    beaten = [parent for parent in PARENTS if comparisons[parent]["reading"] == "above"]
+    verdict = {2: "beats both parents", 0: "beats neither"}.get(len(beaten), f"beats {''.join(beaten)} only")
+    return verdict, comparisons
+
+
+def task_classes(level: str, tasks: Sequence[str]) -> dict[str, list[str]]:
+    """class -> the tasks of `tasks` in it (`gridworld.Task.task_class`), in the family's order."""
+    family, classes = gridworld.task_family(level), {}
+    for task in family:
+        if task.name in tasks:
+            classes.setdefault(task.task_class, []).append(task.name)
+    return classes
+
+
+def leave_one_class_out(rows: Sequence[dict], level: str, contender: str, phase: str = PRIMARY_PHASE
+                        ) -> dict[str, str]:
+    """class -> `decide`'s verdict for `contender` with that class's tasks left out of every seed's mean."""
+    tasks = sorted({row["task"] for row in rows if row["phase"] == phase})
+    classes = task_classes(level, tasks)
+    return {name: decide(rows, contender, [task for task in tasks if task not in members], phase)[0]
+            for name, members in classes.items()}
+
+
+def part_verdicts(rows: Sequence[dict], level: str) -> list[dict]:
+    """Per contender of `CONTENDERS`: the registered decision on the part, each parent comparison, and the
+    classes whose removal overturns a win (`leave_one_class_out`; empty: robust, or no win to overturn).
+    Nothing for a contender while it or a parent has no rows."""
+    out = []
+    for contender in CONTENDERS:
+        if not all(seed_scores(rows, arm) for arm in (contender, *PARENTS)):
+            continue
+        verdict, comparisons = decide(rows, contender)
+        dropped = leave_one_class_out(rows, level, contender) if verdict == "beats both parents" else {}
+        overturned = [name for name, other in dropped.items() if other != verdict]
+        out.append({"contender": contender, "verdict": verdict,
+                    "robust": "" if not dropped else ("yes" if not overturned else "no"),
+                    "overturned_by": "; ".join(overturned),
+                    **{f"{parent}_{key}": value for parent, comparison in comparisons.items()
+                       for key, value in comparison.items()}})
+    return out
+
+
+def pairwise(rows: Sequence[dict], x: str, y: str, phase: str = PRIMARY_PHASE,
+             tasks: Sequence[str] | None = None) -> dict:
+    """`compare` of arm x against arm y in `phase` on `tasks` (default: every task both have)."""
+    mine, theirs = seed_scores(rows, x, phase, tasks), seed_scores(rows, y, phase, tasks)
+    if not mine or not theirs:
+        raise ValueError(f"no {phase} scores for {x!r} or {y!r} in these rows")
+    return {"x": x, "y": y, "phase": phase, **compare(list(mine.values()), list(theirs.values()))}
+
+
+def arm_summary(rows: Sequence[dict], arm: str, phase: str) -> dict:
+    """An arm's secondary numbers in a phase: the mean of its seeds' family means, the IQM over task x seed
+    scores with its stratified-bootstrap interval, k/N, the (task, seed) pairs solved (score >= `SOLVED`),
+    its pretraining's coverage and visitation entropy (mean over seeds), and for a fine-tuned phase of a
+    w-conditioned arm the mean score of the pairs whose w was fitted on data that held the task's reward and
+    of those whose data held none (`identification_split`). The random walk has its coverage alone (phase
+    "random_walk")."""
+    mine = [row for row in rows if arm_name(row["method"], row["overrides"], ARMS) == arm]
+    coverage = {key: float(np.mean([float(row[key]) for row in {row["seed"]: row for row in mine}.values()]))
+                if mine and mine[0][key] != "" else "" for key in ("state_coverage", "visitation_entropy")}
+    if phase == "random_walk":
+        return {"arm": arm, "phase": phase, **coverage} if any(row["phase"] == phase for row in mine) else {}
+    per_task: dict[str, list[float]] = {}
+    for row in mine:
+        if row["phase"] == phase:
+            per_task.setdefault(row["task"], []).append(float(row["normalised_score"]))
+    if not per_task:
+        return {}
+    scores = list(seed_scores(mine, arm, phase).values())
+    iqm, low, high = iqm_with_ci(list(per_task.values()))
+    pairs = [score for task_scores in per_task.values() for score in task_scores]
+    return {"arm": arm, "phase": phase, "mean": float(np.mean(scores)), "seeds": len(scores), "iqm": iqm,
+            "iqm_low": low, "iqm_high": high, "solved": int(sum(score >= SOLVED for score in pairs)),
+            "pairs": len(pairs), **coverage, **identification_split(mine, phase)}
+
+
+def identification_split(rows: Sequence[dict], phase: str) -> dict:
+    """For one arm's rows and a fine-tuned phase: the mean normalised score (and count) of the (task, seed)
+    pairs whose w came from data holding the task's reward, and of those from data holding none (the
+    `identified` column of the zero-shot phase the protocol takes w from); empty where the arm identifies
+    nothing (apt, dqn) or the phase is not fine-tuned."""
+    if phase not in FINETUNE_PROTOCOLS:
+        return {}
+    source = FINETUNE_PROTOCOLS[phase][2]
+    seen = {(row["seed"], row["task"]): row.get("identified", "") for row in rows if row["phase"] == source}
+    groups: dict[str, list[float]] = {"1": [], "0": []}
+    for row in rows:
+        if row["phase"] == phase and str(seen.get((row["seed"], row["task"]), "")) in groups:
+            groups[str(seen[(row["seed"], row["task"])])].append(float(row["normalised_score"]))
+    if not groups["1"] and not groups["0"]:
+        return {}
+    return {"mean_reward_seen": float(np.mean(groups["1"])) if groups["1"] else "",
+            "pairs_reward_seen": len(groups["1"]),
+            "mean_no_reward_seen": float(np.mean(groups["0"])) if groups["0"] else "",
+            "pairs_no_reward_seen": len(groups["0"])}
+
+
+SECONDARY_PAIRS = (
+    ("aps", "visr", None),
+    ("aps, explore-conditioned", "aps, kNN feature, explore weight 0.5", None),
+    *((contender, "dqn", None) for contender in CONTENDERS),
+    *((contender, "dqn, equal budget", "dqn, equal budget") for contender in CONTENDERS),
+)
+"""The registered secondary comparisons (x, y, the arm whose tasks they are judged on; None: all): APS
+against VISR, the explore-conditioned variant against its ablation (the kNN-feature variant at its mean
+exploration weight, unconditioned), each contender against DQN from scratch with the same fine-tuning budget,
+and, on the one task per class it ran, against DQN given the whole budget."""
+
+
+def _round(rows: Sequence[dict]) -> list[dict]:
+    return [{key: round(value, 4) if isinstance(value, float) else value for key, value in row.items()}
+            for row in rows]
+
+
+def write_part_tables(out_dir: str | Path, part: Part) -> list[Path]:
+    """OUT/<part>/verdicts.csv (`part_verdicts`), OUT/<part>/summary.csv (`arm_summary` of every arm in every
+    phase present) and OUT/<part>/pairs.csv (the secondary comparisons: APS against VISR, the
+    explore-conditioned variant against its ablation, each contender against DQN from scratch and, on the
+    tasks it ran, DQN with the whole budget); nothing while the part has no rows."""
+    directory = Path(out_dir) / part.name
+    rows = read_rows(directory / RESULTS, COLUMNS)
+    if not rows:
+        return []
+    phases = [phase for phase in ("zero_shot", "zero_shot_relabelled", *FINETUNE_PROTOCOLS)
+              if any(row["phase"] == phase for row in rows)]
+    arms = [arm for arm in ARMS if arm in part.arms]
+    summary = [found for phase in (*phases, "random_walk") for arm in arms
+               if (found := arm_summary(rows, arm, phase))]
+    pairs = []
+    for x, y, subset_of in SECONDARY_PAIRS:
+        if x in part.arms and y in part.arms:
+            tasks = sorted({row["task"] for row in rows if arm_name(row["method"], row["overrides"], ARMS)
+                            == subset_of}) if subset_of else None
+            pairs.append({**pairwise(rows, x, y, PRIMARY_PHASE, tasks),
+                          "tasks": "all" if tasks is None else "; ".join(tasks)})
+    tables = {"verdicts": part_verdicts(rows, part.level), "summary": summary, "pairs": pairs}
+    paths = []
+    for name, table in tables.items():
+        write_csv_atomic(directory / f"{name}.csv", _round(table))
+        paths.append(directory / f"{name}.csv")
+    return paths
+
+
+def read_part(out_dir: str | Path, part: Part) -> list[dict]:
+    """The rows of a part's results (empty before its first run)."""
+    return read_rows(Path(out_dir) / part.name / RESULTS, COLUMNS)
+
+
+def _verdict_text(row: dict) -> str:
+    """A `part_verdicts` row's verdict, with whether a win survives leaving out any one class."""
+    robust = {"yes": ", robust to leaving out any one class", "no": f", not robust (overturned without: "
+              f"{row['overturned_by']})", "": ""}[row["robust"]]
+    return row["verdict"] + robust
+
+
+def hypotheses(out_dir: str | Path, protocol: Protocol) -> list[dict]:
+    """The pre-registration's hypotheses decided from the parts' results in out_dir, one row each:
+    - H1, H2 (primary): the explore-conditioned / kNN-feature variant beats both parents, robustly to leaving
+      out any one class, on every primary part: 'holds', 'holds on <parts> only', 'does not hold', or
+      'pending' while a primary part lacks its arms;
+    - H3: each contender's verdict on every other part (a larger budget);
+    - H4: the explore-conditioned variant against its ablation, H5: APS against VISR, per part (`compare`'s
+      reading)."""
+    verdicts, rows_of = {}, {}
+    for part in protocol.parts:
+        rows_of[part.name] = read_part(out_dir, part)
+        verdicts[part.name] = {row["contender"]: row for row in part_verdicts(rows_of[part.name], part.level)}
+    out = []
+    for number, contender in enumerate(CONTENDERS, 1):
+        found = [verdicts[name].get(contender) for name in protocol.primary_parts]
+        won = [name for name, row in zip(protocol.primary_parts, found, strict=True)
+               if row and row["verdict"] == "beats both parents" and row["robust"] == "yes"]
+        outcome = ("pending" if None in found else "holds" if len(won) == len(found) else
+                   f"holds on {', '.join(won)} only" if won else "does not hold")
+        out.append({"hypothesis": f"H{number}", "about": f"{contender} beats both parents",
+                    "parts": ", ".join(protocol.primary_parts), "outcome": outcome,
+                    "details": "; ".join(f"{name}: {_verdict_text(row)}" for name, row
+                                         in zip(protocol.primary_parts, found, strict=True) if row)})
+    for part in protocol.parts:
+        if part.name in protocol.primary_parts:
+            continue
+        for contender in CONTENDERS:
+            row = verdicts[part.name].get(contender)
+            out.append({"hypothesis": "H3", "about": f"{contender} beats both parents", "parts": part.name,
+                        "outcome": "pending" if row is None else _verdict_text(row), "details": ""})
+    for number, (x, y) in ((4, ("aps, explore-conditioned", "aps, kNN feature, explore weight 0.5")),
+                           (5, ("aps", "visr"))):
+        for part in protocol.parts:
+            rows = rows_of[part.name]
+            if x not in part.arms or y not in part.arms:
+                continue
+            try:
+                found = pairwise(rows, x, y)
+            except ValueError:
+                found = None
+            out.append({"hypothesis": f"H{number}", "about": f"{x} against {y}", "parts": part.name,
+                        "outcome": "pending" if found is None else found["reading"],
+                        "details": "" if found is None else
+                        f"{found['difference']:+.2f} [{found['low']:+.2f}, {found['high']:+.2f}]"})
+    return out

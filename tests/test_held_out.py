@@ -1,0 +1,273 @@
+"""The pre-registered held-out study (`aps_teach.studies.held_out`): the protocol read from its file and held
+to it, the arms and protocols it adds to the task-family runner, and the registered statistics against
+hand-worked cases. Runs use the course's `easy` level at tiny budgets: the held-out levels stay unseen by the
+tests."""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gridworld
+from aps_teach.grid.train import TrainConfig
+from aps_teach.infra.stats import difference_with_ci
+from aps_teach.infra.sweeps import RunSpec
+from aps_teach.learner.config import AgentConfig
+from aps_teach.studies import held_out, task_families
+from aps_teach.studies.held_out import (
+    MARGIN,
+    check_unchanged,
+    compare,
+    decide,
+    hypotheses,
+    leave_one_class_out,
+    read_protocol,
+    run_part,
+    write_part_tables,
+)
+from aps_teach.studies.task_families import ARMS, FamilyBudget, class_representatives, run_family_rows
+
+SMALL = (("num_envs", 4), ("learning_starts", 100), ("agent.batch_size", 32), ("agent.hidden", 16))
+TRAIN = TrainConfig(agent=AgentConfig(hidden=16, batch_size=32), num_envs=4, learning_starts=100,
+                    progress=False)
+PROTOCOL = {
+    "seeds": [10, 11],
+    "budget": {"identify_steps": 400, "finetune_steps": 400, "eval_episodes": 4,
+               "protocols": ["finetuned", "finetuned_relabelled"]},
+    "parts": {"easy-tiny": {"level": "easy", "pretrain_steps": 800,
+                            "arms": ["visr", "apt", "aps, explore-conditioned", "dqn, equal budget"]}},
+    "primary_parts": ["easy-tiny"],
+}
+
+
+def write_preregistration(path: Path, protocol: dict = PROTOCOL, words: str = "A test protocol.") -> Path:
+    block = f"<!-- protocol -->\n```json\n{json.dumps(protocol)}\n```\n<!-- /protocol -->\n"
+    path.write_text(f"# Pre-registration\n\n{words}\n\n{block}")
+    return path
+
+
+def test_the_committed_preregistration_is_a_valid_protocol_of_fresh_seeds_on_the_held_out_levels():
+    protocol = read_protocol(Path(__file__).parents[1] / "docs" / "preregistration" / "held_out.md")
+    assert (protocol.first_seed, protocol.num_seeds) == (10, 10)  # the exploratory study used 0-9
+    assert {part.level for part in protocol.parts} == set(gridworld.HELD_OUT)
+    assert protocol.primary_parts == ("detour-256k", "fork-256k")
+    for part in protocol.parts:
+        assert {"visr", "apt", *held_out.CONTENDERS, "aps, kNN feature, explore weight 0.5"} <= set(part.arms)
+    assert protocol.budget.protocols == ("finetuned", "finetuned_relabelled")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (None, "the pre-registration .* is missing"),
+    ("# no block here\n", "has no protocol block"),
+    ("<!-- protocol -->\n```json\n{not json}\n```\n<!-- /protocol -->", "its protocol block is not a valid"),
+    ("<!-- protocol -->\n```json\n{\"seeds\": [10, 11]}\n```\n<!-- /protocol -->", "not a valid protocol"),
+])
+def test_a_missing_or_malformed_preregistration_is_refused_in_one_line(tmp_path, text, message):
+    path = tmp_path / "prereg.md"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(ValueError, match=message) as error:
+        read_protocol(path)
+    assert "\n" not in str(error.value) and str(path) in str(error.value)
+
+
+def test_unknown_arms_levels_and_parts_are_refused_naming_the_valid_ones(tmp_path):
+    bad = json.loads(json.dumps(PROTOCOL))
+    bad["parts"]["easy-tiny"]["arms"] = ["visr", "ppo"]
+    with pytest.raises(ValueError, match="arms \\['ppo'\\] that the study does not have; levels: easy, hard, "
+                                         "deep, detour, fork; arms: visr, apt"):
+        read_protocol(write_preregistration(tmp_path / "a.md", bad))
+    protocol = read_protocol(write_preregistration(tmp_path / "b.md"))
+    with pytest.raises(ValueError, match="no part 'nope'; its parts: easy-tiny"):
+        protocol.part("nope")
+
+
+def test_a_part_runs_its_arms_on_the_registered_seeds_and_refuses_a_changed_protocol(tmp_path, capsys):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from aps_teach.cli.main import main
+
+    prereg = write_preregistration(tmp_path / "prereg.md")
+    protocol = read_protocol(prereg)
+    with ThreadPoolExecutor(1) as pool:
+        report = run_part(protocol, "easy-tiny", tmp_path / "out", executor=pool, progress=False, train=TRAIN)
+    assert len(report.completed) == 8 and not report.failures  # 4 arms x seeds 10, 11
+    rows = held_out.read_part(tmp_path / "out", protocol.part("easy-tiny"))
+    assert {int(row["seed"]) for row in rows} == {10, 11}
+    record = json.loads((tmp_path / "out" / "easy-tiny" / "task_families.sweep.json").read_text())
+    assert record["preregistration"] == protocol.sha256
+    # the equal-budget dqn: one task per class, and only its fine-tuned phases
+    equal = [row for row in rows if task_families.arm_name(row["method"], row["overrides"], ARMS)
+             == "dqn, equal budget"]
+    representatives = [task.name for task in class_representatives(gridworld.task_family("easy"))]
+    assert sorted({row["task"] for row in equal}) == sorted(representatives)
+    assert {row["phase"] for row in equal} == {"finetuned"}
+    # apt fine-tunes from its own policy: no relabelled w to fine-tune from
+    apt = {row["phase"] for row in rows if row["method"] == "apt"}
+    assert apt == {"zero_shot", "finetuned"}
+    paths = write_part_tables(tmp_path / "out", protocol.part("easy-tiny"))
+    assert [path.name for path in paths] == ["verdicts.csv", "summary.csv", "pairs.csv"]
+
+    # the text changes after the results: nothing more is written, by the API or the command
+    before = sorted(p.name for p in (tmp_path / "out" / "easy-tiny").iterdir())
+    changed = read_protocol(write_preregistration(prereg, words="An edited protocol."))
+    with pytest.raises(ValueError, match="is not the text the results in .* were started under"):
+        run_part(changed, "easy-tiny", tmp_path / "out", progress=False, train=TRAIN)
+    argv = ["gridworld", "held-out", "--out", str(tmp_path / "out"), "--preregistration", str(prereg)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert str(prereg) in err and err.count("\n") == 1
+    assert sorted(p.name for p in (tmp_path / "out" / "easy-tiny").iterdir()) == before
+    # and without the file, nothing starts
+    prereg.unlink()
+    assert main(argv) == 2 and "is missing" in capsys.readouterr().err
+    shutil.rmtree(tmp_path / "out")
+    assert main(argv) == 2 and not (tmp_path / "out").exists()
+
+
+def test_the_equal_budget_dqn_fine_tunes_for_pretraining_plus_fine_tuning_steps(monkeypatch):
+    seen = []
+    real = task_families.finetune_seeds
+
+    def spy(learners, env, ws, steps, *args, **kwargs):
+        seen.append(steps)
+        return real(learners, env, ws, steps, *args, **kwargs)
+
+    monkeypatch.setattr(task_families, "finetune_seeds", spy)
+    budget = FamilyBudget(pretrain_steps=800, identify_steps=400, finetune_steps=400, eval_episodes=2,
+                          protocols=("finetuned",))
+    rows = run_family_rows(RunSpec("dqn", "easy", 0, (*SMALL, *ARMS["dqn, equal budget"][1])), budget)
+    assert seen == [1200] * 4 and len(rows) == 4  # easy's classes: target, start room (+ green), behind A
+    seen.clear()
+    run_family_rows(RunSpec("dqn", "easy", 0, SMALL), budget)
+    assert seen == [400] * len(gridworld.task_family("easy"))
+
+
+def test_fine_tuning_from_the_relabelled_replay_uses_its_w(monkeypatch):
+    ws = []
+    real = task_families.finetune_seeds
+
+    def spy(learners, env, w, steps, *args, **kwargs):
+        ws.append([x.clone() for x in w])
+        return real(learners, env, w, steps, *args, **kwargs)
+
+    monkeypatch.setattr(task_families, "finetune_seeds", spy)
+    budget = FamilyBudget(pretrain_steps=800, identify_steps=400, finetune_steps=400, eval_episodes=2,
+                          protocols=("finetuned", "finetuned_relabelled"))
+    monkeypatch.setattr(gridworld, "task_family", lambda level: gridworld.families.task_family(level))
+    rows = run_family_rows(RunSpec("aps", "easy", 0, SMALL), budget)
+    target = [row for row in rows if row["task"] == "target"]
+    assert [row["phase"] for row in target] == ["zero_shot", "zero_shot_relabelled", "finetuned",
+                                                "finetuned_relabelled"]
+    # per task: the identification's w, then the relabelled replay's; they differ
+    assert len(ws) == 2 * len(gridworld.task_family("easy"))
+    assert not np.allclose(ws[0][0].numpy(), ws[1][0].numpy())
+
+
+def test_the_ablation_arm_is_the_knn_feature_variant_at_half_the_exploration_weight():
+    method, overrides = ARMS["aps, kNN feature, explore weight 0.5"]
+    budget, config = task_families.split_overrides(overrides, FamilyBudget(), TrainConfig())
+    assert method == "aps" and config.agent.knn_feature and not config.agent.explore_conditioned
+    assert config.agent.explore_weight == 0.5 == np.mean([0.0, 1.0])  # beta ~ U[0, 1] has mean 1/2
+    assert budget == FamilyBudget()
+    budget, config = task_families.split_overrides(ARMS["dqn, equal budget"][1], FamilyBudget(),
+                                                   TrainConfig())
+    assert (budget.tasks, budget.finetune_adds_pretraining, config) == ("one per class", True, TrainConfig())
+    assert budget.scratch_steps == 64_000 + 8_000
+
+
+def test_seeds_start_where_asked():
+    specs = task_families.family_specs(["easy"], 3, ["visr"], first_seed=10)
+    assert [spec.seed for spec in specs] == [10, 11, 12]
+
+
+def rows_of(scores: dict[str, dict[int, dict[str, float]]], level: str = "easy") -> list[dict]:
+    """Fine-tuned result rows from arm -> seed -> task -> score."""
+    out = []
+    for arm, seeds in scores.items():
+        method, overrides = ARMS[arm]
+        for seed, tasks in seeds.items():
+            for task, score in tasks.items():
+                out.append({"method": method, "overrides": json.dumps(overrides) if overrides else "",
+                            "seed": str(seed), "task": task, "phase": "finetuned", "level": level,
+                            "normalised_score": str(score)})
+    return out
+
+
+def test_compare_reads_the_seed_bootstrap_interval_as_registered():
+    assert compare([0.8, 0.9, 0.7], [0.1, 0.2, 0.3])["reading"] == "above"
+    assert compare([0.1, 0.2, 0.3], [0.8, 0.9, 0.7])["reading"] == "below"
+    close = compare([0.50, 0.51, 0.49, 0.50], [0.50, 0.49, 0.51, 0.50])
+    assert close["reading"] == "equivalent" and -MARGIN < close["low90"] and close["high90"] < MARGIN
+    assert compare([0.0, 0.5, 1.0], [0.2, 0.3, 0.9])["reading"] == "no difference found"
+    # the interval is the two-group seed bootstrap, by brute force
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(size=10), rng.uniform(size=10)
+    draws = np.random.default_rng(1)
+    brute = [draws.choice(x, 10).mean() - draws.choice(y, 10).mean() for _ in range(40_000)]
+    _, low, high = difference_with_ci(x, y)
+    assert low == pytest.approx(np.percentile(brute, 2.5), abs=0.01)
+    assert high == pytest.approx(np.percentile(brute, 97.5), abs=0.01)
+
+
+def test_a_win_carried_by_one_class_is_not_robust_and_the_class_is_named():
+    family = gridworld.task_family("easy")
+    carried = {task.name: 1.0 if task.task_class == "behind A" else 0.2 for task in family}
+    flat = {task.name: 0.2 for task in family}
+    noise = [-0.01, 0.0, 0.01, 0.02, -0.02]
+    def arm(scores: dict, shift: float = 0.0) -> dict:
+        return {s: {t: v + shift + n for t, v in scores.items()} for s, n in enumerate(noise)}
+
+    scores = {"aps, explore-conditioned": arm(carried), "visr": arm(flat), "apt": arm(flat, -0.1)}
+    rows = rows_of(scores)
+    verdict, comparisons = decide(rows, "aps, explore-conditioned")
+    assert verdict == "beats both parents"
+    # by hand: 4 of 13 tasks at 1.0 instead of 0.2 lift the family mean by 0.8 * 4 / 13 over visr's
+    assert comparisons["visr"]["difference"] == pytest.approx(0.8 * 4 / 13)
+    dropped = leave_one_class_out(rows, "easy", "aps, explore-conditioned")
+    assert set(dropped) == {task.task_class for task in family}
+    assert dropped["behind A"] == "beats apt only" and dropped["start room"] == "beats both parents"
+    (row,) = [row for row in held_out.part_verdicts(rows, "easy")
+              if row["contender"] == "aps, explore-conditioned"]
+    assert (row["robust"], row["overturned_by"]) == ("no", "behind A")
+
+
+def test_hypotheses_hold_only_where_every_primary_part_says_so(tmp_path):
+    family = gridworld.task_family("easy")
+    noise = [-0.01, 0.0, 0.01, 0.02, -0.02]
+
+    def arm(value: float) -> dict:
+        return {s: {t.name: value + n for t in family} for s, n in enumerate(noise)}
+
+    def part_rows(win: bool) -> list[dict]:
+        return rows_of({"aps, explore-conditioned": arm(0.8 if win else 0.2), "aps, kNN feature": arm(0.2),
+                        "visr": arm(0.2), "apt": arm(0.1)})
+
+    protocol = held_out.Protocol(tmp_path / "p.md", "0" * 64, 0, 5, FamilyBudget(), (
+        held_out.Part("a", "easy", 800, ("visr", "apt", *held_out.CONTENDERS)),
+        held_out.Part("b", "easy", 800, ("visr", "apt", *held_out.CONTENDERS))), ("a", "b"))
+    from aps_teach.infra.files import write_csv_atomic
+
+    for name, win in (("a", True), ("b", False)):
+        (tmp_path / name).mkdir()
+        rows = [{**row, "run_key": f"{row['method']}-{row['overrides']}-{row['seed']}", "keys_needed": "0",
+                 "kind": "box",
+                 "room": "x", "state_coverage": "", "visitation_entropy": ""} for row in part_rows(win)]
+        write_csv_atomic(tmp_path / name / task_families.RESULTS, rows)
+    found = {row["hypothesis"]: row["outcome"] for row in hypotheses(tmp_path, protocol)
+             if row["hypothesis"] in ("H1", "H2")}
+    assert found == {"H1": "holds on a only", "H2": "does not hold"}
+
+
+def test_check_unchanged_passes_fresh_and_matching_directories(tmp_path):
+    protocol = read_protocol(write_preregistration(tmp_path / "p.md"))
+    check_unchanged(protocol, tmp_path / "nothing-yet")
+    (tmp_path / "part").mkdir()
+    record = tmp_path / "part" / "task_families.sweep.json"
+    record.write_text(json.dumps({"preregistration": protocol.sha256}))
+    check_unchanged(protocol, tmp_path / "part")
+    record.write_text("not json")
+    with pytest.raises(ValueError, match="is not a sweep record of this study"):
+        check_unchanged(protocol, tmp_path / "part")
