@@ -53,7 +53,7 @@ from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.infra.sweeps import default_sweep_dir
-from aps_teach.learner.config import Method
+from aps_teach.learner.config import AgentConfig, Method
 from aps_teach.studies.aps_parts import run_parts_study
 from aps_teach.studies.budget import StudyGrid, run_study
 from aps_teach.studies.held_out import (
@@ -84,6 +84,7 @@ from aps_teach.studies.task_families import (
     write_budget_axis,
     write_family_tables,
 )
+from aps_teach.studies.zero_shot import ARMS_DIAGNOSED, capping_links, read_diagnosis, run_diagnosis
 
 Level = Literal["easy", "hard", "deep"]
 FamilyArm = Literal["visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned",
@@ -399,6 +400,52 @@ def _held_out(cmd: HeldOut) -> dict:
             "figure": write_held_out_figure(cmd.out / "held_out.png", cmd.out, protocol)}
 
 
+DiagnosedArm = Literal["visr", "aps", "aps, kNN feature", "aps, explore-conditioned"]
+
+
+@dataclass
+class ZeroShot:
+    """Zero-shot over a level's task family, diagnosed link by link: each arm pretrained per seed, then for
+    every task of the family its zero-shot score with and without GPI and under the best-case w, the R^2 of
+    the task's reward on phi, an exact planner on the best-fit and on the identified reward, and psi's error
+    against the exact successor features of its own policy, into OUT/zero_shot.csv (resumable) and the link
+    that caps zero-shot per arm and task class, OUT/capping_links.csv (see aps_teach.studies.zero_shot)."""
+
+    out: Path
+    """Results directory (the committed diagnosis is results/zero_shot)."""
+    level: Literal["easy", "hard", "deep", "detour", "fork"] = "deep"
+    seeds: tuple[int, ...] = (0, 1, 2)
+    """The seeds to run."""
+    pretrain_steps: int = 256_000
+    arms: tuple[DiagnosedArm, ...] = ARMS_DIAGNOSED
+    feature_dim: int | None = None
+    """d of phi, psi and w for every arm (default: the library's, 16)."""
+    workers: int | None = None
+    """Parallel runs (default: one per core)."""
+
+    def __post_init__(self) -> None:
+        check_out(self.out)
+        FamilyBudget(pretrain_steps=self.pretrain_steps)  # its checks, before anything runs
+        if self.feature_dim is not None:
+            AgentConfig(feature_dim=self.feature_dim)
+
+
+def _zero_shot(cmd: ZeroShot) -> dict:
+    overrides = () if cmd.feature_dim is None else (("agent.feature_dim", cmd.feature_dim),)
+    try:
+        report = run_diagnosis(cmd.level, cmd.seeds, cmd.out, cmd.pretrain_steps, arms=cmd.arms,
+                               overrides=overrides, workers=cmd.workers)
+    except KeyboardInterrupt:
+        raise Interrupted(f"diagnosis stopped; its finished runs are kept in {cmd.out}: the same command "
+                          "continues it") from None
+    for key, trace in report.failures.items():
+        print(f"run {key} failed:\n{trace}", file=sys.stderr)
+    write_csv_atomic(cmd.out / "capping_links.csv", capping_links(read_diagnosis(cmd.out)))
+    return {"completed": len(report.completed), "skipped": len(report.skipped),
+            "failed": len(report.failures), "results": cmd.out / "zero_shot.csv",
+            "capping links": cmd.out / "capping_links.csv"}
+
+
 def _families(cmd: Families) -> dict:
     try:
         report = run_family_study(cmd.levels, cmd.seeds, cmd.out, cmd.budget, arms=cmd.arms,
@@ -561,7 +608,8 @@ def _evaluate(cmd: Evaluate) -> dict:
 COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (Finetune, _finetune),
             "evaluate": (Evaluate, _evaluate), "sweep": (Sweep, _sweep), "transfer": (Transfer, _transfer),
             "study": (Study, _study), "parts": (Parts, _parts), "families": (Families, _families),
-            "families-budget": (FamiliesBudget, _families_budget), "held-out": (HeldOut, _held_out)}
+            "families-budget": (FamiliesBudget, _families_budget), "held-out": (HeldOut, _held_out),
+            "zero-shot": (ZeroShot, _zero_shot)}
 
 
 def gridworld_main(argv: list[str], *, debug: bool = False) -> int:

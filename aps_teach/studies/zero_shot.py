@@ -1,0 +1,254 @@
+"""Zero-shot over a task family, diagnosed link by link: why acting on an identified w scores low.
+
+Zero-shot is a chain (`aps_teach.grid.blame` names its links for the Figure 4 target): the features phi, the
+task identification, the successor features psi and GPI. For a pretrained w-conditioned learner and every task
+of a level's family, `diagnose_task` measures each link exactly on the level's compiled tables:
+
+- phi: the R^2 of the task's reward on phi(s') over every move (s, a) of the level, its best linear fit c*;
+  and P_best, the normalised return of an exact planner (value iteration, gamma, the target absorbing as in
+  pretraining) on the best-fit reward phi(s')^T c*, played greedily on the task: what zero-shot could reach if
+  identification and psi were perfect. phi's effective rank (`effective_rank`) is measured once per run;
+- identification: P_id, the same planner on the reward fitted from the 16k identification steps (0 when they
+  saw no reward: then nothing was fitted, and the agent acts on a random w);
+- psi: the agent's zero-shot score Z (greedy, GPI, the identified w) against P_id, and psi's relative error
+  against the successor features of the agent's own greedy policy under that w, computed exactly
+  (`exact_successor_features`);
+- GPI: Z against the same policy without GPI; and O, the agent's score under the best-case w (w of c*).
+
+The score lost, 1 - Z, splits as `aps_teach.grid.blame` splits success: (1 - P_best) to phi,
+max(0, P_best - P_id) to identification, max(0, P_id - Z) to psi, on normalised returns clipped to [0, 1];
+`capping_links` names, per task class, the link that lost the most on average.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import gridworld
+from aps_teach.grid.blame import optimal_q
+from aps_teach.grid.envs import LevelSpec
+from aps_teach.grid.train import TrainConfig, evaluate, pretrain_seeds, task_data
+from aps_teach.infra.overrides import with_overrides
+from aps_teach.infra.seeds import task_seed
+from aps_teach.infra.sweeps import RunSpec, SweepReport, check_seed_group, config_hash, read_rows, run_sweep
+from aps_teach.learner.agent import Learner
+from aps_teach.learner.tasks import TaskFit, fit_task
+from aps_teach.studies.task_families import ARMS
+
+LINKS = ("phi", "identification", "psi")
+"""The links the score lost is split over, in the chain's order."""
+ARMS_DIAGNOSED = ("visr", "aps", "aps, kNN feature", "aps, explore-conditioned")
+"""The w-conditioned arms of the task-family study (the ablation has the kNN-feature variant's networks)."""
+RESULTS = "zero_shot.csv"
+COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "overrides": "str",
+           "task": "str", "task_class": "str", "zero_shot": "float", "zero_shot_no_gpi": "float",
+           "best_case": "float", "r2": "float?", "planner_best": "float", "planner_identified": "float",
+           "psi_error": "float?", "identified": "int", "effective_rank": "float"}
+"""The columns of zero_shot.csv its readers need (`sweeps.read_rows`)."""
+
+
+def state_features(learner: Learner, level) -> np.ndarray:
+    """phi(s) of every compiled state of `level` (S, d), float64."""
+    compiled = gridworld.compile_level(level)
+    return learner.features(torch.tensor(compiled.observations)).double().numpy()
+
+
+def effective_rank(features: np.ndarray) -> float:
+    """exp(H(p)) of the singular values sigma of `features` (N, d), p = sigma / sum(sigma) (Roy & Vetterli
+    2007): d for d equal directions, 1 for features on one line."""
+    sigma = np.linalg.svd(features, compute_uv=False)
+    p = sigma[sigma > 0] / sigma.sum()
+    return float(np.exp(-(p * np.log(p)).sum()))
+
+
+def move_rewards(level, task: gridworld.Task) -> np.ndarray:
+    """The task's reward of every move (S, A) of `level`'s compiled states (terminal states pay 0)."""
+    return gridworld.compile_level(level, task=task).reward
+
+
+def best_fit(features: np.ndarray, level, task: gridworld.Task) -> TaskFit:
+    """`fit_task` of the task's reward on phi(s') over one (s, a) of every non-terminal state and action:
+    the best linear fit phi can give, and its R^2."""
+    compiled = gridworld.compile_level(level)
+    n = compiled.num_nonterminal
+    following = torch.from_numpy(features[compiled.successor[:n].ravel()])
+    rewards = torch.tensor(move_rewards(level, task)[:n].ravel())
+    return fit_task(following, rewards, seed=0)
+
+
+def greedy_return(level, task: gridworld.Task, q: np.ndarray) -> float:
+    """The normalised return (0 random, 1 optimal: `gridworld.normalised_score`) of acting greedily on
+    `q` (S, A) on the task, from each start cell, over `gridworld.MAX_EPISODE_STEPS` steps (the task's own
+    tables: a box task's target absorbs, the target task's ends the episode)."""
+    compiled = gridworld.compile_level(level, task=task)
+    state = compiled.start_states.copy()
+    total = np.zeros(len(state))
+    for _ in range(gridworld.MAX_EPISODE_STEPS):
+        action = q[state].argmax(1)
+        total += compiled.reward[state, action]
+        state = compiled.successor[state, action]
+    optimal, random = gridworld.task_references(level, task)
+    return gridworld.normalised_score(float(total.mean()), optimal, random)
+
+
+def planner_score(features: np.ndarray, level, task: gridworld.Task, coefficients, gamma: float) -> float:
+    """`greedy_return` of the exact planner's Q* (`blame.optimal_q`, the target absorbing) on the fitted
+    reward phi(s')^T c of every move; 0 when nothing was fitted (`coefficients` None)."""
+    if coefficients is None:
+        return 0.0
+    compiled = gridworld.compile_level(level)
+    believed = (features @ np.asarray(coefficients, dtype=float))[compiled.successor]
+    return greedy_return(level, task, optimal_q(level, believed, gamma))
+
+
+@torch.no_grad()
+def agent_psi(learner: Learner, level, w: torch.Tensor) -> np.ndarray:
+    """psi(s, a, w) of the learner for every compiled state (S, A, sf_dim), task input w (a task: beta 0)."""
+    compiled = gridworld.compile_level(level)
+    obs = torch.tensor(compiled.observations)
+    tasks = learner.psi_task(w.expand(len(obs), -1))[:, None]
+    return learner.psi(learner.inputs(obs), tasks)[:, 0].double().numpy()
+
+
+def exact_successor_features(features: np.ndarray, level, policy: np.ndarray, gamma: float) -> np.ndarray:
+    """psi^pi(s, a) = phi(s') + gamma psi^pi(s', pi(s')) of a deterministic `policy` (S,) on `level`'s
+    compiled tables, the target absorbing (its state loops to itself, as in pretraining), by solving the
+    linear system over the states: (S, A, d)."""
+    compiled = gridworld.compile_level(level)
+    successor = compiled.successor
+    states = np.arange(len(successor))
+    after = successor[states, policy]
+    transition = np.zeros((len(states), len(states)))
+    transition[states, after] = 1.0
+    along = np.linalg.solve(np.eye(len(states)) - gamma * transition, features[after])  # psi(s, pi(s))
+    return features[successor] + gamma * along[successor]
+
+
+def psi_error(learner: Learner, features: np.ndarray, level, w: torch.Tensor) -> float:
+    """Relative error ||Q - Q^pi|| / ||Q^pi|| over every non-terminal (s, a), Q = psi(s, a, w)^T w from the
+    learner's phi columns, Q^pi = psi^pi(s, a)^T w from `exact_successor_features` of the learner's own greedy
+    policy under w (no GPI): how far psi is from the values of the policy it induces. NaN when Q^pi is 0."""
+    d, gamma = features.shape[1], learner.config.gamma
+    psi = agent_psi(learner, level, w)[..., :d]
+    weights = w.double().numpy()
+    q = psi @ weights
+    exact = exact_successor_features(features, level, q.argmax(1), gamma) @ weights
+    n = gridworld.compile_level(level).num_nonterminal
+    scale = np.linalg.norm(exact[:n])
+    return float(np.linalg.norm(q[:n] - exact[:n]) / scale) if scale > 0 else math.nan
+
+
+def diagnose_task(learner: Learner, features: np.ndarray, level: str, task: gridworld.Task, seed: int,
+                  config: TrainConfig, identify_steps: int, eval_episodes: int) -> dict:
+    """Every measurement of the module docstring for one task, from seed `seed` (identification and
+    evaluation as the task-family study makes them)."""
+    env = LevelSpec(level, task=task)
+    optimal, random = gridworld.task_references(level, task)
+
+    def score(w: torch.Tensor, gpi: bool = True) -> float:
+        result = evaluate(learner, env, w, eval_episodes, seed, config, gpi=gpi)
+        return gridworld.normalised_score(result.mean_return, optimal, random)
+
+    fit = fit_task(*task_data(learner, env, identify_steps, seed, config), seed=seed)
+    best = best_fit(features, level, task)
+    gamma = learner.config.gamma
+    return {"task": task.name, "task_class": task.task_class, "identified": int(fit.identified),
+            "zero_shot": score(fit.w), "zero_shot_no_gpi": score(fit.w, gpi=False),
+            "best_case": score(best.w), "r2": best.r2,
+            "planner_best": planner_score(features, level, task, best.coefficients, gamma),
+            "planner_identified": planner_score(features, level, task, fit.coefficients, gamma),
+            "psi_error": psi_error(learner, features, level, fit.w)}
+
+
+def run_diagnosis_group_rows(specs: Sequence[RunSpec], pretrain_steps: int, identify_steps: int = 16_000,
+                             eval_episodes: int = 32, train: TrainConfig | None = None) -> list[list[dict]]:
+    """Runs that differ only in their seed, pretrained as one seed group, then each task of the level's
+    family diagnosed per run (`diagnose_task`; task t from seed `task_seed(seed, t)`, as in the task-family
+    study)."""
+    start, first = time.perf_counter(), check_seed_group(specs)
+    config = with_overrides(train or TrainConfig(progress=False), first.overrides)
+    seeds = [spec.seed for spec in specs]
+    trained = pretrain_seeds(first.method, first.env, pretrain_steps, seeds, config)
+    out = []
+    for (learner, _), seed in zip(trained, seeds, strict=True):
+        features = state_features(learner, first.env)
+        shared = {"method": first.method, "level": first.env, "seed": seed,
+                  "overrides": json.dumps(first.overrides) if first.overrides else "",
+                  "config_hash": config_hash(pretrain_steps, identify_steps, eval_episodes, config),
+                  "effective_rank": effective_rank(features)}
+        out.append([{**shared, **diagnose_task(learner, features, first.env, task, task_seed(seed, index),
+                                               config, identify_steps, eval_episodes)}
+                    for index, task in enumerate(gridworld.task_family(first.env))])
+    wall = round((time.perf_counter() - start) / len(specs), 3)
+    return [[{**row, "wall_seconds": wall} for row in rows] for rows in out]
+
+
+def run_diagnosis_rows(spec: RunSpec, pretrain_steps: int, identify_steps: int = 16_000,
+                       eval_episodes: int = 32, train: TrainConfig | None = None) -> list[dict]:
+    """One run of `run_diagnosis_group_rows`."""
+    return run_diagnosis_group_rows([spec], pretrain_steps, identify_steps, eval_episodes, train)[0]
+
+
+def run_diagnosis(level: str, seeds: Sequence[int], out_dir: str | Path, pretrain_steps: int = 256_000, *,
+                  arms: Sequence[str] = ARMS_DIAGNOSED, overrides: Sequence[tuple[str, object]] = (),
+                  train: TrainConfig | None = None, workers: int | None = None,
+                  executor: Executor | None = None, progress: bool = True, seeds_per_group: int = 5
+                  ) -> SweepReport:
+    """Every arm of `arms` x seed of `seeds` on `level` into out_dir/zero_shot.csv (resumable), each arm with
+    `overrides` added (e.g. a fix under test: (("agent.feature_dim", 64),))."""
+    unknown = [arm for arm in arms if arm not in ARMS_DIAGNOSED and arm not in ARMS]
+    if unknown or level not in gridworld.TASK_FAMILIES:
+        raise ValueError(f"diagnosis needs arms of {', '.join(ARMS_DIAGNOSED)} and a level of "
+                         f"{', '.join(gridworld.TASK_FAMILIES)}; got arms {list(arms)}, level {level!r}")
+    specs = [RunSpec(ARMS[arm][0], level, seed, (*ARMS[arm][1], *overrides))
+             for arm in arms for seed in seeds]
+    train = train or TrainConfig(progress=False)
+    kwargs = {"pretrain_steps": pretrain_steps, "train": train}
+    return run_sweep(specs, partial(run_diagnosis_rows, **kwargs), Path(out_dir) / RESULTS,
+                     config={"pretrain_steps": pretrain_steps, "train": train}, workers=workers,
+                     executor=executor, progress=progress, group=partial(run_diagnosis_group_rows, **kwargs),
+                     group_size=seeds_per_group)
+
+
+def losses(row: dict) -> dict[str, float]:
+    """The score a task's zero-shot lost to each link (module docstring), on normalised returns clipped to
+    [0, 1]."""
+    best, identified, zero_shot = (min(1.0, max(0.0, float(row[key])))
+                                   for key in ("planner_best", "planner_identified", "zero_shot"))
+    return {"phi": 1 - best, "identification": max(0.0, best - identified),
+            "psi": max(0.0, identified - zero_shot)}
+
+
+def capping_links(rows: Sequence[dict]) -> list[dict]:
+    """Per level, arm and task class: the means over tasks x seeds of every measurement and of each link's
+    loss (`losses`), and the link that lost the most (ties go to the chain's earlier link)."""
+    from aps_teach.studies.aps_parts import arm_name
+
+    groups: dict[tuple[str, str, str], list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["level"], arm_name(row["method"], row["overrides"], ARMS), row["task_class"]),
+                          []).append(row)
+    out = []
+    for (level, arm, task_class), members in groups.items():
+        lost = {link: float(np.mean([losses(row)[link] for row in members])) for link in LINKS}
+        means = {key: float(np.nanmean([float(row[key]) for row in members]))
+                 for key in ("zero_shot", "zero_shot_no_gpi", "best_case", "r2", "planner_best",
+                             "planner_identified", "psi_error", "identified")}
+        out.append({"level": level, "arm": arm, "task_class": task_class, "pairs": len(members), **means,
+                    **{f"lost_to_{link}": value for link, value in lost.items()},
+                    "capping_link": max(LINKS, key=lambda link: (lost[link], -LINKS.index(link)))})
+    return out
+
+
+def read_diagnosis(out_dir: str | Path) -> list[dict]:
+    """The rows of out_dir/zero_shot.csv."""
+    return read_rows(Path(out_dir) / RESULTS, COLUMNS)
