@@ -10,7 +10,7 @@ import torch
 
 import gridworld
 from aps_teach.grid.train import RoundEnd, TrainConfig, pretrain
-from aps_teach.infra.sweeps import RunSpec
+from aps_teach.infra.sweeps import RunSpec, config_hash
 from aps_teach.learner.config import AgentConfig
 from aps_teach.studies.task_families import FamilyBudget, relabelled_data, run_family_rows
 
@@ -88,8 +88,13 @@ def test_each_fine_tuning_protocol_is_its_own_phase_and_exploring_only_where_the
 def test_a_budget_of_nothing_is_refused():
     with pytest.raises(ValueError, match="FamilyBudget.finetune_steps"):
         FamilyBudget(finetune_steps=0)
-    with pytest.raises(ValueError, match="protocols must name one or more of finetuned, finetuned_epsilon_1"):
-        FamilyBudget(protocols=("finetuned", "warm"))
+    for protocols in (("finetuned", "warm"), ("finetuned", "finetuned"), ()):
+        with pytest.raises(ValueError, match="protocols must name one or more distinct protocols of "
+                                             "finetuned, finetuned_epsilon_1"):
+            FamilyBudget(protocols=protocols)
+    budget = FamilyBudget(pretrain_steps=np.int64(3200), identify_steps=np.int32(400))  # plain values kept
+    assert budget == FamilyBudget(pretrain_steps=3200, identify_steps=400)
+    assert type(budget.pretrain_steps) is int and config_hash(budget) == config_hash(FamilyBudget(3200, 400))
 
 
 def _row(arm_method, task, seed, score, phase="zero_shot", room="start room", keys=0):

@@ -48,7 +48,7 @@ from aps_teach.grid.transfer import (
     DEFAULT_TRANSFER_EPISODES,
     run_transfer,
 )
-from aps_teach.infra.checks import check_int
+from aps_teach.infra.checks import check_int, check_num_seeds
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
@@ -78,15 +78,18 @@ from aps_teach.studies.task_families import (
     EXPLORATORY_ARMS,
     FamilyBudget,
     budget_studies,
+    check_budget_axis,
+    check_family_plan,
     read_family_studies,
     run_family_study,
-    study_pretrain_steps,
     write_budget_axis,
     write_family_tables,
 )
 from aps_teach.studies.zero_shot import ARMS_DIAGNOSED, capping_links, read_diagnosis, run_diagnosis
 
 Level = Literal["easy", "hard", "deep"]
+BudgetArm = Literal["visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned",
+                    "aps, kNN feature, explore weight 0.5", "random"]
 FamilyArm = Literal["visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned",
                     "aps, kNN feature, explore weight 0.5", "dqn", "dqn, equal budget", "random"]
 
@@ -182,6 +185,7 @@ class Sweep:
     def __post_init__(self) -> None:
         check_out(self.out)
         check_int("--seeds-per-group", self.seeds_per_group)
+        check_num_seeds(self.seeds, "--seeds")
 
 
 @dataclass
@@ -215,6 +219,7 @@ class Transfer:
 
     def __post_init__(self) -> None:
         check_out(self.out)
+        check_num_seeds(self.seeds, "--seeds")
 
     def results_dir(self) -> Path:
         """OUT, or the default: runs/transfer/<hash of the budget, boxes and config>."""
@@ -258,6 +263,7 @@ class Parts:
 
     def __post_init__(self) -> None:
         check_out(self.out)
+        check_num_seeds(self.seeds, "--seeds")
 
 
 @dataclass
@@ -287,6 +293,8 @@ class Families:
     def __post_init__(self) -> None:
         check_out(self.out)
         check_int("--seeds-per-group", self.seeds_per_group)
+        check_num_seeds(self.seeds, "--seeds")
+        check_family_plan(self.levels, self.seeds, self.arms, self.budget, TrainConfig(progress=False))
 
 
 @dataclass
@@ -305,25 +313,36 @@ class FamiliesBudget:
     level: Level = "deep"
     seeds: int = 5
     """Number of seeds: 0 .. seeds-1."""
-    arms: tuple[FamilyArm, ...] = BUDGET_ARMS
-    """The arms to run (default: every arm that pretrains)."""
+    arms: tuple[BudgetArm, ...] = BUDGET_ARMS
+    """The arms to run (default: every arm that pretrains; the random walk's coverage may join them)."""
     also: tuple[Path, ...] = ()
     """Task-family studies (directories) already run on the level at other budgets, drawn beside these."""
+    identify_steps: int = FamilyBudget.identify_steps
+    """Env steps of the pretrained skills under random w, per task (visr, aps)."""
+    finetune_steps: int = FamilyBudget.finetune_steps
+    """Env steps of fine-tuning on each task's reward."""
+    eval_episodes: int = FamilyBudget.eval_episodes
+    """Greedy episodes per evaluation."""
     workers: int | None = None
     """Parallel runs (default: one per core)."""
     seeds_per_group: int = 10
     """Runs that differ only in their seed train together in groups of up to this many (the same numbers as
     alone, less time: aps_teach.learner.group); 1: each run alone."""
 
+    def budget(self, steps: int) -> FamilyBudget:
+        """The task-family budget of the axis's point at `steps` pretraining env steps."""
+        return FamilyBudget(pretrain_steps=steps, identify_steps=self.identify_steps,
+                            finetune_steps=self.finetune_steps, eval_episodes=self.eval_episodes,
+                            protocols=("finetuned",))
+
     def __post_init__(self) -> None:
         check_out(self.out)
         check_int("--seeds-per-group", self.seeds_per_group)
-        if not self.pretrain_steps or len(set(self.pretrain_steps)) < len(self.pretrain_steps):
-            raise ValueError(f"--pretrain-steps must list distinct budgets, got {list(self.pretrain_steps)}")
+        check_num_seeds(self.seeds, "--seeds")
+        check_budget_axis(self.level, self.pretrain_steps, self.also, self.budget(1))
         for steps in self.pretrain_steps:
-            FamilyBudget(pretrain_steps=steps)  # its checks, before anything runs
-        for directory in self.also:
-            study_pretrain_steps(directory)
+            check_family_plan([self.level], self.seeds, self.arms, self.budget(steps),
+                              TrainConfig(progress=False))
 
 
 def _families_budget(cmd: FamiliesBudget) -> dict:
@@ -331,9 +350,8 @@ def _families_budget(cmd: FamiliesBudget) -> dict:
     for steps in cmd.pretrain_steps:
         out = cmd.out / f"pretrain_{steps}"
         try:
-            report = run_family_study([cmd.level], cmd.seeds, out,
-                                      FamilyBudget(pretrain_steps=steps, protocols=("finetuned",)),
-                                      arms=cmd.arms, workers=cmd.workers, seeds_per_group=cmd.seeds_per_group)
+            report = run_family_study([cmd.level], cmd.seeds, out, cmd.budget(steps), arms=cmd.arms,
+                                      workers=cmd.workers, seeds_per_group=cmd.seeds_per_group)
         except KeyboardInterrupt:
             raise Interrupted(f"budget axis stopped; its finished runs are kept in {cmd.out}: the same"
                               " command continues it") from None

@@ -33,7 +33,14 @@ from aps_teach.grid.train import (
     task_data,
     with_method,
 )
-from aps_teach.infra.checks import check_field, check_int, check_seed, check_steps, check_type
+from aps_teach.infra.checks import (
+    check_field,
+    check_int,
+    check_num_seeds,
+    check_seed,
+    check_steps,
+    check_type,
+)
 from aps_teach.infra.devices import resolve_device
 from aps_teach.infra.executors import check_not_reimported
 from aps_teach.infra.files import write_text_atomic
@@ -558,8 +565,7 @@ def run_figure4_sweep(methods, levels, num_seeds: int, out_dir: str | Path | Non
     if unknown:
         raise ValueError(f"unknown methods or levels {unknown}; methods: {', '.join(METHODS)}; "
                          f"levels: {', '.join(gridworld.LEVELS)}")
-    if num_seeds < 1:
-        raise ValueError(f"num_seeds must be >= 1, got {num_seeds}")
+    num_seeds = check_num_seeds(num_seeds)
     if executor is not None and workers is not None:  # refused before any run is checked
         raise ValueError("give workers (local processes) or an executor, not both")
     check_int("workers", workers, default="one per core")

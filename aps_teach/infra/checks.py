@@ -86,6 +86,16 @@ def check_int(name: str, value: Any, minimum: int = 1, *, maximum: int | None = 
     return value
 
 
+MAX_SEEDS = 10_000
+"""The most seeds a study or sweep runs per cell: more is a typo (a run takes minutes), and a list of so many
+runs is built before anything starts."""
+
+
+def check_num_seeds(num_seeds: Any, name: str = "num_seeds") -> int:
+    """A number of seeds, an integer from 1 to `MAX_SEEDS`; a ValueError naming `name` (e.g. --seeds)."""
+    return check_int(name, num_seeds, maximum=MAX_SEEDS)
+
+
 def check_seed(seed: Any, name: str = "seed") -> int:
     """A seed is an integer in [0, MAX_SEED] (numpy's SeedSequence takes no negative numbers)."""
     return check_int(name, seed, 0, maximum=MAX_SEED)

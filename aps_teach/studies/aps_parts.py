@@ -25,7 +25,7 @@ import gridworld
 from aps_teach.grid.blame import blame_summary
 from aps_teach.grid.experiments import Budget, figure4_config, run_gridworld_rows
 from aps_teach.grid.train import TrainConfig, random_walk
-from aps_teach.infra.checks import check_int
+from aps_teach.infra.checks import check_num_seeds
 from aps_teach.infra.stats import rate_text
 from aps_teach.infra.sweeps import RunSpec, SweepReport, run_sweep
 from aps_teach.studies.probes import probe_budget, run_probe_rows
@@ -118,7 +118,7 @@ def run_parts_study(levels: Sequence[str] = ("deep", "easy", "hard"), num_seeds:
     unknown = sorted(set(levels) - set(gridworld.LEVELS))
     if unknown:
         raise ValueError(f"unknown levels {unknown}; valid levels: {', '.join(gridworld.LEVELS)}")
-    num_seeds = check_int("num_seeds", num_seeds)
+    num_seeds = check_num_seeds(num_seeds)
     return run_sweep(parts_specs(levels, num_seeds), partial(run_part_rows, budget=budget),
                      Path(out_dir) / RESULTS, config=figure4_config(budget), workers=workers,
                      progress=progress)

@@ -44,7 +44,7 @@ from aps_teach.grid.transfer import (
     feature_spread,
     run_transfer,
 )
-from aps_teach.infra.checks import check_int
+from aps_teach.infra.checks import check_int, check_num_seeds
 from aps_teach.infra.executors import local_executor
 from aps_teach.infra.files import write_csv_atomic, write_text_atomic
 from aps_teach.infra.locks import owning
@@ -89,8 +89,9 @@ class StudyGrid:
     train: TrainConfig = field(default_factory=lambda: TrainConfig(progress=False))
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "seeds", check_num_seeds(self.seeds, "seeds"))
         if (not self.methods or not self.levels or not self.pretrain_steps or not self.feature_dims
-                or not self.identify_steps or self.seeds < 1):
+                or not self.identify_steps):
             raise ValueError("a study needs methods, levels, pretraining budgets, feature dimensions, "
                              "identification budgets and at least one seed")
 

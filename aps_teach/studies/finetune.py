@@ -29,6 +29,7 @@ from aps_teach.grid.blame import optimal_q
 from aps_teach.grid.experiments import Budget
 from aps_teach.grid.rollouts import state_observations
 from aps_teach.grid.train import RoundEnd, TrainConfig, evaluate, finetune, new_learner, pretrain, task_data
+from aps_teach.infra.checks import check_num_seeds
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.stats import rate_text
 from aps_teach.infra.sweeps import RunSpec, SweepReport, run_sweep
@@ -123,7 +124,7 @@ def run_finetune_study(methods: Sequence[str] = ("visr", "aps", "apt", "dqn"), l
     unknown = sorted(set(methods) - set(METHOD_ARMS))
     if unknown:
         raise ValueError(f"unknown methods {unknown}; valid: {', '.join(METHOD_ARMS)}")
-    budget = Budget()
+    budget, num_seeds = Budget(), check_num_seeds(num_seeds)
     specs = [RunSpec(method, level, seed) for method in methods for seed in range(num_seeds)]
     return run_sweep(specs, partial(run_finetune_rows, budget=budget), Path(out_dir) / RESULTS,
                      config={"budget": budget, "train": TrainConfig(progress=False), "arms": ARMS},

@@ -37,7 +37,7 @@ import json
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -46,6 +46,7 @@ import torch
 
 import gridworld
 from aps_teach.grid.envs import LevelSpec
+from aps_teach.grid.experiments import Budget, check_run
 from aps_teach.grid.train import (
     TrainConfig,
     evaluate,
@@ -55,9 +56,10 @@ from aps_teach.grid.train import (
     random_walk,
     task_data,
 )
-from aps_teach.infra.checks import check_int
+from aps_teach.infra.checks import InputTypeError, check_int, check_num_seeds, check_seed, check_type
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.overrides import with_overrides
+from aps_teach.infra.run_dir import say
 from aps_teach.infra.seeds import task_seed
 from aps_teach.infra.stats import improvement_with_ci, iqm_with_ci
 from aps_teach.infra.sweeps import RunSpec, SweepReport, check_seed_group, config_hash, read_rows, run_sweep
@@ -132,11 +134,14 @@ class FamilyBudget:
 
     def __post_init__(self) -> None:
         for name in ("pretrain_steps", "identify_steps", "finetune_steps", "eval_episodes"):
-            check_int(f"FamilyBudget.{name}", getattr(self, name), minimum=1)
+            object.__setattr__(self, name, check_int(f"FamilyBudget.{name}", getattr(self, name), minimum=1))
+        if isinstance(self.protocols, str):
+            raise InputTypeError(f"FamilyBudget.protocols must be a list of protocol names, got "
+                                 f"{self.protocols!r}")
         object.__setattr__(self, "protocols", tuple(self.protocols))
         unknown = [name for name in self.protocols if name not in FINETUNE_PROTOCOLS]
-        if unknown or not self.protocols:
-            raise ValueError("FamilyBudget.protocols must name one or more of "
+        if unknown or not self.protocols or len(set(self.protocols)) < len(self.protocols):
+            raise ValueError("FamilyBudget.protocols must name one or more distinct protocols of "
                              f"{', '.join(FINETUNE_PROTOCOLS)}, got {list(self.protocols)}")
         if self.tasks not in TASK_SUBSETS:
             raise ValueError(f"FamilyBudget.tasks must be one of {', '.join(map(repr, TASK_SUBSETS))}, "
@@ -154,6 +159,66 @@ class FamilyBudget:
 
 TASK_SUBSETS = ("all", "one per class")
 """The values of `FamilyBudget.tasks`."""
+
+
+def protocol_applies(protocol: str, method: str) -> bool:
+    """Whether a fine-tuning protocol of `FINETUNE_PROTOCOLS` fine-tunes an arm of `method`: keeping the
+    exploration reward needs one (apt, aps), fine-tuning from the relabelled replay's w needs a w (visr, aps);
+    the random walk fine-tunes nothing."""
+    _, exploring, source = FINETUNE_PROTOCOLS[protocol]
+    if method == "random" or (exploring and method not in ("apt", "aps")):
+        return False
+    return source == "zero_shot" or method in ("visr", "aps")
+
+
+def check_family_plan(levels: Sequence[str], num_seeds: int, arms: Sequence[str], budget: FamilyBudget,
+                      train: TrainConfig, first_seed: int = 0) -> None:
+    """Everything a task-family study can be refused for, before any worker starts: the levels (one or more
+    with a family), seeds (at most `MAX_SEEDS`), arms (distinct, known), that each fine-tuning protocol
+    applies to a chosen arm (`protocol_applies`), the engine (compiled: the replay is relabelled by state
+    index), and per arm and level what `gridworld run` checks (`experiments.check_run`: every phase's env
+    steps, memory, device, k against the minibatch)."""
+    if isinstance(levels, str) or not levels:
+        raise ValueError(f"levels must list one or more of {', '.join(gridworld.TASK_FAMILIES)}, got "
+                         f"{levels!r}")
+    unknown = sorted(set(levels) - set(gridworld.TASK_FAMILIES))
+    if unknown:
+        raise ValueError(f"no task family for levels {unknown}; the levels with one: "
+                         f"{', '.join(gridworld.TASK_FAMILIES)}")
+    check_num_seeds(num_seeds)
+    check_seed(first_seed, "first_seed")
+    check_seed(first_seed + num_seeds - 1, "the last seed, first_seed + num_seeds - 1,")
+    family_specs(levels, 1, arms)  # the arms' checks
+    check_type("train", train, TrainConfig, "a TrainConfig (e.g. TrainConfig(progress=False))")
+    if train.engine != "compiled":
+        raise ValueError(f"the task-family study relabels its replay by state index: it needs the compiled "
+                         f"engine, got engine {train.engine!r}")
+    methods = [ARMS[arm][0] for arm in arms]
+    idle = [protocol for protocol in budget.protocols
+            if not any(protocol_applies(protocol, method) for method in methods)]
+    reasons = [f"fine-tuning protocol {protocol!r} applies to none of the arms {', '.join(arms)}: "
+               f"{PROTOCOL_NEEDS[protocol]}" for protocol in idle] if set(methods) != {"random"} else []
+    if reasons and len(idle) == len(budget.protocols):  # a random walk alone fine-tunes nothing, rightly
+        raise ValueError(reasons[0] + "; no arm would be fine-tuned")
+    for arm in arms:
+        method, overrides = ARMS[arm]
+        arm_budget, config = split_overrides(overrides, budget, train)
+        steps = Budget(pretrain_steps=arm_budget.pretrain_steps, identify_steps=arm_budget.identify_steps,
+                       finetune_steps=arm_budget.scratch_steps, eval_episodes=arm_budget.eval_episodes)
+        for level in levels:
+            if method == "random":
+                check_run(level, steps, config, pretrain_only=True)
+            else:
+                check_run(level, steps, config, method=method)
+    for reason in reasons:
+        say(reason + "; skipped")
+
+
+PROTOCOL_NEEDS = {
+    "finetuned_exploring": "it keeps the exploration reward, which apt and aps have",
+    "finetuned_relabelled": "it fine-tunes from a w fitted on the pretraining replay: visr and aps fit one",
+}
+"""Why a protocol applies to no arm, by protocol (`check_family_plan`)."""
 
 
 def class_representatives(family: gridworld.TaskFamily) -> list[gridworld.Task]:
@@ -270,7 +335,8 @@ def run_family_group_rows(specs: Sequence[RunSpec], budget: FamilyBudget,
         rows = []
         for seed, about in zip(seeds, shared, strict=True):
             coverage = random_walk(level, budget.pretrain_steps, seed, config)
-            rows.append([{**about, "phase": "random_walk", "state_coverage": coverage["state_coverage"],
+            rows.append([{**about, **COVERAGE_ONLY, "phase": "random_walk",
+                          "state_coverage": coverage["state_coverage"],
                           "visitation_entropy": round(coverage["visitation_entropy"], 4)}])
         return _timed(rows, start)
     pretrained, replays = [None] * len(seeds), [None] * len(seeds)
@@ -304,6 +370,9 @@ def _timed(rows: list[list[dict]], start: float) -> list[list[dict]]:
     return [[{**row, "wall_seconds": wall} for row in run_rows] for run_rows in rows]
 
 
+COVERAGE_ONLY = {"task": "", "kind": "", "room": "", "keys_needed": "", "normalised_score": ""}
+"""A random walk's row has no task: its task columns are empty, so a study of that arm alone still has every
+column its readers need."""
 RESULTS = "task_families.csv"
 COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "overrides": "str",
            "phase": "str", "task": "str", "kind": "str", "room": "str", "keys_needed": "float?",
@@ -338,13 +407,8 @@ def run_family_study(levels: Sequence[str] = tuple(gridworld.LEVELS), num_seeds:
     (`run_family_group_rows`; 1: each run alone). `train`: the settings every arm starts from (default: the
     library's); `record`: more entries of the configuration the results file is kept for (a resume with
     others is refused)."""
-    unknown = sorted(set(levels) - set(gridworld.TASK_FAMILIES))
-    if unknown:
-        raise ValueError(f"no task family for levels {unknown}; the levels with one: "
-                         f"{', '.join(gridworld.TASK_FAMILIES)}")
-    check_int("num_seeds", num_seeds)
-    check_int("first_seed", first_seed, minimum=0)
     train = train or TrainConfig(progress=False)
+    check_family_plan(levels, num_seeds, arms, budget, train, first_seed)
     specs = family_specs(levels, num_seeds, arms, first_seed)
     return run_sweep(specs, partial(run_family_rows, budget=budget, train=train),
                      Path(out_dir) / RESULTS, config={"budget": budget, "train": train, **(record or {})},
@@ -468,12 +532,63 @@ BUDGET_PHASES = ("zero_shot", "finetuned")
 default protocol)."""
 
 
-def study_pretrain_steps(out_dir: str | Path) -> int:
-    """The pretraining budget a task-family study in out_dir ran at (its task_families.sweep.json)."""
+def study_budget(out_dir: str | Path) -> dict:
+    """The budget a task-family study in out_dir ran at, from its record (task_families.sweep.json): a
+    ValueError of one line naming the file when it is missing, not JSON or holds no budget."""
     path = Path(out_dir) / RESULTS.replace(".csv", ".sweep.json")
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: give a directory written by the task-family study")
-    return int(json.loads(path.read_text())["budget"]["pretrain_steps"])
+    try:
+        budget = json.loads(path.read_text())["budget"]
+        int(budget["pretrain_steps"])
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError) as error:
+        raise ValueError(f"{path} is not the record of a task-family study (unreadable, or no budget's "
+                         f"pretrain_steps: {type(error).__name__} {error}); give a directory the study "
+                         "wrote, or restore the file") from None
+    return budget
+
+
+def study_pretrain_steps(out_dir: str | Path) -> int:
+    """The pretraining budget a task-family study in out_dir ran at (`study_budget`)."""
+    return int(study_budget(out_dir)["pretrain_steps"])
+
+
+PER_TASK = ("identify_steps", "finetune_steps", "eval_episodes")
+"""The per-task budgets of a `FamilyBudget`, equal along a budget axis."""
+
+
+def check_budget_axis(level: str, pretrain_steps: Sequence[int], also: Sequence[str | Path],
+                      budget: FamilyBudget) -> None:
+    """A budget axis's plan, before anything runs: distinct budgets, each a valid `FamilyBudget`; and each
+    study of `also` readable (`study_budget`), named once, holding rows on `level`, at a pretraining budget
+    neither run here nor another's, and at the same per-task budgets as `budget` (identification,
+    fine-tuning, evaluation), so that the axis compares pretraining alone."""
+    if not pretrain_steps or len(set(pretrain_steps)) < len(pretrain_steps):
+        raise ValueError(f"--pretrain-steps must list distinct budgets, got {list(pretrain_steps)}")
+    for steps in pretrain_steps:
+        replace(budget, pretrain_steps=steps)  # its checks
+    seen: dict[int, str] = {int(steps): "this command" for steps in pretrain_steps}
+    named = [Path(directory).resolve() for directory in also]
+    repeated = sorted({str(path) for path in named if named.count(path) > 1})
+    if repeated:
+        raise ValueError(f"--also names {repeated[0]} twice: each study once")
+    for directory in also:
+        recorded = study_budget(directory)
+        steps = int(recorded["pretrain_steps"])
+        if steps in seen:
+            raise ValueError(f"--also {directory} is at {steps:,} pretraining steps, as {seen[steps]} is: "
+                             "one study per budget on the axis")
+        seen[steps] = str(directory)
+        per_task = {name: getattr(budget, name) for name in PER_TASK}
+        clashing = {name: recorded.get(name) for name, value in per_task.items()
+                    if recorded.get(name) != value}
+        if clashing:
+            raise ValueError(f"--also {directory} ran at other per-task budgets ({clashing}) than this axis "
+                             f"({per_task}): the axis compares pretraining budgets alone")
+        levels = {row["level"] for row in read_rows(Path(directory) / RESULTS, COLUMNS)}
+        if level not in levels:
+            raise ValueError(f"--also {directory} has no rows on level {level} (its levels: "
+                             f"{', '.join(sorted(levels)) or 'none'}): give a study of the axis's level")
 
 
 def budget_studies(out_dir: str | Path) -> list[Path]:
@@ -524,23 +639,29 @@ def budget_axis(studies: dict[int, Sequence[dict]], level: str = "deep") -> list
     return out
 
 
-def _write_table(path: Path, rows: Sequence[dict]) -> Path:
-    """rows as a CSV at path, floats rounded to 4 decimals."""
+def _write_table(path: Path, rows: Sequence[dict]) -> Path | None:
+    """rows as a CSV at path, floats rounded to 4 decimals; None, writing nothing, when there are no rows."""
+    if not rows:
+        return None
     write_csv_atomic(path, [{key: round(value, 4) if isinstance(value, float) else value
                              for key, value in row.items()} for row in rows])
     return path
 
 
-def write_budget_axis(path: str | Path, studies: dict[int, Sequence[dict]], level: str = "deep") -> Path:
-    """`budget_axis` of `studies` as a CSV at path."""
+def write_budget_axis(path: str | Path, studies: dict[int, Sequence[dict]],
+                      level: str = "deep") -> Path | None:
+    """`budget_axis` of `studies` as a CSV at path (None while no arm of `BUDGET_ARMS` has a score)."""
     return _write_table(Path(path), budget_axis(studies, level))
 
 
 def write_family_tables(out_dir: str | Path) -> list[Path]:
     """OUT/classes.csv, OUT/verdicts.csv and OUT/improvement.csv: `family_tables` of OUT/task_families.csv
-    (nothing while it holds no task row)."""
+    (nothing while it holds no task row); a table with no row is not written (verdicts and improvements need
+    a contender and both parents)."""
     rows = read_rows(Path(out_dir) / RESULTS, COLUMNS)
     if not any(row["phase"] != "random_walk" for row in rows):
         return []
-    return [_write_table(Path(out_dir) / f"{name}.csv", table)
-            for name, table in zip(("classes", "verdicts", "improvement"), family_tables(rows), strict=True)]
+    names = ("classes", "verdicts", "improvement")
+    written = [_write_table(Path(out_dir) / f"{name}.csv", table)
+               for name, table in zip(names, family_tables(rows), strict=True)]
+    return [path for path in written if path is not None]
