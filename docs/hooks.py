@@ -20,6 +20,7 @@ import posixpath
 import re
 from pathlib import Path
 
+from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
@@ -53,7 +54,13 @@ def site_path(repo_path: str) -> str:
 
 def notebook_title(path: Path) -> str:
     """A notebook's first heading, e.g. '00 · The key-passageway gridworlds'."""
-    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        raise PluginError(f"{path} is not a notebook (no JSON with cells: {type(error).__name__} {error}); "
+                          f"regenerate it from {path.with_suffix('.py').name} (docs/development.md) or "
+                          "restore it") from None
+    for cell in cells:
         if cell["cell_type"] == "markdown":
             heading = re.search(r"^# (.+)$", "".join(cell["source"]), re.MULTILINE)
             if heading:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gridworld.layout import ACTIONS, BUILT_IN, KEYS, MOVES, Cell, Layout, State, resolve_level
+from gridworld.layout import ACTIONS, BUILT_IN, KEYS, MAX_REWARD, MOVES, Cell, Layout, State, resolve_level
 
 BOX, KEYED_BOX, TARGET = "box", "keyed box", "target"
 TASK_KINDS: tuple[str, ...] = (BOX, KEYED_BOX, TARGET)
@@ -131,9 +131,17 @@ def _rooms(layout: Layout) -> tuple[np.ndarray, tuple[str, ...]]:
                           for room, name in enumerate(names))
 
 
-def _key(level: str | Sequence[str]) -> str | tuple[str, ...]:
-    """A level as a hashable key: its name, or its art as a tuple."""
-    return level if isinstance(level, str) else tuple(level)
+def _key(level: str | Sequence[str] | Layout) -> str | tuple[str, ...]:
+    """A level as a hashable key: its name, or its art as a tuple; a TypeError naming `level` for anything
+    else."""
+    if isinstance(level, str):
+        return level
+    if isinstance(level, Layout):
+        return level.art
+    if not isinstance(level, Sequence):
+        raise TypeError(f"level must be a level name ({', '.join(TASK_FAMILIES)}, ...) or ASCII art (a "
+                        f"sequence of strings, one per row), got {type(level).__name__} {level!r:.60}")
+    return tuple(level)
 
 
 @dataclass(frozen=True)
@@ -220,8 +228,9 @@ class Task:
             raise ValueError(f"task {self.name!r}: a keyed box needs a key of level {facts.name}, got "
                              f"{self.key!r}; its keys: {', '.join(facts.layout.key_names) or 'none'}")
         if (isinstance(self.value, bool) or not isinstance(self.value, numbers.Real)
-                or not math.isfinite(self.value) or self.value == 0):
-            raise ValueError(f"task {self.name!r}: value must be a finite non-zero number, "
+                or not math.isfinite(self.value) or self.value == 0 or abs(self.value) > MAX_REWARD):
+            raise ValueError(f"task {self.name!r}: value must be a finite non-zero number of size at most "
+                             f"{MAX_REWARD:g} (a return summed over an episode must stay finite), "
                              f"got {self.value!r}")
         object.__setattr__(self, "value", float(self.value))
         paying = [(position, held) for position, held in facts.states if self.reward(position, held)]
@@ -290,15 +299,19 @@ class TaskFamily:
                        f"valid tasks: {', '.join(map(repr, self.names))}")
 
 
-@functools.cache
 def task_family(level: str) -> TaskFamily:
     """The built-in task family of `level` (one of `TASK_FAMILIES`): the target task; per room (in reading
     order) up to `BOXES_PER_ROOM` boxes spread over it (`_spread_boxes`), "<room> box <i>"; then per room,
     per key that the room's states may or may not hold, a keyed copy of each of the room's boxes,
     "<room> box <i> with <key>"."""
     if not isinstance(level, str) or level not in TASK_FAMILIES:
-        raise ValueError(f"no task family for level {level!r}; levels with families: "
+        raise ValueError(f"no task family for level {level!r:.60}; levels with families: "
                          f"{', '.join(TASK_FAMILIES)}")
+    return _task_family(level)
+
+
+@functools.cache
+def _task_family(level: str) -> TaskFamily:
     facts = _level(level)
     boxes = [_spread_boxes(facts, room) for room in range(len(facts.room_names))]
     tasks = [Task(level, TARGET, TARGET)]

@@ -226,9 +226,10 @@ def as_reward_map(layout: Layout, reward_map) -> np.ndarray:
     if layout.target is not None:
         raise ValueError("a reward_map replaces the key/target protocol: use a maze without a target 'T'")
     height, width = layout.shape
-    if isinstance(reward_map, Mapping) or (
-        isinstance(reward_map, Sequence) and reward_map and isinstance(reward_map[0][0], Sequence)
-    ):
+    first = reward_map[0] if isinstance(reward_map, Sequence) and len(reward_map) else None
+    pairs = isinstance(first, Sequence) and not isinstance(first, str) and len(first) == 2 and \
+        isinstance(first[0], Sequence) and not isinstance(first[0], str)
+    if isinstance(reward_map, Mapping) or pairs:
         cells = reward_map.items() if isinstance(reward_map, Mapping) else reward_map
         grid = np.zeros((height, width))
         for cell, value in cells:

@@ -14,6 +14,7 @@ return and the uniformly random policy's expected return, so a policy's score ca
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 from collections.abc import Sequence
 
@@ -22,7 +23,7 @@ import numpy as np
 from gridworld.compiled import CompiledLevel, compile_level
 from gridworld.env import MAX_EPISODE_STEPS
 from gridworld.families import Task, resolve_task
-from gridworld.layout import Layout, as_reward_map, resolve_level  # noqa: F401 (as_reward_map re-exported)
+from gridworld.layout import MAX_REWARD, Layout, as_reward_map, resolve_level  # noqa: F401 (as_reward_map re-exported)
 
 
 def random_box_reward_map(layout: Layout | str | Sequence[str], num_boxes: int, box_size: int, seed: int,
@@ -34,10 +35,14 @@ def random_box_reward_map(layout: Layout | str | Sequence[str], num_boxes: int, 
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     height, width = layout.shape
-    if num_boxes < 1 or not 1 <= box_size <= min(height, width):
-        raise ValueError(f"need num_boxes >= 1 and 1 <= box_size <= {min(height, width)}, "
-                         f"got num_boxes={num_boxes}, box_size={box_size}")
     free = ~layout.walls
+    whole = all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in (num_boxes, box_size))
+    if not whole or not 1 <= num_boxes <= free.sum() or not 1 <= box_size <= min(height, width):
+        raise ValueError(f"need integers 1 <= num_boxes <= {free.sum()} (the free cells) and 1 <= box_size "
+                         f"<= {min(height, width)}, got num_boxes={num_boxes!r}, box_size={box_size!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or \
+            abs(value) > MAX_REWARD:
+        raise ValueError(f"value must be a finite number of size at most {MAX_REWARD:g}, got {value!r}")
     rng = np.random.default_rng(seed)
     grid = np.zeros((height, width))
     for _ in range(num_boxes):

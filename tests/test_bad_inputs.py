@@ -115,7 +115,7 @@ def test_work_without_a_useful_bound_is_refused_before_anything_is_written(optio
 
 def test_the_api_bounds_evaluation_work_and_an_exercise_checker_bounds_time(learner, monkeypatch, capsys):
     with pytest.raises(ValueError, match="^episodes makes 10,000,000,000 env steps"):
-        evaluate(learner, "easy", None, 10**8, 0, CONFIG)
+        evaluate(learner, "easy", torch.ones(learner.config.feature_dim), 10**8, 0, CONFIG)
     from aps_teach.course import exercises
 
     monkeypatch.setattr(exercises, "CASE_SECONDS", 0.2)

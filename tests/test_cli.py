@@ -18,6 +18,26 @@ def test_help_lists_every_command_on_a_line_of_its_own(capsys):
     assert set(COMMANDS) == {"demo", "gridworld", "atari"}
 
 
+@pytest.mark.parametrize("group", ["gridworld", "atari"])
+def test_help_lists_every_subcommand_of_each_group(group, capsys):
+    """The main help's list is kept beside it (no torch import for --help): it must be the group's own."""
+    import importlib
+
+    from aps_teach.cli.main import SUBCOMMANDS
+
+    own = importlib.import_module(f"aps_teach.cli.{group}").COMMANDS
+    assert SUBCOMMANDS[group] == tuple(own)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    lines = capsys.readouterr().out.splitlines()
+    (line,) = [line for line in lines if line.strip().startswith(f"aps-teach {group}")]
+    assert line.split(": ", 1)[1].split(", ") == list(own)
+    with pytest.raises(SystemExit):
+        main([group, "--help"])
+    shown = capsys.readouterr().out
+    assert all(name in shown for name in own)
+
+
 @pytest.mark.parametrize("typo, command", [
     (["gridwrld"], "gridworld"), (["atri"], "atari"), (["dmeo"], "demo"),
     (["gridworld", "rnu"], "gridworld run"), (["atari", "swep", "--out", "x"], "atari sweep")])

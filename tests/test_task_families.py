@@ -220,8 +220,8 @@ def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
     assert {(row["grouping"], row["phase"]) for row in classes} == {(b, p) for b in GROUPINGS for p in phases}
     assert {(row["arm"], row["than"]) for row in improvements} == {(a, p) for a in CONTENDERS
                                                                    for p in PARENTS}
-    assert {path.name for path in write_family_tables(tmp_path)} == {"classes.csv", "verdicts.csv",
-                                                                     "improvement.csv"}
+    assert {path.name for path in write_family_tables(tmp_path)} == {"coverage.csv", "classes.csv",
+                                                                     "verdicts.csv", "improvement.csv"}
     longer = dataclasses.replace(BUDGET, pretrain_steps=1600)  # the budget axis: two arms at another budget
     run_family_study(["easy"], 1, tmp_path / "longer", longer, arms=["visr", "apt"], train=train,
                      workers=1, progress=False)

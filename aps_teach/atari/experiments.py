@@ -27,7 +27,7 @@ from aps_teach.atari.train import (
 )
 from aps_teach.infra.checks import check_seed
 from aps_teach.infra.devices import resolve_device
-from aps_teach.infra.files import jsonable, write_csv_atomic, write_text_atomic
+from aps_teach.infra.files import jsonable, read_json, write_csv_atomic, write_text_atomic
 from aps_teach.infra.phases import check_checkpoint, check_compile_backend
 from aps_teach.infra.run_dir import FINISHED_HINT, RunDir
 from aps_teach.infra.sweeps import read_rows
@@ -121,7 +121,10 @@ def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariT
         return None
     path = out / "task.json" if out is not None else None
     if path is not None and path.exists():
-        return torch.tensor(json.loads(path.read_text())["w"])
+        saved = read_json(path, "the run's task vector", "delete it to identify the task again")
+        if not isinstance(saved, dict) or "w" not in saved:
+            raise ValueError(f"{path} holds no task vector w; delete it to identify the task again")
+        return torch.tensor(saved["w"])
     w = identify_task(learner, game, seed, config)
     if path is not None:
         write_text_atomic(path, json.dumps({"w": w.tolist()}))

@@ -5,7 +5,6 @@ returns the figure; `write_scores_figure` draws a sweep directory's OUT/scores.p
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ from aps_teach.atari.experiments import SCORE_COLUMNS
 from aps_teach.atari.scores import run_aggregates
 from aps_teach.atari.sweep import run_dirs, summary_rows
 from aps_teach.grid.plots import method_colour, save_figure
+from aps_teach.infra.files import read_json
 from aps_teach.infra.sweeps import read_rows
 
 
@@ -49,7 +49,8 @@ def plot_atari_curves(runs, metrics: str | Sequence[str] = "score", phase: str =
     if phase not in ("pretrain", "finetune"):
         raise ValueError(f"phase must be pretrain or finetune, got {phase!r}")
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
-    dirs = [(d, json.loads((d / "config.json").read_text())) for d in run_dirs(runs)]
+    dirs = [(d, read_json(d / "config.json", "an Atari run's config", "restore it, or move the run out of "
+                          f"{runs}")) for d in run_dirs(runs)]
     if games is not None:
         dirs = [(d, saved) for d, saved in dirs if saved["game"] in games]
         if not dirs:

@@ -83,6 +83,7 @@ from aps_teach.studies.task_families import (
     read_family_studies,
     run_family_study,
     write_budget_axis,
+    write_coverage,
     write_family_tables,
 )
 from aps_teach.studies.zero_shot import ARMS_DIAGNOSED, capping_links, read_diagnosis, run_diagnosis
@@ -361,7 +362,7 @@ def _families_budget(cmd: FamiliesBudget) -> dict:
                            ("failed", report.failures)):
             done[name] += len(runs)
     studies = read_family_studies([*cmd.also, *budget_studies(cmd.out)])
-    return {**done, "results": cmd.out,
+    return {**done, "results": cmd.out, "coverage": write_coverage(cmd.out / "coverage.csv", studies),
             "table": write_budget_axis(cmd.out / "budget_axis.csv", studies, cmd.level),
             "figure": write_family_budgets_figure(cmd.out / "budget_axis.png", studies, cmd.level)}
 

@@ -3,7 +3,8 @@
     aps-teach [--help]             the main job: APS on the easy level, start to finish, one figure
                                    (aps_teach.grid.quickstart)
     aps-teach demo [--help]        a random policy on every level, a picture (aps_teach.cli.demo)
-    aps-teach gridworld ...        run | pretrain | finetune | evaluate | sweep | transfer | study
+    aps-teach gridworld ...        run | pretrain | finetune | evaluate | sweep | transfer | study | parts |
+                                   families | families-budget | held-out | zero-shot
                                    (see aps_teach.cli.gridworld)
     aps-teach atari ...            run | pretrain | finetune | evaluate | sweep (see aps_teach.cli.atari)
 
@@ -22,10 +23,17 @@ from aps_teach.cli import pop_debug
 if TYPE_CHECKING:
     from aps_teach.grid.quickstart import QuickstartConfig, QuickstartResult
 
+SUBCOMMANDS = {
+    "gridworld": ("run", "pretrain", "finetune", "evaluate", "sweep", "transfer", "study", "parts",
+                  "families", "families-budget", "held-out", "zero-shot"),
+    "atari": ("run", "pretrain", "finetune", "evaluate", "sweep"),
+}
+"""Each command group's subcommands, as `aps-teach --help` lists them (kept here, not read from the groups'
+modules, so that --help imports no torch; tests/test_cli.py holds them equal to the groups' own)."""
 COMMANDS = {
     "demo": "a random policy on every gridworld level: statistics and a picture",
-    "gridworld": "the key-passageway gridworlds: run, pretrain, finetune, evaluate, sweep, transfer, study",
-    "atari": "Atari games (ale-py): run, pretrain, finetune, evaluate, sweep",
+    "gridworld": f"the key-passageway gridworlds: {', '.join(SUBCOMMANDS['gridworld'])}",
+    "atari": f"Atari games (ale-py): {', '.join(SUBCOMMANDS['atari'])}",
 }
 """Subcommand -> its line in `aps-teach --help`."""
 

@@ -37,7 +37,7 @@ from aps_teach.grid.experiments import DEFAULT_IDENTIFY_STEPS
 from aps_teach.grid.snapshots import Snapshot, visit_counts
 from aps_teach.grid.train import single_thread
 from aps_teach.grid.transfer import maze_layout, zero_shot_on_reward_map
-from aps_teach.infra.checks import check_type
+from aps_teach.infra.checks import check_range, check_type
 from aps_teach.learner.tasks import sample_tasks
 from gridworld.reward_maps import as_reward_map
 
@@ -301,6 +301,7 @@ class RewardPainter:
 
     def __init__(self, layout: gridworld.Layout, value: float = 1.0, cells=None):
         self.layout = layout
+        value = check_range("value", value, -gridworld.layout.MAX_REWARD, gridworld.layout.MAX_REWARD)
         self.value = widgets.FloatText(value=value, description="reward",
                                        style={"description_width": "initial"})
         self.painted: dict[tuple[int, int], float] = {}

@@ -43,7 +43,7 @@ from aps_teach.infra.checks import (
 )
 from aps_teach.infra.devices import resolve_device
 from aps_teach.infra.executors import check_not_reimported
-from aps_teach.infra.files import write_text_atomic
+from aps_teach.infra.files import read_json, write_text_atomic
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.phases import PhaseLog
 from aps_teach.infra.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
@@ -438,7 +438,8 @@ def write_summary(run_dir: str | Path, result: GridworldResult) -> Path:
 
 def read_summary(run_dir: str | Path) -> dict:
     """run_dir/summary.json as `write_summary` wrote it."""
-    return json.loads((Path(run_dir) / SUMMARY).read_text())
+    return read_json(Path(run_dir) / SUMMARY, "a run's summary",
+                     "run it again (the same command with --resume finishes it), or restore the file")
 
 
 def train_config(run: RunDir, saved: dict) -> TrainConfig:

@@ -153,6 +153,9 @@ class TrainConfig:
             check_field(self, "reward_clip", check_range, 0, MAX_MAGNITUDE, low_open=True)
         if self.compile:
             check_compile_backend("cpu", "compile (--train.compile)")
+        if isinstance(self.device, torch.device):  # recorded as its name: configs are JSON
+            self.device = str(self.device)
+        check_type("device", self.device, str, "a device name: cpu, cuda or cuda:N (or a torch.device)")
         parse_device(self.device)  # whether this machine has it is checked where a phase starts
 
 
@@ -714,6 +717,9 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
     learner = check_learner(learner)
     config = check_config(config, lambda: TrainConfig(agent=learner.config))
     episodes, seed = check_int("episodes", episodes), check_seed(seed)
+    if w is None and learner.config.task_conditioned:
+        raise ValueError(f"evaluate: method {learner.config.method!r} acts on a task vector w: give the w to "
+                         "score (e.g. identify_task's); w=None is the fixed task of apt and dqn")
     w = learner.default_task(1)[0] if w is None else check_task_vector("w", w, learner.config.feature_dim)
     if gpi is None:
         gpi = learner.config.gpi and learner.config.task_conditioned and learner.phase == "pretrain"

@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -68,6 +69,18 @@ def atomic_path(path: str | os.PathLike, need: int = 0) -> Iterator[Path]:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def read_json(path: str | os.PathLike, what: str, remedy: str) -> Any:
+    """The JSON value in the file at `path`; a ValueError of one line naming the file, `what` it should be
+    and `remedy` (what to do) when it is missing, not UTF-8 text or not JSON."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{path} not found: {what} is missing; {remedy}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not {what} (not JSON: {error}); {remedy}") from None
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

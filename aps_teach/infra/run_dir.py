@@ -178,7 +178,14 @@ class RunDir:
         if resume and force:
             raise ValueError("--resume continues the run in --out, --force replaces it: give one of them")
         self.resume = resume
-        saved = self.saved_config()
+        try:
+            saved = self.saved_config()
+        except ValueError as error:
+            if not force or not self.config_path.is_file():
+                raise
+            say(f"replacing the run in {self.path} (--force): its {CONFIG} is unreadable ({error})")
+            self._remove(RUN_FILES)
+            return self._write(config)
         if saved is None:
             stray = self._present(RUN_FILES)
             if stray and not force:

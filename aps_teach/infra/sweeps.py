@@ -23,6 +23,7 @@ import functools
 import hashlib
 import io
 import json
+import math
 import os
 import time
 import traceback
@@ -82,9 +83,13 @@ class SweepReport:
 
 TIMING_COLUMNS = ("run_seconds", "wall_seconds", "package_version")
 """Columns of a results row that may differ between two copies of the same run's row."""
+MAX_SCORE = 1e6
+"""The largest size of a score column's value: a normalised score (0 random, 1 optimal) is a few units at
+most; one beyond this is a corrupted file."""
 KINDS = {"str": "text", "int": "an integer", "float": "a number", "float?": "a number or empty",
          "bool": "True or False", "count": "an integer >= 0", "rate": "a number in [0, 1]",
-         "rate?": "a number in [0, 1] or empty", "steps": "an integer >= 0"}
+         "rate?": "a number in [0, 1] or empty", "steps": "an integer >= 0",
+         "score?": f"a finite number in [-{MAX_SCORE:g}, {MAX_SCORE:g}] or empty"}
 """What a column of `read_rows`' `columns` may hold (the row's value as `csv` reads it, a string). A steps
 column holds at most the budget of its name recorded beside the file (<name>.sweep.json), if there is one."""
 
@@ -113,8 +118,13 @@ def read_results(path: str | os.PathLike, columns: Mapping[str, str] | None = No
     path = Path(path)
     if not path.exists():
         return [], None, 0
-    with path.open(newline="") as file:
-        text = file.read()
+    try:
+        with path.open(newline="", encoding="utf-8") as file:
+            text = file.read()
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path} is not a results file (not UTF-8 text: byte {error.start:,} is "
+                         f"{error.object[error.start:error.start + 1]!r}); regenerate it or restore it from "
+                         "version control") from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
     rows = list(reader)
     torn = None
@@ -167,6 +177,8 @@ def _is_kind(value: str, kind: str, limit: int | None = None) -> bool:
         return False
     if kind in ("count", "steps"):
         return 0 <= number and (limit is None or number <= limit)
+    if kind.startswith("score"):
+        return math.isfinite(number) and abs(number) <= MAX_SCORE
     return 0 <= number <= 1 if kind.startswith("rate") else True
 
 

@@ -46,7 +46,7 @@ from aps_teach.grid.transfer import (
 )
 from aps_teach.infra.checks import check_int, check_num_seeds
 from aps_teach.infra.executors import local_executor
-from aps_teach.infra.files import write_csv_atomic, write_text_atomic
+from aps_teach.infra.files import read_json, write_csv_atomic, write_text_atomic
 from aps_teach.infra.locks import owning
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.sweeps import (
@@ -218,7 +218,8 @@ def study_rows(out_dir: str | Path) -> tuple[list[dict], list[dict], dict]:
     """OUT/study_levels.csv's rows (arms included), OUT/study_transfer.csv's rows and the grid
     (OUT/study_grid.json, `StudyGrid` as a dict)."""
     out = Path(out_dir)
-    grid = json.loads((out / "study_grid.json").read_text())
+    grid = read_json(out / "study_grid.json", "the budget study's grid",
+                     "give a directory `aps-teach gridworld study` wrote, or restore the file")
     return (read_rows(out / "study_levels.csv", LEVEL_COLUMNS),
             read_rows(out / "study_transfer.csv", STUDY_TRANSFER_COLUMNS), grid)
 

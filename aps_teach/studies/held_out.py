@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 import gridworld
-from aps_teach.infra.files import write_csv_atomic
+from aps_teach.infra.files import read_json, write_csv_atomic
 from aps_teach.infra.stats import difference_with_ci, iqm_with_ci
 from aps_teach.infra.sweeps import SweepReport, read_rows
 from aps_teach.studies.aps_parts import arm_name
@@ -139,11 +139,8 @@ def check_unchanged(protocol: Protocol, directory: str | Path) -> None:
     record = Path(directory) / RESULTS.replace(".csv", ".sweep.json")
     if not record.is_file():
         return
-    try:
-        recorded = json.loads(record.read_text()).get("preregistration")
-    except (ValueError, UnicodeDecodeError, AttributeError):
-        raise ValueError(f"{record} is not a sweep record of this study (not JSON): restore it or give a "
-                         "fresh --out") from None
+    saved = read_json(record, "a sweep record of this study", "restore it, or give a fresh --out")
+    recorded = saved.get("preregistration") if isinstance(saved, dict) else None
     if recorded != protocol.sha256:
         raise ValueError(f"{protocol.path} is not the text the results in {directory} were started under "
                          f"(SHA-256 {str(recorded)[:12]} there, {protocol.sha256[:12]} now): a registered "

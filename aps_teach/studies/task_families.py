@@ -57,7 +57,7 @@ from aps_teach.grid.train import (
     task_data,
 )
 from aps_teach.infra.checks import InputTypeError, check_int, check_num_seeds, check_seed, check_type
-from aps_teach.infra.files import write_csv_atomic
+from aps_teach.infra.files import read_json, write_csv_atomic
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.run_dir import say
 from aps_teach.infra.seeds import task_seed
@@ -374,9 +374,9 @@ COVERAGE_ONLY = {"task": "", "kind": "", "room": "", "keys_needed": "", "normali
 """A random walk's row has no task: its task columns are empty, so a study of that arm alone still has every
 column its readers need."""
 RESULTS = "task_families.csv"
-COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "overrides": "str",
+COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count", "overrides": "str",
            "phase": "str", "task": "str", "kind": "str", "room": "str", "keys_needed": "float?",
-           "normalised_score": "float?", "state_coverage": "float?", "visitation_entropy": "float?"}
+           "normalised_score": "score?", "state_coverage": "rate?", "visitation_entropy": "rate?"}
 """The columns of task_families.csv its readers need, and their kinds (`sweeps.read_rows`)."""
 GROUPINGS = ("room", "keys_needed", "kind")
 """The task classes a family's scores are aggregated by."""
@@ -538,10 +538,12 @@ def study_budget(out_dir: str | Path) -> dict:
     path = Path(out_dir) / RESULTS.replace(".csv", ".sweep.json")
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: give a directory written by the task-family study")
+    record = read_json(path, "the record of a task-family study", "give a directory the study wrote, or "
+                       "restore the file")
     try:
-        budget = json.loads(path.read_text())["budget"]
+        budget = record["budget"]
         int(budget["pretrain_steps"])
-    except (ValueError, UnicodeDecodeError, KeyError, TypeError) as error:
+    except (ValueError, KeyError, TypeError) as error:
         raise ValueError(f"{path} is not the record of a task-family study (unreadable, or no budget's "
                          f"pretrain_steps: {type(error).__name__} {error}); give a directory the study "
                          "wrote, or restore the file") from None
@@ -654,14 +656,35 @@ def write_budget_axis(path: str | Path, studies: dict[int, Sequence[dict]],
     return _write_table(Path(path), budget_axis(studies, level))
 
 
+def coverage_table(studies: dict[int, Sequence[dict]]) -> list[dict]:
+    """Per pretraining budget (`studies`: env steps -> a study's rows), level and arm that pretrains or walks
+    at random: the mean over its seeds of the pretraining's state coverage and visitation entropy."""
+    out = []
+    for steps, rows in sorted(studies.items()):
+        runs: dict[tuple[str, str], dict[str, dict]] = {}
+        for row in rows:
+            if row["state_coverage"] != "":
+                arm = arm_name(row["method"], row["overrides"], ARMS)
+                runs.setdefault((row["level"], arm), {})[row["seed"]] = row
+        for (level, arm), seeds in runs.items():
+            out.append({"pretrain_steps": steps, "level": level, "arm": arm, "seeds": len(seeds),
+                        **{key: float(np.mean([float(row[key]) for row in seeds.values()]))
+                           for key in ("state_coverage", "visitation_entropy")}})
+    return out
+
+
+def write_coverage(path: str | Path, studies: dict[int, Sequence[dict]]) -> Path | None:
+    """`coverage_table` of `studies` as a CSV at path (None while no run has pretrained)."""
+    return _write_table(Path(path), coverage_table(studies))
+
+
 def write_family_tables(out_dir: str | Path) -> list[Path]:
-    """OUT/classes.csv, OUT/verdicts.csv and OUT/improvement.csv: `family_tables` of OUT/task_families.csv
-    (nothing while it holds no task row); a table with no row is not written (verdicts and improvements need
-    a contender and both parents)."""
+    """OUT/coverage.csv (`coverage_table`), and OUT/classes.csv, OUT/verdicts.csv and OUT/improvement.csv,
+    `family_tables` of OUT/task_families.csv; a table with no row is not written (a random walk alone has
+    coverage only; verdicts and improvements need a contender and both parents)."""
     rows = read_rows(Path(out_dir) / RESULTS, COLUMNS)
-    if not any(row["phase"] != "random_walk" for row in rows):
-        return []
-    names = ("classes", "verdicts", "improvement")
-    written = [_write_table(Path(out_dir) / f"{name}.csv", table)
-               for name, table in zip(names, family_tables(rows), strict=True)]
+    tables = {"coverage": coverage_table({study_pretrain_steps(out_dir): rows}) if rows else []}
+    if any(row["phase"] != "random_walk" for row in rows):
+        tables.update(zip(("classes", "verdicts", "improvement"), family_tables(rows), strict=True))
+    written = [_write_table(Path(out_dir) / f"{name}.csv", table) for name, table in tables.items()]
     return [path for path in written if path is not None]
