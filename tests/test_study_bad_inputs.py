@@ -56,6 +56,11 @@ CASES = {
         ["families-budget", "--arms", "dqn"],
         "--arms 'dqn' is not valid; valid: visr",
     ),
+    "huge budget study": (["study", "--grid.pretrain-steps", "10000000000"], "pretrain_steps makes"),
+    "unknown level in the budget study": (
+        ["study", "--grid.levels", "easy", "medium"],
+        "unknown level 'medium'",
+    ),
 }
 
 

@@ -24,7 +24,7 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -35,6 +35,7 @@ from aps_teach.grid.experiments import (
     DEFAULT_PRETRAIN_STEPS,
     Budget,
     adapt_and_score,
+    check_run,
 )
 from aps_teach.grid.train import TrainConfig, evaluate, identify_task, new_learner, pretrain
 from aps_teach.grid.transfer import (
@@ -110,6 +111,18 @@ class StudyGrid:
                           for level in self.levels for eps in self.finetune_epsilons
                           for seed in range(self.seeds)]
         return specs
+
+    def check_plan(self) -> None:
+        """What `gridworld run` checks (`experiments.check_run`: levels, methods, every phase's env steps,
+        memory, device), for each distinct arm of both sweeps at the grid's largest budgets, before anything
+        is written or started."""
+        budget = Budget(finetune_steps=self.finetune_steps, identify_steps=max(self.identify_steps),
+                        eval_episodes=max(self.eval_episodes, self.transfer_episodes))
+        specs = (*self.level_specs(), *self.transfer_specs())
+        arms = {(spec.method, spec.env, spec.overrides) for spec in specs}
+        for method, env, overrides in sorted(arms, key=str):
+            steps, config = _split(RunSpec(method, env, 0, overrides), self.train)
+            check_run(env, replace(budget, pretrain_steps=max(steps, 1)), config, method=method)
 
     def transfer_specs(self) -> list[RunSpec]:
         return [RunSpec(method, maze, seed, _overrides(steps, d, self.train.agent.gamma))
@@ -198,6 +211,7 @@ def run_study(grid: StudyGrid, out_dir: str | Path, *, workers: int | None = Non
     """Both sweeps of `grid` into OUT (resumable), then OUT/summary.csv from everything in OUT; OUT is owned
     for the study (`locks.owning`: a second writer is refused)."""
     out = Path(out_dir)
+    grid.check_plan()
     sweeps = [(grid.level_specs(), partial(level_rows, grid=grid), out / "study_levels.csv"),
               (grid.transfer_specs(), partial(maze_rows, grid=grid), out / "study_transfer.csv")]
     for _, run, results in sweeps:  # both refused or both run: study_grid.json describes both files
