@@ -6,5 +6,5 @@ made explicit), `frame_replay` (uint8 single frames, stacks and n-step windows r
 and `augment` (the conv phi and psi, random shift and intensity), `agent` (the gridworld learner on pixels),
 `update_step`, `metrics` (metrics.csv, TensorBoard), `train` (the phases, as `aps_teach.grid.train`),
 `experiments` (a whole run and its directory, as `aps_teach.grid.experiments`), `sweep`, `scores`
-(human-normalised scores and their aggregates).
+(human-normalised scores and their aggregates), `plots` (the Atari figures).
 """

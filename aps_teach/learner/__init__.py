@@ -8,4 +8,5 @@
     networks  phi and psi as MLPs (the Atari wing swaps in conv networks)
     update    one update in the algorithm's order, on any `update.Trainable`
     agent     Learner: networks, optimiser, acting, the fine-tuning switch, checkpoints
+    group     LearnerGroup: several seeds' learners updated as one batched learner
 """

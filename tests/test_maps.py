@@ -1,0 +1,43 @@
+"""The package maps a reader is given (each `__init__`'s docstring, the README's library screen, the learner
+page's module table) name every module that exists: they are checked here against the files, so that a new
+module cannot be missing from them (learner/group.py once was, from all three)."""
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+PACKAGES = sorted(path.parent.name for path in (ROOT / "aps_teach").glob("*/__init__.py")
+                  if path.parent.name != "results")
+
+
+def modules(package: str) -> list[str]:
+    return sorted(path.stem for path in (ROOT / "aps_teach" / package).glob("*.py")
+                  if path.stem not in ("__init__", "__main__"))
+
+
+def named(text: str, names: list[str]) -> list[str]:
+    """The names of `names` that `text` does not mention as a word."""
+    return [name for name in names if not re.search(rf"\b{name}\b", text)]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_each_package_docstring_names_its_modules(package):
+    doc = importlib.import_module(f"aps_teach.{package}").__doc__ or ""
+    assert named(doc, modules(package)) == [], f"aps_teach/{package}/__init__.py does not name these"
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_the_readme_library_screen_names_every_module(package):
+    screen = (ROOT / "README.md").read_text().split("## The library in one screen", 1)[1].split("```")[1]
+    block = re.search(rf"\n  {package}/ .*?(?=\n  \w+/|\ngridworld/)", screen, re.DOTALL)
+    assert block, f"the README's library screen has no line for aps_teach/{package}/"
+    assert named(block.group(0), modules(package)) == []
+
+
+def test_the_learner_page_has_a_row_per_learner_module():
+    page = (ROOT / "docs" / "learner.md").read_text()
+    rows = set(re.findall(r"^\| \[`(\w+)`\]\(\.\./aps_teach/learner/\1\.py\)", page, re.MULTILINE))
+    assert rows == set(modules("learner"))
