@@ -41,3 +41,21 @@ def test_the_learner_page_has_a_row_per_learner_module():
     page = (ROOT / "docs" / "learner.md").read_text()
     rows = set(re.findall(r"^\| \[`(\w+)`\]\(\.\./aps_teach/learner/\1\.py\)", page, re.MULTILINE))
     assert rows == set(modules("learner"))
+
+
+PAGES = ["README.md", "benchmarks/README.md", "gridworld/README.md", "aps_teach/atari/README.md",
+         *sorted(str(path.relative_to(ROOT)) for path in (ROOT / "docs").rglob("*.md"))]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_list_starts_after_a_blank_line(page):
+    """Markdown renders a list that follows a line of text without a blank line as part of that paragraph
+    (three lists of the studies page once read as one paragraph each)."""
+    lines, fenced, glued = (ROOT / page).read_text().splitlines(), False, []
+    for number, line in enumerate(lines[1:], start=2):
+        fenced ^= line.startswith("```")
+        before = lines[number - 2]
+        if not fenced and re.match(r"(- |\d+\. )", line) and before.strip() and \
+                not re.match(r"(\s*- |\s*\d+\. |\s+|\|)", before):
+            glued.append(number)
+    assert glued == [], f"{page}: lists glued to the line before them at lines {glued}"
