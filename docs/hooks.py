@@ -8,7 +8,10 @@ its place on the site:
 - the other READMEs of the documentation (`gridworld/`, `aps_teach/atari/`, `benchmarks/`) keep their paths;
 - every committed, executed notebook `notebooks/*.ipynb` is a page (mkdocs-jupyter renders its outputs; it
   is never executed here), listed in the navigation under "Notebooks" in file order;
-- every figure `results/**/*.png` is copied, so the pages can embed it.
+- every figure `results/**/*.png` is copied, so the pages can embed it;
+- MathJax 3 (`tex-chtml.js` and its fonts, from the django-static-mathjax package) is copied to
+  `assets/mathjax/`, so that equations typeset without a network (docs/javascripts/mathjax-config.js); the
+  empty `<script src="">` mkdocs-jupyter writes in its place is removed.
 
 A link to another repository file (source code, a CSV, `pyproject.toml`) becomes a link to that file in the
 repository on GitHub (`repo_url`); a link to a path the repository does not have is left as written, so
@@ -31,6 +34,7 @@ LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
 FENCE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
 CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
 MASK = re.compile(r"\x00(\d+)\x00")
+EMPTY_SCRIPT = re.compile(r'<script src="">\s*</script>')
 EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|#|/)", re.IGNORECASE)
 
 
@@ -97,7 +101,55 @@ def on_files(files: Files, config) -> Files:
         else:  # a file of the repository at its own path (mkdocs-jupyter needs a real source folder)
             files.append(File(source, src_dir=str(root), dest_dir=config.site_dir,
                               use_directory_urls=config.use_directory_urls))
+    for path in mathjax_files():
+        files.append(File.generated(config, f"{MATHJAX}/{path.relative_to(mathjax_root()).as_posix()}",
+                                    abs_src_path=str(path)))
     return files
+
+
+MATHJAX = "assets/mathjax"
+"""Where MathJax's files lie on the site (mkdocs.yml's extra_javascript loads tex-chtml.js from there)."""
+
+
+def mathjax_root() -> Path:
+    """MathJax 3's es5 folder in the installed django-static-mathjax package."""
+    try:
+        import mathjax
+    except ImportError:
+        raise PluginError("the site typesets its equations with MathJax from the django-static-mathjax "
+                          'package: install the docs extra (pip install -e ".[docs]")') from None
+    return Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+
+
+def mathjax_files() -> list[Path]:
+    """tex-chtml.js, what it loads on demand (its extensions) and its CHTML fonts."""
+    root = mathjax_root()
+    return [root / "tex-chtml.js", *sorted((root / "input" / "tex" / "extensions").glob("*.js")),
+            *sorted((root / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))]
+
+
+def on_post_page(output: str, page, config) -> str:
+    """The page without the empty MathJax script tag mkdocs-jupyter writes (the site loads its own), and a
+    notebook's page with its launch links under its title (`launch_links`)."""
+    output = EMPTY_SCRIPT.sub("", output)
+    if page.file.src_uri.endswith(".ipynb"):
+        output = HEADING.sub(lambda match: match.group(0) + launch_links(page.file.src_uri, config), output,
+                             count=1)
+    return output
+
+
+HEADING = re.compile(r"<h1[^>]*>.*?</h1>", re.DOTALL)
+
+
+def launch_links(src_uri: str, config) -> str:
+    """Open in Colab (from the repository on GitHub, `repo_url`) and download links for a notebook page."""
+    repo = (config.repo_url or "").rstrip("/").removeprefix("https://github.com/")
+    name = posixpath.basename(src_uri)
+    colab = f"https://colab.research.google.com/github/{repo}/blob/main/{src_uri}"
+    return (f'<p class="launch"><a class="md-button" href="{colab}">Open in Colab</a> '
+            f'<a class="md-button" href="{name}" download>Download {name}</a> '
+            '<span class="launch-note">(Colab runs it once the repository is public: see '
+            '<a href="../../course/#on-colab">On Colab</a>)</span></p>')
 
 
 def on_page_markdown(markdown: str, page, config, files: Files) -> str:

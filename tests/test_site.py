@@ -103,7 +103,9 @@ def tiny_repository(folder: Path, links: list[str], nav: list | None = None) -> 
     config.pop("watch")  # paths this tiny repository does not have
     (folder / "docs").mkdir(parents=True)
     (folder / "mkdocs.yml").write_text(yaml.safe_dump(config))
-    shutil.copy(ROOT / "docs" / "hooks.py", folder / "docs" / "hooks.py")
+    for part in ("hooks.py", "overrides", "javascripts", "stylesheets"):  # the site's own code
+        copy = shutil.copytree if (ROOT / "docs" / part).is_dir() else shutil.copy
+        copy(ROOT / "docs" / part, folder / "docs" / part)
     (folder / "docs" / "page.md").write_text("# A page\n\n## A heading\n\n[home](../README.md)\n")
     (folder / "results").mkdir()
     shutil.copy(ROOT / "results" / "quickstart" / "overview.png", folder / "results" / "figure.png")

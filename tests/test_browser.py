@@ -1,0 +1,145 @@
+"""The course website in a real browser: headless Chromium (Debian's chromium and chromium-driver, through
+Selenium) loads the home page, a notebook page per part of the course, the studies page and the
+pre-registration from the built site served on 127.0.0.1, waits for MathJax, and fails on what a reader would
+see broken: TeX left untypeset, a figure wider than the text column or drawn smaller than it is with no way
+to open it full size, a list rendered as part of a paragraph, an error in the console. A page planted with
+each defect proves the checks can fail.
+
+Skipped, saying why, where no browser is installed (a developer's laptop); never in CI (`APS_TEACH_BROWSER=1`,
+set by .ci/run, turns the skip into a failure)."""
+
+import functools
+import http.server
+import os
+import shutil
+import socketserver
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+PAGES = ["", "notebooks/00_gridworlds/", "notebooks/02_visr/", "notebooks/03_apt/", "notebooks/04_aps/",
+         "notebooks/04b_zero_shot/", "notebooks/05_ablations/", "notebooks/06_atari/",
+         "notebooks/07_synthesis/", "studies/", "learner/", "preregistration/held_out/"]
+"""The home page, one notebook per part of the course (the gridworlds, VISR, APT, APS, zero-shot, ablations,
+Atari, the synthesis), the pages with the most tables and figures, and the pre-registration."""
+
+if not (CHROMIUM and DRIVER):
+    if os.environ.get("APS_TEACH_BROWSER") == "1":
+        raise RuntimeError("APS_TEACH_BROWSER=1 but chromium or chromedriver is not on the PATH: install "
+                           "Debian's chromium and chromium-driver (.ci/run does)")
+    pytest.skip("no chromium and chromedriver on the PATH: the real-browser test of the site needs Debian's "
+                "chromium and chromium-driver (CI installs them)", allow_module_level=True)
+
+CHECK = """
+const done = arguments[arguments.length - 1];
+const ready = window.MathJax && MathJax.startup ? MathJax.startup.promise : Promise.resolve();
+ready.then(() => new Promise(resolve => setTimeout(resolve, 300))).then(() => {
+  const article = document.querySelector("article") || document.body;
+  const copy = article.cloneNode(true);
+  copy.querySelectorAll("pre, code, mjx-container, script, style").forEach(node => node.remove());
+  const text = copy.textContent;
+  const raw = ["$$", "\\\\mathbb", "\\\\frac", "\\\\sum_", "\\\\psi", "\\\\phi"]
+      .filter(tex => text.includes(tex));
+  const column = article.getBoundingClientRect().width;
+  const figures = [...article.querySelectorAll("img")].filter(image => image.naturalWidth > 0).map(image => ({
+    src: image.src.slice(0, 60), width: image.getBoundingClientRect().width, natural: image.naturalWidth,
+    zoomable: image.classList.contains("zoomable")}));
+  const wide = figures.filter(f => f.width > column + 1 || (f.natural > f.width * 1.05 && !f.zoomable));
+  const glued = [...article.querySelectorAll("p")].map(p => p.innerHTML)
+      .filter(t => /\\n\\s*(- |\\d+\\. )\\S/.test(t)).map(t => t.slice(0, 80));
+  const typeset = article.querySelectorAll("mjx-container").length;
+  done({raw, wide, glued, typeset, column});
+});
+"""
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        """Requests are not logged: the test's output is its findings."""
+
+
+def serve(folder: Path) -> tuple[socketserver.TCPServer, str]:
+    handler = functools.partial(QuietHandler, directory=str(folder))
+    server = socketserver.TCPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("browser") / "site"
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"),
+               "--site-dir", str(folder)]
+    built = subprocess.run(command, cwd=folder.parent, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stdout + built.stderr
+    planted = folder / "planted" / "index.html"  # every defect the checks look for, on one page
+    planted.parent.mkdir()
+    figure = next(folder.rglob("task_families.png")).relative_to(folder).as_posix()
+    planted.write_text(f"""<!doctype html><html><body><article style="width: 300px">
+        <p class="tex2jax_ignore">$$\\mathbb{{E}}[x]$$</p>
+        <p>The findings:
+        - one
+        - two</p>
+        <img src="/{figure}">
+        <script>console.error("planted error");</script></article></body></html>""")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run", "--window-size=1280,900"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver.set_script_timeout(60)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def address(site):
+    server, url = serve(site)
+    yield url
+    server.shutdown()
+
+
+def inspect(browser, url: str) -> dict:
+    """What a reader of the page would see broken (`CHECK`), with the console's errors."""
+    browser.get(url)
+    found = browser.execute_async_script(CHECK)
+    found["errors"] = [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_page_reads_as_written(page, browser, address):
+    found = inspect(browser, address + page)
+    assert found["raw"] == [], f"untypeset TeX on {page or 'the home page'}"
+    assert found["wide"] == [], "a figure wider than the column, or shrunk with no way to open it full size"
+    assert found["glued"] == [], "a list rendered inside a paragraph"
+    assert found["errors"] == [], "errors in the console"
+
+
+def test_the_notebook_and_docs_pages_typeset_their_equations(browser, address):
+    """A notebook's $ and $$ (mkdocs-jupyter), and a docs page's $$ and \\( \\) (pymdownx.arithmatex)."""
+    assert inspect(browser, address + "notebooks/04_aps/")["typeset"] > 20
+    assert inspect(browser, address + "learner/")["typeset"] >= 2
+
+
+def test_the_checks_fail_on_a_page_planted_with_each_defect(browser, address):
+    found = inspect(browser, address + "planted/")
+    assert found["raw"] == ["$$", "\\mathbb"]
+    assert len(found["wide"]) == 1 and found["glued"] and any("planted error" in e for e in found["errors"])
