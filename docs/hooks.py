@@ -73,18 +73,41 @@ def notebook_title(path: Path) -> str:
 
 
 def on_config(config):
-    """The navigation's "Notebooks" section: every committed notebook, in file order, by its title."""
+    """The navigation's "Notebooks" section: every committed notebook, in file order, by its title; and its
+    "API reference": a page per public module (`reference_modules`), by package."""
     if config.nav is None:  # no navigation written: mkdocs lists every page
         return config
     root = repository(config)
     entries = [{notebook_title(path): f"notebooks/{path.name}"} for path in notebooks(root)]
+    packages: dict[str, list] = {}
+    for module in reference_modules(root):
+        packages.setdefault(module.rpartition(".")[0], []).append({module: reference_page(module)})
+    reference = [{package: modules} for package, modules in packages.items()]
     nav = []
     for item in config.nav:
         if item == {"Notebooks": "NOTEBOOKS"}:
             item = {"Notebooks": entries}
+        if item == {"API reference": "REFERENCE"}:
+            item = {"API reference": reference}
         nav.append(item)
     config.nav = nav
     return config
+
+
+def reference_modules(root: Path) -> list[str]:
+    """Every public module of gridworld and aps_teach (not `__init__`, `__main__` or a `_private` one), by
+    dotted name, packages in order of their folders."""
+    found = []
+    for top in ("gridworld", "aps_teach"):
+        for path in sorted((root / top).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            if not any(part.startswith("_") for part in parts) and "results" not in parts:
+                found.append(".".join(parts))
+    return sorted(found, key=lambda name: (name.rpartition(".")[0], name))
+
+
+def reference_page(module: str) -> str:
+    return f"reference/{module}.md"
 
 
 @event_priority(100)  # before mkdocs-jupyter's own on_files, which turns the notebooks into pages
@@ -101,6 +124,8 @@ def on_files(files: Files, config) -> Files:
         else:  # a file of the repository at its own path (mkdocs-jupyter needs a real source folder)
             files.append(File(source, src_dir=str(root), dest_dir=config.site_dir,
                               use_directory_urls=config.use_directory_urls))
+    for module in reference_modules(root):
+        files.append(File.generated(config, reference_page(module), content=f"::: {module}\n"))
     for path in mathjax_files():
         files.append(File.generated(config, f"{MATHJAX}/{path.relative_to(mathjax_root()).as_posix()}",
                                     abs_src_path=str(path)))
@@ -154,8 +179,8 @@ def launch_links(src_uri: str, config) -> str:
 
 def on_page_markdown(markdown: str, page, config, files: Files) -> str:
     """Each link written for GitHub, resolved in the repository, pointed at its place on the site."""
-    if not page.file.src_uri.endswith(".md"):  # a notebook: mkdocs-jupyter renders it, links and all
-        return markdown
+    if not page.file.src_uri.endswith(".md") or page.file.abs_src_path is None:  # a notebook (mkdocs-jupyter
+        return markdown  # renders it, links and all) or an API page (mkdocstrings writes it)
     root = repository(config)
     here = Path(page.file.abs_src_path).resolve().parent.relative_to(root).as_posix()
     site_dir = posixpath.dirname(page.file.src_uri)

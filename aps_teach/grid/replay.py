@@ -21,7 +21,7 @@ from aps_teach.learner.batch import Batch
 
 class NStepReplay:
     """Fixed-capacity store of `capacity` rows x `num_envs` columns of
-    (s, a, w, s', terminated, ended[, r][, phi(s')]).
+    (s, a, w, s', terminated, ended), with r and phi(s') where the phase stores them.
 
     `ended` marks the last transition of an episode (terminated, truncated, or cut by the collector);
     `terminated` marks true terminal states (no bootstrap).
