@@ -95,13 +95,15 @@ def on_config(config):
 
 
 def reference_modules(root: Path) -> list[str]:
-    """Every public module of gridworld and aps_teach (not `__init__`, `__main__` or a `_private` one), by
-    dotted name, packages in order of their folders."""
+    """Every public module of the gridworld and aps_teach packages (not `__init__`, `__main__`, a `_private`
+    one or a file outside a package), by dotted name, packages in order of their folders."""
     found = []
     for top in ("gridworld", "aps_teach"):
         for path in sorted((root / top).rglob("*.py")):
             parts = path.relative_to(root).with_suffix("").parts
-            if not any(part.startswith("_") for part in parts) and "results" not in parts:
+            packaged = all((root.joinpath(*parts[:depth]) / "__init__.py").is_file()
+                           for depth in range(1, len(parts)))
+            if packaged and not any(part.startswith("_") for part in parts) and "results" not in parts:
                 found.append(".".join(parts))
     return sorted(found, key=lambda name: (name.rpartition(".")[0], name))
 
