@@ -81,7 +81,8 @@ def test_losses_split_the_score_lost_along_the_chain():
     over = {"planner_best": 1.2, "planner_identified": 1.1, "zero_shot": -0.3}  # clipped to [0, 1]
     assert zero_shot.losses(over) == pytest.approx({"phi": 0.0, "identification": 0.0, "psi": 1.0})
     common = {"level": "easy", "method": "aps", "overrides": "", "task_class": "x", "zero_shot_no_gpi": 0,
-              "best_case": 0, "r2": 0.5, "psi_error": 0.1, "identified": 1}
+              "best_case": 0, "r2": 0.5, "psi_error": 0.1, "psi_scale": 1, "psi_agreement": 1,
+              "identified": 1}
     rows = [{**common, **row} for row in (row, over)]
     (summary,) = zero_shot.capping_links(rows)
     assert summary["capping_link"] == "psi" and summary["lost_to_psi"] == pytest.approx(0.65)
@@ -93,7 +94,7 @@ def test_a_run_diagnoses_every_task_of_the_family_and_its_psi_error_is_measured(
     assert [r["task"] for r in rows] == list(gridworld.task_family("easy").names)
     for r in rows:
         assert 1 <= r["effective_rank"] <= 16 and r["identified"] in (0, 1)
-        assert np.isfinite(r["psi_error"]) and r["psi_error"] >= 0
+        assert 0 <= r["psi_error"] <= 1 and r["psi_scale"] > 0 and 0 <= r["psi_agreement"] <= 1
         assert r["task_class"] == gridworld.task_family("easy")[r["task"]].task_class
 
 
@@ -108,6 +109,13 @@ def test_psi_error_is_zero_for_a_learner_whose_psi_is_the_exact_successor_featur
     best = optimal_q("easy", reward, learner.config.gamma).argmax(1)
     exact = zero_shot.exact_successor_features(features, "easy", best, learner.config.gamma)
     monkeypatch.setattr(zero_shot, "agent_psi", lambda *args: exact)
-    assert zero_shot.psi_error(learner, features, "easy", w) == pytest.approx(0.0, abs=1e-6)
-    monkeypatch.setattr(zero_shot, "agent_psi", lambda *args: 1.5 * exact)  # values 50% too large
-    assert zero_shot.psi_error(learner, features, "easy", w) == pytest.approx(0.5, abs=1e-6)
+    found = zero_shot.psi_quality(learner, features, "easy", w)
+    assert found == pytest.approx({"psi_error": 0.0, "psi_scale": 1.0, "psi_agreement": 1.0}, abs=1e-6)
+    monkeypatch.setattr(zero_shot, "agent_psi", lambda *args: 1.5 * exact)  # 50% too large, same policy
+    found = zero_shot.psi_quality(learner, features, "easy", w)
+    assert found == pytest.approx({"psi_error": 0.0, "psi_scale": 1.5, "psi_agreement": 1.0}, abs=1e-6)
+    flipped = exact.copy()
+    flipped[:, [0, 1]] = exact[:, [1, 0]]  # up and down swapped: another policy, and its values wrong
+    monkeypatch.setattr(zero_shot, "agent_psi", lambda *args: flipped)
+    found = zero_shot.psi_quality(learner, features, "easy", w)
+    assert found["psi_error"] > 0.05 and found["psi_agreement"] < 0.9

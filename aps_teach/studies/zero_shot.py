@@ -10,9 +10,10 @@ of a level's family, `diagnose_task` measures each link exactly on the level's c
   identification and psi were perfect. phi's effective rank (`effective_rank`) is measured once per run;
 - identification: P_id, the same planner on the reward fitted from the 16k identification steps (0 when they
   saw no reward: then nothing was fitted, and the agent acts on a random w);
-- psi: the agent's zero-shot score Z (greedy, GPI, the identified w) against P_id, and psi's relative error
-  against the successor features of the agent's own greedy policy under that w, computed exactly
-  (`exact_successor_features`);
+- psi: the agent's zero-shot score Z (greedy, GPI, the identified w) against P_id, and psi against the
+  successor features of the agent's own greedy policy under that w, computed exactly
+  (`exact_successor_features`): the error left after the best scale, the scale, and how often psi's greedy
+  action is optimal for the reward it values (`psi_quality`);
 - GPI: Z against the same policy without GPI; and O, the agent's score under the best-case w (w of c*).
 
 The score lost, 1 - Z, splits as `aps_teach.grid.blame` splits success: (1 - P_best) to phi,
@@ -52,7 +53,8 @@ RESULTS = "zero_shot.csv"
 COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "overrides": "str",
            "task": "str", "task_class": "str", "zero_shot": "float", "zero_shot_no_gpi": "float",
            "best_case": "float", "r2": "float?", "planner_best": "float", "planner_identified": "float",
-           "psi_error": "float?", "identified": "int", "effective_rank": "float"}
+           "psi_error": "float?", "psi_scale": "float?", "psi_agreement": "float?", "identified": "int",
+           "effective_rank": "float"}
 """The columns of zero_shot.csv its readers need (`sweeps.read_rows`)."""
 
 
@@ -133,18 +135,31 @@ def exact_successor_features(features: np.ndarray, level, policy: np.ndarray, ga
     return features[successor] + gamma * along[successor]
 
 
-def psi_error(learner: Learner, features: np.ndarray, level, w: torch.Tensor) -> float:
-    """Relative error ||Q - Q^pi|| / ||Q^pi|| over every non-terminal (s, a), Q = psi(s, a, w)^T w from the
-    learner's phi columns, Q^pi = psi^pi(s, a)^T w from `exact_successor_features` of the learner's own greedy
-    policy under w (no GPI): how far psi is from the values of the policy it induces. NaN when Q^pi is 0."""
+def psi_quality(learner: Learner, features: np.ndarray, level, w: torch.Tensor) -> dict[str, float]:
+    """How far psi is from the values of the policy it induces, over every non-terminal (s, a): Q = psi(s, a,
+    w)^T w from the learner's phi columns against Q^pi = psi^pi(s, a)^T w, `exact_successor_features` of the
+    learner's own greedy policy under w (no GPI):
+    - psi_error: the relative error left after the best scale, min_c ||Q - c Q^pi|| / ||Q|| (the sine of the
+      angle between the two), since the authors' n-step target (`nstep_reward='last'`, the window's last
+      cumulant standing for its n) learns values at another scale than the discounted sum;
+    - psi_scale: ||Q|| / ||Q^pi||;
+    - psi_agreement: the share of states whose greedy action under Q is an optimal one for the reward psi
+      values, phi(s')^T w (value iteration, `blame.optimal_q`; ties within 1e-9 count).
+    NaN where Q or Q^pi is 0."""
     d, gamma = features.shape[1], learner.config.gamma
-    psi = agent_psi(learner, level, w)[..., :d]
     weights = w.double().numpy()
-    q = psi @ weights
+    q = agent_psi(learner, level, w)[..., :d] @ weights
     exact = exact_successor_features(features, level, q.argmax(1), gamma) @ weights
     n = gridworld.compile_level(level).num_nonterminal
-    scale = np.linalg.norm(exact[:n])
-    return float(np.linalg.norm(q[:n] - exact[:n]) / scale) if scale > 0 else math.nan
+    q, exact_n = q[:n].ravel(), exact[:n].ravel()
+    norms = np.linalg.norm(q), np.linalg.norm(exact_n)
+    if min(norms) == 0:
+        return {"psi_error": math.nan, "psi_scale": math.nan, "psi_agreement": math.nan}
+    cosine = float(q @ exact_n / (norms[0] * norms[1]))
+    best = optimal_q(level, (features @ weights)[gridworld.compile_level(level).successor], gamma)[:n]
+    chosen = best[np.arange(n), q.reshape(n, -1).argmax(1)]
+    return {"psi_error": math.sqrt(max(0.0, 1 - cosine ** 2)), "psi_scale": norms[0] / norms[1],
+            "psi_agreement": float(np.mean(chosen >= best.max(1) - 1e-9))}
 
 
 def diagnose_task(learner: Learner, features: np.ndarray, level: str, task: gridworld.Task, seed: int,
@@ -166,7 +181,7 @@ def diagnose_task(learner: Learner, features: np.ndarray, level: str, task: grid
             "best_case": score(best.w), "r2": best.r2,
             "planner_best": planner_score(features, level, task, best.coefficients, gamma),
             "planner_identified": planner_score(features, level, task, fit.coefficients, gamma),
-            "psi_error": psi_error(learner, features, level, fit.w)}
+            **psi_quality(learner, features, level, fit.w)}
 
 
 def run_diagnosis_group_rows(specs: Sequence[RunSpec], pretrain_steps: int, identify_steps: int = 16_000,
@@ -242,7 +257,7 @@ def capping_links(rows: Sequence[dict]) -> list[dict]:
         lost = {link: float(np.mean([losses(row)[link] for row in members])) for link in LINKS}
         means = {key: float(np.nanmean([float(row[key]) for row in members]))
                  for key in ("zero_shot", "zero_shot_no_gpi", "best_case", "r2", "planner_best",
-                             "planner_identified", "psi_error", "identified")}
+                             "planner_identified", "psi_error", "psi_scale", "psi_agreement", "identified")}
         out.append({"level": level, "arm": arm, "task_class": task_class, "pairs": len(members), **means,
                     **{f"lost_to_{link}": value for link, value in lost.items()},
                     "capping_link": max(LINKS, key=lambda link: (lost[link], -LINKS.index(link)))})
