@@ -17,7 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from aps_teach.grid.experiments import Budget, run_figure4_sweep
+from aps_teach.grid.experiments import Budget
+from aps_teach.grid.sweep import run_figure4_sweep
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.config import METHODS
 

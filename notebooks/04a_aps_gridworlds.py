@@ -94,8 +94,9 @@ from scipy.stats import spearmanr
 import gridworld
 from aps_teach.course.widgets import reward_explorer
 from aps_teach.grid import cell_maps, plots
-from aps_teach.grid.experiments import Budget, adapt_and_score, result_rows
+from aps_teach.grid.experiments import Budget, adapt_and_score
 from aps_teach.grid.snapshots import pretrain_with_snapshots
+from aps_teach.grid.sweep import result_rows
 from aps_teach.grid.train import TrainConfig, evaluate, identify_task, pretrain
 from aps_teach.infra.stats import summarise
 from aps_teach.infra.sweeps import RunSpec, read_rows

@@ -91,7 +91,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from aps_teach.grid.experiments import Budget, run_gridworld_rows
+from aps_teach.grid.experiments import Budget
+from aps_teach.grid.sweep import run_gridworld_rows
 from aps_teach.grid.train import TrainConfig, pretrain
 from aps_teach.infra.sweeps import RunSpec, config_hash, read_rows, run_sweep
 

@@ -20,7 +20,8 @@ import torch
 
 import gridworld
 from aps_teach.cli.main import main
-from aps_teach.grid.experiments import FIGURE4_COLUMNS, Budget, run_gridworld
+from aps_teach.grid.experiments import Budget, run_gridworld
+from aps_teach.grid.sweep import FIGURE4_COLUMNS
 from aps_teach.grid.train import TrainConfig, evaluate, identify_task, new_learner, pretrain
 from aps_teach.infra.checks import InputTypeError
 from aps_teach.infra.sweeps import RunSpec, config_hash, grid, read_rows, record_config, run_sweep

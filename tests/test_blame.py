@@ -13,7 +13,8 @@ from aps_teach.grid.blame import (
     verdict,
     zero_shot_blame,
 )
-from aps_teach.grid.experiments import Budget, result_rows, run_gridworld
+from aps_teach.grid.experiments import Budget, run_gridworld
+from aps_teach.grid.sweep import result_rows
 from aps_teach.grid.train import TrainConfig, new_learner
 from aps_teach.infra.sweeps import RunSpec
 from aps_teach.learner.config import AgentConfig

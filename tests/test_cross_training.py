@@ -7,7 +7,8 @@ import torch
 
 from aps_teach.grid import envs as grid_envs
 from aps_teach.grid import train
-from aps_teach.grid.experiments import Budget, run_gridworld_rows
+from aps_teach.grid.experiments import Budget
+from aps_teach.grid.sweep import run_gridworld_rows
 from aps_teach.grid.train import TrainConfig, new_learner, pretrain
 from aps_teach.infra.sweeps import RunSpec
 from aps_teach.learner.config import AgentConfig

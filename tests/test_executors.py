@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from aps_teach.grid.experiments import Budget, run_gridworld_rows
+from aps_teach.grid.experiments import Budget
+from aps_teach.grid.sweep import run_gridworld_rows
 from aps_teach.infra.executors import make_executor
 from aps_teach.infra.sweeps import grid, read_rows, run_sweep
 

@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).parents[1]
 PACKAGES = ("aps_teach", "gridworld")
 DRAWING = {"aps_teach.grid.plots", "aps_teach.studies.plots", "aps_teach.atari.plots",
-           "aps_teach.course.widgets", "aps_teach.course.schematic"}
+           "aps_teach.course.widgets", "aps_teach.course.schematic", "aps_teach.infra.figures"}
 """The view layer: figures and widgets."""
 ENTRY_POINTS = {"aps_teach.__main__", "aps_teach.cli.main", "aps_teach.cli.gridworld", "aps_teach.cli.atari",
                 "aps_teach.cli.demo"}
@@ -94,8 +94,8 @@ def test_the_layers_are_the_modules_they_name():
      "aps_teach.grid.plots"),
     ("aps_teach.grid.transfer", "from ..studies.plots import plot_transfer\n", "aps_teach.grid.transfer",
      "aps_teach.studies.plots"),
-    ("aps_teach.atari.sweep", "from ..grid.plots import save_figure\n", "aps_teach.atari.sweep",
-     "aps_teach.grid.plots"),
+    ("aps_teach.atari.sweep", "from ..infra.figures import save_figure\n", "aps_teach.atari.sweep",
+     "aps_teach.infra.figures"),
     # a lazy import some modules down: studies.budget -> ... -> rewards -> matplotlib
     ("aps_teach.learner.rewards", "def draw():\n    import matplotlib.pyplot as plt\n",
      "aps_teach.studies.budget", "matplotlib"),
@@ -205,3 +205,10 @@ def test_the_cycle_search_finds_a_circle_through_a_type_checking_import():
              "    from aps_teach.learner.update import td_targets\n")
     cycle = import_cycle({**SOURCES, "aps_teach.learner.batch": SOURCES["aps_teach.learner.batch"] + added})
     assert cycle is not None and "aps_teach.learner.batch" in cycle and "aps_teach.learner.update" in cycle
+
+
+@pytest.mark.parametrize("module", sorted(name for name in MODULES if name.startswith("aps_teach.infra")))
+def test_the_foundations_import_nothing_of_the_environments(module):
+    """infra/ is what both wings run on: it knows no gridworld (it once imported it for one constant)."""
+    imported = {name.split(".")[0] for name in imported_names(module, SOURCES[module], MODULES)}
+    assert "gridworld" not in imported

@@ -100,8 +100,9 @@ def test_every_command_writes_under_runs_by_default_never_into_the_committed_res
     """`demo` used to write results/demo/gridworlds.png into the checkout, which then shipped in the wheel."""
     from aps_teach.cli.demo import DemoConfig
     from aps_teach.cli.gridworld import Transfer
-    from aps_teach.grid.experiments import Budget, figure4_config
+    from aps_teach.grid.experiments import Budget
     from aps_teach.grid.quickstart import QuickstartConfig
+    from aps_teach.grid.sweep import figure4_config
     from aps_teach.infra.sweeps import default_sweep_dir
 
     defaults = [DemoConfig().out, QuickstartConfig().out, Transfer().results_dir(),

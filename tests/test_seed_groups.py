@@ -7,14 +7,8 @@ import pytest
 import torch
 
 from aps_teach.course import capstone
-from aps_teach.grid.experiments import (
-    Budget,
-    prepare_run,
-    run_figure4_sweep,
-    run_gridworld,
-    run_gridworld_group_rows,
-    run_pipeline_seeds,
-)
+from aps_teach.grid.experiments import Budget, prepare_run, run_gridworld, run_pipeline_seeds
+from aps_teach.grid.sweep import run_figure4_sweep, run_gridworld_group_rows
 from aps_teach.grid.train import TrainConfig, finetune, finetune_seeds, load_learner, pretrain, pretrain_seeds
 from aps_teach.infra.sweeps import RunSpec, read_rows, seed_groups
 from aps_teach.learner.agent import Learner

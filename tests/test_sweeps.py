@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import pytest
 
-from aps_teach.grid.plots import METHOD_COLOURS, method_colour
 from aps_teach.grid.train import TrainConfig
+from aps_teach.infra.figures import METHOD_COLOURS, method_colour
 from aps_teach.infra.overrides import field_doc, with_overrides
 from aps_teach.infra.stats import mean_with_ci, summarise
 from aps_teach.infra.sweeps import RunSpec, grid, read_rows, run_sweep
@@ -120,7 +120,7 @@ def test_a_repeated_row_or_run_counts_once_with_a_message_and_the_next_sweep_rew
 
 def test_a_renamed_column_or_a_malformed_value_is_one_error_naming_the_file_row_and_column(tmp_path):
     """A renamed results column used to be a KeyError traceback."""
-    from aps_teach.grid.experiments import FIGURE4_COLUMNS
+    from aps_teach.grid.sweep import FIGURE4_COLUMNS
 
     out = tmp_path / "out"
     specs = grid(["visr"], ["easy"], range(2))
@@ -242,7 +242,8 @@ def test_figure4_sweep_of_real_runs_on_a_tiny_budget_resumes(tmp_path, monkeypat
     import hashlib
     import json
 
-    from aps_teach.grid.experiments import Budget, run_figure4_sweep
+    from aps_teach.grid.experiments import Budget
+    from aps_teach.grid.sweep import run_figure4_sweep
 
     monkeypatch.chdir(tmp_path)
     budget = Budget(pretrain_steps=800, finetune_steps=800, identify_steps=800, eval_episodes=4)

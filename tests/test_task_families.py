@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import gridworld
-from aps_teach.grid.train import RoundEnd, TrainConfig, pretrain
+from aps_teach.grid.rounds import RoundEnd
+from aps_teach.grid.train import TrainConfig, pretrain
 from aps_teach.infra.sweeps import RunSpec, config_hash
 from aps_teach.learner.config import AgentConfig
 from aps_teach.studies.task_families import FamilyBudget, relabelled_data, run_family_rows

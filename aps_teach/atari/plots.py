@@ -15,7 +15,7 @@ import numpy as np
 from aps_teach.atari.experiments import SCORE_COLUMNS
 from aps_teach.atari.scores import run_aggregates
 from aps_teach.atari.sweep import run_dirs, summary_rows
-from aps_teach.grid.plots import method_colour, save_figure
+from aps_teach.infra.figures import method_colour, save_figure
 from aps_teach.infra.files import read_json
 from aps_teach.infra.sweeps import read_rows
 

@@ -27,7 +27,7 @@ class DemoConfig:
     """Show progress bars."""
 
     def __post_init__(self) -> None:
-        from aps_teach.grid.plots import check_figure_path
+        from aps_teach.infra.figures import check_figure_path
 
         check_figure_path(self.out, "--out")
         self.seed = check_seed(self.seed)
@@ -37,7 +37,8 @@ def run_demo(config: DemoConfig) -> list[RandomPolicyStats]:
     """Collect the random policy's statistics on every level, print them and save the figure."""
     if matplotlib.get_backend().lower() not in {"agg", "module://matplotlib_inline.backend_inline"}:
         matplotlib.use("Agg")  # a command line draws to a file, never to a window
-    from aps_teach.grid.plots import plot_random_policy_overview, save_figure
+    from aps_teach.grid.plots import plot_random_policy_overview
+    from aps_teach.infra.figures import save_figure
 
     stats = [
         random_policy_stats(level, config.episodes, seed=config.seed, progress=config.progress)

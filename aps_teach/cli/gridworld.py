@@ -20,6 +20,7 @@ import torch
 from tyro.conf import OmitArgPrefixes
 
 from aps_teach.cli.common import ExecutorChoice, ExecutorFlags, ExistingRun, ExistingRunFlags, run_subcommands
+from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_IDENTIFY_STEPS,
@@ -28,12 +29,10 @@ from aps_teach.grid.experiments import (
     Budget,
     check_run,
     claim_run,
-    figure4_config,
     load_run_learner,
     prepare_run,
     pretrain_phase,
     read_summary,
-    run_figure4_sweep,
     run_gridworld,
     run_method,
     run_pipeline,
@@ -41,7 +40,8 @@ from aps_teach.grid.experiments import (
     train_config,
     whole_rounds,
 )
-from aps_teach.grid.train import TrainConfig, evaluate, identify_task
+from aps_teach.grid.sweep import figure4_config, run_figure4_sweep
+from aps_teach.grid.train import evaluate, identify_task
 from aps_teach.grid.transfer import (
     DEFAULT_BOX_SIZE,
     DEFAULT_NUM_BOXES,

@@ -109,7 +109,8 @@ def show_quickstart(config: QuickstartConfig, run: QuickstartResult) -> None:
         matplotlib.use("Agg")  # a command line draws to a file, never to a window
     import gridworld
     from aps_teach.grid.cell_maps import overview_maps
-    from aps_teach.grid.plots import plot_run_overview, save_figure
+    from aps_teach.grid.plots import plot_run_overview
+    from aps_teach.infra.figures import save_figure
 
     result, snapshot, out = run.result, run.snapshot, Path(config.out)
     layout = gridworld.resolve_level(config.level)

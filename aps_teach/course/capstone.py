@@ -33,8 +33,10 @@ from dataclasses import dataclass
 import torch
 
 from aps_teach.course import exercises
+from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.experiments import DEFAULT_PRETRAIN_STEPS
-from aps_teach.grid.train import RoundEnd, TrainConfig, pretrain, random_walk
+from aps_teach.grid.rounds import RoundEnd
+from aps_teach.grid.train import pretrain, random_walk
 from aps_teach.infra.phases import PhaseLog
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.rewards import Objective

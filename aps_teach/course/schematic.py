@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyBboxPatch
 
-from aps_teach.grid.plots import METHOD_COLOURS
+from aps_teach.infra.figures import METHOD_COLOURS
 
 METHODS = ("visr", "apt", "aps")
 TITLES = {"visr": "VISR", "apt": "APT", "aps": "APS: VISR's parts + APT's kNN term, on $\\phi$"}

@@ -1,14 +1,13 @@
 """Gridworld figures: each function takes data (levels, visit counts, the arrays of
-`aps_teach.grid.cell_maps`, rollouts), draws on matplotlib axes and returns what it drew; plus what every
-figure module shares (method colours, `save_figure`). Study figures are in `aps_teach.studies.plots`, Atari
-figures in `aps_teach.atari.plots`; widgets are thin wrappers over these.
+`aps_teach.grid.cell_maps`, rollouts), draws on matplotlib axes and returns what it drew. What every figure
+module shares (the methods' colours, `save_figure`) is `aps_teach.infra.figures`; the colours are named here
+too, as `plots.METHOD_COLOURS`, for the notebooks that draw with them. Study figures are in
+`aps_teach.studies.plots`, Atari figures in `aps_teach.atari.plots`; widgets are thin wrappers over these.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -20,7 +19,8 @@ from matplotlib.patches import Patch
 import gridworld
 from aps_teach.grid.cell_maps import state_grid
 from aps_teach.grid.random_policy import RandomPolicyStats
-from aps_teach.infra.files import atomic_path
+from aps_teach.infra.figures import METHOD_COLOURS as METHOD_COLOURS
+from aps_teach.infra.figures import method_colour
 
 _CHAR_LAYER = {".": "floor", "S": "floor", "#": "wall", "T": "target",
                **{key: f"{name}_key" for name, (key, _) in gridworld.KEYS.items()},
@@ -154,35 +154,6 @@ def plot_random_policy_overview(stats: Sequence[RandomPolicyStats]):
     keys = [name for name in gridworld.KEYS if name in shown]
     fig.legend(handles=level_legend_handles(keys), loc="lower center", ncol=5 + len(keys), frameon=False)
     return fig
-
-
-METHOD_COLOURS = {"visr": "#1f77b4", "apt": "#2ca02c", "aps": "#d62728", "dqn": "#7f7f7f"}
-OTHER_COLOURS = ("#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
-"""Colours of other names (variants, X->Y pairs), none of them a method's."""
-
-
-def method_colour(method: str, index: int) -> str:
-    """A method's own colour, or else the `index`-th of `OTHER_COLOURS` (cycling)."""
-    return METHOD_COLOURS.get(method, OTHER_COLOURS[index % len(OTHER_COLOURS)])
-
-
-def check_figure_path(path: str | os.PathLike, name: str = "out") -> None:
-    """ValueError naming `name` unless `path` ends in a file name with a format matplotlib writes."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    formats = sorted(FigureCanvasBase.get_supported_filetypes())
-    suffix = Path(path).suffix.lower().lstrip(".")
-    if suffix not in formats:
-        got = f"{str(path)!r}" + (" (no extension)" if not suffix else "")
-        raise ValueError(f"{name} must be a file name ending in a figure format ({', '.join(formats)}), "
-                         f"got {got}")
-
-
-def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> None:
-    """Write `fig` to `path` atomically (the format comes from the suffix; `check_figure_path`)."""
-    check_figure_path(path)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=dpi, bbox_inches="tight")
 
 
 PATH_COLOURS = ("#d62728", "#17becf", "#e377c2", "#8c564b", "#bcbd22", "#1f77b4", "#7f7f7f")

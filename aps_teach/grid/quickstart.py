@@ -17,6 +17,7 @@ from typing import Literal
 import torch
 from tyro.conf import OmitArgPrefixes
 
+from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.experiments import (
     Budget,
     GridworldResult,
@@ -26,8 +27,8 @@ from aps_teach.grid.experiments import (
     run_record,
 )
 from aps_teach.grid.rollouts import Rollout, greedy_rollout
+from aps_teach.grid.rounds import RoundEnd
 from aps_teach.grid.snapshots import Snapshot, take_snapshot
-from aps_teach.grid.train import RoundEnd, TrainConfig
 from aps_teach.infra.checks import check_seed
 from aps_teach.infra.run_dir import RunDir
 

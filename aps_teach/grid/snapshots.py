@@ -14,7 +14,9 @@ import numpy as np
 import torch
 
 import gridworld
-from aps_teach.grid.train import EnvSource, RoundEnd, TrainConfig, pretrain
+from aps_teach.grid.config import TrainConfig
+from aps_teach.grid.rounds import RoundEnd
+from aps_teach.grid.train import EnvSource, pretrain
 from aps_teach.infra.phases import PhaseLog
 from aps_teach.infra.seeds import snapshot_generator
 from aps_teach.learner.agent import Learner

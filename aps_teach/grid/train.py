@@ -19,23 +19,25 @@ from __future__ import annotations
 
 import contextlib
 import math
-import time
-from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 import gridworld
-from aps_teach.grid.envs import EnvBatch, EnvSource, as_spec, check_engine, make_env, make_env_batch
-from aps_teach.grid.replay import NStepReplay
+from aps_teach.grid.config import TrainConfig, check_config, with_method
+from aps_teach.grid.envs import EnvBatch, EnvSource, as_spec, make_env, make_env_batch
+from aps_teach.grid.rounds import (
+    RoundHook,
+    UpdateStep,
+    check_phase_memory,
+    drive,
+    phase_rounds,
+)
 from aps_teach.infra.checks import (
     MAX_MAGNITUDE,
-    MAX_NUM_ENVS,
-    check_field,
     check_finite,
     check_int,
     check_range,
@@ -44,21 +46,15 @@ from aps_teach.infra.checks import (
     check_task_vector,
     check_type,
 )
-from aps_teach.infra.devices import parse_device, resolve_device
-from aps_teach.infra.files import load_checkpoint, save_checkpoint, write_csv_atomic
+from aps_teach.infra.devices import resolve_device
+from aps_teach.infra.files import load_checkpoint
 from aps_teach.infra.memory import check_fits
 from aps_teach.infra.phases import (
     PhaseLog,
-    check_checkpoint,
-    check_compile_backend,
-    linear_schedule,
-    restore_metrics,
     single_thread,
 )
-from aps_teach.infra.run_dir import PHASE_NAMES, say
 from aps_teach.infra.seeds import round_seeds
 from aps_teach.learner.agent import Learner
-from aps_teach.learner.batch import Batch, batch_to
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.group import LearnerGroup
 from aps_teach.learner.inputs import InputColumns
@@ -66,99 +62,8 @@ from aps_teach.learner.rewards import Objective
 from aps_teach.learner.tasks import infer_task, sample_tasks
 from aps_teach.learner.update import gradient_step
 
-RoundHook = Callable[["RoundEnd"], None]
-"""Called after every round of `pretrain` / `finetune` (e.g. to keep snapshots for the heatmap widgets)."""
 LEARNER_INTERFACE = ("config", "act", "set_observation_table")
 """The attributes of an object that stands in for a `Learner` in the phases (`check_learner`)."""
-RUN_SETTINGS = ("progress", "checkpoint_every", "device")
-"""`TrainConfig` fields that change how a run is shown, saved or where it runs, not its numbers (the device
-only their float rounding): a resume may change them."""
-
-
-@dataclass
-class TrainConfig:
-    """How the learner meets the environment: engine, batching, exploration, task schedule, checkpoints."""
-
-    agent: AgentConfig = field(default_factory=AgentConfig)
-    """The learner (method, networks, losses)."""
-    engine: Literal["compiled", "pycolab"] = "compiled"
-    """compiled (tables compiled once per level, stepped by indexing) | pycolab (the reference engine)."""
-    num_envs: int = 32
-    """Environment copies stepped together."""
-    updates_per_step: int = 2
-    """Pretraining: gradient updates per step of the env batch (replay ratio = this * batch / num_envs)."""
-    finetune_updates_per_step: int = 2
-    """Fine-tuning: gradient updates per step of the env batch."""
-    learning_starts: int = 1600
-    """Env steps collected before the first update, per phase (paper: min replay size 1600)."""
-    epsilon_start: float = 1.0
-    """epsilon-greedy: epsilon at the first step of pretraining."""
-    epsilon_end: float = 0.05
-    """epsilon-greedy: epsilon after the decay (`identify_task` acts with it)."""
-    finetune_epsilon_start: float = 0.3
-    """epsilon at the start of fine-tuning, the same for every method (the dqn baseline, which learns from
-    scratch here, included: one protocol), decaying to epsilon_end like pretraining's: low, so a pretrained
-    (zero-shot) policy is kept, but not so low that a policy without the task in it (apt's) never finds the
-    reward (the budget study's epsilon arm)."""
-    epsilon_decay_fraction: float = 0.5
-    """Fraction of a phase's env steps over which epsilon decays linearly from epsilon_start to epsilon_end
-    (tied to the phase: a fixed 2,500 steps ended exploration before learning had started)."""
-    absorbing_target: bool = True
-    """Pretraining: the target is absorbing (reaching it ends nothing; the agent stays until the round ends),
-    so "go to the target" is a behaviour a skill can have. Off, reaching it ends the episode, as in the
-    task, and no policy of the fitted reward phi^T w would go there."""
-    finetune_absorbing_target: bool = False
-    """Fine-tuning: the target is absorbing too (the task's +10 is paid once, on arrival; every policy's
-    return is the task's), as in pretraining. Off (the default, the paper's protocol, as identification and
-    evaluation keep it), reaching the target ends the episode. The fine-tuning study (docs/studies.md)
-    measured both: absorbing removes most of APS's early dip but inflates the values next to the target, and
-    more VISR seeds end below their zero-shot success (4 of 10 against 0 of 10)."""
-    reward_clip: float | None = None
-    """Fine-tuning: task rewards clipped to [-reward_clip, reward_clip] before the learner sees them (the
-    paper's Atari protocol, `AtariConfig.reward_clip`); None keeps them. Scores are always raw."""
-    task_resample_every: int = 10
-    """Pretraining: each env's w is redrawn from the unit sphere every this many steps (paper: 10)."""
-    checkpoint_every: int = 10
-    """Rounds between checkpoints when a run directory is given (and always after the last round)."""
-    progress: bool = True
-    """Show tqdm progress bars."""
-    compile: bool = field(default=False, metadata={"omit_at_default": True})
-    """Pretraining: make the updates with `update.gradient_step` compiled by torch.compile, for long runs
-    only: about 1.3 times as many updates per second after about a minute of compiling per pretraining,
-    numbers equal to the uncompiled run's up to float rounding (benchmarks/README.md). Needs a C++
-    compiler."""
-    device: str = field(default="cpu", metadata={"omit_at_default": True})
-    """Where pretraining's and fine-tuning's updates run: cpu, cuda, cuda:N. The envs, replay and random
-    draws stay on the CPU; the learners move to the device for the phase and back to the CPU after it
-    (identification, evaluation and everything downstream run on the CPU). A seed group on a GPU runs its
-    S seeds' updates as one batched launch each (benchmarks/README.md, "Gridworld seed groups on a GPU");
-    the numbers equal a CPU run's up to float rounding, not bit for bit."""
-
-    def __post_init__(self) -> None:
-        check_type("agent", self.agent, AgentConfig, "an AgentConfig (e.g. agent=AgentConfig(gamma=0.5))")
-        check_engine(self.engine)
-        check_field(self, "num_envs", check_int)
-        if self.num_envs > MAX_NUM_ENVS:
-            raise ValueError(f"num_envs must be <= {MAX_NUM_ENVS:,} (every phase runs whole rounds of "
-                             f"num_envs x {gridworld.MAX_EPISODE_STEPS} env steps: one round would be "
-                             f"{self.num_envs * gridworld.MAX_EPISODE_STEPS:,}), got {self.num_envs:,}")
-        for name in ("updates_per_step", "finetune_updates_per_step", "task_resample_every",
-                     "checkpoint_every"):
-            check_field(self, name, check_int)
-        check_field(self, "learning_starts", check_int, 0)
-        check_field(self, "epsilon_decay_fraction", check_range, 0, 1, low_open=True)
-        for name in ("epsilon_start", "epsilon_end", "finetune_epsilon_start"):
-            check_field(self, name, check_range, 0, 1)
-        if self.reward_clip is not None:
-            check_field(self, "reward_clip", check_range, 0, MAX_MAGNITUDE, low_open=True)
-        if self.compile:
-            check_compile_backend("cpu", "compile (--train.compile)")
-        if isinstance(self.device, torch.device):  # recorded as its name: configs are JSON
-            self.device = str(self.device)
-        check_type("device", self.device, str, "a device name: cpu, cuda or cuda:N (or a torch.device)")
-        parse_device(self.device)  # whether this machine has it is checked where a phase starts
-
-
 @dataclass
 class SuccessResult:
     """What `evaluate` measures of greedy episodes on the task."""
@@ -170,53 +75,11 @@ class SuccessResult:
     episodes: int
 
 
-@dataclass
-class RoundEnd:
-    """What a `RoundHook` sees after a round: live objects, so copy what you keep."""
-
-    phase: str
-    round: int
-    """Rounds finished so far in this phase (1-based)."""
-    rounds: int
-    """Rounds the phase has in all."""
-    env_steps: int
-    learner: Learner
-    replay: NStepReplay
-    envs: EnvBatch
-    metrics: dict
-    """The round's metrics row: keys a hook adds are logged with it (metrics.csv, checkpoints)."""
-
-
-def update_bytes(agent: AgentConfig) -> int:
-    """A rough lower bound of one update's working memory: the kNN distances between the minibatch's
-    particles (P x P floats, a few copies) and the networks' activations over its B x (n + 1) states."""
-    particles = agent.particles if agent.uses_knn else 0
-    states = agent.batch_size * (agent.n_step + 1)
-    return 4 * (3 * particles ** 2 + 8 * states * max(agent.hidden, 8 * agent.feature_dim))
-
-
 def act_bytes(agent: AgentConfig, num_envs: int, num_actions: int) -> int:
     """A rough lower bound of acting's working memory: psi over every env's candidate tasks (with GPI, the
     task and `gpi_samples` fresh ones), each row a few hidden layers wide plus its A x sf_dim outputs."""
     candidates = num_envs * (1 + (agent.gpi_samples if agent.gpi and agent.task_conditioned else 0))
     return 4 * candidates * (2 * agent.feature_dim + 3 * agent.hidden + 2 * num_actions * agent.sf_dim)
-
-
-def check_phase_memory(phase: str, steps: int, config: TrainConfig, horizon: int,
-                       obs: tuple[tuple[int, ...], torch.dtype]) -> None:
-    """ValueError, before anything is allocated, if a phase's replay (every step of the phase, whole rounds)
-    and one update would not fit in free memory; the advice names what helps: fewer steps when the replay
-    is the larger part, else a smaller update. `obs` is the replay's (observation shape, dtype)."""
-    cells = math.ceil(steps / (config.num_envs * horizon)) * horizon * config.num_envs
-    task_dim = config.agent.stored_task_dim(phase)
-    per_cell = NStepReplay.bytes_per_cell(obs[0], task_dim, store_rewards=phase != "pretrain",
-                                          store_features=phase != "pretrain", obs_dtype=obs[1])
-    replay, update = cells * per_cell, update_bytes(config.agent)
-    advice = f"lower --{phase}-steps (the replay keeps every step of the phase)" if replay >= update else \
-        ("lower --train.agent.batch-size, --train.agent.n-step, --train.agent.hidden or "
-         "--train.agent.feature-dim (what an update's working memory grows with)")
-    check_fits(replay + update, f"{phase}: the replay of {cells:,} transitions ({replay / 1e9:.1f} GB) and "
-               f"an update of a batch of {config.agent.batch_size} ({update / 1e9:.1f} GB)", advice)
 
 
 def check_memory(source: EnvSource, config: TrainConfig, *, pretrain_steps: int = 0, finetune_steps: int = 0,
@@ -254,15 +117,6 @@ def check_acting_memory(config: TrainConfig, num_actions: int) -> None:
                "lower --train.num-envs or --train.agent.hidden")
 
 
-def _metrics_columns(rows: list[dict]) -> list[str]:
-    """metrics.csv's columns: round and env_steps, then the others in alphabetical order."""
-    return sorted({key for row in rows for key in row}, key=lambda c: (c not in ("round", "env_steps"), c))
-
-
-def _write_metrics(path: Path, rows: list[dict]) -> None:
-    write_csv_atomic(path, rows, _metrics_columns(rows))
-
-
 def env_batch(source: EnvSource, config: TrainConfig, *, reward_free: bool, absorbing_target: bool = False,
               learner: Learner | None = None) -> EnvBatch:
     """The env batch of a phase on the configured engine; given a learner, it is set up to read the batch's
@@ -274,214 +128,8 @@ def env_batch(source: EnvSource, config: TrainConfig, *, reward_free: bool, abso
     return envs
 
 
-def _identity(phase: str, learner: Learner, envs: EnvBatch, seed: int, steps: int, config: TrainConfig,
-              fixed_w: torch.Tensor | None) -> dict:
-    """What a phase checkpoint must share with the phase that resumes it (`check_identity`): the phase, the
-    method, engine, level, seed, budget and config, the observation shape, the action count and the task w."""
-    return {"phase": phase, "method": learner.config.method, "engine": envs.engine, "art": list(envs.art),
-            "seed": seed, "steps": steps, "config": asdict(config), "obs_shape": list(envs.obs_shape),
-            "num_actions": envs.num_actions, "task_w": None if fixed_w is None else fixed_w[0].tolist()}
-
-
-def _new_replay(phase: str, steps: int, config: TrainConfig, envs: EnvBatch, feature_dim: int,
-                store_features: bool) -> NStepReplay:
-    """A replay of every step of a phase (whole rounds), checked against free memory first."""
-    check_phase_memory(phase, steps, config, envs.horizon, envs.replay_obs)
-    rounds = math.ceil(steps / (config.num_envs * envs.horizon))
-    obs_shape, obs_dtype = envs.replay_obs
-    return NStepReplay(rounds * envs.horizon, config.num_envs, obs_shape, feature_dim,
-                       store_rewards=not envs.reward_free, store_features=store_features, obs_dtype=obs_dtype)
-
-
-def _restore(ckpt: Path | None, identity: dict, learner: Learner, replay: NStepReplay, envs: EnvBatch,
-             start_eps: float) -> dict:
-    """Load a phase checkpoint into `learner`, `replay` and `envs`' coverage after checking it belongs to this
-    run; returns its round, metrics rows, starting epsilon (`start_eps` if it has none) and wall seconds."""
-    if ckpt is None or not ckpt.exists():
-        raise FileNotFoundError(f"--resume: no checkpoint at {ckpt}")
-    state = load_checkpoint(ckpt, map_location="cpu")
-    check_identity(ckpt, state, identity)
-    learner.load_state_dict(state["learner"])
-    replay.load_state_dict(state["replay"])
-    envs.load_coverage_state(state["coverage"])
-    return {"round": int(state["round"]), "rows": state["metrics"],
-            "epsilon_start": state.get("epsilon_start", start_eps),
-            "seconds": float(state.get("seconds", 0.0))}
-
-
-def _task_reward(reward: torch.Tensor, scale: float, clip: float | None) -> torch.Tensor:
-    """What fine-tuning trains on: the task reward times `scale`, clipped to [-clip, clip] unless clip is
-    None."""
-    reward = reward * scale
-    return reward if clip is None else reward.clamp(-clip, clip)
-
-
-UpdateStep = Callable[..., dict[str, torch.Tensor]]
-"""What makes an update's gradient step: `update.gradient_step(learner, batch)` or its compiled form."""
 COMPILE_BACKEND = "inductor"
 """torch.compile's backend with `TrainConfig.compile`."""
-UpdateRequest = tuple[int, list[Batch]]
-"""What a phase hands its driver when updates are due: its env steps so far and one minibatch per update."""
-
-
-def _drive(learners: list[Learner], phases: list[Generator[UpdateRequest, list[dict], PhaseLog]],
-           group: LearnerGroup | None = None, step: UpdateStep = gradient_step) -> list[PhaseLog]:
-    """Run phases (`_phase_rounds`) to their end, making the updates each asks for with `step`: with a
-    `group` of their learners, phases that ask at the same env step are updated together
-    (`LearnerGroup.update`); a phase that is behind the others (resumed from an earlier checkpoint) updates
-    alone until it has caught up."""
-    logs: list[PhaseLog | None] = [None] * len(phases)
-    asks: dict[int, UpdateRequest] = {}
-
-    def advance(i: int, stats: list[dict] | None) -> None:
-        try:
-            asks[i] = phases[i].send(stats)
-        except StopIteration as end:
-            logs[i] = end.value
-
-    for i in range(len(phases)):
-        advance(i, None)
-    while asks:
-        first = min(at for at, _ in asks.values())
-        due = [i for i, (at, _) in asks.items() if at == first]
-        requests = [asks.pop(i)[1] for i in due]
-        if group is not None and len(due) == len(learners):
-            stats = [group.update(list(batches), step) for batches in zip(*requests, strict=True)]
-            answers = [[each[j] for each in stats] for j in range(len(due))]
-        else:
-            answers = [[learners[i].update(batch, step) for batch in batches]
-                       for i, batches in zip(due, requests, strict=True)]
-        for i, answer in zip(due, answers, strict=True):
-            advance(i, answer)
-    return logs
-
-
-def _phase_rounds(learner: Learner, envs: EnvBatch, steps: int, seed: int, config: TrainConfig,
-                  phase: str, fixed_w: torch.Tensor | None, run_dir: Path | None, resume: bool,
-                  on_round: RoundHook | None = None, reward_scale: float = 1.0, explore_weight: float = 0.0,
-                  time_share: int = 1) -> Generator[UpdateRequest, list[dict], PhaseLog]:
-    """The round loop shared by pretraining (intrinsic reward, w resampled) and fine-tuning (task
-    reward times `reward_scale`, clipped to `config.reward_clip`, plus `explore_weight` times the
-    exploration reward decaying to 0 over the phase; w fixed): act, store, update `updates_per_step` times
-    per step of the batch, log, checkpoint. A generator: where updates are due it yields its env steps and
-    one replay minibatch per update and is sent back each update's statistics (`_drive` makes them).
-    Its time is the wall time over `time_share` (the size of the group it runs in)."""
-    cfg, agent_cfg = config, learner.config
-    n, horizon = cfg.num_envs, envs.horizon
-    rounds = math.ceil(steps / (n * horizon))
-    total = rounds * n * horizon
-    # phi is frozen while fine-tuning: store phi(s') once per transition instead of in every minibatch
-    store_phi = phase == "finetune" and learner.phi is not None
-    replay = _new_replay(phase, steps, cfg, envs, agent_cfg.stored_task_dim(phase), store_phi)
-    # one fine-tuning protocol for every method, the dqn baseline's from-scratch learner included
-    start_eps = cfg.epsilon_start if phase == "pretrain" else cfg.finetune_epsilon_start
-    ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None
-    identity = _identity(phase, learner, envs, seed, steps, cfg, fixed_w)
-    if run_dir is not None:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    at = {"round": 0, "rows": [], "epsilon_start": start_eps, "seconds": 0.0}
-    if resume:
-        at = _restore(ckpt, identity, learner, replay, envs, start_eps)
-        where = "finished, loaded" if at["round"] >= rounds else \
-            f"resuming at env step {at['round'] * n * horizon:,} of {total:,}"
-        say(f"{PHASE_NAMES[phase]}: {where} ({ckpt})")
-        restore_metrics(run_dir / "metrics.csv", at["rows"], _metrics_columns(at["rows"]), phase)
-    log = PhaseLog(at["rows"], earlier_seconds=at["seconds"], seconds=at["seconds"])
-    first_round, start_eps = at["round"], at["epsilon_start"]
-    updates_per_step = cfg.updates_per_step if phase == "pretrain" else cfg.finetune_updates_per_step
-    bar = tqdm(total=total, initial=first_round * n * horizon, disable=not cfg.progress,
-               desc=f"{phase} {agent_cfg.method}", unit="step", unit_scale=True)
-    start = time.perf_counter()
-    for index in range(first_round, rounds):
-        seeds, gen = round_seeds(seed, phase, index, n)
-        obs = envs.reset(seeds)
-        w = fixed_w.expand(n, -1) if fixed_w is not None else None
-        sums: dict[str, list[torch.Tensor]] = {}  # each update's statistics, read when the round is logged
-        updates, envs.successes = 0, 0
-        for t in range(horizon):
-            env_steps = (index * horizon + t) * n
-            if fixed_w is None and t % cfg.task_resample_every == 0:
-                w = sample_tasks(n, agent_cfg.feature_dim, gen) if agent_cfg.task_conditioned \
-                    else learner.default_task(n).cpu()
-                if agent_cfg.task_input_dim > agent_cfg.feature_dim:  # beta ~ U[0, 1] with each w
-                    w = torch.cat([w, torch.rand(n, 1, generator=gen)], -1)
-            eps = linear_schedule(start_eps, cfg.epsilon_end, cfg.epsilon_decay_fraction * total, env_steps)
-            action = learner.act(obs, w, eps, gen, gpi=False, explore=phase == "pretrain").cpu()
-            out = envs.step(action, last=t == horizon - 1)
-            row = {"obs": obs, "action": action, "w": w, "next_obs": out["next_obs"],
-                   "terminated": out["terminated"], "ended": out["ended"]}
-            if "reward" in out:
-                row["reward"] = _task_reward(out["reward"], reward_scale, cfg.reward_clip)
-            if store_phi:
-                row["next_phi"] = learner.features(out["next_obs"]).cpu()
-            replay.add(**row)
-            learner.observe(out["next_obs"])
-            obs = out["obs"]
-            if explore_weight:
-                learner.explore_bonus = linear_schedule(explore_weight, 0.0, total, env_steps)
-            if env_steps + n > cfg.learning_starts:  # the updates draw nothing from `gen`: sample them first
-                batches = [batch_to(replay.sample(agent_cfg.batch_size, agent_cfg.n_step, gen),
-                                    learner.device) for _ in range(updates_per_step)]
-                for stats in (yield env_steps, batches):
-                    for key, value in stats.items():
-                        sums.setdefault(key, []).append(value)
-                    updates += 1
-            bar.update(n)
-        done = (index + 1) * n * horizon
-        if updates and not learner.weights_finite():
-            _diverged(phase, index + 1, done, learner.config, reward_scale)
-        log.metrics.append({"round": index + 1, "env_steps": done, "epsilon": eps, "updates": learner.updates,
-                            "episodes_succeeded": envs.successes,
-                            **{k: sum(torch.stack(v).tolist()) / max(updates, 1) for k, v in sums.items()},
-                            **envs.coverage()})
-        rate = (done - first_round * n * horizon) / (time.perf_counter() - start)
-        bar.set_postfix(states=envs.coverage()["states_visited"], steps_per_s=f"{rate:.0f}")
-        if on_round is not None:
-            on_round(RoundEnd(phase, index + 1, rounds, done, learner, replay, envs, log.metrics[-1]))
-        if run_dir is not None:
-            _write_metrics(run_dir / "metrics.csv", log.metrics)
-        log.seconds = log.earlier_seconds + (time.perf_counter() - start) / time_share
-        if run_dir is not None and (index == rounds - 1 or (index + 1) % cfg.checkpoint_every == 0):
-            save_checkpoint(ckpt, {**identity, "round": index + 1, "learner": learner.state_dict(),
-                                    "replay": replay.state_dict(), "coverage": envs.coverage_state(),
-                                    "metrics": log.metrics, "epsilon_start": start_eps,
-                                    "env_steps": done, "total_env_steps": total, "seconds": log.seconds})
-    bar.close()
-    learner.explore_bonus = 0.0
-    log.coverage = envs.coverage()
-    return log
-
-
-def _diverged(phase: str, round_: int, env_steps: int, agent: AgentConfig, reward_scale: float) -> None:
-    """ValueError for a phase whose update left a network weight NaN or inf (before the round is logged or
-    saved): what was wrong and what to lower."""
-    lr = ("lr", agent.lr) if phase == "pretrain" else ("finetune_lr", agent.finetune_lr)
-    weights = ("exploit_weight", "explore_weight") if phase == "pretrain" else ("reward_scale",)
-    values = {"exploit_weight": agent.exploit_weight, "explore_weight": agent.explore_weight,
-              "reward_scale": reward_scale}
-    shown = ", ".join(f"{name} {values[name]:g}" for name in weights)
-    raise ValueError(f"{PHASE_NAMES[phase]} diverged in round {round_} (env step {env_steps:,}): a network "
-                     f"weight is no longer a finite number, so nothing it learned can be used; lower {lr[0]} "
-                     f"(now {lr[1]:g}) or the reward's size ({shown}); the rounds before it are kept")
-
-
-def check_identity(ckpt: Path, state: dict, identity: dict) -> None:
-    """Refuse a checkpoint of another run (`phases.check_checkpoint`), naming the fields that differ (a
-    built-in level by its name; the `RUN_SETTINGS` may differ)."""
-    check_checkpoint(ckpt, {**state, "art": _level_name(state.get("art"))},
-                     {**identity, "art": _level_name(identity.get("art"))},
-                     ignore=[f"config.{name}" for name in RUN_SETTINGS],
-                     hints={"engine": "resume with --train.engine {saved} (a replay of one engine cannot "
-                                      "continue on the other)"})
-
-
-def _level_name(art) -> str | list:
-    """The name of a built-in level (or maze) drawn as `art`, else the art itself."""
-    built_in = {**gridworld.LEVELS, **gridworld.HELD_OUT, **gridworld.MAZES}
-    names = [name for name, layout in built_in.items() if list(layout) == list(art or ())]
-    return names[0] if names else art
-
-
 def load_learner(checkpoint: str | Path) -> tuple[Learner, dict]:
     """The learner saved in a `checkpoint.pt` of `pretrain` or `finetune`, and the checkpoint's metadata
     (phase, method, art, seed, steps, config, engine, task_w, round). It reads boards and, once given a
@@ -499,21 +147,6 @@ def load_learner(checkpoint: str | Path) -> tuple[Learner, dict]:
     except (KeyError, TypeError, RuntimeError) as error:
         raise ValueError(f"corrupt checkpoint file {path}: {error!r}") from error
     return learner, {k: v for k, v in state.items() if k not in ("learner", "replay", "coverage", "metrics")}
-
-
-def with_method(config: TrainConfig | None, method: str) -> TrainConfig:
-    """`config` (default: `TrainConfig()`) with its agent's method set to `method`."""
-    config = check_config(config, TrainConfig)
-    return replace(config, agent=replace(config.agent, method=method))
-
-
-def check_config(config: TrainConfig | None, default: Callable[[], TrainConfig]) -> TrainConfig:
-    """`config`, or `default()` when it is None; an `InputTypeError` naming config if it is no TrainConfig
-    (an AgentConfig goes in its agent field)."""
-    if config is None:
-        return default()
-    return check_type("config", config, TrainConfig, "a TrainConfig or None (the learner's settings go in "
-                                                     "its agent field: TrainConfig(agent=AgentConfig(...)))")
 
 
 def check_learner(learner: Learner) -> Learner:
@@ -577,10 +210,10 @@ def pretrain_seeds(method: str, env: EnvSource, steps: int, seeds: Sequence[int]
         learner = learner_for(envs, config.agent, seed)
         learner.use_objective(objective)
         learners.append(learner)
-        phases.append(_phase_rounds(learner, envs, steps, seed, _group_bar(config, i), "pretrain", None,
+        phases.append(phase_rounds(learner, envs, steps, seed, _group_bar(config, i), "pretrain", None,
                                     dirs[i], resumes[i], hooks[i], time_share=len(seeds)))
     with single_thread(), on_device(learners, config.device):
-        logs = _drive(learners, phases, _group(learners), _update_step(config))
+        logs = drive(learners, phases, _group(learners), _update_step(config))
     return list(zip(learners, logs, strict=True))
 
 
@@ -801,8 +434,8 @@ def finetune_seeds(learners: Sequence[Learner], env: EnvSource, ws: Sequence[tor
                          learner=learner)
         if learner.phase != "finetune":
             learner.start_finetune()
-        phases.append(_phase_rounds(learner, envs, steps, seed, _group_bar(config, i), "finetune",
+        phases.append(phase_rounds(learner, envs, steps, seed, _group_bar(config, i), "finetune",
                                     w[None].float(), dirs[i], resumes[i], hooks[i], reward_scale,
                                     explore_weight, time_share=len(seeds)))
     with single_thread(), on_device(learners, config.device):
-        return _drive(learners, phases, _group(learners))
+        return drive(learners, phases, _group(learners))

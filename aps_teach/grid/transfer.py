@@ -43,6 +43,7 @@ from tqdm.auto import tqdm
 
 import gridworld
 from aps_teach.grid.cell_maps import cell_states, value_map
+from aps_teach.grid.config import TrainConfig, with_method
 from aps_teach.grid.envs import EnvSource, LevelSpec
 from aps_teach.grid.experiments import (
     DEFAULT_IDENTIFY_STEPS,
@@ -51,7 +52,7 @@ from aps_teach.grid.experiments import (
     check_learning_starts,
 )
 from aps_teach.grid.rollouts import Rollout, greedy_rollout, state_observations
-from aps_teach.grid.train import TrainConfig, check_memory, evaluate, pretrain, task_data, with_method
+from aps_teach.grid.train import check_memory, evaluate, pretrain, task_data
 from aps_teach.infra.checks import check_int, check_seed, check_steps
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.overrides import with_overrides

@@ -12,4 +12,5 @@
     phases     what a training phase does the same way in both wings
     executors  where a sweep's runs execute: local processes or a Ray cluster
     sweeps     many runs in parallel, resumable, recorded
+    figures    what every figure shares: the methods' colours, writing a figure (a view)
 """

@@ -6,15 +6,14 @@ so notebooks may compute budgets with numpy and configs stay JSON-able with unch
 
 NaN and infinities are never valid numbers: a learning rate of inf or a weight of nan would train for a while
 and then fail deep inside torch. Finite values that overflow the networks' float32 (`MAX_MAGNITUDE`) or
-whose work has no useful bound (`MAX_PHASE_STEPS`, `MAX_NUM_ENVS`) are refused too, before anything is
-written; what memory a setting needs is checked against free memory (`aps_teach.infra.memory`)."""
+whose work has no useful bound (`MAX_PHASE_STEPS`; a gridworld batch's `grid.config.MAX_NUM_ENVS`) are
+refused too, before anything is written; what memory a setting needs is checked against free memory
+(`aps_teach.infra.memory`)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
-
-import gridworld
 
 MAX_SEED = 2**32 - 1
 """The largest seed: 32 bits, what every generator and environment of the package takes (a seed enters
@@ -30,12 +29,6 @@ evaluation's episodes x the step limit, in whole rounds): 15,600 times the defau
 the rates measured on one CPU core (evaluation about 60,000 env steps/s, pretraining about 5,000) it is
 five hours of evaluation or two days of pretraining, and a training phase's replay (every step kept) outgrows
 memory long before; a number beyond it is a typo, and it would run silently until killed."""
-MAX_NUM_ENVS = gridworld.vector.MAX_NUM_ENVS
-"""The most gridworld env copies one batch steps (`TrainConfig.num_envs`; the vector env's own limit,
-65,536): each phase runs whole rounds of num_envs x 100 env steps, so 65,536 copies make one round 6.6
-million env steps, 100 times the default pretraining budget (a budget of 3,200 steps became 100 million with
-a million copies), and the CPU engine gains no speed past a few hundred copies."""
-
 
 class InputTypeError(TypeError, ValueError):
     """An argument of the wrong type: a TypeError, and a ValueError too, so that the command line reports it

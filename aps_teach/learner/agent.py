@@ -92,7 +92,7 @@ class Learner:
 
     def to(self, device: str | torch.device) -> Learner:
         """Move the networks, their target, Adam's state, the observation mean and the state table to
-        `device` (a gridworld run's updates on a GPU: `grid.train.TrainConfig.device`); returns self."""
+        `device` (a gridworld run's updates on a GPU: `grid.config.TrainConfig.device`); returns self."""
         device = torch.device(device)
         if device == self.device:
             return self

@@ -23,8 +23,10 @@ import numpy as np
 
 import gridworld
 from aps_teach.grid.blame import blame_summary
-from aps_teach.grid.experiments import Budget, figure4_config, run_gridworld_rows
-from aps_teach.grid.train import TrainConfig, random_walk
+from aps_teach.grid.config import TrainConfig
+from aps_teach.grid.experiments import Budget
+from aps_teach.grid.sweep import figure4_config, run_gridworld_rows
+from aps_teach.grid.train import random_walk
 from aps_teach.infra.checks import check_num_seeds
 from aps_teach.infra.stats import rate_text
 from aps_teach.infra.sweeps import RunSpec, SweepReport, run_sweep

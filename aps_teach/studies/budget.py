@@ -29,6 +29,7 @@ from functools import partial
 from pathlib import Path
 
 import gridworld
+from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.experiments import (
     DEFAULT_EVAL_EPISODES,
     DEFAULT_FINETUNE_STEPS,
@@ -37,7 +38,7 @@ from aps_teach.grid.experiments import (
     adapt_and_score,
     check_run,
 )
-from aps_teach.grid.train import TrainConfig, evaluate, identify_task, new_learner, pretrain
+from aps_teach.grid.train import evaluate, identify_task, new_learner, pretrain
 from aps_teach.grid.transfer import (
     DEFAULT_TRANSFER_EPISODES,
     TRANSFER_COLUMNS,

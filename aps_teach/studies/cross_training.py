@@ -24,22 +24,12 @@ from dataclasses import replace
 
 import torch
 
-from aps_teach.grid.experiments import (
-    Budget,
-    GridworldResult,
-    adapt_and_score,
-    check_run,
-    result_rows,
-    run_gridworld_rows,
-)
+from aps_teach.grid.config import TrainConfig
+from aps_teach.grid.experiments import Budget, GridworldResult, adapt_and_score, check_run
 from aps_teach.grid.replay import NStepReplay
-from aps_teach.grid.train import (
-    EnvSource,
-    RoundEnd,
-    TrainConfig,
-    new_learner,
-    pretrain,
-)
+from aps_teach.grid.rounds import RoundEnd
+from aps_teach.grid.sweep import result_rows, run_gridworld_rows
+from aps_teach.grid.train import EnvSource, new_learner, pretrain
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.phases import PhaseLog
 from aps_teach.infra.seeds import shadow_generator

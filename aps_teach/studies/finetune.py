@@ -26,9 +26,11 @@ import torch
 
 import gridworld
 from aps_teach.grid.blame import optimal_q
+from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.experiments import Budget
 from aps_teach.grid.rollouts import state_observations
-from aps_teach.grid.train import RoundEnd, TrainConfig, evaluate, finetune, new_learner, pretrain, task_data
+from aps_teach.grid.rounds import RoundEnd
+from aps_teach.grid.train import evaluate, finetune, new_learner, pretrain, task_data
 from aps_teach.infra.checks import check_num_seeds
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.stats import rate_text

@@ -11,9 +11,9 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from aps_teach.grid.experiments import FIGURE4_COLUMNS
-from aps_teach.grid.plots import method_colour, save_figure
+from aps_teach.grid.sweep import FIGURE4_COLUMNS
 from aps_teach.grid.transfer import transfer_rows
+from aps_teach.infra.figures import method_colour, save_figure
 from aps_teach.infra.stats import mean_with_ci, solved_count, summarise
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.studies.aps_parts import ARMS, arm_name

@@ -31,12 +31,13 @@ import numpy as np
 import torch
 
 import gridworld
+from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.experiments import (
     Budget,
     check_run,
 )
 from aps_teach.grid.rollouts import state_observations
-from aps_teach.grid.train import TrainConfig, evaluate, pretrain
+from aps_teach.grid.train import evaluate, pretrain
 from aps_teach.grid.transfer import feature_spread, identify
 from aps_teach.infra.checks import check_range
 from aps_teach.infra.overrides import with_overrides

@@ -45,10 +45,10 @@ import numpy as np
 import torch
 
 import gridworld
+from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.envs import LevelSpec
 from aps_teach.grid.experiments import Budget, check_run
 from aps_teach.grid.train import (
-    TrainConfig,
     evaluate,
     finetune_seeds,
     new_learner,

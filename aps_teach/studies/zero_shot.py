@@ -36,8 +36,9 @@ import torch
 
 import gridworld
 from aps_teach.grid.blame import optimal_q
+from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.envs import LevelSpec
-from aps_teach.grid.train import TrainConfig, evaluate, pretrain_seeds, task_data
+from aps_teach.grid.train import evaluate, pretrain_seeds, task_data
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.seeds import task_seed
 from aps_teach.infra.sweeps import RunSpec, SweepReport, check_seed_group, config_hash, read_rows, run_sweep
