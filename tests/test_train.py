@@ -405,7 +405,7 @@ def test_a_learner_moved_to_a_device_takes_every_tensor_it_trains_with(method):
 
 def test_a_device_this_machine_lacks_is_refused_before_anything_is_written(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(ValueError, match="CUDA is not available.*use --train.device cpu"):
+    with pytest.raises(ValueError, match="CUDA is not available.*use --device cpu"):
         pretrain("aps", "easy", ROUND, 0, replace(tiny(), device="cuda"), run_dir=tmp_path / "run")
     assert not (tmp_path / "run").exists()
     with pytest.raises(ValueError, match="unsupported device 'meta'; valid: cpu, cuda, cuda:N, mps"):

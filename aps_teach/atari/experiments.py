@@ -31,7 +31,7 @@ from aps_teach.infra.files import jsonable, read_json, write_csv_atomic, write_t
 from aps_teach.infra.phases import check_checkpoint, check_compile_backend
 from aps_teach.infra.run_dir import FINISHED_HINT, RunDir
 from aps_teach.infra.sweeps import read_rows
-from aps_teach.learner.config import Method, check_method
+from aps_teach.learner.config import Method, check_method, pretrains
 
 SCORE_COLUMNS = {"game": "str", "method": "str", "seed": "count", "checkpoint": "str", "score": "float",
                  "human_normalised": "float?"}
@@ -50,7 +50,7 @@ def score_row(result: ScoreResult, method: str, seed: int, phase: str, config: A
     the n-step reward mode it was pretrained with, whether it acted by GPI, raw and normalised score."""
     atari = config.atari
     return {"game": result.game, "method": method, "seed": seed, "checkpoint": phase,
-            "pretrain_steps": 0 if method == "dqn" else atari.pretrain_steps,
+            "pretrain_steps": atari.pretrain_steps if pretrains(method) else 0,
             "finetune_steps": atari.finetune_steps if phase == "finetune" else 0,
             "nstep_reward": atari.nstep_reward, "gpi": result.gpi,
             "games": result.episodes, "score": result.score, "human_normalised": result.human_normalised,
@@ -87,7 +87,7 @@ def check_run(method: str, game: str, seed: int, config: AtariTrainConfig) -> No
     device = resolve_device(config.device)
     if config.compile:
         check_compile_backend(config.device)
-    for phase in ("finetune",) if method == "dqn" else ("pretrain", "finetune"):
+    for phase in ("pretrain", "finetune") if pretrains(method) else ("finetune",):
         check_replay_memory(config.atari, config.num_envs, phase, device)
 
 
@@ -162,7 +162,7 @@ def _run_phases(method: Method, game: str, seed: int, config: AtariTrainConfig,
             return None, False
         return claimed.path / name, claimed.resumes(name)
 
-    if method == "dqn":
+    if not pretrains(method):
         learner = new_learner(method, game, seed, config)
     else:
         run_dir, again = phase_dir("pretrain")

@@ -48,7 +48,7 @@ from aps_teach.infra.memory import check_fits
 from aps_teach.infra.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, torch_threads
 from aps_teach.infra.seeds import game_reset_seed, phase_generator
 from aps_teach.learner.batch import Batch
-from aps_teach.learner.config import Method, check_method
+from aps_teach.learner.config import Method, check_method, pretrains
 from aps_teach.learner.tasks import infer_task, sample_tasks
 
 
@@ -267,7 +267,7 @@ def pretrain(method: Method, game: str, seed: int, config: AtariTrainConfig | No
     game = check_game(game)
     check_method(method)
     seed = check_seed(seed)
-    if method == "dqn":
+    if not pretrains(method):
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
     learner = new_learner(method, game, seed, config)
     log = _train_phase(learner, game, "pretrain", seed, config, None,

@@ -51,9 +51,9 @@ from aps_teach.grid.transfer import (
 from aps_teach.infra.checks import check_int, check_num_seeds
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import owning
-from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
+from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out, say
 from aps_teach.infra.sweeps import default_sweep_dir
-from aps_teach.learner.config import AgentConfig, Method
+from aps_teach.learner.config import AgentConfig, Method, pretrains
 from aps_teach.studies.aps_parts import run_parts_study
 from aps_teach.studies.budget import StudyGrid, run_study
 from aps_teach.studies.held_out import (
@@ -571,7 +571,7 @@ def _finetune(cmd: Finetune) -> dict:
     options = {"finetune_steps": cmd.steps, "identify_steps": cmd.identify_steps,
                "eval_episodes": cmd.eval_episodes}
     given = {name: value for name, value in options.items() if value is not None}
-    if cmd.method == "dqn":  # a run of its own: dqn has no pretraining
+    if cmd.method is not None and not pretrains(cmd.method):  # a run of its own: dqn has no pretraining
         seed = 0 if cmd.seed is None else cmd.seed
         run_gridworld("dqn", cmd.level or "easy", seed=seed, budget=Budget(**given), run_dir=cmd.out,
                       resume=cmd.existing.resume, force=cmd.existing.force)
@@ -586,7 +586,7 @@ def _finetune(cmd: Finetune) -> dict:
     method, level, seed = run_method(saved), saved["level"], saved["seed"]
     recorded = {f.name: saved[f.name] for f in fields(Budget) if f.name in saved}
     budget, train = prepare_run(method, level, seed, Budget(**{**recorded, **given}), train)
-    if method != "dqn":
+    if pretrains(method):
         progress = run.phase_progress("pretrain")
         if progress is None:
             raise FileNotFoundError(f"no pretraining checkpoint {run.checkpoint('pretrain')}: run `aps-teach "
@@ -631,10 +631,29 @@ COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (
             "zero-shot": (ZeroShot, _zero_shot)}
 
 
+DEVICE_FLAGS = {"--device": "--train.device", "--grid.device": "--grid.train.device"}
+"""The device flag is spelled --device in both wings' commands (`aps-teach atari` takes it at the top level):
+here it sets the training config's field (`TrainConfig.device`), spelled --train.device by the config's own
+flags, the old spelling, still accepted with a line that says so."""
+
+
+def device_flag(argv: list[str]) -> list[str]:
+    """`argv` with --device (and --device=X) as the training config's device flag; --train.device is said
+    to be the old spelling."""
+    out = []
+    for arg in argv:
+        name, equals, value = arg.partition("=")
+        if name == "--train.device":
+            say("--train.device is the old spelling of --device (as aps-teach atari spells it); both work")
+        out.append(DEVICE_FLAGS.get(name, name) + equals + value if name in DEVICE_FLAGS else arg)
+    return out
+
+
 def gridworld_main(argv: list[str], *, debug: bool = False) -> int:
     """Parse `argv` (without the leading `gridworld`), run the subcommand, print its summary; 0 on success,
-    1 if a run of a sweep failed, 2 with one error line on bad input (`aps_teach.cli.common`)."""
-    return run_subcommands("aps-teach gridworld", COMMANDS, argv, debug=debug, show=_print,
+    1 if a run of a sweep failed, 2 with one error line on bad input (`aps_teach.cli.common`). The device
+    flag is --device, as in the Atari commands (`device_flag`)."""
+    return run_subcommands("aps-teach gridworld", COMMANDS, device_flag(argv), debug=debug, show=_print,
                            run_commands=(Run, Pretrain, Finetune),
                            description="Key-passageway gridworlds: VISR, APT, APS, DQN; zero-shot transfer "
                                        "to reward-map tasks.")

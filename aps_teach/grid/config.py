@@ -80,7 +80,8 @@ class TrainConfig:
     numbers equal to the uncompiled run's up to float rounding (benchmarks/README.md). Needs a C++
     compiler."""
     device: str = field(default="cpu", metadata={"omit_at_default": True})
-    """Where pretraining's and fine-tuning's updates run: cpu, cuda, cuda:N. The envs, replay and random
+    """Where pretraining's and fine-tuning's updates run: cpu, cuda, cuda:N (on the command line: --device, as
+    in the Atari commands; --train.device is its old spelling). The envs, replay and random
     draws stay on the CPU; the learners move to the device for the phase and back to the CPU after it
     (identification, evaluation and everything downstream run on the CPU). A seed group on a GPU runs its
     S seeds' updates as one batched launch each (benchmarks/README.md, "Gridworld seed groups on a GPU");

@@ -39,7 +39,7 @@ from aps_teach.infra.files import read_json, write_text_atomic
 from aps_teach.infra.phases import PhaseLog
 from aps_teach.infra.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
 from aps_teach.learner.agent import Learner
-from aps_teach.learner.config import AgentConfig, check_method
+from aps_teach.learner.config import AgentConfig, check_method, pretrains
 from aps_teach.learner.tasks import fit_task
 
 DEFAULT_PRETRAIN_STEPS = 64_000
@@ -160,10 +160,10 @@ def check_run(level: str, budget: Budget, config: TrainConfig | None = None, *, 
                                               "TrainConfig(agent=AgentConfig(...)))")
     config = config if method is None else replace(config, agent=replace(config.agent, method=method))
     config.agent.check_particles()
-    resolve_device(config.device, "--train.device")
+    resolve_device(config.device, "--device")
     names = ("pretrain_steps",) if pretrain_only else ROUNDED_STEPS
     effective = whole_rounds(budget, config, names=names)
-    pretrains = config.agent.method != "dqn"
+    pretrains = config.agent.pretrains
     for name in names:
         if name != "pretrain_steps" or pretrains:
             check_steps(name, getattr(effective, name))
@@ -187,7 +187,7 @@ def check_learning_starts(budget: Budget, config: TrainConfig, *, pretrain_only:
     no update. Refuse (ValueError) a run in which no phase would update: its numbers would be an untrained
     agent's, reported as results. A phase without updates beside one with them may be meant (fine-tuning
     that keeps the zero-shot policy, a fine-tuning-only baseline): with `announce`, one warning line each."""
-    phases = {"pretraining": budget.pretrain_steps} if config.agent.method != "dqn" else {}
+    phases = {"pretraining": budget.pretrain_steps} if config.agent.pretrains else {}
     if not pretrain_only:
         phases["fine-tuning"] = budget.finetune_steps
     starts = config.learning_starts
@@ -346,7 +346,7 @@ def pretrain_phase(method: str, level: str, seed: int, budget: Budget, config: T
     """The learner a run goes on to fine-tune and its pretraining log: dqn's untrained learner (no log),
     else `train.pretrain` for budget.pretrain_steps into `run`'s pretrain/ if given (continued from its
     checkpoint if `run.resumes` it; a finished phase is loaded)."""
-    if method == "dqn":
+    if not pretrains(method):
         return new_learner(method, level, seed, config), None
     return pretrain(method, level, budget.pretrain_steps, seed, config,
                     run_dir=run.path / "pretrain" if run else None,
@@ -385,7 +385,7 @@ def run_pipeline_seeds(method: str, level: str, seeds: Sequence[int], budget: Bu
         return {"run_dirs": [run.path / phase for run in runs],
                 "resume": [run.resumes(phase) for run in runs]}
 
-    if method == "dqn":
+    if not pretrains(method):
         learners, logs = [new_learner(method, level, seed, config) for seed in seeds], [None] * len(seeds)
     else:
         trained = pretrain_seeds(method, level, budget.pretrain_steps, seeds, config, **dirs("pretrain"))

@@ -55,7 +55,7 @@ from aps_teach.infra.phases import (
 )
 from aps_teach.infra.seeds import round_seeds
 from aps_teach.learner.agent import Learner
-from aps_teach.learner.config import AgentConfig
+from aps_teach.learner.config import AgentConfig, pretrains
 from aps_teach.learner.group import LearnerGroup
 from aps_teach.learner.inputs import InputColumns
 from aps_teach.learner.rewards import Objective
@@ -199,7 +199,7 @@ def pretrain_seeds(method: str, env: EnvSource, steps: int, seeds: Sequence[int]
     time is shared (each log's `seconds` is the group's over the number of seeds). `resume=True` (or one
     flag per seed) resumes each seed from its own checkpoint; `on_round`, one hook per seed (or None)."""
     config = with_method(config, method)
-    if method == "dqn":
+    if not pretrains(method):
         raise ValueError("dqn learns from the task reward only: it has no pretraining phase")
     steps = check_int("pretrain steps", steps)
     check_steps("pretrain steps", steps)
@@ -231,7 +231,7 @@ def _update_step(config: TrainConfig) -> UpdateStep:
 def on_device(learners: Sequence[Learner], device: str) -> Iterator[None]:
     """The learners on `device` (`TrainConfig.device`) for the phase inside, back on the CPU after it, so
     that what reads them afterwards (identification, evaluation, the studies) runs on the CPU as before."""
-    target = resolve_device(device, "--train.device")
+    target = resolve_device(device, "--device")
     if target.type == "cpu":
         yield
         return

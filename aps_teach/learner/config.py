@@ -17,6 +17,16 @@ NSTEP_REWARDS = ("last", "sum")
 Method = Literal["visr", "apt", "aps", "dqn"]
 
 
+PRETRAINING_METHODS = ("visr", "apt", "aps")
+"""The methods with a reward-free pretraining phase: all but the DQN baseline, which learns from the task
+reward alone."""
+
+
+def pretrains(method: str) -> bool:
+    """Whether `method` pretrains reward-free (`PRETRAINING_METHODS`): the question every phase asks of it."""
+    return method in PRETRAINING_METHODS
+
+
 def check_method(method: str, valid: Sequence[str] = METHODS, purpose: str = "") -> None:
     """ValueError naming the `valid` methods (default: all of `METHODS`) unless `method` is one of them;
     `purpose` says what they are valid for (e.g. 'for transfer')."""
@@ -155,6 +165,11 @@ class AgentConfig:
         """Columns of the w a phase's replay stores: (w, beta) while pretraining `explore_conditioned`, else
         w alone (`task_input_dim`, `feature_dim`)."""
         return self.task_input_dim if phase == "pretrain" else self.feature_dim
+
+    @property
+    def pretrains(self) -> bool:
+        """Whether the method pretrains reward-free (`pretrains`)."""
+        return pretrains(self.method)
 
     @property
     def task_conditioned(self) -> bool:

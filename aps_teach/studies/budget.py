@@ -60,6 +60,7 @@ from aps_teach.infra.sweeps import (
     read_rows,
     run_sweep,
 )
+from aps_teach.learner.config import pretrains
 
 
 @dataclass(frozen=True)
@@ -100,13 +101,13 @@ class StudyGrid:
     def level_specs(self) -> list[RunSpec]:
         specs = []
         for method in self.methods:
-            budgets = (0,) if method == "dqn" else self.pretrain_steps
+            budgets = self.pretrain_steps if pretrains(method) else (0,)
             arms = [(steps, d, self.train.agent.gamma) for steps in budgets for d in self.feature_dims]
-            arm = (0 if method == "dqn" else self.arm_pretrain_steps, self.arm_feature_dim)
+            arm = (self.arm_pretrain_steps if pretrains(method) else 0, self.arm_feature_dim)
             arms += [(*arm, g) for g in self.gammas]
             specs += [RunSpec(method, level, seed, _overrides(*arm)) for level in self.levels for arm in arms
                       for seed in range(self.seeds)]
-            if method != "dqn":  # dqn starts fine-tuning untrained, from epsilon_start
+            if pretrains(method):  # dqn starts fine-tuning untrained, from epsilon_start
                 specs += [RunSpec(method, level, seed, (*_overrides(*arm, self.train.agent.gamma),
                                                         ("finetune_epsilon_start", eps)))
                           for level in self.levels for eps in self.finetune_epsilons
@@ -146,7 +147,7 @@ def level_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     adaptation curve (phase adapting, then finetuned), each with the run's coverage and phi diagnostics."""
     pretrain_steps, config = _split(spec, grid.train)
     start = time.perf_counter()
-    if spec.method == "dqn":
+    if not pretrains(spec.method):
         learner, log = new_learner("dqn", spec.env, spec.seed, config), None
     else:
         learner, log = pretrain(spec.method, spec.env, pretrain_steps, spec.seed, config)

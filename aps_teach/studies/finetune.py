@@ -35,6 +35,7 @@ from aps_teach.infra.checks import check_num_seeds
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.stats import rate_text
 from aps_teach.infra.sweeps import RunSpec, SweepReport, run_sweep
+from aps_teach.learner.config import pretrains
 from aps_teach.learner.tasks import fit_task
 
 ARMS: dict[str, tuple[tuple[str, object], ...]] = {
@@ -82,7 +83,7 @@ def run_finetune_rows(spec: RunSpec, budget: Budget) -> list[dict]:
     `METHOD_ARMS[spec.method]` from a copy, evaluated after every fine-tuning round."""
     config = TrainConfig(progress=False)
     level, seed = spec.env, spec.seed
-    if spec.method == "dqn":
+    if not pretrains(spec.method):
         pretrained = new_learner("dqn", level, seed, config)
     else:
         pretrained, _ = pretrain(spec.method, level, budget.pretrain_steps, seed, config)

@@ -16,6 +16,7 @@ from aps_teach.grid.transfer import transfer_rows
 from aps_teach.infra.figures import method_colour, save_figure
 from aps_teach.infra.stats import mean_with_ci, solved_count, summarise
 from aps_teach.infra.sweeps import read_rows
+from aps_teach.learner.config import pretrains
 from aps_teach.studies.aps_parts import ARMS, arm_name
 from aps_teach.studies.aps_parts import COLUMNS as PARTS_COLUMNS
 from aps_teach.studies.aps_parts import RESULTS as PARTS_RESULTS
@@ -170,7 +171,7 @@ def plot_study_budget(levels: Sequence[dict], transfer: Sequence[dict]):
                     _curve(ax, scores, keys, budgets, colour, "-", method if c == len(names) else None)
                     continue
                 for phase, style in (("finetuned", "-"), ("zero_shot", "--")):
-                    if method == "dqn":  # no pretraining: one value, drawn across the budgets
+                    if not pretrains(method):  # no pretraining: one value, drawn across the budgets
                         stat = summary.get((str(d), name, method, phase, "0"))
                         if stat and phase == "finetuned":
                             ax.axhline(stat[0], color=colour, linestyle=":", label="dqn (fine-tuned)"

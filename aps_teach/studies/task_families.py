@@ -64,6 +64,7 @@ from aps_teach.infra.seeds import task_seed
 from aps_teach.infra.stats import improvement_with_ci, iqm_with_ci
 from aps_teach.infra.sweeps import RunSpec, SweepReport, check_seed_group, config_hash, read_rows, run_sweep
 from aps_teach.learner.agent import Learner
+from aps_teach.learner.config import pretrains
 from aps_teach.learner.tasks import TaskFit, fit_task
 from aps_teach.studies.aps_parts import arm_name
 
@@ -341,7 +342,7 @@ def run_family_group_rows(specs: Sequence[RunSpec], budget: FamilyBudget,
         return _timed(rows, start)
     pretrained, replays = [None] * len(seeds), [None] * len(seeds)
     coverage = [{"state_coverage": "", "visitation_entropy": ""}] * len(seeds)
-    if method != "dqn":
+    if pretrains(method):
         kept: list[dict] = [{} for _ in seeds]
         hooks = [lambda end, keep=keep: keep.update(replay=end.replay) for keep in kept]
         trained = pretrain_seeds(method, level, budget.pretrain_steps, seeds, config, on_round=hooks)
