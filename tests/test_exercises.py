@@ -11,6 +11,7 @@ from aps_teach.course.exercises import (
     check_aps_reward,
     check_gpi,
     check_infer_task,
+    check_knn_feature_q,
     check_knn_reward,
     check_sf_td_target,
     check_shift,
@@ -275,6 +276,32 @@ def test_aps_reward(capsys):
         assert_named(capsys, check_aps_reward, "aps_reward", answer, words)
 
 
+# The kNN reward's own successor feature (notebook 04d) ----------------------------------------------------
+
+def _knn_feature_q_loops(psi, w, beta, exploit_weight, explore_weight):
+    """Q(s, a) action by action: the first d successor features against exploit_weight w, the last against
+    beta explore_weight."""
+    psi, w, beta = (np.asarray(x) for x in (psi, w, beta))
+    d = w.shape[1]
+    return np.array([[float(psi[i, a, :d] @ (exploit_weight * w[i])) + psi[i, a, d] * beta[i]
+                      * explore_weight for a in range(psi.shape[1])] for i in range(len(w))])
+
+
+def test_knn_feature_q(capsys):
+    assert_correct(capsys, check_knn_feature_q, "knn_feature_q", _knn_feature_q_loops)
+    wrong = {  # as a learner would get it wrong, written without the library
+        "psi with d outputs": lambda psi, w, beta, a, b: (psi[..., :-1] * (a * w)[:, None]).sum(-1),
+        "beta ignored": lambda psi, w, beta, a, b: (psi[..., :-1] * (a * w)[:, None]).sum(-1)
+        + b * psi[..., -1],
+        "the weights swapped": lambda psi, w, beta, a, b: torch.tensor(
+            _knn_feature_q_loops(psi, w, beta, b, a)),
+        "the kNN column weighed 1": lambda psi, w, beta, a, b: (psi[..., :-1] * (a * w)[:, None]).sum(-1)
+        + psi[..., -1],
+    }
+    for words, answer in wrong.items():
+        assert_named(capsys, check_knn_feature_q, "knn_feature_q", answer, words)
+
+
 def test_vmf_loss(capsys):
     def loops(phi, w):
         return -np.mean([float(p @ v) for p, v in zip(phi.numpy(), w.numpy(), strict=True)])
@@ -327,7 +354,7 @@ def test_a_solution_in_a_notebook_is_a_markdown_code_block(monkeypatch):
 
 
 def test_an_unknown_solution_names_the_valid_exercises():
-    valid = "gpi, infer_task, knn_reward, sf_td_target, aps_reward, vmf_loss, shift"
+    valid = "gpi, infer_task, knn_reward, sf_td_target, aps_reward, vmf_loss, knn_feature_q, shift"
     with pytest.raises(ValueError, match=f"no exercise named 'gpi_actions'; the exercises with a solution: "
                                          f"{valid}"):
         exercises.solution("gpi_actions")

@@ -37,7 +37,7 @@ from aps_teach.atari.augment import shift
 from aps_teach.course import solutions
 from aps_teach.grid.tabular import gpi as tabular_gpi
 from aps_teach.learner.rewards import particle_entropy_reward, vmf_loss, vmf_reward
-from aps_teach.learner.tasks import infer_task
+from aps_teach.learner.tasks import infer_task, q_values
 from aps_teach.learner.update import sf_td_target
 
 CASE_SECONDS = 10.0
@@ -480,8 +480,44 @@ VMF_LOSS = Exercise("vmf_loss", vmf_loss, _vmf_loss_cases, (
 ))
 
 
+# The kNN reward as a successor feature of its own (notebook 04d) ---------------------------------------
+
+def _knn_feature_q(psi: torch.Tensor, w: torch.Tensor, beta: torch.Tensor, exploit_weight: float,
+                   explore_weight: float) -> torch.Tensor:
+    """Q(s, a) = psi(s, a)^T (exploit_weight w, beta explore_weight), psi (B, A, d + 1), w (B, d), beta (B,):
+    `Learner.task_weights` and `learner.tasks.q_values`."""
+    weights = torch.cat([exploit_weight * w, (beta * explore_weight)[:, None]], dim=-1)
+    return q_values(psi, weights[:, None])
+
+
+def _knn_feature_cases(seed: int) -> list[tuple]:
+    """psi with d + 1 columns, unit w, beta in [0, 1] (0: a task, as zero-shot acts), both weights."""
+    generator = torch.Generator().manual_seed(seed)
+    cases = []
+    sizes = [(5, 4, 3, 1.0, 1.0), (8, 4, 16, 1.0, 0.5), (3, 6, 2, 2.0, 3.0), (6, 4, 5, 0.5, 1.0)]
+    for batch, actions, d, exploit, explore in sizes:
+        beta = torch.rand(batch, generator=generator, dtype=torch.float64)
+        beta[0] = 0.0  # a task: the exploration column weighs nothing
+        cases.append((torch.randn(batch, actions, d + 1, generator=generator, dtype=torch.float64),
+                      _unit_rows(batch, d, generator), beta, exploit, explore))
+    return cases
+
+
+KNN_FEATURE_Q = Exercise("knn_feature_q", _knn_feature_q, _knn_feature_cases, (
+    ("psi with d outputs, the kNN column dropped: psi has d + 1 columns, the last the kNN reward's own "
+     "successor feature, weighted by beta * explore_weight",
+     lambda psi, w, beta, a, b: q_values(psi[..., :-1], (a * w)[:, None])),
+    ("beta ignored: the kNN column weighs beta * explore_weight (beta = 0 on a task), not explore_weight "
+     "alone", lambda psi, w, beta, a, b: _knn_feature_q(psi, w, torch.ones_like(beta), a, b)),
+    ("the weights swapped: exploit_weight goes with w, explore_weight with the kNN column",
+     lambda psi, w, beta, a, b: _knn_feature_q(psi, w, beta, b, a)),
+    ("the kNN column weighed 1: it weighs beta * explore_weight",
+     lambda psi, w, beta, a, b: q_values(psi[..., :-1], (a * w)[:, None]) + psi[..., -1]),
+))
+
+
 EXERCISES: dict[str, Exercise] = {e.name: e for e in (GPI, INFER_TASK, KNN_REWARD, SF_TD_TARGET, APS_REWARD,
-                                                      VMF_LOSS, SHIFT)}
+                                                      VMF_LOSS, KNN_FEATURE_Q, SHIFT)}
 
 
 def check_gpi(your_gpi: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
@@ -529,6 +565,14 @@ def check_vmf_loss(your_loss: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
     """Exercise (notebook 04c's capstone): fn(phi (B, d), w (B, d)) -> the vMF loss, a scalar:
     -(1/B) sum_i phi_i^T w_i (Eq. 5 up to a constant)."""
     return check(VMF_LOSS, your_loss, seed)
+
+
+def check_knn_feature_q(your_q: Callable[..., torch.Tensor], seed: int = 0) -> Callable:
+    """Exercise (notebook 04d): fn(psi (B, A, d + 1), w (B, d), beta (B,), exploit_weight, explore_weight) ->
+    Q (B, A), the values of APS with the kNN reward as a successor feature of its own:
+    Q(s, a) = psi(s, a)[:d]^T (exploit_weight w) + psi(s, a)[d] beta explore_weight (beta = 1 while
+    pretraining the kNN-feature variant, drawn in [0, 1] for the explore-conditioned one, 0 on a task)."""
+    return check(KNN_FEATURE_Q, your_q, seed)
 
 
 def check_shift(your_shift: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor],

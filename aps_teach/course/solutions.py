@@ -8,7 +8,8 @@ at one only after trying: `exercises.solution("infer_task")` shows its source an
 
 import torch
 
-__all__ = ["gpi", "infer_task", "knn_reward", "sf_td_target", "aps_reward", "vmf_loss", "shift"]
+__all__ = ["gpi", "infer_task", "knn_reward", "sf_td_target", "aps_reward", "vmf_loss", "knn_feature_q",
+           "shift"]
 """The exercises that have a solution, in course order (`exercises.solution` accepts these names)."""
 
 
@@ -61,6 +62,13 @@ def vmf_loss(phi, w):
     # The negative log-likelihood of the vMF discriminator, up to a constant: minimising it pulls
     # phi(s') towards the w whose skill reached s'. A mean, so its size does not grow with the batch.
     return -(phi * w).sum(dim=1).mean()
+
+
+def knn_feature_q(psi, w, beta, exploit_weight, explore_weight):
+    # The weights psi is scored with: w for its first d columns, beta * explore_weight for the last one,
+    # the kNN reward's own successor feature (beta = 0 on a task: only the skills' features count).
+    weights = torch.cat([exploit_weight * w, (beta * explore_weight)[:, None]], dim=1)  # (B, d + 1)
+    return (psi * weights[:, None, :]).sum(dim=-1)  # (B, A, d + 1) against (B, 1, d + 1): Q (B, A)
 
 
 def shift(x, dy, dx, pad):
