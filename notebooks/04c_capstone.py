@@ -283,7 +283,8 @@ print(f"* {normaliser_verdict}")
 #   about twice its size without it, which tilts Eq. 6 away from VISR's $\phi(s')^\top w$; on easy the
 #   capstone's APS, without it, had the higher zero-shot success on two seeds of three.
 #
-# Next: notebooks 05, 05b and 05c run the ablations (reward weights, k, shared encoder, feature size, GPI,
+# Next: notebook 04d goes beyond the paper, to the two variants of APS that win the task-family study;
+# then notebooks 05, 05b and 05c run the ablations (reward weights, k, shared encoder, feature size, GPI,
 # SF loss) as small resumable sweeps.
 
 # %%

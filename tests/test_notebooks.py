@@ -48,7 +48,8 @@ def test_a_continuation_sorts_right_after_its_notebook():
     assert stems.index("02b_visr_transfer") == stems.index("02a_visr_adaptation") + 1
     assert stems.index("03b_apt_gridworlds") == stems.index("03_apt") + 1
     start = stems.index("04_aps")
-    assert stems[start:start + 4] == ["04_aps", "04a_aps_gridworlds", "04b_zero_shot", "04c_capstone"]
+    assert stems[start:start + 5] == ["04_aps", "04a_aps_gridworlds", "04b_zero_shot", "04c_capstone",
+                                      "04d_variants"]
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
@@ -295,6 +296,16 @@ def check_printed_output(source, notebook) -> None:
         # Algorithm 1's update in ten lines, built on the exercise's function, equals Learner.update's losses
         assert "the ten lines compute the library's losses: True" in printed
         _check_04_verdicts(printed)
+    if source.stem == "04d_variants":
+        printed = _printed(notebook)
+        assert "knn_feature_q: not attempted yet: using the library's answer" in printed
+        # the mechanism, decided from the committed APS-parts study: the kNN feature removes the spread of Q
+        # over w that APT's reward alone has; with the whole reward only coverage tells APS from the variant
+        whole = "with Eq. 6's whole reward, {} tells APS from the kNN-feature variant: {}"
+        alone = "with APT's reward alone, the kNN feature changes Q's spread over w, intervals apart: True"
+        for line in (alone, whole.format("Q's spread over w", False), whole.format("coverage", True)):
+            assert line in printed
+        assert "aps, explore-conditioned       0.23 [0.16, 0.31]" in printed  # the committed axis, read
     if source.stem == "04a_aps_gridworlds":
         printed = _printed(notebook)
         assert "figure4.csv: 600 rows, 10 seeds" in printed  # the committed sweep, read again
