@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # 02 · VISR: skills from a discriminator, tasks by least squares
+# # 02 · VISR: skills from a discriminator
 #
 # Notebook 01 computed successor features ψ exactly, for features φ we chose. VISR (Hansen et al.,
 # 2020) *learns* φ(s) without any reward, together with a family of policies, one per task vector w
@@ -26,16 +26,15 @@
 #   check it numerically;
 # * pretrain VISR reward-free and set its coverage beside a random walk's;
 # * say why the discriminator's loss can rise while it gets better, and measure it;
-# * read VISR's pretraining loop written out (optional), checked against the library's weight for weight;
-# * write the task regression yourself and recognise its reversed version, a bug that recovers the
-#   wrong w.
+# * read VISR's pretraining loop written out (optional), checked against the library's weight for weight.
 #
-# **How long.** About 58 minutes of study: reading what it says and prints, its figures, predictions and
-# questions, the exercise, and 1 to 2 minutes of compute in teaching mode on a 2-core CPU (longer on a busy
-# machine). Notebook 02a puts the pretrained agent to work: what its skills do, zero-shot and fine-tuning
-# on the levels' tasks, the paper's Figure 4; 02b gives it any task on any maze.
+# **How long.** About 49 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, and about half a minute of compute in teaching mode on a 2-core CPU (longer on a busy
+# machine). Notebook 02a finds a task's w by least squares (an exercise); 02b puts the pretrained agent to
+# work: what its skills do, zero-shot and fine-tuning on the levels' tasks, the paper's Figure 4; 02c gives
+# it any task on any maze.
 #
-# **What reproduces from the paper.** This notebook builds the pieces; notebook 02a sets what they do on
+# **What reproduces from the paper.** This notebook builds the pieces; notebook 02b sets what they do on
 # the two levels beside the paper's Figure 4 (VISR well ahead of APT on the easy level, failing on the
 # hard one), read from the committed 10-seed sweep.
 
@@ -77,7 +76,6 @@ from aps_teach.grid import experiments
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 # fast mode: one round of the 32 envs x 100 steps per phase (budgets are rounded up to whole rounds)
 pretrain_steps = 3_200 if FAST else experiments.DEFAULT_PRETRAIN_STEPS  # reward-free env steps
-identify_steps = 3_200 if FAST else experiments.DEFAULT_IDENTIFY_STEPS  # env steps of (phi, r) pairs
 seed = 0
 
 # %%
@@ -92,12 +90,10 @@ from scipy.stats import vonmises_fisher
 
 import gridworld
 from aps_teach import course
-from aps_teach.course import exercises
-from aps_teach.grid import plots, train, transfer
+from aps_teach.grid import plots, train
 from aps_teach.grid.random_policy import random_policy_stats
 from aps_teach.grid.replay import NStepReplay
-from aps_teach.grid.rollouts import oracle_task
-from aps_teach.grid.train import TrainConfig, pretrain, task_data
+from aps_teach.grid.train import TrainConfig, pretrain
 from aps_teach.infra.phases import linear_schedule, single_thread
 from aps_teach.infra.seeds import round_seeds
 from aps_teach.learner import rewards, tasks, update
@@ -389,110 +385,6 @@ loop_verdict = (f"differs from train.pretrain on easy in: {', '.join(differ)}" i
 print(f"the loop written out: {loop_verdict}")
 
 # %% [markdown]
-# ## Task inference by least squares
-#
-# A new task arrives as a reward, here the level's +1 per key and +10 at the target. If it were
-# linear in the features, r(s') = φ(s')ᵀw, then Q(s, a, w) = ψ(s, a, w)ᵀw would be that task's
-# value. So collect N transitions (the pretrained skills with random w), stack the rows φ(s') into
-# Φ (N × d) and the rewards into r, and solve
-#
-# $$w^\star = \arg\min_w \lVert \Phi w - r \rVert^2, \qquad w = w^\star / \lVert w^\star \rVert.$$
-#
-# The length of w changes no greedy policy, and the skills were trained on unit w.
-#
-# ### Exercise: write `infer_task`
-#
-# Write `my_infer_task(features, rewards)`: `features` (N, d) and `rewards` (N,) are torch tensors;
-# return the unit vector w (d,). `torch.linalg.lstsq` solves least squares. The checker compares
-# your function with the library's on random inputs with correlated features, names the mistake
-# when it recognises it, and the cells below use the library's answer until yours is right.
-# After a wrong attempt, `my_infer_task(*exercises.failing_case("infer_task"))` calls yours on the inputs
-# it got wrong; once you have tried, `exercises.solution("infer_task")` shows a solution.
-
-# %%
-def my_infer_task(features, rewards):
-    raise NotImplementedError  # your code here
-
-
-infer_task = exercises.check_infer_task(my_infer_task)
-
-# %% [markdown]
-# ### The reversed regression
-#
-# Public code has solved this regression the other way round, `lstsq(r, Φ)`: rewards as the
-# design matrix, features as the targets. That minimises ‖r bᵀ − Φ‖ over b, whose solution is
-#
-# $$b = \frac{\Phi^\top r}{r^\top r}
-#   \;\approx\; \frac{(\Phi^\top \Phi)\, w}{r^\top r} \quad\text{when } r \approx \Phi w:$$
-#
-# the true w bent by the features' second-moment matrix ΦᵀΦ. Only when ΦᵀΦ is a multiple of the
-# identity (uncorrelated features of equal scale) is that the right direction. On synthetic data
-# with a known w:
-#
-# **Predict.** With features mixed to be strongly correlated, will the reversed regression's w still be
-# close to the true one (a cosine near 1)?
-
-# %%
-def reversed_task(features, rewards):
-    """The bug: regress the features on the rewards, lstsq(r, Phi), and normalise."""
-    b = torch.linalg.lstsq(rewards.double()[:, None], features.double()).solution[0]
-    return b / b.norm()
-
-
-generator = torch.Generator().manual_seed(seed)
-w_true = tasks.sample_tasks(1, d, generator)[0].double()
-mixing = torch.eye(d, dtype=torch.float64) + 0.8 * torch.ones(d, d, dtype=torch.float64)
-raw = torch.randn(2000, d, generator=generator, dtype=torch.float64)
-for name, features in {"uncorrelated": raw, "correlated": raw @ mixing}.items():
-    noisy = features @ w_true + 0.1 * torch.randn(2000, generator=generator, dtype=torch.float64)
-    right, wrong = infer_task(features, noisy), reversed_task(features, noisy)
-    bent = features.T @ features @ w_true
-    print(f"{name:>12} features: cos(w_true, infer_task) = {float(right @ w_true):.4f} | "
-          f"cos(w_true, reversed) = {float(wrong @ w_true):.4f} | "
-          f"cos(reversed, Phi^T Phi w_true) = {float(wrong @ bent / bent.norm()):.4f}")
-
-# %% [markdown]
-# Now the real thing. `train.task_data` rolls out the pretrained skills on the level with its
-# reward switched on and returns (Φ, r). As a reference, `rollouts.oracle_task` fits w on *perfect*
-# data: every transition of the level once, the +10 included. `transfer.fit_task` gives the R² of
-# the fit, the fraction of the rewards' variance that φ(s')ᵀw explains.
-#
-# **Predict.** Will the hard level's identification data hold any +10 reward? Which regression will land
-# closer to the oracle's w?
-
-# %%
-identified, tens = {}, {}  # tens: +10 rewards in each level's identification data
-oracles = {level: oracle_task(runs[level]["learner"], level) for level in levels}
-for level in levels:
-    features, rewards_seen = task_data(runs[level]["learner"], level, identify_steps, seed, config)
-    values, counts = torch.unique(rewards_seen, return_counts=True)
-    tens[level] = int((rewards_seen == 10).sum())
-    print(f"{level}: {len(rewards_seen)} transitions, rewards seen "
-          f"{dict(zip(values.tolist(), counts.tolist(), strict=True))}")
-    if not rewards_seen.any():
-        print("  no reward at all in the identification data: nothing to regress, w drawn at random")
-        identified[level] = transfer.fit_task(features, rewards_seen, seed).w
-        continue
-    identified[level] = w = infer_task(features, rewards_seen)
-    moments = torch.linalg.eigvalsh(features.T.double() @ features.double() / len(features))
-    wrong_w = reversed_task(features, rewards_seen).float()
-    right, wrong = float(w @ oracles[level]), float(wrong_w @ oracles[level])
-    r2 = transfer.fit_task(features, rewards_seen, seed).r2
-    ratio = float(moments.max() / moments.min())
-    print(f"  eigenvalues of Phi^T Phi / N from {moments.min():.4f} to {moments.max():.4f} (ratio "
-          f"{ratio:,.0f}: far from equal, above 10: {ratio > 10}) | R^2 of the fit {r2:.3f}")
-    print(f"  cos(oracle, infer_task) = {right:.3f} | cos(oracle, reversed) = {wrong:.3f}")
-    print(f"  the reversed regression lands further from the oracle's w than infer_task: {wrong < right}")
-
-# %% [markdown]
-# Read the reward counts first: the data hold only what the pretrained skills reach under random
-# w, so the +10 appears only if some skill walks to the target. A small R² is no verdict on w: the rewards
-# are a few spikes (+1 at a key, +10 at the target) among thousands of zeros, which no linear φ(s')ᵀw can
-# reproduce state by state. Acting greedily needs less, only the right *order*: the target must score
-# above every other state, which notebook 02a counts. Where the eigenvalues of ΦᵀΦ / N are
-# far from equal (a ratio above 10), these features are correlated like the synthetic ones, and the last
-# line of each level says whether the reversed regression paid for it here.
-#
 # ## What this run found
 
 # %%
@@ -501,8 +393,7 @@ for level in levels:
     print(f"{level:>5}: states visited in pretraining {run['log'].coverage['states_visited']}/"
           f"{random.reachable_states} (random policy, same steps: {random.distinct_states}) | vMF loss "
           f"{run['vmf'][0]:.3f} -> {run['vmf'][-1]:.3f}, its floor on the replay {floors[level][0]:.3f} -> "
-          f"{floors[level][-1]:.3f} | +10 rewards in the identification data {tens[level]} | "
-          f"cos(oracle, identified w) {float(identified[level] @ oracles[level]):.3f}")
+          f"{floors[level][-1]:.3f}")
 print(f"the pretraining loop written out: {loop_verdict}")
 print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 
@@ -516,8 +407,6 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 # * The logged vMF loss is scored on the replay as it fills, and the lowest loss any φ could reach there
 #   rises as each state collects the w of many stretches; so it can rise while, on one fixed set of
 #   pairs, the discriminator's loss falls (the verdict lines say what happened in this run).
-# * A task is a direction w found by least squares, rewards regressed *on* the features. The
-#   reversed regression bends w by ΦᵀΦ and lands off the task on correlated features.
 #
 # **Key equations: VISR** (notation of notebook 01)
 #
@@ -527,14 +416,11 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 # * what trains $\phi$: $L_\phi = -\mathbb{E}_{s', w}\big[\phi(s')^\top w\big]$ (Eq. 5);
 # * what trains $\psi$: TD towards
 #   $\psi(s, a, w) = \mathbb{E}\big[\sum_{t \ge 0} \gamma^t \phi(s_{t+1})\big]$;
-# * acting: $Q(s, a \mid w) = \psi(s, a, w)^\top w$, with GPI $\max_i \psi(s, a, z_i)^\top w$;
-# * a new task: $w \propto (\Phi^\top \Phi)^{-1} \Phi^\top r$, the rows of $\Phi$ the $\phi(s')$ of data
-#   paid $r$.
+# * acting: $Q(s, a \mid w) = \psi(s, a, w)^\top w$, with GPI $\max_i \psi(s, a, z_i)^\top w$.
 #
-# **Next.** Notebook 02a watches what single skills do, acts on each level's task with the identified w,
-# zero-shot and then fine-tuned, beside the paper's Figure 4, and maps where VISR never went on the hard
-# level. Notebook 02b gives VISR
-# any task on any maze.
+# **Next.** Notebook 02a gives the pretrained skills a task: a reward, turned into a direction w by least
+# squares, which you write. Notebook 02b then watches what single skills do and acts on each level's task
+# with the identified w, zero-shot and then fine-tuned, beside the paper's Figure 4.
 #
 # **Try it.** In the written-out loop, redraw w every 20 steps instead of 10 (its check against the
 # library then fails, as it should) and compare the states visited and the vMF loss.

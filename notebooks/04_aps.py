@@ -25,13 +25,12 @@
 # **What you will be able to do.** Say which parts APS takes from VISR and which from APT; decide the
 # paper's three claims about its Figure 4 from the committed sweep; say what each way of writing
 # $I(s; z)$ rewards; derive the bound on $-H(s \mid z)$ and the von Mises–Fisher step to
-# $\phi(s)^\top w$; place APS in the paper's Table 1; write APS's reward as the paper's equations and the
-# n-step successor-feature TD target yourself; run Algorithm 1 in ten lines against the library, and say
-# where the library departs from it and why.
+# $\phi(s)^\top w$; place APS in the paper's Table 1; and write APS's reward (Eq. 6) from the two terms
+# you have built.
 #
-# **How long.** About 60 minutes of study, counted as the README's course table says: one function to
-# write and seconds of compute. Notebook 04a then puts APS on the grid: both reward terms as heatmaps,
-# your own seed of Figure 4, and GPI at work.
+# **How long.** About 55 minutes of study, counted as the README's course table says: reading, its
+# derivations and predictions, and seconds of compute. Notebook 04a then writes Algorithm 1: the n-step
+# successor-feature target (an exercise) and the update in ten lines, checked against the library.
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.
@@ -69,7 +68,6 @@ import time
 
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 seed = 0
-learning_starts = 400 if FAST else 1_600  # env steps before the first update (the library's: 1600)
 notebook_start = time.perf_counter()
 
 # %%
@@ -78,22 +76,17 @@ from aps_teach import course
 course.fast_mode_banner(FAST)
 
 # %%
-import copy
-
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-import gridworld
-from aps_teach.course import exercises, schematic
+from aps_teach.course import schematic
 from aps_teach.grid import plots
-from aps_teach.grid.train import TrainConfig, pretrain
 from aps_teach.infra.stats import VERDICTS, beats, claim_verdict, summarise
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.rewards import intrinsic_reward, particle_entropy_reward, vmf_reward
 from aps_teach.learner.tasks import sample_tasks
 
-config = TrainConfig(progress=False, learning_starts=learning_starts)
 levels = ("easy", "hard")
 
 # %% [markdown]
@@ -167,7 +160,7 @@ for level in levels:
     print(f"{level}: methods with any fine-tuned success: {', '.join(solved) or 'none'}")
 
 # %% [markdown]
-# Keep these numbers in mind: notebook 04a runs one seed of the same sweep live and puts it on the same
+# Keep these numbers in mind: notebook 04b runs one seed of the same sweep live and puts it on the same
 # bars.
 #
 # ## Two ways to write I(s; z)
@@ -190,7 +183,7 @@ for level in levels:
 #
 # With the prior fixed, VISR only asks skills to be recognisable, however few states they cover; APS's
 # split keeps a term that grows with the states covered. That is the argument for APS; the sweep above
-# and notebooks 04a and 04b test what it buys.
+# and notebooks 04b and 04c test what it buys.
 #
 # **The bound on $-H(s \mid z)$ (Eq. 3).** For any distribution $q(s \mid z)$,
 #
@@ -199,7 +192,7 @@ for level in levels:
 # q(\cdot \mid z)\big)\big] \;\ge\; \mathbb{E}_{s,z}\big[\log q(s \mid z)\big], \tag{3}$$
 #
 # because a KL divergence is never negative. The gap is the expected KL, zero exactly when $q = p$: so
-# fitting $q$ by maximum likelihood (Eq. 5 below) tightens the bound, and the policy is paid
+# fitting $q$ by maximum likelihood (Eq. 5, below) tightens the bound, and the policy is paid
 # $\log q(s \mid z)$.
 #
 # **Predict:** on a small made-up example (6 states, 3 skills, a random $q$), how large will the gap be
@@ -232,9 +225,15 @@ print(f"with q = p the gap is {minus_h - (joint * np.log(p_s_z)).sum():.4f}")
 # $$r^{\text{exploitation}}_{\text{APS}}(s, a, s') = \log q(s \mid w) = \phi(s)^\top w + \text{const},
 # \tag{4}$$
 #
-# and the constant drops out of every argmax and gradient. The density is symmetric in its two unit
-# vectors: VISR's $\log q(w \mid s)$, with mean $\phi(s)$, is the same $\phi(s)^\top w$ (the paper's "key
-# observation"). What this assumes:
+# and the constant drops out of every argmax and gradient. The same $q$ trains $\phi$: maximum likelihood,
+# which tightens Eq. 3's bound, minimises the von Mises–Fisher negative log-likelihood over the skills and
+# the states they reach,
+#
+# $$L = -\mathbb{E}_{s, w}\big[\log q(s \mid w)\big] = -\mathbb{E}_{s, w}\big[\phi(s)^\top w\big] +
+# \text{const}. \tag{5}$$
+#
+# The density is symmetric in its two unit vectors: VISR's $\log q(w \mid s)$, with mean $\phi(s)$, is
+# the same $\phi(s)^\top w$ (the paper's "key observation"). What this assumes:
 #
 # * **States on a sphere**: $\phi$'s output is L2-normalised. (Strictly $q$ is a density over the point
 #   $\phi(s)$; over the finite set of states it would need $\sum_s \exp(\phi(s)^\top w)$, which depends
@@ -353,145 +352,6 @@ print(f"vmf_reward + particle_entropy_reward equals intrinsic_reward (Eq. 6): "
       f"{torch.allclose(built, library_reward)}")
 
 # %% [markdown]
-# ## APS's reward, and Algorithm 1
-#
-# **Exploration** is APT's particle reward (Eq. 2): in a batch, each $h$ of a state reached is a
-# particle, and $\mathrm{N}_k(h)$ are its $k$ nearest other particles:
-#
-# $$r^{\text{exploration}}_{\text{APS}}(s, a, s') = \log\Big(1 + \frac{1}{k}\sum_{h^{(j)} \in \mathrm{N}_k(h)}
-# \lVert h - h^{(j)} \rVert\Big), \qquad h = f(s'). \tag{2}$$
-#
-# **Exploitation** is Eq. 4, $\phi(s)^\top w$, and $\phi$ is trained to make it large for the states the
-# skill $w$ reaches, minimising the von Mises–Fisher negative log-likelihood (Eq. 5, tightening Eq. 3):
-#
-# $$L = -\mathbb{E}_{s, w}\big[\log q(s \mid w)\big] = -\mathbb{E}_{s, w}\big[\phi(s)^\top w\big]. \tag{5}$$
-#
-# **APS shares the encoder**, $f = \phi$, and adds the two terms: Eq. 6 above (the paper's Eq. 7 is its
-# line $h = \phi(s')$).
-#
-# The paper writes $\phi(s)$ in the first term, $\phi(s')$ in the second; the library pays both on the
-# state reached. Like the authors' code, it uses the plain distance (the paper: to the power $n_h$),
-# divided by its running mean (`AgentConfig.knn_normalise`).
-#
-# Algorithm 1 is VISR's training loop with two lines changed (the environment's reward is thrown away,
-# and the target uses $r_{\text{APS}}$):
-#
-# | line | Algorithm 1 |
-# |---|---|
-# | 1–2 | initialise $\phi$ (unit-length output) and $\psi$ ($d$ numbers per action) |
-# | 3–4 | for each episode, draw $w \sim \mathcal{N}(0, I)$ and normalise it: uniform on the sphere |
-# | 5–8 | observe $s_t$, act $\epsilon$-greedily on $Q(s_t, \cdot \mid w) = \psi(s_t, \cdot, w)^\top w$ |
-# | 9 | step to $s_{t+1}$; **the environment's reward is thrown away** |
-# | 10 | $a' = \arg\max_a \psi(s_{t+1}, a, w)^\top w$ |
-# | 11 | **compute $r_{\text{APS}}(s_t, a_t, s_{t+1})$ with Eq. 6** |
-# | 12 | **$y = r_{\text{APS}} + \gamma\, \psi(s_{t+1}, a', w)^\top w$** |
-# | 13 | $\text{loss}_\psi = \big(\psi(s_t, a_t, w)^\top w - y\big)^2$ |
-# | 14 | $\text{loss}_\phi = -\phi(s_t)^\top w$, the von Mises–Fisher negative log-likelihood |
-# | 15 | a gradient step on $\psi$ and $\phi$ (minibatches in practice) |
-#
-# One piece of it is yours to write here; the capstone, notebook 04c, has you write two more, the reward
-# and the vMF loss, and train APS on them.
-#
-# ## Exercise: the n-step successor-feature TD target
-#
-# Line 12 regresses the scalar $\psi^\top w$. The library learns $\psi$ as a vector instead, with the
-# *cumulant*
-#
-# $$c_i = \phi(s'_i) + \big(r_i - \phi(s'_i)^\top w\big)\, w,$$
-#
-# with $c_i^\top w = r_i$ for unit $w$: $\psi^\top w$ is trained on the paper's scalar target, while
-# $\psi$'s other directions learn the discounted sum of $\phi$ (GPI scores $\psi(s, a, z_i)$ under a
-# $w \neq z_i$). Over an n-step window $s'_1, \dots, s'_m$ ($m \le n$: a window stops early at an
-# episode's end or where $w$ was redrawn), the target is
-#
-# $$y = \sum_{i<n} \gamma^i\, \mathrm{mask}_i\, c_i \;+\; \gamma^m\, \mathrm{alive}\;
-# \psi_{\text{target}}(s'_m, a', w).$$
-#
-# Write `my_sf_td_target(base, reward, w, mask, gamma, boot_psi, boot_steps, alive)`: `base` (B, n, d) is
-# $\phi(s'_i)$, `reward` (B, n) is $r_i$, `w` (B, d), `mask` (B, n) is true on the $m$ valid steps,
-# `boot_psi` (B, d) is $\psi_{\text{target}}(s'_m, a', w)$, `boot_steps` (B,) is $m$ and `alive` (B,) is
-# false where the window ended the episode. Return $y$, shape (B, d).
-# After a wrong attempt, `my_sf_td_target(*exercises.failing_case("sf_td_target"))` calls yours on the
-# inputs it got wrong; once you have tried, `exercises.solution("sf_td_target")` shows a solution.
-
-# %%
-def my_sf_td_target(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
-    raise NotImplementedError  # your code here
-
-
-sf_td_target = exercises.check_sf_td_target(my_sf_td_target)
-
-# %% [markdown]
-# ## Algorithm 1 in ten lines
-#
-# Now the update itself, lines 10–14, for one replay batch of n-step windows, as in the authors' code
-# (`AgentConfig.nstep_reward = "last"`): the reward of a window's last state $s'_m$ stands for the whole
-# window, the target bootstraps with $\gamma^m$, and the kNN particles are those last states. The networks
-# read the centred board, `learner.inputs(obs)`. The next cell pretrains APS for two rounds on the easy
-# level for a replay batch, then runs the ten lines and the library's `Learner.update` on copies of the
-# same learner.
-#
-# **Predict:** will the ten lines and `Learner.update` give the same two losses to six decimals, or only
-# roughly (the library batches, masks and compiles its update differently)?
-
-# %%
-def aps_losses(learner, batch, td_target):
-    """Algorithm 1, lines 10-14, on a replay batch of n-step windows (reward of the last state s'_m)."""
-    cfg, w, rows = learner.config, batch.w, torch.arange(len(batch.w))
-    x_t, x_m = learner.inputs(batch.obs), learner.inputs(batch.boot_obs)  # s_t and s'_m, centred
-    phi_m = learner.phi(x_m)  # phi(s'_m), unit length: the features of both reward terms (h = phi)
-    a_next = (learner.psi(x_m, w) * w[:, None]).sum(-1).argmax(1)  # line 10: argmax_a psi(s'_m, a, w)^T w
-    r = cfg.exploit_weight * (phi_m * w).sum(1) + cfg.explore_weight * particle_entropy_reward(
-        phi_m, phi_m, cfg.k, exclude_self=True, normaliser=learner.normaliser)  # line 11: Eq. 6
-    boot, one = learner.psi_target(x_m, w)[rows, a_next], torch.ones(len(w), 1)
-    y = td_target(phi_m[:, None], r[:, None], w, one, cfg.gamma, boot, batch.boot_steps, one[:, 0])  # 12
-    loss_psi = ((learner.psi(x_t, w)[rows, batch.action] - y.detach()) ** 2).sum(1).mean()  # line 13
-    loss_phi = -(phi_m * w).sum(1).mean()  # line 14: Eq. 5 on s'_m
-    return loss_psi, loss_phi, r
-
-
-round_steps = config.num_envs * gridworld.MAX_EPISODE_STEPS  # one round: every env plays one episode
-kept = {}
-short, _ = pretrain("aps", "easy", 2 * round_steps, seed, config, on_round=lambda end: kept.update(end=end))
-agent = short.config
-batch = kept["end"].replay.sample(agent.batch_size, agent.n_step, torch.Generator().manual_seed(seed))
-loss_psi, loss_phi, r = aps_losses(copy.deepcopy(short), batch, sf_td_target)
-library = {name: value.item() for name, value in copy.deepcopy(short).update(batch).items()}  # one step
-print(f"a batch of {len(r)} windows of up to {agent.n_step} steps; mean r_APS {r.mean():.4f}")
-print(f"loss_psi: ten lines {loss_psi:.6f}, Learner.update {library['loss_sf']:.6f}")
-print(f"loss_phi: ten lines {loss_phi:.6f}, Learner.update {library['loss_vmf']:.6f}")
-agree = np.allclose([loss_psi.item(), loss_phi.item()], [library["loss_sf"], library["loss_vmf"]], rtol=1e-5)
-print(f"the ten lines compute the library's losses: {agree}")
-
-# %% [markdown]
-# Besides the exercise's vector loss, the ten lines depart from Algorithm 1 in a few places, each
-# documented in its configuration field (`help(TrainConfig)`, `help(AgentConfig)`):
-#
-# * **$\phi(s')$ in the vMF loss** (line 14): Algorithm 1 writes $\phi(s_t)$; the library uses
-#   $\phi(s'_m)$, the features whose reward the target just used.
-# * **The last state's reward for the whole window** (`nstep_reward="last"`), as the authors' code does;
-#   `"sum"` pays the exact discounted sum over the window instead.
-# * **Double Q-learning**: $a'$ comes from the online $\psi$, its value from a target copy
-#   $\psi_{\text{target}}$, refreshed every 100 updates as in the paper.
-# * **An absorbing target while pretraining** (`TrainConfig.absorbing_target`): the agent stays on the
-#   target until the round ends, paid $\phi(\text{target})^\top w$ like anywhere else, so "go to the
-#   target and stay" is a skill it can learn; hence `alive` = 1 in the ten lines. Identification,
-#   evaluation and fine-tuning keep the paper's protocol (+10 ends the episode).
-# * **Centred inputs** (`normalise_observations`): fed the raw one-hot board, mostly entries always on,
-#   most of $\phi$'s ReLUs die (102 of 128 in notebook 02b's run); the networks read the board minus its
-#   running mean (`aps_teach.learner.inputs`).
-#
-# **Explain it.** Line 13 of the ten lines uses `y.detach()`. What would go wrong without it?
-#
-# <details><summary>Answer</summary>
-#
-# The target $y$ depends on $\phi$ (through the cumulant and the reward). Without `detach`, the gradient
-# of $\text{loss}_\psi$ would also move $\phi$ to make the target easier to hit, e.g. by shrinking the
-# reward differences $\psi$ must predict. TD learning treats the target as a constant (a semi-gradient
-# method); $\phi$ is trained only by line 14. The library computes targets under `torch.no_grad()`.
-# </details>
-
-# %% [markdown]
 # ## What this run found
 #
 # Each line below is computed from an output above.
@@ -501,7 +361,8 @@ print(f"* the committed sweep: {sum(holds is True for holds in claims.values())}
       f"paper's claims hold; APS is beaten by {', '.join(beaten_by) or 'nobody'}")
 print(f"* Eq. 3 on a made-up example: the bound holds: {minus_h >= bound}; its gap is the expected KL: "
       f"{np.isclose(minus_h - bound, expected_kl)}")
-print(f"* the ten lines of Algorithm 1 compute the library's losses: {agree}")
+print(f"* Eq. 6 from the two terms you built equals the library's reward: "
+      f"{torch.allclose(built, library_reward)}")
 
 # %% [markdown]
 # ## Summary
@@ -509,10 +370,8 @@ print(f"* the ten lines of Algorithm 1 compute the library's losses: {agree}")
 # * Mutual information splits two ways: VISR's $H(z) - H(z \mid s)$ pays recognisable skills; APS's
 #   $H(s) - H(s \mid z)$ pays coverage (Eq. 2) and consistency, bounded by $\mathbb{E}[\log q(s \mid z)]$
 #   (Eq. 3), which a von Mises–Fisher $q$ on unit features makes $\phi(s)^\top w$ + const (Eq. 4).
-# * APS is VISR's loop with APT's kNN term added to the reward, on the same $\phi$ (Eq. 6). You wrote the
-#   TD target; the ten lines of Algorithm 1 built on it compute what the library computes.
-# * The library departs from Algorithm 1 only for a reason, written in the field it concerns (the list
-#   under the ten lines).
+# * APS's reward adds APT's kNN term to VISR's $\phi(s')^\top w$, on the same $\phi$ (Eq. 6); its argument
+#   for coverage is also why the sum bounds nothing.
 # * The paper's three claims are decided from the committed sweep's intervals (the first line above).
 #
 # **Key equations: APS** (VISR's loop; what changes is the reward)
@@ -523,12 +382,11 @@ print(f"* the ten lines of Algorithm 1 compute the library's losses: {agree}")
 #   $r(s, a, s') = \phi(s')^\top w + \log\big(1 + \frac{1}{k} \sum_{h^{(j)} \in \mathrm{N}_k(h)}
 #   \lVert h - h^{(j)} \rVert\big)$, $h = \phi(s')$;
 # * what trains $\phi$: $L_\phi = -\mathbb{E}_{s', w}\big[\phi(s')^\top w\big]$ (Eq. 5), as in VISR;
-# * what trains $\psi$: the n-step target $y = \sum_{i<m} \gamma^i c_i + \gamma^m
-#   \psi_{\text{target}}(s'_m, a^*, w)$, with $c_i^\top w = r_i$;
 # * acting and a new task: as in VISR, $Q = \psi(s, a, w)^\top w$ with GPI, and $w$ by least squares.
 #
-# Next: notebook 04a puts APS on the grid (both reward terms as heatmaps, your seed of Figure 4, GPI at
-# work); then 04b (where zero-shot success gets lost), 04c (the capstone) and 05 (the ablations).
+# Next: notebook 04a writes Algorithm 1 (the n-step target, an exercise, and the update in ten lines);
+# 04b puts APS on the grid (both reward terms as heatmaps, your seed of Figure 4, GPI at
+# work); then 04c (where zero-shot success gets lost), 04d (the capstone) and 05 (the ablations).
 
 # %%
 print(f"notebook wall time: {time.perf_counter() - notebook_start:.0f} s")

@@ -24,7 +24,7 @@
 # exact agreement between variants as a check (APS with no exploration term reproduces VISR to the last
 # digit) and as a symptom (a disconnected knob); find a silent bug in a sweep.
 #
-# **How long.** About 46 minutes of study: reading what it says and prints, its figures and questions,
+# **How long.** About 48 minutes of study: reading what it says and prints, its figures and questions,
 # three exercises and their sweeps, about 2.5 minutes of CPU in teaching mode, 1–2 minutes of wall time
 # on two free cores and several on a busy machine (the last cell prints this run's wall and CPU time).
 # Sweep results are kept on disk, so running a cell again costs nothing.
@@ -163,7 +163,7 @@ print("1/sqrt(d):", ", ".join(f"d={d}: {1 / np.sqrt(d):.3f}" for d in feature_di
 # linear in such features only if some direction happens to isolate them. More dimensions make that more
 # likely, hence the rise. A low $R^2$ means the fitted reward $\phi(s')^\top w$ differs from the task's
 # almost everywhere, but that need not be fatal: zero-shot success needs only that the fitted reward
-# makes walking to the target the best plan. Notebook 04b found exactly that for VISR on the easy level
+# makes walking to the target the best plan. Notebook 04c found exactly that for VISR on the easy level
 # with an $R^2$ below 0.2.
 # </details>
 #

@@ -289,7 +289,7 @@ for maze in ("open10", "fourroom"):
 # scores a little higher than APS, on `fourroom` APS a little higher than VISR, and the intervals overlap
 # on both mazes, so neither the "at least as good" nor the "larger gap in four rooms" is shown. $\phi$ did
 # not collapse: its spread sits at about $1/\sqrt{d}$, many times the untrained network's. What else
-# fails is what notebook 04b separated: the features express the tasks only partly (mean $R^2$ about
+# fails is what notebook 04c separated: the features express the tasks only partly (mean $R^2$ about
 # 0.3), and the policy does not always act on what they express. A first change: a larger $d$, which
 # raised $R^2$ in Exercise 3 (notebook 05b), given to both methods with the same budget, seeds and tasks.
 # </details>

@@ -23,7 +23,7 @@
 #   $\log\big(1 + \frac{1}{k}\sum_{h^{(j)} \in \mathrm{N}_k(h)} \lVert h - h^{(j)}\rVert\big)$ on $h = f(s')$
 #   (Eq. 1), which pushes the visited states apart; one Q-function, no task vector, so a task is learnt by
 #   fine-tuning.
-# * **APS** (04, 04b, 05) is for *both, with one $\phi$*: VISR's reward plus APT's, the kNN term on VISR's own
+# * **APS** (04, 04c, 05) is for *both, with one $\phi$*: VISR's reward plus APT's, the kNN term on VISR's own
 #   features $h = \phi(s')$ (Eqs. 6-7), to explore like APT and then infer the task like VISR.
 #
 # What the course measured: the paper's gridworld claims on each level's one task (the Figure 4 sweep), and
@@ -401,9 +401,9 @@ for (number, level, measure), said in verdicts.items():
 # %% [markdown]
 # ## Why: the measured mechanisms
 #
-# * **Zero-shot blame** (notebook 04b): each zero-shot failure is put on one link of identification data →
+# * **Zero-shot blame** (notebook 04c): each zero-shot failure is put on one link of identification data →
 #   fitted reward $\phi(s')^\top c$ → policy $\arg\max_a \psi(s, a, w)^\top w$.
-# * **APS's exploration value rides on $w$** (notebook 04a, "GPI at work"): with
+# * **APS's exploration value rides on $w$** (notebook 04b, "GPI at work"): with
 #   $Q = \psi(s, a, w)^\top w$ the kNN return enters only through $w$. `probes.w_dependence` measured how
 #   much $Q$ moves with $w$ against the gap between the best two actions (for the kNN-feature variant too).
 # * **The exploration weight**: weighted 0, APS is VISR; the parts study weighted it 0, 1 (Eq. 6) and 3.

@@ -23,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 PAGES = ["", "notebooks/00_gridworlds/", "notebooks/02_visr/", "notebooks/03_apt/", "notebooks/04_aps/",
-         "notebooks/04b_zero_shot/", "notebooks/05_ablations/", "notebooks/06_atari/",
+         "notebooks/04c_zero_shot/", "notebooks/05_ablations/", "notebooks/06_atari/",
          "notebooks/07_synthesis/", "studies/", "learner/", "preregistration/held_out/"]
 """The home page, one notebook per part of the course (the gridworlds, VISR, APT, APS, zero-shot, ablations,
 Atari, the synthesis), the pages with the most tables and figures, and the pre-registration."""

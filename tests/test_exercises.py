@@ -249,7 +249,7 @@ def test_shift(capsys):
         assert_named(capsys, check_shift, "shift", answer, words)
 
 
-# APS's reward and vMF loss (notebook 04c's capstone) ----------------------------------------------
+# APS's reward and vMF loss (notebook 04d's capstone) ----------------------------------------------
 
 def _aps_reward_loops(phi, w, h, k):
     """Eq. 6 state by state: phi_i . w_i plus log(1 + the mean of the k smallest distances to the others)."""
@@ -276,7 +276,7 @@ def test_aps_reward(capsys):
         assert_named(capsys, check_aps_reward, "aps_reward", answer, words)
 
 
-# The kNN reward's own successor feature (notebook 04d) ----------------------------------------------------
+# The kNN reward's own successor feature (notebook 04e) ----------------------------------------------------
 
 def _knn_feature_q_loops(psi, w, beta, exploit_weight, explore_weight):
     """Q(s, a) action by action: the first d successor features against exploit_weight w, the last against

@@ -3,6 +3,7 @@
     python -m aps_teach.course.build                 # regenerate and execute every notebook
     python -m aps_teach.course.build 00_gridworlds   # just one
     python -m aps_teach.course.build --times         # study time and compute per section, committed notebooks
+    python -m aps_teach.course.build --write-times   # write those times where the course states them
 
 The `.ipynb` is written from the `.py` and executed in full mode with its outputs kept, so
 readers see every figure on GitHub or Colab. Never `jupytext --sync`: it picks the newer file
@@ -21,6 +22,8 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+
+from aps_teach.course.exercises import EXERCISES
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 FAST_ENV = "APS_TEACH_FAST"
@@ -76,10 +79,10 @@ if "google.colab" in sys.modules:
         print("Restart the runtime now (Runtime > Restart session), then run the notebook from the top.")"""
 
 
-def sources() -> list[Path]:
+def sources(folder: Path = NOTEBOOK_DIR) -> list[Path]:
     """The notebook sources in course order: `notebooks/NN_title.py` and continuations `NNb_title.py`
-    (a letter after the number; "02_visr" sorts before "02b_visr_transfer")."""
-    return sorted([*NOTEBOOK_DIR.glob("[0-9][0-9]_*.py"), *NOTEBOOK_DIR.glob("[0-9][0-9][a-z]_*.py")])
+    (a letter after the number; "02_visr" sorts before "02c_visr_transfer")."""
+    return sorted([*folder.glob("[0-9][0-9]_*.py"), *folder.glob("[0-9][0-9][a-z]_*.py")])
 
 
 def _cells(notebook) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -164,8 +167,16 @@ def _seconds(cell) -> float:
 WORDS_PER_MINUTE = 100
 """Reading speed for the course's prose, dense with equations and code excerpts, and for what its cells
 print (verdicts, tables of numbers)."""
-MINUTES_PER_EXERCISE = 5
-"""Time to do one exercise: a function to write, or a section headed "Exercise ..." or "Capstone ..."."""
+MINUTES_PER_EXPERIMENT = 5
+"""Time to do one exercise that is an experiment (a section headed "Exercise ..." with no function to write:
+set up a run and decide from it), beyond its reading, predictions and explanations, counted apart. An exercise
+that is a function to write costs its kind's minutes (`exercises.MINUTES`)."""
+MINUTES_PER_EQUATION = 2
+"""Time to read one display equation ($$...$$) symbol by symbol and tie it to the prose, beyond its words."""
+MINUTES_PER_STEP = 1
+"""Time for each further relation (=, <=, >=, approx) in one display equation: a derivation's step."""
+RELATION = re.compile(r"\\[gl]eq?(?![a-z])|\\approx|=")
+"""A relation in LaTeX: =, \\ge, \\geq, \\le, \\leq, \\approx."""
 MINUTES_PER_FIGURE = 1
 """Time to read one figure a cell draws."""
 MINUTES_PER_PREDICTION = 1
@@ -186,6 +197,9 @@ class Section:
     exercises: int
     """Its exercises: the starters in its code (`EXERCISE_STARTER`) or, where there are fewer, its headings
     (any level) starting "Exercise" or "Capstone"."""
+    exercise_minutes: float
+    """A learner's time on them: each starter's kind (`exercises.MINUTES`), each heading beyond the starters
+    `MINUTES_PER_EXPERIMENT`."""
     seconds: float
     """Compute of its code cells, as recorded when the notebook was executed (`_seconds`)."""
     printed: int = 0
@@ -196,15 +210,30 @@ class Section:
     """Predictions it asks for ("**Predict" in its markdown)."""
     explanations: int = 0
     """"**Explain it**" questions in its markdown."""
+    equations: int = 0
+    """Display equations in its markdown."""
+    steps: int = 0
+    """Their relations beyond each one's first (`derivation_steps`)."""
 
     @property
     def minutes(self) -> float:
-        """Study time: (words + printed) / WORDS_PER_MINUTE + exercises * MINUTES_PER_EXERCISE + figures *
-        MINUTES_PER_FIGURE + predictions * MINUTES_PER_PREDICTION + explanations * MINUTES_PER_EXPLANATION
-        + seconds / 60."""
-        return ((self.words + self.printed) / WORDS_PER_MINUTE + self.exercises * MINUTES_PER_EXERCISE
+        """Study time: (words + printed) / WORDS_PER_MINUTE + exercise_minutes + figures * MINUTES_PER_FIGURE
+        + predictions * MINUTES_PER_PREDICTION + explanations * MINUTES_PER_EXPLANATION + equations *
+        MINUTES_PER_EQUATION + steps * MINUTES_PER_STEP + seconds / 60."""
+        return ((self.words + self.printed) / WORDS_PER_MINUTE + self.exercise_minutes
                 + self.figures * MINUTES_PER_FIGURE + self.predictions * MINUTES_PER_PREDICTION
-                + self.explanations * MINUTES_PER_EXPLANATION + self.seconds / 60)
+                + self.explanations * MINUTES_PER_EXPLANATION + self.equations * MINUTES_PER_EQUATION
+                + self.steps * MINUTES_PER_STEP + self.seconds / 60)
+
+
+def derivation_steps(equation: str) -> int:
+    """The relations of a LaTeX display equation outside braces (`RELATION`; those in sub- and
+    superscripts, as in \\sum_{i=1}, are not steps), less its first: `a = b = c \\ge d` takes 2."""
+    depth, outside = 0, []
+    for character in equation:
+        depth += {"{": 1, "}": -1}.get(character, 0)
+        outside.append(character if depth == 0 else " ")
+    return max(0, len(RELATION.findall("".join(outside))) - 1)
 
 
 def sections(executed: Path) -> list[Section]:
@@ -226,16 +255,20 @@ def _section(name: str, cells: list) -> Section:
     markdown = "\n".join(cell.source for cell in cells if cell.cell_type == "markdown")
     titles = [line.lstrip("#").strip() for line in markdown.splitlines() if line.startswith("#")]
     headed = sum(title.startswith(("Exercise", "Capstone")) for title in titles)
+    starters = EXERCISE_STARTER.findall(code)
+    equations = re.findall(r"\$\$(.+?)\$\$", markdown, re.DOTALL)
     outputs = [output for cell in cells if cell.cell_type == "code" for output in cell.get("outputs", [])]
     printed = [output.get("text", "") if output.get("output_type") == "stream"
                else output.get("data", {}).get("text/plain", "") if "image/png" not in output.get("data", {})
                else "" for output in outputs]
-    return Section(name, sum(len(cell.source.split()) for cell in cells),
-                   max(headed, len(EXERCISE_STARTER.findall(code))),
+    return Section(name, sum(len(cell.source.split()) for cell in cells), max(headed, len(starters)),
+                   sum(EXERCISES[starter].minutes for starter in starters)
+                   + max(0, headed - len(starters)) * MINUTES_PER_EXPERIMENT,
                    sum(_seconds(cell) for cell in cells if cell.cell_type == "code"),
                    printed=sum(len(text.split()) for text in printed),
                    figures=sum("image/png" in output.get("data", {}) for output in outputs),
-                   predictions=markdown.count("**Predict"), explanations=markdown.count("**Explain it"))
+                   predictions=markdown.count("**Predict"), explanations=markdown.count("**Explain it"),
+                   equations=len(equations), steps=sum(derivation_steps(equation) for equation in equations))
 
 
 def study_minutes(executed: Path) -> float:
@@ -254,9 +287,61 @@ def times_table(names: list[str]) -> str:
         lines.append(f"{name}: {minutes:.0f} min, {compute:.0f} s of compute")
         lines += [f"  {section.minutes:5.1f} min  {section.words:5,} words  {section.printed:5,} printed  "
                   f"{section.figures} figures  {section.predictions} predictions  {section.explanations} "
-                  f"explain-its  {section.exercises} exercises  {section.seconds:6.1f} s  {section.name}"
+                  f"explain-its  {section.equations} equations ({section.steps} steps)  "
+                  f"{section.exercises} exercises ({section.exercise_minutes:.0f} min)  "
+                  f"{section.seconds:6.1f} s  {section.name}"
                   for section in found]
     return "\n".join(lines)
+
+
+MAX_STUDY_MINUTES = 60
+"""The most study time one notebook may ask for (`study_minutes`): longer, it is split in two."""
+STATED_TIME = re.compile(r"(\*\*How[\s#]+long\.\*\*[\s#]+About[\s#]+)(\d+|MINUTES)"
+                         r"([\s#]+minutes[\s#]+of[\s#]+study)")
+"""Where a notebook's opening states its study time ("MINUTES" before it was first measured), in its
+markdown or in its .py, where a line break inside it continues after "# "."""
+TABLE_ROW = re.compile(r"^(\| \[`(\w+)`\]\([^)]+\) \|.*\| )(\d+)( min \|)$", re.MULTILINE)
+"""A row of a course table: the notebook's name, then its study time in the last column."""
+TOTAL = re.compile(r"In\s+all,\s+\d+\s+minutes,\s+about\s+[\d.]+\s+hours\.")
+"""A course table's total."""
+
+
+def write_times(root: Path = NOTEBOOK_DIR.parent, tables: tuple[str, ...] = ("README.md", "docs/course.md")
+                ) -> list[Path]:
+    """Write each notebook's study time (`study_minutes` of its committed .ipynb, rounded) where the
+    course states it: its opening (`STATED_TIME`, in the .py and the .ipynb alike, one number for another,
+    so the words counted do not change), and each row (`TABLE_ROW`) and the total (`TOTAL`, the rows' sum)
+    of the course tables under `root`. Returns the files changed."""
+    minutes = {path.stem: round(study_minutes(path.with_suffix(".ipynb")))
+               for path in sources(root / "notebooks")}
+    changed = []
+
+    def stated(text: str, name: str) -> str:
+        return STATED_TIME.sub(lambda match: f"{match[1]}{minutes[name]}{match[3]}", text)
+
+    for name in minutes:
+        source = root / "notebooks" / f"{name}.py"
+        paired = source.with_suffix(".ipynb")
+        notebook = nbformat.read(paired, as_version=4)
+        edited = [cell for cell in notebook.cells if cell.cell_type == "markdown"
+                  and stated(cell.source, name) != cell.source]
+        for cell in edited:
+            cell.source = stated(cell.source, name)
+        if edited:
+            nbformat.write(notebook, paired)
+            changed.append(paired)
+        if stated(source.read_text(), name) != source.read_text():
+            source.write_text(stated(source.read_text(), name))
+            changed.append(source)
+    total = sum(minutes.values())
+    for table in tables:
+        path = root / table
+        text = TABLE_ROW.sub(lambda match: f"{match[1]}{minutes[match[2]]}{match[4]}", path.read_text())
+        text = TOTAL.sub(f"In all, {total} minutes, about {total / 60:.1f} hours.", text)
+        if text != path.read_text():
+            path.write_text(text)
+            changed.append(path)
+    return changed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -265,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--times", action="store_true",
                         help="print each committed notebook's study time and compute per section instead "
                              "(no run)")
+    parser.add_argument("--write-times", action="store_true",
+                        help="write each committed notebook's study time into its opening and the course "
+                             "tables (README.md, docs/course.md) instead (no run)")
     args = parser.parse_args(argv)
     known = {path.stem: path for path in sources()}
     unknown = sorted(set(args.names) - set(known))
@@ -272,6 +360,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown notebooks {unknown}; valid: {', '.join(known)}")
     if args.times:
         print(times_table(args.names or list(known)))
+        return 0
+    if args.write_times:
+        for path in write_times():
+            print(f"wrote {path.relative_to(NOTEBOOK_DIR.parent)}")
         return 0
     for name in args.names or known:
         print(f"wrote {regenerate(known[name]).relative_to(NOTEBOOK_DIR.parent)}")

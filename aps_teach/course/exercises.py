@@ -45,6 +45,11 @@ CASE_SECONDS = 10.0
 milliseconds on these small inputs, so ten seconds is an endless loop (or code far too slow to train with)."""
 FALLBACK = "using the library's answer until yours passes; exercises.failing_case('{name}') gives the inputs"
 KEPT = "training with yours all the same; exercises.failing_case('{name}') gives the inputs"
+MINUTES = {"one line": 5, "function": 15, "derivation": 30}
+"""A learner's time on one exercise, by kind: a one-line function (its formula stated beside it); a function
+of several steps (shapes to get right, a neighbour to leave out); one whose formula must first be derived
+from the text (the n-step successor-feature target). The course's study times count these
+(`build.Section.minutes`)."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,18 @@ class Exercise:
     mistakes: tuple[tuple[str, Callable], ...]
     """(what the mistake is, a function making it); a wrong answer equal to one of them on every case is
     named. Several functions may share a description (two ways of making one mistake)."""
+    kind: str
+    """How much it asks of a learner: a key of `MINUTES`."""
     atol: float = 1e-8
+
+    def __post_init__(self) -> None:
+        if self.kind not in MINUTES:
+            raise ValueError(f"exercise {self.name!r}: kind {self.kind!r} is not one of {', '.join(MINUTES)}")
+
+    @property
+    def minutes(self) -> int:
+        """A learner's time on it (`MINUTES`)."""
+        return MINUTES[self.kind]
 
 
 class CaseTimeout(BaseException):
@@ -242,10 +258,10 @@ GPI = Exercise("gpi", _gpi, _gpi_cases, (
      lambda psis, w, zs: np.einsum("nsad,nd->nsa", psis, zs).max(axis=0)),
     ("the policies averaged instead of maxed over", lambda psis, w, zs: (psis @ w).mean(axis=0)),
     ("only the first policy used (no max over policies)", lambda psis, w, zs: psis[0] @ w),
-))
+), kind="one line")
 
 
-# task inference (notebook 02) ------------------------------------------------------------------------
+# task inference (notebook 02a) -----------------------------------------------------------------------
 
 def _infer_task_cases(seed: int) -> list[tuple]:
     """Correlated features, as learned phi(s) are: then the reversed regression gives another direction."""
@@ -271,7 +287,7 @@ INFER_TASK = Exercise("infer_task", infer_task, _infer_task_cases, (
      lambda f, r: _unit(f.T @ r)),
     ("the regression the wrong way round, lstsq(r, Phi) (features regressed on rewards): regress r on Phi",
      lambda f, r: f.T @ r / (r @ r)),
-))
+), kind="function")
 
 
 # kNN particle reward (notebook 03) -------------------------------------------------------------------
@@ -325,10 +341,10 @@ KNN_REWARD = Exercise("knn_reward", _knn_reward, _knn_cases, (
     ("the sum of the k distances instead of their mean", _knn_variant(np.log1p, reduce=np.sum)),
     ("every zero distance dropped, so duplicates of a particle were skipped too: leave out only i itself",
      _knn_variant(np.log1p, drop_zeros=True)),
-))
+), kind="function")
 
 
-# successor-feature TD target (notebook 04) -----------------------------------------------------------
+# successor-feature TD target (notebook 04a) ----------------------------------------------------------
 
 def _td_cases(seed: int) -> list[tuple]:
     generator = torch.Generator().manual_seed(seed)
@@ -378,10 +394,10 @@ SF_TD_TARGET = Exercise("sf_td_target", sf_td_target, _td_cases, (
      _td_variant(bootstrap_n=True)),
     ("the cumulant r_i w instead of base_i + (r_i - base_i^T w) w (the phi part orthogonal to w dropped)",
      _td_variant(zero_base=True)),
-), atol=1e-6)
+), kind="derivation", atol=1e-6)
 
 
-# random shift of frame stacks (notebook 06) ----------------------------------------------------------
+# random shift of frame stacks (notebook 06b) ---------------------------------------------------------
 
 def _shift_cases(seed: int) -> list[tuple]:
     """uint8 frames and floats, non-square images, pad 0, and the extreme offsets 0 and 2 pad."""
@@ -423,10 +439,10 @@ SHIFT = Exercise("shift", shift, _shift_cases, (
     ("shifted the other way: crop at (dy, dx) in the padded image, not at (2 pad - dy, 2 pad - dx)",
      _shift_variant(reverse=True)),
     ("one shift for the whole batch: each image has its own (dy[b], dx[b])", _shift_variant(one_offset=True)),
-))
+), kind="function")
 
 
-# APS's reward and vMF loss (notebook 04c's capstone, `aps_teach.course.capstone`) ---------------------------
+# APS's reward and vMF loss (notebook 04d's capstone, `aps_teach.course.capstone`) ---------------------------
 
 def _aps_reward(phi: torch.Tensor, w: torch.Tensor, h: torch.Tensor, k: int) -> torch.Tensor:
     """Eq. 6 on a batch of states: r_i = phi_i^T w_i + log(1 + (1/k) sum_{j in N_k(i)} ||h_i - h_j||)."""
@@ -464,7 +480,7 @@ APS_REWARD = Exercise("aps_reward", _aps_reward, _aps_reward_cases, (
      lambda phi, w, h, k: _exploit(phi, w) + _knn_variant(np.asarray)(h, k)),
     ("the kNN term measured on phi instead of h: measure distances in h",
      lambda phi, w, h, k: _exploit(phi, w) + _knn_variant(np.log1p)(phi, k)),
-))
+), kind="function")
 
 
 def _vmf_loss_cases(seed: int) -> list[tuple]:
@@ -477,10 +493,10 @@ VMF_LOSS = Exercise("vmf_loss", vmf_loss, _vmf_loss_cases, (
      lambda phi, w: vmf_reward(phi, w).mean()),
     ("a sum over the batch: average it, so the loss does not grow with the batch size",
      lambda phi, w: -vmf_reward(phi, w).sum()),
-))
+), kind="one line")
 
 
-# The kNN reward as a successor feature of its own (notebook 04d) ---------------------------------------
+# The kNN reward as a successor feature of its own (notebook 04e) ---------------------------------------
 
 def _knn_feature_q(psi: torch.Tensor, w: torch.Tensor, beta: torch.Tensor, exploit_weight: float,
                    explore_weight: float) -> torch.Tensor:
@@ -513,7 +529,7 @@ KNN_FEATURE_Q = Exercise("knn_feature_q", _knn_feature_q, _knn_feature_cases, (
      lambda psi, w, beta, a, b: _knn_feature_q(psi, w, beta, b, a)),
     ("the kNN column weighed 1: it weighs beta * explore_weight",
      lambda psi, w, beta, a, b: q_values(psi[..., :-1], (a * w)[:, None]) + psi[..., -1]),
-))
+), kind="function")
 
 
 EXERCISES: dict[str, Exercise] = {e.name: e for e in (GPI, INFER_TASK, KNN_REWARD, SF_TD_TARGET, APS_REWARD,
@@ -529,7 +545,7 @@ def check_gpi(your_gpi: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarra
 
 def check_infer_task(your_infer_task: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
                      seed: int = 0) -> Callable:
-    """Exercise (notebook 02): fn(features (N, d), rewards (N,)) -> the unit task vector
+    """Exercise (notebook 02a): fn(features (N, d), rewards (N,)) -> the unit task vector
     w = v / ||v||, v = argmin_v ||features @ v - rewards||^2 (rewards regressed on the features)."""
     return check(INFER_TASK, your_infer_task, seed)
 
@@ -541,7 +557,7 @@ def check_knn_reward(your_reward: Callable[[torch.Tensor, int], torch.Tensor], s
 
 
 def check_sf_td_target(your_target: Callable[..., torch.Tensor], seed: int = 0) -> Callable:
-    """Exercise (notebook 04): fn(base, reward, w, mask, gamma, boot_psi, boot_steps, alive) -> the n-step
+    """Exercise (notebook 04a): fn(base, reward, w, mask, gamma, boot_psi, boot_steps, alive) -> the n-step
     successor-feature TD target y (B, d):
 
     c_i = base_i + (r_i - base_i^T w) w,    y = sum_{i<n} gamma^i mask_i c_i + gamma^m alive boot_psi
@@ -554,7 +570,7 @@ def check_sf_td_target(your_target: Callable[..., torch.Tensor], seed: int = 0) 
 
 def check_aps_reward(your_reward: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor],
                      seed: int = 0) -> Callable:
-    """Exercise (notebook 04c's capstone): fn(phi (B, d), w (B, d), h (B, d_h), k) -> (B,) rewards, Eq. 6
+    """Exercise (notebook 04d's capstone): fn(phi (B, d), w (B, d), h (B, d_h), k) -> (B,) rewards, Eq. 6
     with both weights 1: r_i = phi_i^T w_i + log(1 + (1/k) sum_{j in N_k(i)} ||h_i - h_j||), N_k(i) the
     k rows of h nearest to row i other than i. `capstone.train_your_aps` trains an agent on it."""
     return check(APS_REWARD, your_reward, seed)
@@ -562,13 +578,13 @@ def check_aps_reward(your_reward: Callable[[torch.Tensor, torch.Tensor, torch.Te
 
 def check_vmf_loss(your_loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
                    seed: int = 0) -> Callable:
-    """Exercise (notebook 04c's capstone): fn(phi (B, d), w (B, d)) -> the vMF loss, a scalar:
+    """Exercise (notebook 04d's capstone): fn(phi (B, d), w (B, d)) -> the vMF loss, a scalar:
     -(1/B) sum_i phi_i^T w_i (Eq. 5 up to a constant)."""
     return check(VMF_LOSS, your_loss, seed)
 
 
 def check_knn_feature_q(your_q: Callable[..., torch.Tensor], seed: int = 0) -> Callable:
-    """Exercise (notebook 04d): fn(psi (B, A, d + 1), w (B, d), beta (B,), exploit_weight, explore_weight) ->
+    """Exercise (notebook 04e): fn(psi (B, A, d + 1), w (B, d), beta (B,), exploit_weight, explore_weight) ->
     Q (B, A), the values of APS with the kNN reward as a successor feature of its own:
     Q(s, a) = psi(s, a)[:d]^T (exploit_weight w) + psi(s, a)[d] beta explore_weight (beta = 1 while
     pretraining the kNN-feature variant, drawn in [0, 1] for the explore-conditioned one, 0 on a task)."""
@@ -577,7 +593,7 @@ def check_knn_feature_q(your_q: Callable[..., torch.Tensor], seed: int = 0) -> C
 
 def check_shift(your_shift: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor],
                 seed: int = 0) -> Callable:
-    """Exercise (notebook 06): fn(x (B, S, H, W), dy (B,), dx (B,), pad) -> each stack x[b] padded on every
+    """Exercise (notebook 06b): fn(x (B, S, H, W), dy (B,), dx (B,), pad) -> each stack x[b] padded on every
     side by `pad` copies of its border pixels, then cropped to the H x W window whose top-left corner is
     (dy[b], dx[b]) in the padded image:
     out[b, :, i, j] = x[b, :, clip(i + dy[b] - pad), clip(j + dx[b] - pad)]."""

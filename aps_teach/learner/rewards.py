@@ -25,7 +25,7 @@ class IntrinsicReward(NamedTuple):
 
 
 class Objective(NamedTuple):
-    """A pretraining objective written outside the library, in place of Eqs. 6 and 5 (notebook 04c's
+    """A pretraining objective written outside the library, in place of Eqs. 6 and 5 (notebook 04d's
     capstone; `Learner.use_objective`). For the B states s'_m a batch is paid at (`nstep_reward='last'`):
 
     reward(phi, w, h, k) -> r (B,)     phi (B, d) and w (B, d) unit rows, h (B, d_h) the kNN space

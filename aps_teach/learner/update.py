@@ -4,7 +4,7 @@ baseline are the same update with terms switched off (the table in `aps_teach.le
     1. sample a minibatch of n-step windows (s_t, a_t, w, s'_1..s'_m)     the caller: `batch.Batch`
     2. phi(s') and the kNN space h(s') of the states the reward is paid at  `td_targets`
     3. the intrinsic reward of Eq. 6 (pretraining) or the task reward     `rewards.intrinsic_reward`
-       (a `rewards.Objective` on the learner replaces Eq. 6 and the vMF loss: notebook 04c's capstone)
+       (a `rewards.Objective` on the learner replaces Eq. 6 and the vMF loss: notebook 04d's capstone)
     4. the successor-feature TD target with a double-Q bootstrap           `sf_td_target`
     5. SF loss + vMF loss on phi (+ InfoNCE on APT's encoder f)            `gradient_step`
     6. gradient clip and an Adam step                                      `gradient_step`

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # 04a · APS on the grid: both reward terms, your seed of Figure 4, GPI
+# # 04b · APS on the grid: both reward terms, your seed of Figure 4, GPI
 #
 # Notebook 04 derived APS's reward, VISR's $\phi(s')^\top w$ plus APT's kNN term on $h = \phi(s')$ (Eq. 6),
 # and decided the paper's claims about its Figure 4 from the committed sweep. This notebook runs APS on the
@@ -25,9 +25,9 @@
 # fine-tuning too; measure how often GPI changes the greedy action, and explain why APS's own skill tends
 # to win GPI's max.
 #
-# **How long.** About 58 minutes of study, counted as the README's course table says, with about two
+# **How long.** About 60 minutes of study, counted as the README's course table says, with about two
 # minutes of compute on a 2-core CPU, longer on a busy machine (the last cell prints this run's time).
-# Notebook 04b continues with *where* zero-shot success gets lost.
+# Notebook 04c continues with *where* zero-shot success gets lost.
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.
@@ -460,7 +460,7 @@ print(f"APS's exploration return for its own skill: about {knn_mean:.2f} (the kN
 # <details><summary>Answer</summary>
 #
 # VISR and APS identify the task the same way (least squares on $\phi$), so a gap between them is not in
-# the regression itself. Each link can still break on its own; notebook 04b tests them one at a time (an
+# the regression itself. Each link can still break on its own; notebook 04c tests them one at a time (an
 # oracle $w$, an exact planner on the reward $\phi$ can express) and prints which loses the most.
 # </details>
 
@@ -489,7 +489,7 @@ print(f"* {gpi_verdict}")
 # * GPI needs candidates scored on the same footing: APS's exploration return, carried by its vector
 #   cumulant along the skill's own $w$, favours the skill $w$ itself.
 #
-# Next: notebook 04b finds where APS's zero-shot success gets lost, and serves tasks you paint.
+# Next: notebook 04c finds where APS's zero-shot success gets lost, and serves tasks you paint.
 
 # %%
 print(f"notebook wall time: {time.perf_counter() - notebook_start:.0f} s")

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # 04b · Zero-shot: where success gets lost, and tasks you paint
+# # 04c · Zero-shot: where success gets lost, and tasks you paint
 #
 # Successor features promise zero-shot transfer: pretrain once without reward, then serve a task at
 # once by inferring its $w$ from a little reward, $r \approx \phi(s')^\top w$, and acting greedily on
@@ -26,7 +26,7 @@
 # library's verdict per method and level, and say why a second route through the same links can name
 # another; then paint a reward map on a maze and watch a reward-free APS agent infer it and chase it.
 #
-# **How long.** About 58 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 62 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and about a minute of compute on a 2-core CPU in teaching mode, longer on a busy machine (the
 # last cell prints this run's time).
 #
@@ -174,7 +174,7 @@ print("committed Figure 4 sweep, zero-shot on hard: every pretrained method at 0
 # ($P_\text{id}$ or $O$), and the verdict lines say which.
 #
 # First, the four reward-free pretrainings: VISR and APS on both levels, with the budget, configuration
-# and seed of the committed sweep's seed-0 runs (and of notebook 04a's live runs).
+# and seed of the committed sweep's seed-0 runs (and of notebook 04b's live runs).
 #
 # **Predict.** For each of the four runs, which link will the library blame: phi, identification or psi?
 # Write your four guesses down before the next two cells run.
@@ -507,7 +507,7 @@ print(f"over {DEFAULT_TRANSFER_EPISODES} episodes: mean return {scored['return']
 # * APS's own exploration term, valued by its $\psi$, can pull its zero-shot policy away from the target.
 # * Painted tasks on a maze show zero-shot transfer where it can work: rewards close to linear in $\phi$.
 #
-# Next: notebook 04c, the capstone, has you write APS's reward and vMF loss and judges the agent they
+# Next: notebook 04d, the capstone, has you write APS's reward and vMF loss and judges the agent they
 # train; notebooks 05, 05b and 05c then run the ablations (reward weights, k, shared encoder, feature size,
 # GPI, SF loss) as small resumable sweeps, and `docs/command-line.md` lists the command-line tools
 # (`aps-teach gridworld run`, `sweep`, `transfer`) behind every number here.

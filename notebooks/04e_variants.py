@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # 04d · Beyond the paper: the kNN reward's own successor feature
+# # 04e · Beyond the paper: the kNN reward's own successor feature
 #
 # APS as the paper writes it pays one reward, $r = \phi(s')^\top w + r_{\text{kNN}}(s')$, and learns one
 # set of successor features for it along $w$. Notebook 07's task-family study finds the methods that beat
@@ -28,7 +28,7 @@
 # live and in the committed studies; read what the task-family study and its pre-registered test on held-out
 # levels say of the variants.
 #
-# **How long.** About 33 minutes of study: reading what it says and prints, its figure and questions, one
+# **How long.** About 50 minutes of study: reading what it says and prints, its figure and questions, one
 # exercise, and about a minute of CPU in teaching mode.
 
 # %%

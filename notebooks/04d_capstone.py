@@ -12,9 +12,9 @@
 # ---
 
 # %% [markdown]
-# # 04c · Capstone: APS on a reward you wrote, judged where exploring matters
+# # 04d · Capstone: APS on a reward you wrote, judged where exploring matters
 #
-# You have every piece APS is made of (notebook 04). Here you write the two that are APS's own, its
+# You have every piece APS is made of (notebooks 04 and 04a). Here you write the two that are APS's own, its
 # reward (Eq. 6) and the von Mises–Fisher loss that trains $\phi$ (Eq. 5), train an agent on them, and
 # have a judge look at the *agent*, not at your code. The judge works on the deep level, the three-room
 # level of notebook 00 where a uniform random walk leaves about half of the states unvisited, so that
@@ -23,12 +23,13 @@
 # changes the balance of the two terms.
 #
 # **What you will be able to do.** Write APS's reward and vMF loss and train APS on them; read a judge
-# of the trained agent (exploration against a random walk, skills told apart) and say which mistakes it
-# sees and which it cannot; explain why the vMF loss makes skills recognisable whatever the reward pays;
+# of the trained agents (exploration against a control trained on the same seed without the exploration
+# term, skills told apart, on three seeds) and say which mistakes it sees and which it cannot; explain why
+# the vMF loss makes skills recognisable whatever the reward pays;
 # and explain, with measured reward scales, why the kNN distance normaliser changes APS's zero-shot
 # success.
 #
-# **How long.** About 44 minutes of study: reading what it says and prints, its figure, predictions and
+# **How long.** About 61 minutes of study: reading what it says and prints, its figure, predictions and
 # questions, two functions to write and about a minute and a half of compute on a 2-core CPU in teaching
 # mode, longer on a busy machine (the last cell prints this run's time; the README's course table says
 # how study time is counted). Notebooks 05, 05b and 05c follow with the ablations.
@@ -70,7 +71,8 @@ import time
 from aps_teach.grid import experiments
 
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
-seed = 0
+seeds = (0, 1, 2)  # the judge's seeds (capstone.JUDGED_SEEDS); the normaliser section uses the first
+seed = seeds[0]
 # reward-free env steps per agent; random-w rollouts for task inference; greedy episodes per evaluation:
 # the library's defaults (those the judge's thresholds were chosen at) unless FAST
 pretrain_steps = 800 if FAST else experiments.DEFAULT_PRETRAIN_STEPS
@@ -108,19 +110,25 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 # * `my_vmf_loss(phi, w)`: Eq. 5 on the batch, the scalar $-\frac{1}{B} \sum_i \phi_i^\top w_i$.
 #
 # `capstone.train_your_aps` compares both with the library on random inputs (the usual one-line
-# coaching), then pretrains APS on the deep level with the parameters cell's budget and seed **on your
-# functions**, even a wrong one, so that you see what it does. It judges the trained agent on two things:
+# coaching), then pretrains APS on the deep level with the parameters cell's budget **on your functions**,
+# even a wrong one, so that you see what it does, once on each of three seeds. Beside each agent it trains a
+# *control* on the same seed: the same vMF loss, but the reward $\phi(s')^\top w$ alone (VISR's), so the
+# pair differs in the exploration term and nothing else. It judges the agents on two things:
 #
-# * **explores**: the visitation entropy of its pretraining (0 when one state takes every visit, 1 when
-#   all are visited equally) is at least 0.08 above that of a uniform random walk of the same length
-#   (`capstone.EXPLORE_MARGIN`);
-# * **skills recognisable**: over states $s'$ from its replay, $\phi(s')^\top w$ with the skill $w$ that
-#   reached $s'$ is at least 0.1 above the same with another skill's $w'$ (`capstone.RECOGNISABLE`).
+# * **explores**: the visitation entropy of pretraining (0 when one state takes every visit, 1 when all
+#   are visited equally) is above the control's on every seed, and by at least 0.01 on average
+#   (`capstone.EXPLORE_GAIN`);
+# * **skills recognisable**: on every seed, over states $s'$ from its replay, $\phi(s')^\top w$ with the
+#   skill $w$ that reached $s'$ is at least 0.1 above the same with another skill's $w'$
+#   (`capstone.RECOGNISABLE`).
 #
-# Both thresholds were set from agents measured at the library's default budget on seeds 0-2, between
-# the numbers of a passing and a failing reward (their docstrings list them). It trains without the
-# running distance normaliser of the authors' code (`knn_normalise=False`), so that your function is the
-# whole reward; a later section shows what that changes.
+# A verdict from one seed is a verdict on that seed's luck, so the judge asks for the same answer on every
+# seed, with thresholds set well clear of what agents measured at the library's default budget on seeds
+# 0-2 (their docstrings list the numbers: Eq. 6's gain over its control was 0.018 to 0.053, written two
+# ways, its skill gap 0.15 to 0.17). The agents are trained once per session: the controls are shared by
+# every reward judged with the same vMF loss. It trains without the running distance normaliser of the
+# authors' code (`knn_normalise=False`), so that your function is the whole reward; a later section shows
+# what that changes.
 # After a wrong attempt, `my_aps_reward(*exercises.failing_case("aps_reward"))` and
 # `my_vmf_loss(*exercises.failing_case("vmf_loss"))` call yours on the inputs they got wrong; once you
 # have tried, `exercises.solution("aps_reward")` and `exercises.solution("vmf_loss")` show solutions.
@@ -137,26 +145,27 @@ def my_vmf_loss(phi, w):
     raise NotImplementedError  # your code here
 
 
-yours = capstone.train_your_aps(my_aps_reward, my_vmf_loss, capstone.LEVEL, pretrain_steps, seed, config)
+yours = capstone.train_your_aps(my_aps_reward, my_vmf_loss, capstone.LEVEL, pretrain_steps, seeds, config)
 
 # %% [markdown]
-# A sign error shows in the agent: paid for crowded states, it huddles and its visitation entropy falls
-# below the random walk's; with the loss's sign flipped, $\phi$ is pushed *away* from the skill that
-# reached each state and the gap turns negative (try both). But can the judge see a reward that lacks a
-# whole term? The next cell trains two more agents the same way, one on VISR's reward (the exploitation
-# term alone) and one on APT's (the kNN term alone), both with the correct vMF loss.
+# A sign error shows in the agents: paid for crowded states, they huddle and their visitation entropy falls
+# below the control's; with the loss's sign flipped, $\phi$ is pushed *away* from the skill that reached each
+# state and the gap turns negative (try both). But can the judge see a reward that lacks a whole term? The
+# next cell judges two more rewards the same way, both with the correct vMF loss: VISR's, the exploitation
+# term alone (the control itself, so its gain is 0 on every seed: the judge's first question is exactly
+# what this reward lacks), and APT's, the kNN term alone.
 #
-# **Predict:** which of the two fails, and on which judgement?
+# **Predict:** does the judge pass APT's reward, which lacks $\phi(s')^\top w$? On how many seeds?
 
 # %%
 eq6 = exercises.APS_REWARD.reference  # Eq. 6, both weights 1
-one_term = {"VISR's reward, phi(s')^T w alone": lambda phi, w, h, k: (phi * w).sum(1),
+one_term = {"VISR's reward, phi(s')^T w alone": capstone.exploit_only,
             "APT's reward, the kNN term alone": lambda phi, w, h, k: eq6(phi, w, h, k) - (phi * w).sum(1)}
 judged = {"yours" if all(yours.yours) else "the library's (yours raised)": yours}
 for name, reward in one_term.items():
     print(f"--- {name}")
     judged[name.split(",")[0]] = capstone.train_your_aps(reward, exercises.VMF_LOSS.reference, capstone.LEVEL,
-                                                         pretrain_steps, seed, config)
+                                                         pretrain_steps, seeds, config)
 failing = [name for name, result in list(judged.items())[1:] if not result.passed]
 passing = [name for name, result in list(judged.items())[1:] if result.passed]
 judge_verdict = (f"on {capstone.LEVEL} the judge fails {' and '.join(failing) or 'neither one-term reward'}"
@@ -164,45 +173,53 @@ judge_verdict = (f"on {capstone.LEVEL} the judge fails {' and '.join(failing) or
 print(judge_verdict)
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
-names = list(judged)
-margins = [r.measures.entropy - r.measures.walk_entropy for r in judged.values()]
-gaps = [r.measures.own_skill - r.measures.other_skill for r in judged.values()]
-for ax, values, line, title in ((axes[0], margins, capstone.EXPLORE_MARGIN,
-                                 "visitation entropy above a random walk's"),
-                                (axes[1], gaps, capstone.RECOGNISABLE, "skill gap phi^T w - phi^T w'")):
-    ax.bar(names, values, color=["tab:green" if v >= line else "tab:red" for v in values])
-    ax.axhline(line, color="black", linestyle="--", label="the judge's threshold")
-    ax.set_ylim(min(0, *values), 1.4 * max(line, *values))
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+width = 0.8 / len(seeds)
+for ax, measure, line, title in ((axes[0], "gain", 0.0, "visitation entropy minus the control's"),
+                                 (axes[1], "gap", capstone.RECOGNISABLE, "skill gap phi^T w - phi^T w'")):
+    for i, result in enumerate(judged.values()):
+        values = [getattr(seed_measures, measure) for seed_measures in result.measures.seeds]
+        passed = result.measures.explores if measure == "gain" else result.measures.recognisable
+        ax.bar([i + (j - (len(values) - 1) / 2) * width for j in range(len(values))], values, width * 0.9,
+               color="tab:green" if passed else "tab:red", edgecolor="black")
+    ax.axhline(line, color="black", linestyle="--",
+               label="every seed above this" if measure == "gain" else "every seed at least this")
+    if measure == "gain":
+        ax.axhline(capstone.EXPLORE_GAIN, color="black", linestyle=":", label="the mean at least this")
+    ax.set_xticks(range(len(judged)), list(judged))
     ax.set_title(title)
-    ax.legend(loc="upper right")
-fig.suptitle(f"Three agents judged on {capstone.LEVEL} (seed {seed}): green passes, red fails")
+    ax.legend(loc="upper right", fontsize=8)
+fig.suptitle(f"Three rewards judged on {capstone.LEVEL}, one bar per seed {seeds}: green passes, red fails")
 fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Explain it.** Whatever the line above says of APT's reward on this seed, it is a close call: at the
-# default budget on seeds 0-2 APT's reward passed on seeds 1 and 2 and missed the exploration margin on
-# seed 0 by 0.006, while VISR's failed on all three by 0.017 or more. Why can a judge of the agent not
-# tell APT's reward from Eq. 6, though it lacks $\phi(s')^\top w$? And why does VISR's reward fail on
-# deep, when on the easy level (where a random walk already visits every state) it passed a judge of
-# exploration?
+# **Explain it.** At the default budget on seeds 0-2 the judge passes APT's reward alone on every seed: its
+# gains over the control were 0.026, 0.065 and 0.021, Eq. 6's 0.044, 0.047 and 0.035 as the library writes
+# it, and 0.019, 0.053 and 0.018 as the worked solution writes it. Why can no judge of
+# exploration or of recognisable skills tell it from Eq. 6, though it lacks $\phi(s')^\top w$? And why is a
+# verdict from one seed, against a fixed margin, worth less than it looks?
 #
 # <details><summary>Answer</summary>
 #
 # The vMF loss trains $\phi$ towards the skill $w$ of whatever state $w$ reached, whatever the reward paid:
 # with the reward or without it, $\phi$ follows where the skills go, so the skills come out recognisable.
 # Paying $\phi(s')^\top w$ would make the skills go where $\phi$ points, but $\phi$ already points where they
-# go. And the kNN term alone, on the same $\phi$, explores at least as much as Eq. 6 (at the default budget on
-# seeds 0-2, 0.074 to 0.110 above the walk's entropy against Eq. 6's 0.092 to 0.098), so no exploration
-# threshold fails it without failing Eq. 6 on some seed. What the exploitation term adds does not show in
-# these two measures; the coaching line names the missing term instead. Nor is this a verdict on the budget:
-# trained 16 times as long (1M steps, seeds 0 and 1), APT's reward alone and Eq. 6 reached visitation
-# entropies of 0.863 and 0.862, then 0.859 and 0.859, and their skills steered as far (docs/course.md lists
-# every measure tried). VISR's reward pays nothing for new states; on easy, $\epsilon$-greedy skills cover the
-# small level about as evenly as anything, so the exploration term has nothing to win. On deep its agent still
-# beats a random walk, but by less than Eq. 6's (0.045 to 0.063 on seeds 0-2), and the margin sits between the
-# two. </details>
+# go. And the kNN term alone, on the same $\phi$, explores about as much as Eq. 6 (the gains above), so a
+# threshold that fails it would fail Eq. 6 on some seed too. What the exploitation term adds does not show
+# in these two measures; the coaching line names the missing term instead. Nor is this a verdict on the
+# budget: trained 16 times as long (1M steps, seeds 0 and 1), APT's reward alone and Eq. 6 reached
+# visitation entropies of 0.863 and 0.862, then 0.859 and 0.859, and their skills steered as far
+# (docs/course.md lists every measure tried).
+#
+# The seed sets the networks' first weights and every random draw, and at this budget it moves an agent's
+# visitation entropy by a good part of what the exploration term adds: the control's ranged from 0.697 to
+# 0.723 over seeds 0-2, while Eq. 6 added 0.018 to 0.053. Even rounding moves it: the library's Eq. 6 and
+# the worked solution's compute the same numbers but for the last bits, and on seed 0 one gained 0.044, the
+# other 0.019, the tiny difference growing over 64,000 steps of training. A margin set between two rewards'
+# values decides on a seed's luck: asked to beat a random walk's entropy by 0.08, APT's reward passes on
+# seeds 1 and 2 and fails on seed 0. A control on the same seed shares that luck, and asking every seed
+# shows whether the answer holds. </details>
 
 # %% [markdown]
 # ## The distance normaliser: why the capstone's APS acts more like VISR
@@ -261,8 +278,9 @@ print(normaliser_verdict)
 
 # %%
 trained_on = "your reward and loss" if all(yours.yours) else "the library's reward and loss (yours raised)"
-print(f"* the capstone's agent, on {trained_on}: {'passed' if yours.passed else 'not yet passed'} on "
-      f"{capstone.LEVEL}")
+print(f"* the capstone's agents, on {trained_on}: {'passed' if yours.passed else 'not yet passed'} on "
+      f"{capstone.LEVEL} over seeds {seeds}, the seeds "
+      f"{'agreeing' if yours.measures.seeds_agree else 'disagreeing'}")
 print(f"* {judge_verdict}")
 print(f"* {normaliser_verdict}")
 
@@ -270,20 +288,19 @@ print(f"* {normaliser_verdict}")
 # ## Summary
 #
 # * You wrote APS's reward (Eq. 6) and vMF loss (Eq. 5) and trained APS on them; a judge looked at the
-#   agent on the deep level: does it explore well beyond a random walk, can its features tell its skills
-#   apart?
-# * The judge sees sign errors (paying crowded states huddles the agent; a reversed vMF loss blurs its
-#   skills) and a missing exploration term: VISR's reward alone explores less than Eq. 6 on deep, below
-#   the margin, on every seed measured. It cannot reliably see a missing exploitation term: the vMF loss
-#   makes skills recognisable whatever the reward pays, and the kNN term alone explores about as much as
-#   Eq. 6, so APT's reward lands on either side of the margin by a hair, seed by seed.
-# * A judge of behaviour can only fail what behaviour shows, and only where the level lets it show: on the
-#   easy level, which a random walk covers, nothing about exploring can fail.
+#   agents on the deep level, on three seeds: does each explore beyond a control trained on its seed
+#   without the exploration term, can its features tell its skills apart?
+# * The judge sees sign errors (paying crowded states falls below the control; a reversed vMF loss blurs
+#   the skills) and a missing exploration term (VISR's reward is the control itself). It cannot see a
+#   missing exploitation term: the vMF loss makes skills recognisable whatever the reward pays, and the kNN
+#   term alone explores about as much as Eq. 6, so APT's reward passes on every seed.
+# * A judge of behaviour can only fail what behaviour shows, and a verdict from one seed is one seed's
+#   luck: compare with a control that shares the seed, and ask every seed.
 # * The distance normaliser is a weight in disguise: it lifts the kNN term to near $\log 2$ per step,
 #   about twice its size without it, which tilts Eq. 6 away from VISR's $\phi(s')^\top w$; on easy the
 #   capstone's APS, without it, had the higher zero-shot success on two seeds of three.
 #
-# Next: notebook 04d goes beyond the paper, to the two variants of APS that win the task-family study;
+# Next: notebook 04e goes beyond the paper, to the two variants of APS that win the task-family study;
 # then notebooks 05, 05b and 05c run the ablations (reward weights, k, shared encoder, feature size, GPI,
 # SF loss) as small resumable sweeps.
 

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # 02b · VISR on any task: paint a reward, act zero-shot
+# # 02c · VISR on any task: paint a reward, act zero-shot
 #
 # The key levels give VISR one task each. The promise of successor features is more: pretrain once
 # without reward, then serve *any* task whose reward is close to linear in φ, by least squares and
@@ -25,9 +25,10 @@
 # * score a zero-shot policy between a random policy (0) and the optimum (1), both exact by
 #   dynamic programming, and set one painted task beside the committed transfer benchmark.
 #
-# **How long.** About 29 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 34 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and painting a task; under a minute of compute in teaching mode on a 2-core CPU (longer on a
-# busy machine). It follows notebooks 02 (VISR's discriminator, skills and task inference) and 02a (zero-shot
+# busy machine). It follows notebooks 02 and 02a (VISR's discriminator, skills, task inference) and 02b
+# (zero-shot
 # and fine-tuning on the key levels).
 #
 # **What reproduces.** The paper tests transfer on Atari, not on mazes; this benchmark is the
@@ -166,7 +167,7 @@ print(f"raw boards kept phi's spread over the cells (at least 80% of the centred
 # gets the value in the "reward" box) and press **infer w and act**; elsewhere, and in the saved
 # notebook, edit `painted_cells` and rerun the cell. `widgets.zero_shot_painter` runs
 # `transfer.zero_shot_on_reward_map`: identification data on the painted task, least squares for w
-# (notebook 02's `infer_task`) and its R², then the value map max_a ψ(s, a, w)ᵀw and one greedy GPI
+# (notebook 02a's `infer_task`) and its R², then the value map max_a ψ(s, a, w)ᵀw and one greedy GPI
 # episode, side by side.
 
 # %%

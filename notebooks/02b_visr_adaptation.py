@@ -12,11 +12,11 @@
 # ---
 
 # %% [markdown]
-# # 02a · VISR at work: its skills, zero-shot and fine-tuned
+# # 02b · VISR at work: its skills, zero-shot and fine-tuned
 #
-# Notebook 02 pretrained VISR reward-free on the two key levels and found each level's task vector w by
-# least squares. This notebook puts those pieces to work: watch what single skills do, act on the task
-# zero-shot with the identified w, fine-tune when that is not enough, and look for where VISR's
+# Notebooks 02 and 02a pretrained VISR reward-free on the two key levels and found each level's task
+# vector w by least squares. This notebook puts those pieces to work: watch what single skills do, act on
+# the task zero-shot with the identified w, fine-tune when that is not enough, and look for where VISR's
 # pretraining never went on the hard level.
 #
 # **After this notebook you can**
@@ -29,8 +29,8 @@
 #
 # **How long.** About 50 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and 2 to 4 minutes of compute in teaching mode on a 2-core CPU (longer on a busy machine). It
-# follows notebook 02 (VISR's discriminator, pretraining and task inference) and recomputes what it needs from
-# it; notebook 02b continues with any task on any maze.
+# follows notebooks 02 and 02a (VISR's discriminator, pretraining and task inference) and recomputes what it
+# needs from them; notebook 02c continues with any task on any maze.
 #
 # **What reproduces from the paper.** The paper's Figure 4 has VISR well ahead of APT on the easy
 # level and failing on the hard one. The committed 10-seed sweep (printed below, with 95% intervals)
@@ -428,7 +428,7 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 # * On the hard level pretraining leaves states unvisited; the coverage maps place them, on or off the
 #   route the task pays for. In the committed sweep no VISR run solves the hard level, as in the paper.
 #
-# **Next.** Notebook 02b gives VISR any task on any maze: paint a reward and watch the pretrained
+# **Next.** Notebook 02c gives VISR any task on any maze: paint a reward and watch the pretrained
 # agent act on it zero-shot. Notebook 03 builds APT, which pays for reaching states unlike the ones
 # already seen.
 #
