@@ -48,11 +48,11 @@ from aps_teach.grid.transfer import (
     DEFAULT_TRANSFER_EPISODES,
     run_transfer,
 )
-from aps_teach.infra.checks import check_int, check_num_seeds
+from aps_teach.infra.checks import check_int, check_num_seeds, check_seeds
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out, say
-from aps_teach.infra.sweeps import default_sweep_dir
+from aps_teach.infra.sweeps import default_sweep_dir, read_rows
 from aps_teach.learner.config import AgentConfig, Method, pretrains
 from aps_teach.studies.aps_parts import run_parts_study
 from aps_teach.studies.budget import StudyGrid, run_study
@@ -87,6 +87,10 @@ from aps_teach.studies.task_families import (
     write_family_tables,
 )
 from aps_teach.studies.zero_shot import ARMS_DIAGNOSED, capping_links, read_diagnosis, run_diagnosis
+from aps_teach.studies.zero_shot_loss import COLUMNS as LOSS_COLUMNS
+from aps_teach.studies.zero_shot_loss import RESULTS as LOSS_RESULTS
+from aps_teach.studies.zero_shot_loss import effects as loss_effects
+from aps_teach.studies.zero_shot_loss import explanation, run_zero_shot_loss_study
 
 Level = Literal["easy", "hard", "deep"]
 BudgetArm = Literal["visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned",
@@ -465,6 +469,43 @@ def _zero_shot(cmd: ZeroShot) -> dict:
             "capping links": cmd.out / "capping_links.csv"}
 
 
+@dataclass
+class ZeroShotLoss:
+    """What costs APS zero-shot success on the easy level (docs/preregistration/zero_shot_loss.md): each
+    explanation the course gives one factor, varied alone from APS with the kNN reward as a feature of its
+    own: the kNN return in psi's zero-shot values, the distance normaliser, APS's own data against VISR's;
+    beside the paper's APS and VISR. Each arm x seed pretrained, its task identified and scored zero-shot,
+    into OUT/zero_shot_loss.csv (resumable), then the registered comparisons (OUT/effects.csv) and the
+    decision (printed; see aps_teach.studies.zero_shot_loss)."""
+
+    out: Path
+    """Results directory (the committed experiment is results/zero_shot_loss)."""
+    seeds: tuple[int, ...] = tuple(range(20, 30))
+    """The seeds to run (the registered ones: 20-29)."""
+    workers: int | None = None
+    """Parallel runs (default: one per core)."""
+
+    def __post_init__(self) -> None:
+        check_out(self.out)
+        self.seeds = tuple(check_seeds(self.seeds, "--seeds"))
+
+
+def _zero_shot_loss(cmd: ZeroShotLoss) -> dict:
+    try:
+        report = run_zero_shot_loss_study(cmd.seeds, cmd.out, workers=cmd.workers)
+    except KeyboardInterrupt:
+        raise Interrupted(f"experiment stopped; its finished runs are kept in {cmd.out}: the same command "
+                          "continues it") from None
+    for key, trace in report.failures.items():
+        print(f"run {key} failed:\n{trace}", file=sys.stderr)
+    rows = read_rows(cmd.out / LOSS_RESULTS, LOSS_COLUMNS)
+    write_csv_atomic(cmd.out / "effects.csv", [asdict(effect) | {"verdict": effect.verdict}
+                                               for effect in loss_effects(rows)])
+    return {"completed": len(report.completed), "skipped": len(report.skipped),
+            "failed": len(report.failures), "results": cmd.out / LOSS_RESULTS,
+            "effects": cmd.out / "effects.csv", "decision": "; ".join(explanation(rows))}
+
+
 def _families(cmd: Families) -> dict:
     try:
         report = run_family_study(cmd.levels, cmd.seeds, cmd.out, cmd.budget, arms=cmd.arms,
@@ -628,7 +669,7 @@ COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (
             "evaluate": (Evaluate, _evaluate), "sweep": (Sweep, _sweep), "transfer": (Transfer, _transfer),
             "study": (Study, _study), "parts": (Parts, _parts), "families": (Families, _families),
             "families-budget": (FamiliesBudget, _families_budget), "held-out": (HeldOut, _held_out),
-            "zero-shot": (ZeroShot, _zero_shot)}
+            "zero-shot": (ZeroShot, _zero_shot), "zero-shot-loss": (ZeroShotLoss, _zero_shot_loss)}
 
 
 DEVICE_FLAGS = {"--device": "--train.device", "--grid.device": "--grid.train.device"}

@@ -4,7 +4,7 @@
                                    (aps_teach.grid.quickstart)
     aps-teach demo [--help]        a random policy on every level, a picture (aps_teach.cli.demo)
     aps-teach gridworld ...        run | pretrain | finetune | evaluate | sweep | transfer | study | parts |
-                                   families | families-budget | held-out | zero-shot
+                                   families | families-budget | held-out | zero-shot | zero-shot-loss
                                    (see aps_teach.cli.gridworld)
     aps-teach atari ...            run | pretrain | finetune | evaluate | sweep (see aps_teach.cli.atari)
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 SUBCOMMANDS = {
     "gridworld": ("run", "pretrain", "finetune", "evaluate", "sweep", "transfer", "study", "parts",
-                  "families", "families-budget", "held-out", "zero-shot"),
+                  "families", "families-budget", "held-out", "zero-shot", "zero-shot-loss"),
     "atari": ("run", "pretrain", "finetune", "evaluate", "sweep"),
 }
 """Each command group's subcommands, as `aps-teach --help` lists them (kept here, not read from the groups'

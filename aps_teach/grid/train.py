@@ -339,13 +339,17 @@ def identify_task(learner: Learner, env: EnvSource, steps: int, seed: int,
 
 
 def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes: int, seed: int,
-             config: TrainConfig | None = None, *, gpi: bool | None = None) -> SuccessResult:
+             config: TrainConfig | None = None, *, gpi: bool | None = None, explore: bool = False
+             ) -> SuccessResult:
     """Greedy episodes on the task: success rate and mean return.
 
     `w=None` means the learner's fixed task (apt, dqn). GPI (over {w} + fresh tasks) applies by default
     to task-conditioned learners that have not been fine-tuned: fine-tuning trains psi(., ., w) alone
     on the task reward, so other candidates' values are no longer on the same scale. An episode ends at
     the target (success) or the step limit; what an env does after its episode ended is not counted.
+    `explore`: act on the values of pretraining's whole reward, Q = psi^T (w, explore_weight) for a learner
+    with the kNN reward as a feature of its own (`AgentConfig.knn_feature`; by default psi^T (w, 0), the task
+    alone); the paper's APS's psi^T w holds that return either way.
     """
     learner = check_learner(learner)
     config = check_config(config, lambda: TrainConfig(agent=learner.config))
@@ -368,7 +372,7 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
             alive = torch.ones(n, dtype=torch.bool)
             ret, success = torch.zeros(n, dtype=torch.float64), torch.zeros(n, dtype=torch.bool)
             for t in range(envs.horizon):
-                actions = learner.act(obs, w.expand(n, -1), 0.0, gen, gpi=gpi).cpu()
+                actions = learner.act(obs, w.expand(n, -1), 0.0, gen, gpi=gpi, explore=explore).cpu()
                 out = envs.step(actions, last=t == envs.horizon - 1)
                 ret += torch.where(alive, out["reward"].double(), 0.0)
                 success |= alive & out["terminated"]

@@ -94,6 +94,16 @@ def check_seed(seed: Any, name: str = "seed") -> int:
     return check_int(name, seed, 0, maximum=MAX_SEED)
 
 
+def check_seeds(seeds: Any, name: str = "seeds") -> list[int]:
+    """Seeds to run: one or more, at most `MAX_SEEDS`, distinct, each `check_seed`."""
+    seeds = [check_seed(seed, f"each of {name}") for seed in seeds]
+    if not seeds or len(seeds) > MAX_SEEDS:
+        raise ValueError(f"{name}: give 1 to {MAX_SEEDS:,} seeds, got {len(seeds)}")
+    if len(set(seeds)) < len(seeds):
+        raise ValueError(f"{name} repeat a seed: {sorted(seeds)}")
+    return seeds
+
+
 def _real(name: str, value: Any, valid: str) -> float | int:
     """`value` as a Python int or float (numpy and torch scalars accepted), else an `InputTypeError`."""
     value = plain_number(value)
