@@ -127,3 +127,13 @@ def test_the_arms_table_has_one_row_per_arm_and_values():
     table = zsl.arms_table(rows).splitlines()
     assert table[2] == "| aps | task + kNN return | 0.50 [0.00, 1.00] | 0.900 |"
     assert table[3] == "| aps, kNN feature | task | 0.50 [0.50, 0.50] | 0.900 |"
+
+
+def test_the_figure_has_one_bar_per_arm_and_values(tmp_path):
+    """Bars at the mean of each (arm, values) the rows hold; none for a setting an arm does not have."""
+    from aps_teach.studies.plots import plot_zero_shot_loss
+
+    fig = plot_zero_shot_loss(_rows({**BASE, ("visr", zsl.WITHOUT_KNN): [1.0, 0.5, 1.0]}))
+    heights = {patch.get_gid(): patch.get_height() for patch in fig.axes[0].patches if patch.get_gid()}
+    assert heights == pytest.approx({f"{zsl.BASE}/{zsl.WITH_KNN}": 0.2, f"{zsl.BASE}/{zsl.WITHOUT_KNN}": 0.8,
+                                     f"visr/{zsl.WITHOUT_KNN}": 2.5 / 3})

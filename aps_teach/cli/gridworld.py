@@ -72,6 +72,7 @@ from aps_teach.studies.plots import (
     write_parts_figure,
     write_study_figures,
     write_transfer_figure,
+    write_zero_shot_loss_figure,
 )
 from aps_teach.studies.task_families import (
     BUDGET_ARMS,
@@ -475,8 +476,8 @@ class ZeroShotLoss:
     explanation the course gives one factor, varied alone from APS with the kNN reward as a feature of its
     own: the kNN return in psi's zero-shot values, the distance normaliser, APS's own data against VISR's;
     beside the paper's APS and VISR. Each arm x seed pretrained, its task identified and scored zero-shot,
-    into OUT/zero_shot_loss.csv (resumable), then the registered comparisons (OUT/effects.csv) and the
-    decision (printed; see aps_teach.studies.zero_shot_loss)."""
+    into OUT/zero_shot_loss.csv (resumable), then the registered comparisons (OUT/effects.csv), the figure
+    (OUT/zero_shot_loss.png) and the decision (printed; see aps_teach.studies.zero_shot_loss)."""
 
     out: Path
     """Results directory (the committed experiment is results/zero_shot_loss)."""
@@ -503,7 +504,8 @@ def _zero_shot_loss(cmd: ZeroShotLoss) -> dict:
                                                for effect in loss_effects(rows)])
     return {"completed": len(report.completed), "skipped": len(report.skipped),
             "failed": len(report.failures), "results": cmd.out / LOSS_RESULTS,
-            "effects": cmd.out / "effects.csv", "decision": "; ".join(explanation(rows))}
+            "effects": cmd.out / "effects.csv", "figure": write_zero_shot_loss_figure(cmd.out),
+            "decision": "; ".join(explanation(rows))}
 
 
 def _families(cmd: Families) -> dict:

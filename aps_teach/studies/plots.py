@@ -29,6 +29,11 @@ from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
 from aps_teach.studies.task_families import BUDGET_ARMS, budget_axis, class_aggregates
 from aps_teach.studies.task_families import COLUMNS as FAMILY_COLUMNS
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
+from aps_teach.studies.zero_shot_loss import ARMS as LOSS_ARMS
+from aps_teach.studies.zero_shot_loss import COLUMNS as LOSS_COLUMNS
+from aps_teach.studies.zero_shot_loss import RESULTS as LOSS_RESULTS
+from aps_teach.studies.zero_shot_loss import WITH_KNN, WITHOUT_KNN
+from aps_teach.studies.zero_shot_loss import successes as loss_successes
 
 
 def plot_figure4(rows, methods: Sequence[str] | None = None, levels: Sequence[str] | None = None):
@@ -528,6 +533,39 @@ def write_held_out_figure(out_path: str | Path, out_dir: str | Path, protocol: P
     if not any(parts.values()):
         return None
     return _write(plot_held_out(parts, protocol), Path(out_path))
+
+
+def plot_zero_shot_loss(rows: Sequence[dict]):
+    """The zero-shot-loss experiment: per arm, zero-shot success on easy (mean over seeds, 95% interval) with
+    the kNN return in the values (dark) and without it (light), each seed a dot."""
+    found = loss_successes(rows)
+    arms = [arm for arm in LOSS_ARMS if any((arm, values) in found for values in (WITH_KNN, WITHOUT_KNN))]
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.5 * len(arms)), 4.2))
+    for offset, values, alpha in ((-0.2, WITH_KNN, 0.9), (0.2, WITHOUT_KNN, 0.4)):
+        for i, arm in enumerate(arms):
+            if (arm, values) not in found:
+                continue
+            scores = list(found[arm, values].values())
+            mean, low, high = mean_with_ci(scores)
+            colour = method_colour(LOSS_ARMS[arm][0].split("->")[-1], i)
+            ax.bar(i + offset, mean, 0.38, color=colour, alpha=alpha, yerr=[[mean - low], [high - mean]],
+                   capsize=3, label=values if i == next(j for j, a in enumerate(arms) if (a, values) in found)
+                   else None, gid=f"{arm}/{values}")
+            ax.plot([i + offset] * len(scores), scores, "k.", markersize=3, alpha=0.6)
+    ax.set_xticks(range(len(arms)), [arm.replace(", ", ",\n") for arm in arms], fontsize="small")
+    ax.set_ylim(-0.05, 1.1)
+    ax.set_ylabel("zero-shot success on easy")
+    ax.set_title("What costs APS zero-shot success on easy: values with the kNN return (dark) or without "
+                 "(light),\nmean over seeds with 95% bootstrap interval; dots: seeds", fontsize="medium")
+    ax.legend(frameon=False, loc="upper left", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def write_zero_shot_loss_figure(out_dir: str | Path) -> Path | None:
+    """OUT/zero_shot_loss.png: `plot_zero_shot_loss` of OUT/zero_shot_loss.csv; None while it holds no row."""
+    rows = read_rows(Path(out_dir) / LOSS_RESULTS, LOSS_COLUMNS)
+    return _write(plot_zero_shot_loss(rows), Path(out_dir) / "zero_shot_loss.png") if rows else None
 
 
 def _write(fig, path: Path) -> Path:
