@@ -267,7 +267,9 @@ for level in ("hard", "deep"):
     print(f"{level}: pretrained methods visiting more states than the random walk: "
           f"{', '.join(ahead) or 'none'}: "
           + ("the walk had fewer steps than pretraining (fast mode): no verdict" if not same_steps else
-             f"exploring on purpose adds coverage here ({', '.join(ahead)})" if ahead else
+             f"pretraining adds coverage here ({', '.join(ahead)})"
+             + (": VISR's too, though its reward pays for recognisable skills, not for new states"
+                if "visr" in ahead else "") if ahead else
              "coverage is not what pretraining adds here; what counts is the behaviour it leaves"))
 
 # %% [markdown]

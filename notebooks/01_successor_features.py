@@ -30,7 +30,7 @@
 # $\psi$ for a second task, and combines several policies with **generalised policy improvement (GPI)**,
 # which you will write yourself.
 #
-# **How long.** About 47 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 48 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and the exercise; a few seconds of compute.
 #
 # The gridworlds are small enough to do everything exactly, in tables (`aps_teach.grid.tabular`); later
@@ -320,6 +320,13 @@ for ax, picks, title in [(axes[0], chosen, "GPI under the current $w$"),
 cbar = fig.colorbar(image, ax=axes, ticks=[0, 1], fraction=0.03)
 cbar.ax.set_yticklabels([r"$\pi_{\mathrm{green}}$", r"$\pi_{\mathrm{purple}}$"])
 plt.show()
+
+# %% [markdown]
+# Under $w$, a few cells with no key held are purple (the line above counts them): the cells beside the
+# green key. There the greedy action steps onto the green key whichever policy backs it, and
+# $\pi_{\text{purple}}$'s value backs it: after that step $\pi_{\text{purple}}$ still fetches the purple key,
+# worth 1 more, while $\pi_{\text{green}}$ has nothing left to do. Purple there means the second key comes
+# next, not that the first is skipped.
 
 # %% [markdown]
 # ## Summary

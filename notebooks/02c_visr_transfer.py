@@ -112,7 +112,9 @@ for name in gridworld.MAZES:
 # $$x = \text{board} - m,$$
 #
 # m the running mean of the observations trained on, and only the board entries that vary between
-# the level's states (`aps_teach.learner.inputs`): what reaches φ is what tells states apart.
+# the level's states (`aps_teach.learner.inputs`): what reaches φ is what tells states apart. What that buys
+# is measured below, not assumed: the units raw boards kill, and, in the next section, whether their loss
+# costs a painted task.
 #
 # Pretrain VISR on the maze twice, reward-free, exactly as in notebook 02: once with the default,
 # once with `AgentConfig.normalise_observations` switched off. `transfer.dead_units` counts φ's
@@ -155,9 +157,10 @@ print(f"raw boards kept phi's spread over the cells (at least 80% of the centred
 # apart, and ψ one behaviour for all of them. That state is self-consistent, since with a constant φ
 # the vMF loss and the gradient that would spread φ out both vanish on average over w. Dead units are
 # capacity lost with no way back, so the raw network is one bad stretch of training away from it even
-# when, as the printed spread may show, it still works today. The docstring of
-# `aps_teach.learner.inputs` records an earlier version of this library that fed raw boards and ended
-# there on this maze.
+# when, as the printed spread may show, it still works today. This notebook does not show that collapse:
+# on this maze and seed the raw network keeps its spread and, below, scores the painted task about as well.
+# The docstring of `aps_teach.learner.inputs` records an earlier version of this library that fed raw
+# boards and ended there on this maze; the centring is kept as insurance against it, at no measured cost.
 # </details>
 #
 # ## Paint a task
@@ -167,7 +170,8 @@ print(f"raw boards kept phi's spread over the cells (at least 80% of the centred
 # gets the value in the "reward" box) and press **infer w and act**; elsewhere, and in the saved
 # notebook, edit `painted_cells` and rerun the cell. `widgets.zero_shot_painter` runs
 # `transfer.zero_shot_on_reward_map`: identification data on the painted task, least squares for w
-# (notebook 02a's `infer_task`) and its R², then the value map max_a ψ(s, a, w)ᵀw and one greedy GPI
+# (notebook 02a's `infer_task`: the fit's coefficients c, the reward it believes φ(s')ᵀc, and
+# w = c / ‖c‖) and its R², then the value map max_a ψ(s, a, w)ᵀw and one greedy GPI
 # episode, side by side.
 
 # %%

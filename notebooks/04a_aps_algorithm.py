@@ -25,7 +25,7 @@
 # cumulant; run Algorithm 1 in ten lines against the library; and say where the library departs from the
 # paper and why.
 #
-# **How long.** About 56 minutes of study, counted as the README's course table says: one function to
+# **How long.** About 57 minutes of study, counted as the README's course table says: one function to
 # derive and write, and seconds of compute. Notebook 04b then puts APS on the grid.
 
 # %%
@@ -133,8 +133,10 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 # $w \neq z_i$). Over an n-step window $s'_1, \dots, s'_m$ ($m \le n$: a window stops early at an
 # episode's end or where $w$ was redrawn), the target is
 #
-# $$y = \sum_{i<n} \gamma^i\, \mathrm{mask}_i\, c_i \;+\; \gamma^m\, \mathrm{alive}\;
-# \psi_{\text{target}}(s'_m, a', w).$$
+# $$y = \sum_{i=1}^{n} \gamma^{i-1}\, \mathrm{mask}_i\, c_i \;+\; \gamma^m\, \mathrm{alive}\;
+# \psi_{\text{target}}(s'_m, a', w),$$
+#
+# with $\mathrm{mask}_i = 1$ for the $m$ steps of the window ($i \le m$) and 0 after.
 #
 # Write `my_sf_td_target(base, reward, w, mask, gamma, boot_psi, boot_steps, alive)`: `base` (B, n, d) is
 # $\phi(s'_i)$, `reward` (B, n) is $r_i$, `w` (B, d), `mask` (B, n) is true on the $m$ valid steps,
@@ -221,6 +223,9 @@ plt.show()
 # Besides the exercise's vector loss, the ten lines depart from Algorithm 1 in a few places, each
 # documented in its configuration field (`help(TrainConfig)`, `help(AgentConfig)`):
 #
+# * **$w$ redrawn every 10 steps**, not once per episode (lines 3–4): the paper's appendix says so for its
+#   experiments, and the authors' code does it (`TrainConfig.task_resample_every`); a window of the n-step
+#   target stops where $w$ changed.
 # * **$\phi(s')$ in the vMF loss** (line 14): Algorithm 1 writes $\phi(s_t)$; the library uses
 #   $\phi(s'_m)$, the features whose reward the target just used.
 # * **The last state's reward for the whole window** (`nstep_reward="last"`), as the authors' code does;
@@ -264,7 +269,7 @@ print(f"* the ten lines of Algorithm 1 compute the library's losses: {agree}")
 # **Key equations: APS's update**
 #
 # * what trains $\phi$: $L_\phi = -\mathbb{E}_{s', w}\big[\phi(s')^\top w\big]$ (Eq. 5), as in VISR;
-# * what trains $\psi$: the n-step target $y = \sum_{i<m} \gamma^i c_i + \gamma^m
+# * what trains $\psi$: the n-step target $y = \sum_{i=1}^{m} \gamma^{i-1} c_i + \gamma^m
 #   \psi_{\text{target}}(s'_m, a^*, w)$, with the cumulant $c_i = \phi(s'_i) + (r_i - \phi(s'_i)^\top w)\, w$,
 #   so $c_i^\top w = r_i$.
 #

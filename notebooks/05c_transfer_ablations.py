@@ -27,7 +27,7 @@
 # miniature and say what two seeds can settle; compare VISR's and APS's zero-shot transfer to new reward
 # maps, and diagnose what limits it.
 #
-# **How long.** About 56 minutes of study: what it says and prints, its figures and questions, three
+# **How long.** About 57 minutes of study: what it says and prints, its figures and questions, three
 # exercises and their sweeps, about 3 minutes of CPU in teaching mode, 1–2 minutes of wall time on two
 # free cores, most of it the X → Y study (the last cell prints this run's). Sweep results are kept on
 # disk, so running a cell again costs nothing.
@@ -229,12 +229,16 @@ print(f"the X -> Y runs have the budget and configuration of the committed runs:
 #
 # With two seeds a bootstrap interval is just the range of the two values, so almost nothing is settled.
 # Two gaps stand out in teaching mode: APS → VISR above VISR → APS zero-shot, the paper's direction; and
-# APS trained on VISR's data succeeding zero-shot far more often than APS acting itself (the committed
-# bar), which points at APS's own behaviour (its data) rather than how it learns. Two seeds make either
-# worth a bigger run, not a finding. A learner that never acted learns
-# its $\psi$ off-policy: the values of actions the other method rarely took are never corrected by
-# experience, and its greedy policy may prefer exactly those, which hurts zero-shot. Fine-tuning lets it
-# act and correct them. Next: more seeds (10, as Figure 4), both levels, and the APT pairs of the paper.
+# APS trained on VISR's data succeeding zero-shot more often than APS acting itself (the committed bar),
+# which would point at APS's own data. Two seeds make either worth a bigger run, not a finding, and the
+# second got one: a pre-registered experiment on 10 fresh seeds (`docs/studies.md`, "What costs APS
+# zero-shot success on easy") trained APS's learner, with the kNN reward as a feature of its own, on VISR's
+# data. Acting on the same values as APS it scored 0.00 on every seed; without the kNN return in its values
+# 0.42, as on its own data (0.39): VISR's data did not help, and APS's own data are not what it lacks. A
+# learner that never acted learns its $\psi$ off-policy: the values of actions the other method rarely
+# took are never corrected by experience, and its greedy policy may prefer exactly those, which hurts
+# zero-shot. Fine-tuning lets it act and correct them. Next: more seeds (10, as Figure 4), both levels,
+# and the APT pairs of the paper.
 # </details>
 #
 # ## Exercise 8: VISR vs APS at zero-shot transfer, open room and four rooms
@@ -300,7 +304,9 @@ for maze in ("open10", "fourroom"):
 #   successor-feature loss and GPI change once the agent acts on a task.
 # - Exact agreement is a signal again: GPI changed no return, so on APS it is off in effect (the skill $w$
 #   itself wins GPI's max), and the hypothesis about it could not be tested this way.
-# - X → Y separates data from learning; with two seeds it sets the question up, no more.
+# - X → Y separates data from learning; with two seeds it sets the question up, no more. The question's
+#   full-scale test, on APS's zero-shot loss on easy, found that VISR's data do not help APS's learner
+#   (`docs/studies.md`).
 #
 # **Where next.** `aps-teach gridworld sweep --help` and `aps-teach gridworld transfer --help` run these
 # pipelines at full scale (resumable, in parallel); `run_variants` with `probes.run_probe_rows`,

@@ -34,10 +34,10 @@
 #
 # **What you will be able to do.** Read, per task class, where VISR, APT and APS win, with IQMs, 95%
 # intervals and probabilities of improvement; rerun one seed of that study live; name the measured ceiling of
-# APS and the variant and budget that lift it; decide the paper's Section 4.3 claims; set the paper's Atari
-# numbers beside them.
+# APS and the variant and budget that lift it. Notebook 07b then decides the paper's own Section 4.3 claims
+# and sets its Atari numbers beside them.
 #
-# **How long.** About 59 minutes of study: reading what it says and prints, its figures and predictions;
+# **How long.** About 44 minutes of study: reading what it says and prints, its figures and predictions;
 # one seed of the paper's three methods on one level, live at the study's budgets: about 2.5 minutes of
 # compute on a quiet 2-core CPU, up to 6 on a shared one (the last cell prints this run's time).
 #
@@ -102,7 +102,6 @@ import numpy as np
 
 from aps_teach.grid.train import TrainConfig
 from aps_teach.infra import stats
-from aps_teach.infra.stats import summarise
 from aps_teach.infra.sweeps import RunSpec, read_rows
 from aps_teach.studies import plots as study_plots
 from aps_teach.studies.aps_parts import arm_name
@@ -153,8 +152,10 @@ def class_scores(table, level, keys, phase="finetuned"):
 #
 # The committed study (`results/task_families/`, `docs/studies.md`): 64k reward-free pretraining steps, then
 # per task 16k steps of the skills under random $w$ to identify the task (VISR, APS), and 8k steps of
-# fine-tuning from epsilon 0.3; 10 seeds. A task class is the tasks needing the same number of keys (0: the
-# start room; 1: behind the first key, or a box that pays only with it held; 2: both keys). Per class the
+# fine-tuning from epsilon 0.3; 10 seeds. A task class is the tasks needing the same number of keys: the
+# **start-room tasks** (0 keys), the **one-key tasks** (1: a box in the room behind the first key, or a box
+# that pays only with that key held) and the **two-key tasks** (2). The budget axis below also reads one room,
+# **the room behind the first key** (room A): its boxes are some of the one-key tasks, not all. Per class the
 # score is the interquartile mean (IQM) over seeds x tasks with a 95% stratified-bootstrap interval, each
 # task's seeds resampled. Over a whole level, P(X > Y) is the probability that X scores above Y on a task of
 # the level, seed against seed (`stats.improvement_with_ci`): 0.5 is a tie.
@@ -167,7 +168,11 @@ predicted_aps_wins = None  # your guess: a set of (level, keys) such as {("deep"
 # %% [markdown]
 # The figure is the committed one, redrawn by `study_plots.plot_families` from the study's rows: per class the
 # light bar is fine-tuned, the narrow dark bar zero-shot, and k/N the tasks solved (mean score at least 0.5).
-# Besides the paper's three it shows this repository's two APS variants (below) and DQN from scratch.
+# Besides the paper's three it shows this repository's two APS variants (below) and DQN from scratch. APT's
+# dark bars dip below 0, below a uniformly random policy: with no task to infer, APT acts greedily on the
+# values of its exploration reward, and that policy settles into a short loop, 2 to 9 distinct cells in a
+# 100-step episode against a random walk's 17 to 24 (APT at the study's 64k steps on easy and deep, seeds 0-2,
+# 16 episodes each, `rollouts.greedy_rollout`), so it stands on fewer of the cells a task pays for.
 
 # %%
 fig = study_plots.plot_families(study, by="keys_needed")
@@ -301,16 +306,16 @@ for level in ("hard", "deep"):
           "identification steps: " + ", ".join(f"{arm} {a:.2f} / {b:.2f}" for arm, (a, b) in held.items()))
 
 # %% [markdown]
-# So behind both keys the data is often there and no arm turns it into a policy: the ceiling there is not the
-# data (`docs/results.md` names it per level: $\psi$ on hard, $\phi$ on deep). In front of it, APS explores
-# no further than VISR. The **budget axis** (`results/task_families_budget/`) pretrains longer on deep: 256k
-# and 1M steps for VISR, APT, APS and both variants (seeds 0-9 at 256k, 0-4 at 1M), the same 8k fine-tuning.
-# The figure: per budget, the IQM over seeds x the family's 22 tasks (left) and over seeds for the level's own
-# target alone (right), every budget on the seeds all have (0-4); the lines below it judge each budget on all
-# its seeds.
+# So on the two-key tasks the data is often there and no arm turns it into a policy: the ceiling
+# there is not the data (`docs/results.md` names it per level: $\psi$ on hard, $\phi$ on deep). In front of
+# it, APS explores less than VISR: it covers less of deep, intervals apart (the lines above). The **budget
+# axis** (`results/task_families_budget/`) pretrains longer on deep: 256k and 1M steps for VISR, APT, APS and
+# both variants (seeds 0-9 at 256k, 0-4 at 1M), the same 8k fine-tuning. The figure: per budget, the IQM over
+# seeds x the family's 22 tasks (left) and over seeds for the level's own target alone (right), every budget
+# on the seeds all have (0-4); the lines below it judge each budget on all its seeds.
 #
-# **Predict first**: at 256k, does any arm beat both VISR and APT on the room behind the first key? At 1M,
-# over the whole family?
+# **Predict first**: at 256k, does any arm beat both VISR and APT in the room behind the first key (room A)?
+# At 1M, over the whole family?
 
 # %%
 fig = study_plots.plot_family_budgets(families)
@@ -328,8 +333,8 @@ for steps in (256_000, 1_000_000):
     arms = list(dict.fromkeys(arm for arm, _ in runs))
     print(f"{steps:,} pretraining steps, {len({r['seed'] for r in rows})} seeds, coverage: " + ", ".join(
         f"{arm} {np.mean([c for (a, _), c in runs.items() if a == arm]):.2f}" for arm in arms))
-    for grouping, name, where in (("room", "behind A", "behind the first key"),
-                                  ("keys_needed", "2", "behind both keys")):
+    for grouping, name, where in (("room", "behind A", "the room behind the first key (room A)"),
+                                  ("keys_needed", "2", "the two-key tasks")):
         judged = [row for row in tf.class_verdicts(tf.class_aggregates(rows, "deep", grouping, "finetuned"))
                   if row[grouping] == name]  # the library's verdicts: above both intervals and the floor
         parents = ", ".join(f"{arm} {show(interval(judged[0], f'{arm}_'))}" for arm in tf.PARENTS)
@@ -348,150 +353,6 @@ for steps in (256_000, 1_000_000):
               f"often than not: {WORDS[p[1] > 0.5]}")
 
 # %% [markdown]
-# ## The paper's Section 4.3 claims, on each level's one task
-#
-# The paper's three gridworld claims: **(1)** VISR beats APT on easy (successor features adapt fast);
-# **(2)** APT beats VISR where exploring is needed (hard, here also `deep`); **(3)** APS is best or tied-best
-# everywhere. Each is decided from the committed Figure 4 sweep (one task per level, 10 seeds; 64k
-# pretraining, 16k identification, 32k fine-tuning steps) in success (zero-shot or fine-tuned: wholly above
-# in one, wholly below in neither), in coverage, and in visitation entropy ($H(p)/\log N$ of the visit
-# frequencies over the $N$ reachable states).
-
-# %%
-figure4 = read_rows(course.committed_result("gridworld/figure4.csv"))
-final = [row for row in figure4 if row["phase"] == "finetuned"]  # one row per run: its pretraining measures
-summary = {measure: summarise(final, by=("method", "level"), value=column)
-           for measure, column in (("coverage", "state_coverage"), ("entropy", "visitation_entropy"))}
-for phase in ("zero_shot", "finetuned"):
-    summary[phase] = summarise([r for r in figure4 if r["phase"] == phase], by=("method", "level"),
-                               value="success_rate")
-MEASURES = {"success": ("zero_shot", "finetuned"), "coverage": ("coverage",),
-            "visitation entropy": ("entropy",)}
-
-
-def ci(method, level, measure):
-    """method's 95% intervals (low, high) in the measure's columns on level."""
-    return [summary[column][method, level][1:3] for column in MEASURES[measure]]
-
-
-def beats(a, b, level, measure):
-    return stats.beats(ci(a, level, measure), ci(b, level, measure))
-
-
-def verdict(holds, methods, level, measure):
-    return stats.claim_verdict(holds, [c for m in methods for c in ci(m, level, measure)])
-
-
-verdicts = {(1, "easy", "success"): verdict(beats("visr", "apt", "easy", "success"), ("visr", "apt"), "easy",
-                                            "success")}
-for level in ("hard", "deep"):
-    for measure in MEASURES:
-        verdicts[2, level, measure] = verdict(beats("apt", "visr", level, measure), ("visr", "apt"), level,
-                                              measure)
-for level in LEVELS:
-    for measure in MEASURES:
-        unbeaten = not any(beats(o, "aps", level, measure) for o in ("visr", "apt"))
-        verdicts[3, level, measure] = verdict(unbeaten, PAPER, level, measure)
-CLAIMS = {1: "VISR beats APT", 2: "APT beats VISR", 3: "nobody (VISR, APT) beats APS"}
-for (number, level, measure), said in verdicts.items():
-    beaten = [o for o in ("visr", "apt") if beats(o, "aps", level, measure)] if number == 3 else []
-    print(f"claim {number}, '{CLAIMS[number]}', on {level}, in {measure}: {WORDS[said]}"
-          + (": beaten by " + " and ".join(beaten) if beaten else ""))
-
-# %% [markdown]
-# ## Why: the measured mechanisms
-#
-# * **Zero-shot blame** (notebook 04c): each zero-shot failure is put on one link of identification data →
-#   fitted reward $\phi(s')^\top c$ → policy $\arg\max_a \psi(s, a, w)^\top w$.
-# * **APS's exploration value rides on $w$** (notebook 04b, "GPI at work"): with
-#   $Q = \psi(s, a, w)^\top w$ the kNN return enters only through $w$. `probes.w_dependence` measured how
-#   much $Q$ moves with $w$ against the gap between the best two actions (for the kNN-feature variant too).
-# * **The exploration weight**: weighted 0, APS is VISR; the parts study weighted it 0, 1 (Eq. 6) and 3.
-
-# %%
-from aps_teach.grid.blame import blame_summary
-
-parts = read_rows(course.committed_result("aps_parts/aps_parts.csv"))
-for method in ("visr", "aps"):
-    runs = [r for r in figure4 if (r["method"], r["level"], r["phase"]) == (method, "deep", "zero_shot")]
-    with_target = sum(int(r["target_rewards"]) > 0 for r in runs)
-    print(f"deep {method:<4} zero-shot {summary['zero_shot'][method, 'deep'][0]:.2f}; blame over seeds: "
-          f"{blame_summary(runs)}; identification data held a target reward in {with_target} of {len(runs)}")
-
-probes = read_rows(course.committed_result("aps_parts/w_dependence.csv"))
-APT_REWARD = '["agent.exploit_weight", 0.0], ["agent.shared_encoder", false]'  # no phi^T w, APT's encoder
-arms = {"apt": ("apt", ""), "aps": ("aps", ""), "aps, kNN feature": ("aps", '[["agent.knn_feature", true]]'),
-        "aps with APT's reward": ("aps", f"[{APT_REWARD}]")}
-probe = {}
-for arm, (method, overrides) in arms.items():
-    rows = [r for r in probes if (r["method"], r["overrides"]) == (method, overrides)]
-    probe[arm] = {c: np.mean([float(r[c]) for r in rows])
-                  for c in ("state_coverage", "q_std_over_w", "action_gap")}
-    spread = "" if method == "apt" else (f"; std of Q over w {probe[arm]['q_std_over_w']:.2f}, action gap "
-                                         f"{probe[arm]['action_gap']:.2f}")
-    print(f"probe on deep, {arm}: coverage {probe[arm]['state_coverage']:.2f} ({len(rows)} seeds){spread}")
-paid_apt = probe["aps with APT's reward"]
-noise = probe["aps"]["q_std_over_w"] > probe["aps"]["action_gap"]
-print(f"APS's Q moves more with w than its actions differ: {noise}; paid APT's own reward, APS still covers "
-      f"less than APT: "
-      f"{paid_apt['state_coverage'] < probe['apt']['state_coverage']}")
-
-weights = {}
-for weight in ("0.0", "1.0", "3.0"):
-    tag = "" if weight == "1.0" else f'[["agent.explore_weight", {weight}]]'
-    rows = [r for r in parts if (r["method"], r["level"], r["overrides"], r["phase"]) ==
-            ("aps", "easy", tag, "zero_shot")]
-    weights[float(weight)] = np.mean([float(r["success_rate"]) for r in rows]), len(rows)
-print("APS on easy, zero-shot success by exploration weight: " + ", ".join(
-    f"{w:g}: {s:.2f} ({n} seeds)" for w, (s, n) in weights.items()))
-
-# %% [markdown]
-# ## Atari: the paper's numbers beside these
-#
-# The paper's Atari protocol: a long reward-free pretraining (250M steps in its text, 5M in its
-# hyperparameter table), the task identified by least squares from 10 episodes (at most 40k steps), then
-# fine-tuning on top of DrQ for the rest of a 100k-step budget. It reports human-normalised scores,
-# $(\text{score} - \text{random}) / (\text{human} - \text{random})$ in percent, aggregated over games by mean
-# and median, APS's averaged over 5 seeds, with no intervals. The cell prints its rows for the three methods,
-# and DrQ's, the baseline behind its "106% relative improvement": **these are the paper's numbers, none is
-# reproduced here.**
-#
-# **Predict first**: which aggregate of the Atari-26 table does the 106% describe, the median or the mean?
-
-# %%
-predicted_aggregate = None  # your guess: "median", "mean" or "neither"
-
-# %%
-PAPER_ATARI = {  # the paper's tables: (mean, median, super-human games); Atari 57 lists no DrQ
-    "Atari 26, 100k steps": {"DrQ": (35.7, 26.8, 2), "VISR": (64.31, 12.36, 6), "APT": (69.55, 47.50, 7),
-                             "APS": (99.04, 58.80, 8)},
-    "Atari 57": {"VISR": (68.42, 9.41, 11), "APT": (47.78, 33.41, 12), "APS": (103.04, 39.23, 15)}}
-for suite, rows in PAPER_ATARI.items():
-    print(f"the paper's {suite}: " + "; ".join(f"{m} mean {a:.2f}, median {b:.2f}, super-human on {c}"
-                                               for m, (a, b, c) in rows.items()))
-    best = {name: max(rows, key=lambda m: rows[m][i]) for i, name in enumerate(("mean", "median"))}
-    print(f"  highest mean: {best['mean']}, highest median: {best['median']}; VISR's median below APT's: "
-          f"{rows['VISR'][1] < rows['APT'][1]}")
-drq, aps = PAPER_ATARI["Atari 26, 100k steps"]["DrQ"], PAPER_ATARI["Atari 26, 100k steps"]["APS"]
-improvement = {agg: 100 * (aps[i] - drq[i]) / drq[i] for i, agg in enumerate(("mean", "median"))}
-matching = [agg for agg, value in improvement.items() if abs(value - 106) < 1]
-print("relative improvement of APS over DrQ in the paper's Atari-26 table: " + ", ".join(
-    f"{agg} {value:+.0f}%" for agg, value in improvement.items()) + f"; stated: +106%: matches "
-    f"{' and '.join(matching) or 'neither aggregate'}")
-if predicted_aggregate is not None:
-    print(f"your prediction: {predicted_aggregate}; measured: {' and '.join(matching) or 'neither'}")
-try:
-    course.committed_result("atari")
-    committed_atari = "yes"
-except FileNotFoundError:
-    committed_atari = "none"
-print(f"Atari results committed in this repository: {committed_atari}")
-
-# %% [markdown]
-# On Atari the repository has the paper's pipeline, tested on the CPU with real ROMs (notebook 06,
-# `aps_teach/atari/README.md`), and no score at the paper's budgets: the gridworld verdicts above are the
-# course's only measurement of the three methods.
-#
 # ## Summary: one story
 #
 # * **VISR** (task inference): fine-tuned, it beats APT on every level's one-key tasks; zero-shot, APS stays
@@ -499,19 +360,19 @@ print(f"Atari results committed in this repository: {committed_atari}")
 # * **APT** (exploration): on deep it covers the most states of the paper's three, yet fine-tunes from a
 #   task-free policy, below VISR on the one-key tasks.
 # * **APS as the paper writes it** (64k pretraining, 8k fine-tuning, 10 seeds) acts like VISR: it ties VISR,
-#   beats APT, beats both on no class, and on deep explores no further than VISR.
+#   beats APT, beats both on no class, and on deep covers less than VISR (0.58 against 0.63, intervals
+#   apart).
 # * **The variants** (the kNN reward as a successor feature of its own; with $\psi$ conditioned on the
 #   exploration weight too) explore like APT. At 64k (10 seeds) they tie VISR over each level; with budget
-#   they pull ahead on deep: the explore-conditioned one beats both parents behind the first key and over
-#   the whole family at 256k (10 seeds), both do at 1M (5 seeds), the first methods here to beat both
-#   parents there. At 1M the paper's APS covers nearly every state (0.99) and still ties VISR.
-# * **The ceiling**: the level's own target, behind both keys, at every budget here, though the data often
-#   holds its reward; of the other tasks behind both keys, only the kNN-feature variant at 1M scores above 0
-#   as a class.
-# * **Atari**: the paper's rows put APS ahead of VISR and APT; its numbers, not reproduced here.
+#   they pull ahead on deep: the explore-conditioned one beats both parents in the room behind the first key
+#   and over the whole family at 256k (10 seeds), both do at 1M (5 seeds), the first methods here to beat
+#   both parents there. At 1M the paper's APS covers nearly every state (0.99) and still ties VISR.
+# * **The ceiling**: the level's own target, a two-key task: with the family study's 8k fine-tuning steps no
+#   arm reaches it at any budget here, though the data often holds its reward; with Figure 4's 32k, APT
+#   alone reaches it on some seeds of deep (0.19 [0.00, 0.48], notebook 07b).
 #
-# Next: the ablations of notebooks 05, 05b and 05c, the studies page's commands (the budget axis at 10 seeds,
-# or on hard), and a GPU run of notebook 06.
+# Next: notebook 07b decides the paper's own gridworld claims, with their measured mechanisms, and sets the
+# paper's Atari numbers beside them.
 
 # %%
 print(f"notebook wall time: {time.perf_counter() - notebook_start:.0f} s")
