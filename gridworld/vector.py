@@ -2,7 +2,7 @@
 
 It equals `gymnasium.vector.SyncVectorEnv([lambda: gridworld.make(level, ...)] * num_envs)` step for step
 (same seeds, same actions: same observations, rewards, terminations, truncations and infos, autoresets
-and time limit included); tests/test_compiled_engine.py holds the two together.
+and time limit included); tests/envs/test_compiled_engine.py holds the two together.
 """
 
 from __future__ import annotations

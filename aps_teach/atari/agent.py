@@ -11,7 +11,7 @@ What does change is how: the learner is built with `fixed_shapes=True`, so an up
 the device: its statistics stay tensors (the training loop reads them when it writes a metrics row), and
 with `nstep_reward="sum"` the kNN reward runs over all B x n next states with the invalid ones masked
 (`rewards.masked_particle_entropy`) instead of selecting the valid ones, whose number the host would
-have to read. The rewards are the gridworld learner's up to float rounding (tests/test_atari_agent.py
+have to read. The rewards are the gridworld learner's up to float rounding (tests/atari/test_agent.py
 compares the two).
 """
 

@@ -12,7 +12,7 @@ update counter and the target network's copy (`aps_teach.learner.update.count_up
 
 The draws are made in `augment_batch`'s order from the same generator, so an eager `UpdateStep` gives
 the weights of `learner.update(augment_batch(...))` bit for bit; a compiled one gives them within float
-tolerance (tests/test_atari_compile.py).
+tolerance (tests/atari/test_compile.py).
 """
 
 from __future__ import annotations

@@ -72,6 +72,7 @@ from aps_teach.studies.plots import (
     write_parts_figure,
     write_study_figures,
     write_transfer_figure,
+    write_zero_shot_figure,
     write_zero_shot_loss_figure,
 )
 from aps_teach.studies.task_families import (
@@ -433,7 +434,8 @@ class ZeroShot:
     every task of the family its zero-shot score with and without GPI and under the best-case w, the R^2 of
     the task's reward on phi, an exact planner on the best-fit and on the identified reward, and psi's error
     against the exact successor features of its own policy, into OUT/zero_shot.csv (resumable) and the link
-    that caps zero-shot per arm and task class, OUT/capping_links.csv (see aps_teach.studies.zero_shot)."""
+    that caps zero-shot per arm and task class, OUT/capping_links.csv, drawn in OUT/zero_shot.png (see
+    aps_teach.studies.zero_shot)."""
 
     out: Path
     """Results directory (the committed diagnosis is results/zero_shot)."""
@@ -467,7 +469,7 @@ def _zero_shot(cmd: ZeroShot) -> dict:
     write_csv_atomic(cmd.out / "capping_links.csv", capping_links(read_diagnosis(cmd.out)))
     return {"completed": len(report.completed), "skipped": len(report.skipped),
             "failed": len(report.failures), "results": cmd.out / "zero_shot.csv",
-            "capping links": cmd.out / "capping_links.csv"}
+            "capping links": cmd.out / "capping_links.csv", "figure": write_zero_shot_figure(cmd.out)}
 
 
 @dataclass

@@ -29,7 +29,7 @@ SUBCOMMANDS = {
     "atari": ("run", "pretrain", "finetune", "evaluate", "sweep"),
 }
 """Each command group's subcommands, as `aps-teach --help` lists them (kept here, not read from the groups'
-modules, so that --help imports no torch; tests/test_cli.py holds them equal to the groups' own)."""
+modules, so that --help imports no torch; tests/cli/test_cli.py holds them equal to the groups' own)."""
 COMMANDS = {
     "demo": "a random policy on every gridworld level: statistics and a picture",
     "gridworld": f"the key-passageway gridworlds: {', '.join(SUBCOMMANDS['gridworld'])}",

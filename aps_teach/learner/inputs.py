@@ -1,14 +1,14 @@
 """What the gridworld networks read: the observation minus a running mean, on the entries that vary.
 
-Input normalisation. A one-hot board has about 100 of its 800 entries on in every state (walls, floor)
-and only 2-8 that differ between states. Fed raw, the always-on entries make up most of every first-layer
+Input normalisation. A one-hot board has about 100 of its 800 entries on in every state (walls, floor) and
+only 2-8 that differ between states. Fed raw, the always-on entries make up most of every first-layer
 activation and Adam moves their weights together: after 6.4k pretraining steps 92-109 of phi's 128 hidden
-units are dead in every state (VISR and APS, every level; tests/test_inputs.py); under the old defaults
-(batch 32, 16k steps) phi ended as a constant on `open10`, 118-123 units dead. The networks read x = obs - m
-instead, m the running mean of the observations the learner has trained on (`ObservationNormaliser`):
-RND-style observation normalisation without the division by the standard deviation, which would scale a
-rarely visited cell up by 1/std. The mean stops moving when fine-tuning starts from a pretrained learner,
-since phi is frozen then.
+units are dead in every state (VISR and APS, every level; tests/learner/test_inputs.py); under the old
+defaults (batch 32, 16k steps) phi ended as a constant on `open10`, 118-123 units dead. The networks read
+x = obs - m instead, m the running mean of the observations the learner has trained on
+(`ObservationNormaliser`): RND-style observation normalisation without the division by the standard
+deviation, which would scale a rarely visited cell up by 1/std. The mean stops moving when fine-tuning starts
+from a pretrained learner, since phi is frozen then.
 
 Only the entries that vary between the level's states (`varying_columns`) are read: every other entry is
 the same in every state, so once centred it is 0 and its first-layer weights would never move. Dropping

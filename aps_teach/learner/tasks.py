@@ -25,7 +25,7 @@ def infer_task(features: torch.Tensor, rewards: torch.Tensor) -> torch.Tensor:
 
     `features` is (N, d) (rows phi(s')), `rewards` is (N,). This regresses rewards on features;
     solving it the other way round (rewards as the design matrix) is a known bug that recovers w
-    only when the features are uncorrelated (see tests/test_tasks.py).
+    only when the features are uncorrelated (see tests/learner/test_tasks.py).
     """
     if features.ndim != 2 or rewards.ndim != 1 or features.shape[0] != rewards.shape[0]:
         raise ValueError(

@@ -1,6 +1,6 @@
 """The gridworld studies behind the results tables (docs/studies.md): each a sweep of whole runs
 (`aps_teach.grid.experiments`) that returns rows, drawn by `aps_teach.studies.plots` and run by `aps-teach
-gridworld study | parts | families | families-budget | held-out | zero-shot`.
+gridworld study | parts | families | families-budget | held-out | zero-shot | zero-shot-loss`.
 
     budget          how the default budgets were chosen: pretraining and fine-tuning steps, levels, mazes
     aps_parts       APS with one part changed per arm, beside VISR, APT, DQN and a random walk
@@ -8,6 +8,7 @@ gridworld study | parts | families | families-budget | held-out | zero-shot`.
     task_families   one pretraining, many tasks: every arm scored on a level's task family
     held_out        the pre-registered test of the task-family study on held-out levels and seeds
     zero_shot       zero-shot over a task family, diagnosed link by link
+    zero_shot_loss  the pre-registered experiment on what costs APS zero-shot success on easy
     ablations       the course's ablations of APS's reward weights and normaliser
     cross_training  Section 6's X -> Y: a learner trained on the replay another method fills
     probes          measurements of a pretrained learner (skill coverage, how Q depends on w)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -97,7 +98,7 @@ def run_finetune_rows(spec: RunSpec, budget: Budget) -> list[dict]:
     zero = evaluate(pretrained, level, w, budget.eval_episodes, seed, config)
     rows = []
     for arm in METHOD_ARMS[spec.method]:
-        arm_config = with_overrides(config, ARMS[arm])
+        arm_config = with_overrides(replace(config, agent=pretrained.config), ARMS[arm])
         learner = copy.deepcopy(pretrained)
         learner.config = arm_config.agent
         factor = 1 / scale if arm == LEAST_SQUARES_ARM else 1.0

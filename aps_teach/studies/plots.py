@@ -29,6 +29,7 @@ from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
 from aps_teach.studies.task_families import BUDGET_ARMS, budget_axis, class_aggregates
 from aps_teach.studies.task_families import COLUMNS as FAMILY_COLUMNS
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
+from aps_teach.studies.zero_shot import LINKS, capping_links, read_diagnosis
 from aps_teach.studies.zero_shot_loss import ARMS as LOSS_ARMS
 from aps_teach.studies.zero_shot_loss import COLUMNS as LOSS_COLUMNS
 from aps_teach.studies.zero_shot_loss import RESULTS as LOSS_RESULTS
@@ -566,6 +567,55 @@ def write_zero_shot_loss_figure(out_dir: str | Path) -> Path | None:
     """OUT/zero_shot_loss.png: `plot_zero_shot_loss` of OUT/zero_shot_loss.csv; None while it holds no row."""
     rows = read_rows(Path(out_dir) / LOSS_RESULTS, LOSS_COLUMNS)
     return _write(plot_zero_shot_loss(rows), Path(out_dir) / "zero_shot_loss.png") if rows else None
+
+
+LINK_COLOURS = {"phi": "#8c6bb1", "identification": "#fdae61", "psi": "#74add1"}
+"""The zero-shot chain's links in the diagnosis figure."""
+
+
+def plot_capping_links(links: Sequence[dict]):
+    """The zero-shot diagnosis (`zero_shot.capping_links` rows of one level): one panel per arm, per task
+    class the score zero-shot lost to each link stacked (phi, identification, psi), zero-shot's own score a
+    black dot and the capping link named under its bar. The stack can pass 1 where the planner on the
+    identified reward beat the best fit's (each loss is clipped at 0, not at the others' sum)."""
+    arms = list(dict.fromkeys(row["arm"] for row in links))
+    classes = list(dict.fromkeys(row["task_class"] for row in links))
+    fig, axes = plt.subplots(1, len(arms), figsize=(3.2 * len(arms), 4.8), sharey=True, squeeze=False)
+    top = 1.0
+    for ax, arm in zip(axes[0], arms, strict=True):
+        rows = {row["task_class"]: row for row in links if row["arm"] == arm}
+        for i, task_class in enumerate(classes):
+            row = rows.get(task_class)
+            if row is None:
+                continue
+            bottom = 0.0
+            for link in LINKS:
+                lost = float(row[f"lost_to_{link}"])
+                ax.bar(i, lost, 0.7, bottom=bottom, color=LINK_COLOURS[link],
+                       gid=f"{arm}/{task_class}/{link}", label=f"lost to {link}")
+                bottom += lost
+            top = max(top, bottom)
+            score = min(1.0, max(0.0, float(row["zero_shot"])))
+            ax.plot(i, score, "k.", markersize=7, label="zero-shot score")
+            ax.text(i, -0.04, row["capping_link"][:5], ha="center", va="top", fontsize="x-small")
+        ax.set_xticks(range(len(classes)), classes, rotation=60, ha="right", fontsize="x-small")
+        ax.set_title(arm, fontsize="small")
+    axes[0][0].set_ylim(-0.12, top + 0.05)
+    axes[0][0].set_ylabel("normalised score")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    unique = dict(zip(labels, handles, strict=True))
+    fig.legend(unique.values(), unique.keys(), frameon=False, fontsize="small", loc="upper right", ncol=4)
+    fig.suptitle(f"Where zero-shot loses its score on {links[0]['level']}: per task class, the mean over "
+                 "tasks x seeds lost to each link;\nunder each bar the link that caps it", fontsize="medium",
+                 x=0.02, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig
+
+
+def write_zero_shot_figure(out_dir: str | Path) -> Path | None:
+    """OUT/zero_shot.png: `plot_capping_links` of OUT/zero_shot.csv; None while it holds no row."""
+    rows = read_diagnosis(out_dir)
+    return _write(plot_capping_links(capping_links(rows)), Path(out_dir) / "zero_shot.png") if rows else None
 
 
 def _write(fig, path: Path) -> Path:

@@ -49,7 +49,7 @@ def write_preregistration(path: Path, protocol: dict = PROTOCOL, words: str = "A
 
 
 def test_the_committed_preregistration_is_a_valid_protocol_of_fresh_seeds_on_the_held_out_levels():
-    protocol = read_protocol(Path(__file__).parents[1] / "docs" / "preregistration" / "held_out.md")
+    protocol = read_protocol(Path(__file__).parents[2] / "docs" / "preregistration" / "held_out.md")
     assert (protocol.first_seed, protocol.num_seeds) == (10, 10)  # the exploratory study used 0-9
     assert {part.level for part in protocol.parts} == set(gridworld.HELD_OUT)
     assert protocol.primary_parts == ("detour-256k", "fork-256k")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONDA_TO_PYPI = {"pytorch": "torch"}
 NOT_PACKAGES = {"python", "pip"}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 PACKAGES = ("aps_teach", "gridworld")
 DRAWING = {"aps_teach.grid.plots", "aps_teach.studies.plots", "aps_teach.atari.plots",
            "aps_teach.course.widgets", "aps_teach.course.schematic", "aps_teach.infra.figures"}

@@ -1,6 +1,6 @@
 """The course notebooks: each .py source and its committed .ipynb agree and starts with the install cell;
-what each prints in fast mode is checked by `check_printed_output`, which tests/test_colab.py calls on its
-run of every notebook (from an installed wheel, outside the repository, as on Colab)."""
+what each prints in fast mode is checked by `check_printed_output`, which tests/course/test_colab.py calls on
+its run of every notebook (from an installed wheel, outside the repository, as on Colab)."""
 
 import re
 import shutil

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "gridworld" / "README.md",
          ROOT / "aps_teach" / "atari" / "README.md", ROOT / "benchmarks" / "README.md"]

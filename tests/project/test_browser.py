@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 PAGES = ["", "notebooks/00_gridworlds/", "notebooks/02_visr/", "notebooks/03_apt/", "notebooks/04_aps/",
          "notebooks/04c_zero_shot/", "notebooks/05_ablations/", "notebooks/06_atari/",
@@ -37,8 +37,16 @@ if not (CHROMIUM and DRIVER):
 
 CHECK = """
 const done = arguments[arguments.length - 1];
-const ready = window.MathJax && MathJax.startup ? MathJax.startup.promise : Promise.resolve();
-ready.then(() => new Promise(resolve => setTimeout(resolve, 300))).then(() => {
+// MathJax's configuration object exists before its script has loaded (under load, seconds later): wait for
+// the script's startup, where the page loads MathJax, then for its first typesetting.
+const loads = document.querySelector("script[src*='mathjax' i], script[src*='tex-' i]") !== null;
+const started = new Promise(resolve => {
+  const poll = () => (!loads || (window.MathJax && MathJax.startup && MathJax.startup.promise))
+      ? resolve() : setTimeout(poll, 100);
+  poll();
+});
+started.then(() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null)
+    .then(() => new Promise(resolve => setTimeout(resolve, 300))).then(() => {
   const article = document.querySelector("article") || document.body;
   const copy = article.cloneNode(true);
   copy.querySelectorAll("pre, code, mjx-container, script, style").forEach(node => node.remove());

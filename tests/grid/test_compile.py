@@ -11,12 +11,12 @@ from dataclasses import replace
 
 import pytest
 import torch
-from test_seed_groups import CONFIG, STEPS
 from torch._dynamo.utils import counters
 
 from aps_teach.grid import train
 from aps_teach.grid.train import TrainConfig, pretrain_seeds
 from aps_teach.infra.sweeps import config_dict, config_hash
+from tests.learner.test_group import CONFIG, STEPS
 
 
 def weights(learner) -> list[torch.Tensor]:

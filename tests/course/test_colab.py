@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_notebooks import SOURCES, check_printed_output, exercise_names
 
 from aps_teach.course import FAST_MODE_TEXT
 from aps_teach.course.build import EXERCISE_STARTER, execute
+from tests.course.test_notebooks import SOURCES, check_printed_output, exercise_names
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUILD_INPUTS = ["aps_teach", "gridworld", "results", "pyproject.toml", "README.md"]
 WHERE = "import aps_teach, gridworld; print('imported from', aps_teach.__file__, gridworld.__file__)"
 

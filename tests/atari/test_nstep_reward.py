@@ -10,11 +10,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
-from test_atari_agent import SMALL
 
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.learner.update import td_targets
+from tests.atari.test_agent import SMALL
 
 STACK, SIDE, D, N = 4, SMALL.frame_size, SMALL.feature_dim, 5
 LIFE_LOST, GAME_OVER, TRUNCATED, NEW_W = {4}, {11}, {19}, {7, 15, 23}

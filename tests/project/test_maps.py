@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 PACKAGES = sorted(path.parent.name for path in (ROOT / "aps_teach").glob("*/__init__.py")
                   if path.parent.name != "results")
 

@@ -4,9 +4,9 @@ import csv
 import math
 
 import pytest
-from test_atari_train import tiny
 
 from aps_teach.atari.train import pretrain
+from tests.atari.test_train import tiny
 
 event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
 

@@ -1,5 +1,5 @@
-"""The course helpers: the fast-mode banner and the committed results (from a checkout; tests/test_colab.py
-checks them from an installed wheel)."""
+"""The course helpers: the fast-mode banner and the committed results (from a checkout;
+tests/course/test_colab.py checks them from an installed wheel)."""
 
 import pytest
 

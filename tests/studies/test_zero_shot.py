@@ -88,6 +88,27 @@ def test_losses_split_the_score_lost_along_the_chain():
     assert summary["capping_link"] == "psi" and summary["lost_to_psi"] == pytest.approx(0.65)
 
 
+
+def test_the_figure_stacks_each_class_losses_in_the_chain_order():
+    """One stacked bar per (arm, class): each link's segment as high as its mean loss, starting where the
+    previous link's ended; an arm without a class has no bar for it."""
+    from aps_teach.studies.plots import plot_capping_links
+
+    links = [{"level": "easy", "arm": "aps", "task_class": "x", "zero_shot": 0.2, "lost_to_phi": 0.1,
+              "lost_to_identification": 0.4, "lost_to_psi": 0.3, "capping_link": "identification"},
+             {"level": "easy", "arm": "aps", "task_class": "y", "zero_shot": 1.0, "lost_to_phi": 0.0,
+              "lost_to_identification": 0.0, "lost_to_psi": 0.0, "capping_link": "phi"},
+             {"level": "easy", "arm": "visr", "task_class": "y", "zero_shot": 0.0, "lost_to_phi": 1.0,
+              "lost_to_identification": 0.0, "lost_to_psi": 0.0, "capping_link": "phi"}]
+    fig = plot_capping_links(links)
+    bars = {patch.get_gid(): (patch.get_y(), patch.get_height()) for ax in fig.axes for patch in ax.patches
+            if patch.get_gid()}
+    assert bars["aps/x/phi"] == pytest.approx((0.0, 0.1))
+    assert bars["aps/x/identification"] == pytest.approx((0.1, 0.4))
+    assert bars["aps/x/psi"] == pytest.approx((0.5, 0.3))
+    assert bars["visr/y/phi"] == pytest.approx((0.0, 1.0))
+    assert not any(gid.startswith("visr/x") for gid in bars)
+
 def test_a_run_diagnoses_every_task_of_the_family_and_its_psi_error_is_measured():
     (row, *rest) = zero_shot.run_diagnosis_rows(RunSpec("aps", "easy", 0, ()), 800, 400, 2, SMALL)
     rows = [row, *rest]

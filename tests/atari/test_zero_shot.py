@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import numpy as np
 import torch
-from test_atari_train import TINY, tiny
 
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.envs import AtariEnvs
 from aps_teach.atari.train import evaluate, evaluate_zero_shot
+from tests.atari.test_train import TINY, tiny
 
 W = torch.nn.functional.normalize(torch.tensor([1.0, 2.0, -1.0, 0.5, 0.0]), dim=0)
 

@@ -9,7 +9,6 @@ import sys
 from dataclasses import replace
 
 import pytest
-from test_atari_train import tiny
 
 from aps_teach.atari import sweep
 from aps_teach.atari.experiments import run
@@ -17,6 +16,7 @@ from aps_teach.atari.plots import write_scores_figure
 from aps_teach.atari.sweep import expand_games, run_atari_sweep, run_dir, run_one, summary_rows, sweep_runs
 from aps_teach.infra.executors import gpu_executor, make_executor
 from aps_teach.infra.sweeps import RunSpec, read_rows
+from tests.atari.test_train import tiny
 
 TIMING = ("run_seconds",)
 

@@ -347,7 +347,8 @@ def test_by_default_the_run_function_and_its_bound_arguments_are_the_configurati
     with pytest.raises(ValueError, match=r"budget.steps \(file 1, this sweep 2\)"):
         run_sweep(grid(["visr"], ["easy"], [1]), partial(budget_run, budget={"steps": 2}), results,
                   executor=threads, progress=False)
-    with pytest.raises(ValueError, match=r"run \(file 'test_sweeps.budget_run', this sweep 'test_sweeps.fa"):
+    with pytest.raises(ValueError, match=r"run \(file 'tests.infra.test_sweeps.budget_run', this sweep "
+                                         r"'tests.infra.test_sweeps.fake_run'"):
         run_sweep(grid(["visr"], ["easy"], [1]), fake_run, results, executor=threads, progress=False)
 
 
@@ -448,7 +449,7 @@ def test_the_committed_figure4_record_is_the_configuration_of_its_rows():
 
     from aps_teach.infra.sweeps import config_hash
 
-    results = Path(__file__).parents[1] / "results" / "gridworld" / "figure4.csv"
+    results = Path(__file__).parents[2] / "results" / "gridworld" / "figure4.csv"
     record = json.loads(results.with_suffix(".sweep.json").read_text())
     hashes = {row["config_hash"] for row in read_rows(results)}
     assert hashes == {config_hash(record["budget"], record["train"])}

@@ -365,7 +365,7 @@ def test_the_committed_study_says_what_the_readme_and_the_studies_page_say():
     import csv
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     folder = root / "results" / "task_families"
     improvement = {(r["level"], r["phase"], r["arm"], r["than"]): r for r in csv.DictReader(
         (folder / "improvement.csv").open())}
@@ -402,7 +402,7 @@ def test_the_committed_budget_axis_is_what_the_studies_page_shows():
     import csv
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     page = " ".join((root / "docs" / "studies.md").read_text().split())
     rows = [r for r in csv.DictReader((root / "results" / "task_families_budget" / "budget_axis.csv").open())
             if (r["phase"], r["tasks"]) == ("finetuned", "family")]

@@ -106,8 +106,8 @@ def local_ray():
         patch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # read at import: bind to 127.0.0.1
         patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
         patch.setenv("RAY_AUTH_MODE", "disabled")  # a loopback-only instance; writes no token to ~/.ray
-        tests = str(Path(__file__).parent)
-        patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")])))
+        root = str(Path(__file__).resolve().parents[2])  # tests.infra.test_executors, importable from here
+        patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
         ray = pytest.importorskip("ray")
         ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 2**20,
                  log_to_driver=False)
@@ -177,9 +177,8 @@ def fixed_run(spec) -> list[dict]:
 
 
 def test_an_atari_sweep_on_ray_writes_the_local_executors_rows(local_ray, tmp_path):
-    from test_atari_train import tiny
-
     from aps_teach.atari.sweep import run_atari_sweep
+    from tests.atari.test_train import tiny
 
     run_atari_sweep(["pong"], ["dqn"], 1, tiny(), tmp_path / "local", progress=False)
     with make_executor("ray", num_cpus=1) as ray:

@@ -237,7 +237,7 @@ def test_plot_transfer_bars_are_the_group_means():
     ({"num_tasks": 0}, "num_tasks must be an integer >= 1"),
     ({"eval_episodes": -1}, "eval_episodes must be an integer >= 1"),
     ({"seeds": []}, "at least one seed"),
-    ({"num_boxes": 0}, "need num_boxes >= 1"),
+    ({"num_boxes": 0}, "need integers 1 <= num_boxes"),
     ({"num_boxes": 1, "box_size": 12}, "every policy earns the same"),
 ])
 def test_bad_input_is_refused_before_any_training(kwargs, message):

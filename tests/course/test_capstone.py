@@ -2,7 +2,7 @@
 does when it computes the same thing, bad settings and bad shapes are refused early, a sign error in either
 term shows in the trained agent, and the judge's thresholds, applied to agents measured at the default
 budget on its level and seeds, pass Eq. 6 and fail VISR's reward alone on every seed (the live run at that
-budget is in tests/test_learning.py)."""
+budget is in tests/course/test_learning.py)."""
 
 import dataclasses
 

@@ -20,7 +20,7 @@ import torch
 import aps_teach
 from aps_teach.cli import gridworld as cli_gridworld
 from aps_teach.cli.main import main
-from aps_teach.grid import train
+from aps_teach.grid import rounds, train
 from aps_teach.grid.experiments import level_art
 from aps_teach.infra.files import save_checkpoint
 from aps_teach.infra.run_dir import RunDir
@@ -106,7 +106,7 @@ def test_resume_from_every_interruption_point_repeats_the_uninterrupted_run(refe
         if saves["n"] == saves["stop_after"]:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(train, "save_checkpoint", save_then_stop)
+    monkeypatch.setattr(rounds, "save_checkpoint", save_then_stop)
     argv = run_argv(out)
     standings = ["pretraining not started; fine-tuning not started",
                  "pretraining checkpointed at env step 200 of 400; fine-tuning not started",
@@ -183,7 +183,7 @@ def test_a_second_process_writing_a_running_run_is_refused_naming_its_pid(tmp_pa
                                      "atari sweep"])
 def test_every_command_that_writes_a_directory_is_refused_while_another_owns_it(command, reference, tmp_path,
                                                                                capsys):
-    from test_locks import held_by_another_process
+    from tests.infra.test_locks import held_by_another_process
 
     out = tmp_path / "run"
     shutil.copytree(reference, out)

@@ -17,7 +17,7 @@ from aps_teach.grid.train import TrainConfig
 from aps_teach.infra.sweeps import config_hash, read_rows
 from aps_teach.studies.task_families import COLUMNS, FamilyBudget, write_family_tables
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 STUDY = ROOT / "results" / "task_families"
 AXIS_256K = ROOT / "results" / "task_families_budget" / "pretrain_256000"
 

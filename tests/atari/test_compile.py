@@ -14,13 +14,13 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from test_atari_agent import SMALL
 
 from aps_teach.atari.agent import AtariLearner
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.train import augment_batch
 from aps_teach.atari.update_step import UpdateStep
 from aps_teach.infra import phases
+from tests.atari.test_agent import SMALL
 
 needs_compiler = pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c++") is None,
                                     reason="torch.compile on CPU needs a C++ compiler")
