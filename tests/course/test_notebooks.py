@@ -638,6 +638,20 @@ def check_printed_output(source, notebook) -> None:
                 f"{said[a_low > v_high]}; APS beats both: {said[s_low > max(v_high, a_high)]}", (level, keys)
             wins += [(level, keys)] if v_low > a_high else []
         assert wins == [("easy", "1"), ("hard", "1"), ("deep", "1")]
+        # the held-out test: each committed part's verdict follows from its two intervals
+        diff = r"[+-]\d\.\d{3} \[([+-]\d\.\d{3}), [+-]\d\.\d{3}\] ([\w ]+)"  # its low end, its reading
+        held = re.findall(rf"^(detour-256k), (aps, [\w -]+): (beats [\w ]+) \(against VISR {diff}; "
+                          rf"against APT {diff}\)$", printed, re.MULTILINE)
+        assert [contender for _, contender, *_ in held] == ["aps, explore-conditioned", "aps, kNN feature"]
+        for _, _, verdict, v_low, v_reading, a_low, a_reading in held:
+            above = {"visr": float(v_low) > 0, "apt": float(a_low) > 0}
+            assert verdict == {(True, True): "beats both parents", (True, False): "beats visr only",
+                               (False, True): "beats apt only", (False, False): "beats neither"}[
+                above["visr"], above["apt"]]
+            assert (v_reading == "above") == above["visr"] and (a_reading == "above") == above["apt"]
+        assert re.search(r"^H1 \(aps, explore-conditioned beats both parents; detour-256k, fork-256k\): "
+                         r"(pending|does not hold|holds on fork-256k only) \[detour-256k: beats apt only",
+                         printed, re.MULTILINE)
         assert "APS beats both: holds" not in printed
         assert "easy: P(APS > VISR) fine-tuned 0.45 [0.38, 0.52], zero-shot 0.26 [0.21, 0.30]; P(APS > " \
             "APT) fine-tuned 0.65 [0.59, 0.71]; fine-tuned, APS above VISR more often than not: does not " \
