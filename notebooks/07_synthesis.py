@@ -394,15 +394,16 @@ for row in read_rows(course.committed_result("held_out/hypotheses.csv")):
 #   behind it.
 # * **APT** (exploration): on deep it covers the most states of the paper's three, yet fine-tunes from a
 #   task-free policy, below VISR on the one-key tasks.
-# * **APS as the paper writes it** (64k pretraining, 8k fine-tuning, 10 seeds) acts like VISR: it ties VISR,
-#   beats APT, beats both on no class, and on deep covers less than VISR (0.58 against 0.63, intervals
-#   apart).
+# * **APS as the paper writes it** (64k pretraining, 8k fine-tuning, 10 seeds) acts like VISR: no difference
+#   from VISR is found, it beats APT, beats both on no class, and on deep covers less than VISR (0.58 against
+#   0.63, intervals apart).
 # * **The variants** (the kNN reward as a successor feature of its own; with $\psi$ conditioned on the
-#   exploration weight too) explore like APT. At 64k (10 seeds) they tie VISR over each level; with budget
-#   they pull ahead on deep: the explore-conditioned one beats both parents in the room behind the first key
-#   and over the whole family at 256k (10 seeds), both do at 1M (5 seeds), the first methods here to beat
-#   both parents there. At 1M the paper's APS covers nearly every state (0.99) and still ties VISR. On the
-#   pre-registered held-out level `detour` (fresh seeds, 256k) they beat APT only: no difference from VISR.
+#   exploration weight too) explore like APT. At 64k (10 seeds) no difference from VISR is found on any level;
+#   with budget they pull ahead on deep: the explore-conditioned one beats both parents in the room behind the
+#   first key and over the whole family at 256k (10 seeds), both do at 1M (5 seeds), the first methods here to
+#   beat both parents there. At 1M the paper's APS covers nearly every state (0.99), still no different from
+#   VISR. On the pre-registered held-out level `detour` (fresh seeds, 256k) they beat APT only: no difference
+#   from VISR.
 # * **The ceiling**: the level's own target, a two-key task: with the family study's 8k fine-tuning steps no
 #   arm reaches it at any budget here, though the data often holds its reward; with Figure 4's 32k, APT
 #   alone reaches it on some seeds of deep (0.19 [0.00, 0.48], notebook 07b).
