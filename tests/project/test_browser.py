@@ -16,6 +16,7 @@ import socketserver
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -124,10 +125,16 @@ def address(site):
     server.shutdown()
 
 
-def inspect(browser, url: str) -> dict:
-    """What a reader of the page would see broken (`CHECK`), with the console's errors."""
+def inspect(browser, url: str, looks: int = 5) -> dict:
+    """What a reader of the page would see broken (`CHECK`), with the console's errors. A page found broken
+    is looked at again, up to `looks` times a second apart: under load a page was seen with its typesetting or
+    its figures' marks not yet done, and a defect is one that stays."""
     browser.get(url)
-    found = browser.execute_async_script(CHECK)
+    for _ in range(looks):
+        found = browser.execute_async_script(CHECK)
+        if not (found["raw"] or found["wide"] or found["glued"]):
+            break
+        time.sleep(1)
     found["errors"] = [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     return found
 
