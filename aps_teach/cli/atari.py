@@ -11,7 +11,6 @@ finished one over; Ctrl-C says how to continue. A sweep's layout is in `aps_teac
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Literal
@@ -41,6 +40,7 @@ from aps_teach.cli.common import (
     ExistingRunFlags,
     Flattened,
     run_subcommands,
+    sweep_outcome,
 )
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
@@ -150,10 +150,7 @@ def _run_sweep(cmd: Sweep) -> dict:
         with owning(cmd.out):
             report = run_atari_sweep(cmd.games, cmd.methods, cmd.seeds, cmd.train, cmd.out, gpus=cmd.gpus)
             write_scores_figure(cmd.out)
-    for key, trace in report.failures.items():
-        print(f"run {key} failed: {trace.rstrip()}", file=sys.stderr)
-    return {"completed": len(report.completed), "skipped": len(report.skipped),
-            "failed": len(report.failures), "scores": cmd.out / "scores.csv",
+    return {**sweep_outcome(report), "scores": cmd.out / "scores.csv",
             "summary": cmd.out / "summary.csv", "figure": cmd.out / "scores.png"}
 
 

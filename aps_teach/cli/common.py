@@ -25,6 +25,7 @@ import tyro
 from aps_teach.cli import pop_debug
 from aps_teach.infra.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
 from aps_teach.infra.run_dir import Interrupted, resume_command, resume_hint_on_interrupt
+from aps_teach.infra.sweeps import SweepReport
 
 
 @dataclass
@@ -68,6 +69,14 @@ Flattened = tyro.conf.arg(name="")
 """A nested options dataclass whose flags sit at the command's top level (--resume, not --existing.resume)."""
 ExistingRunFlags = Annotated[ExistingRun, Flattened]
 ExecutorFlags = Annotated[ExecutorChoice, Flattened]
+
+
+def sweep_outcome(report: SweepReport) -> dict[str, int]:
+    """Each failed run's traceback on stderr; the number of runs completed, skipped and failed."""
+    for key, trace in report.failures.items():
+        print(f"run {key} failed:\n{trace.rstrip()}", file=sys.stderr)
+    return {"completed": len(report.completed), "skipped": len(report.skipped),
+            "failed": len(report.failures)}
 
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError)

@@ -19,7 +19,14 @@ from typing import Literal
 import torch
 from tyro.conf import OmitArgPrefixes
 
-from aps_teach.cli.common import ExecutorChoice, ExecutorFlags, ExistingRun, ExistingRunFlags, run_subcommands
+from aps_teach.cli.common import (
+    ExecutorChoice,
+    ExecutorFlags,
+    ExistingRun,
+    ExistingRunFlags,
+    run_subcommands,
+    sweep_outcome,
+)
 from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.experiments import (
     DEFAULT_EVAL_EPISODES,
@@ -63,6 +70,7 @@ from aps_teach.studies.held_out import (
     read_protocol,
     run_part,
     write_part_tables,
+    write_seed_metric_verdicts,
 )
 from aps_teach.studies.plots import (
     write_families_figure,
@@ -362,13 +370,12 @@ def _families_budget(cmd: FamiliesBudget) -> dict:
         except KeyboardInterrupt:
             raise Interrupted(f"budget axis stopped; its finished runs are kept in {cmd.out}: the same"
                               " command continues it") from None
-        for key, trace in report.failures.items():
-            print(f"run {key} failed:\n{trace}", file=sys.stderr)
-        for name, runs in (("completed", report.completed), ("skipped", report.skipped),
-                           ("failed", report.failures)):
-            done[name] += len(runs)
+        for name, count in sweep_outcome(report).items():
+            done[name] += count
     studies = read_family_studies([*cmd.also, *budget_studies(cmd.out)])
+    on_level = {steps: [row for row in rows if row["level"] == cmd.level] for steps, rows in studies.items()}
     return {**done, "results": cmd.out, "coverage": write_coverage(cmd.out / "coverage.csv", studies),
+            "seed verdicts": write_seed_metric_verdicts(cmd.out / "seed_verdicts.csv", on_level),
             "table": write_budget_axis(cmd.out / "budget_axis.csv", studies, cmd.level),
             "figure": write_family_budgets_figure(cmd.out / "budget_axis.png", studies, cmd.level)}
 
@@ -414,11 +421,8 @@ def _held_out(cmd: HeldOut) -> dict:
         except KeyboardInterrupt:
             raise Interrupted(f"held-out study stopped; its finished runs are kept in {cmd.out}: the same "
                               "command continues it") from None
-        for key, trace in report.failures.items():
-            print(f"run {key} failed:\n{trace}", file=sys.stderr)
-        for key, runs in (("completed", report.completed), ("skipped", report.skipped),
-                          ("failed", report.failures)):
-            done[key] += len(runs)
+        for name, count in sweep_outcome(report).items():
+            done[name] += count
         write_part_tables(cmd.out, protocol.part(name))
     write_csv_atomic(cmd.out / "hypotheses.csv", hypotheses(cmd.out, protocol))
     return {**done, "results": cmd.out, "hypotheses": cmd.out / "hypotheses.csv",
@@ -464,11 +468,9 @@ def _zero_shot(cmd: ZeroShot) -> dict:
     except KeyboardInterrupt:
         raise Interrupted(f"diagnosis stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None
-    for key, trace in report.failures.items():
-        print(f"run {key} failed:\n{trace}", file=sys.stderr)
+    outcome = sweep_outcome(report)
     write_csv_atomic(cmd.out / "capping_links.csv", capping_links(read_diagnosis(cmd.out)))
-    return {"completed": len(report.completed), "skipped": len(report.skipped),
-            "failed": len(report.failures), "results": cmd.out / "zero_shot.csv",
+    return {**outcome, "results": cmd.out / "zero_shot.csv",
             "capping links": cmd.out / "capping_links.csv", "figure": write_zero_shot_figure(cmd.out)}
 
 
@@ -499,13 +501,11 @@ def _zero_shot_loss(cmd: ZeroShotLoss) -> dict:
     except KeyboardInterrupt:
         raise Interrupted(f"experiment stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None
-    for key, trace in report.failures.items():
-        print(f"run {key} failed:\n{trace}", file=sys.stderr)
+    outcome = sweep_outcome(report)
     rows = read_rows(cmd.out / LOSS_RESULTS, LOSS_COLUMNS)
     write_csv_atomic(cmd.out / "effects.csv", [asdict(effect) | {"verdict": effect.verdict}
                                                for effect in loss_effects(rows)])
-    return {"completed": len(report.completed), "skipped": len(report.skipped),
-            "failed": len(report.failures), "results": cmd.out / LOSS_RESULTS,
+    return {**outcome, "results": cmd.out / LOSS_RESULTS,
             "effects": cmd.out / "effects.csv", "figure": write_zero_shot_loss_figure(cmd.out),
             "decision": "; ".join(explanation(rows))}
 
@@ -517,11 +517,9 @@ def _families(cmd: Families) -> dict:
     except KeyboardInterrupt:
         raise Interrupted(f"study stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None
-    for key, trace in report.failures.items():
-        print(f"run {key} failed:\n{trace}", file=sys.stderr)
-    return {"completed": len(report.completed), "skipped": len(report.skipped),
-            "failed": len(report.failures), "results": cmd.out / "task_families.csv",
-            "tables": [path.name for path in write_family_tables(cmd.out)],
+    seed_verdicts = write_seed_metric_verdicts(cmd.out / "seed_verdicts.csv", read_family_studies([cmd.out]))
+    return {**sweep_outcome(report), "results": cmd.out / "task_families.csv",
+            "tables": [path.name for path in [*write_family_tables(cmd.out), seed_verdicts] if path],
             "figure": write_families_figure(cmd.out)}
 
 
@@ -531,10 +529,7 @@ def _parts(cmd: Parts) -> dict:
     except KeyboardInterrupt:
         raise Interrupted(f"study stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None
-    for key, trace in report.failures.items():
-        print(f"run {key} failed:\n{trace}", file=sys.stderr)
-    return {"completed": len(report.completed), "skipped": len(report.skipped),
-            "failed": len(report.failures), "results": cmd.out / "aps_parts.csv",
+    return {**sweep_outcome(report), "results": cmd.out / "aps_parts.csv",
             "figure": write_parts_figure(cmd.out)}
 
 
@@ -582,10 +577,7 @@ def _sweep(cmd: Sweep) -> dict:
     except KeyboardInterrupt:
         raise Interrupted(f"sweep stopped; its finished runs are kept in {out / 'figure4.csv'}: the same "
                           f"command with --out {out} continues it") from None
-    for key, trace in report.failures.items():
-        print(f"run {key} failed: {trace.rstrip()}", file=sys.stderr)
-    return {"completed": len(report.completed), "skipped": len(report.skipped),
-            "failed": len(report.failures), "results": out / "figure4.csv", "figure": out / "figure4.png"}
+    return {**sweep_outcome(report), "results": out / "figure4.csv", "figure": out / "figure4.png"}
 
 
 def _print(summary: dict) -> None:

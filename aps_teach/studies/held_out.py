@@ -217,23 +217,51 @@ def leave_one_class_out(rows: Sequence[dict], level: str, contender: str, phase:
             for name, members in classes.items()}
 
 
+def contender_verdict(rows: Sequence[dict], level: str, contender: str) -> dict | None:
+    """`contender`'s registered decision on rows of one level, each parent comparison, and the classes whose
+    removal overturns a win (`leave_one_class_out`; empty: robust, or no win to overturn); None while it or
+    a parent has no rows."""
+    if not all(seed_scores(rows, arm) for arm in (contender, *PARENTS)):
+        return None
+    verdict, comparisons = decide(rows, contender)
+    dropped = leave_one_class_out(rows, level, contender) if verdict == "beats both parents" else {}
+    overturned = [name for name, other in dropped.items() if other != verdict]
+    return {"contender": contender, "verdict": verdict,
+            "robust": "" if not dropped else ("yes" if not overturned else "no"),
+            "overturned_by": "; ".join(overturned),
+            **{f"{parent}_{key}": value for parent, comparison in comparisons.items()
+               for key, value in comparison.items()}}
+
+
 def part_verdicts(rows: Sequence[dict], level: str) -> list[dict]:
-    """Per contender of `CONTENDERS`: the registered decision on the part, each parent comparison, and the
-    classes whose removal overturns a win (`leave_one_class_out`; empty: robust, or no win to overturn).
-    Nothing for a contender while it or a parent has no rows."""
+    """`contender_verdict` of each contender of `CONTENDERS` that has rows, on one part."""
+    return [found for contender in CONTENDERS if (found := contender_verdict(rows, level, contender))]
+
+
+def seed_metric_verdicts(studies: dict[int, Sequence[dict]]) -> list[dict]:
+    """The registered metric read on task-family studies it was not registered for (exploratory: their
+    levels and seeds had been looked at): per pretraining budget (`studies`: env steps -> a study's rows),
+    level and contender of the paper's APS and `CONTENDERS`, its `contender_verdict` on every seed the
+    study has, with the number of seeds."""
     out = []
-    for contender in CONTENDERS:
-        if not all(seed_scores(rows, arm) for arm in (contender, *PARENTS)):
-            continue
-        verdict, comparisons = decide(rows, contender)
-        dropped = leave_one_class_out(rows, level, contender) if verdict == "beats both parents" else {}
-        overturned = [name for name, other in dropped.items() if other != verdict]
-        out.append({"contender": contender, "verdict": verdict,
-                    "robust": "" if not dropped else ("yes" if not overturned else "no"),
-                    "overturned_by": "; ".join(overturned),
-                    **{f"{parent}_{key}": value for parent, comparison in comparisons.items()
-                       for key, value in comparison.items()}})
+    for steps, rows in sorted(studies.items()):
+        for level in dict.fromkeys(row["level"] for row in rows):
+            mine = [row for row in rows if row["level"] == level]
+            for contender in ("aps", *CONTENDERS):
+                if found := contender_verdict(mine, level, contender):
+                    seeds = len(seed_scores(mine, contender))
+                    out.append({"pretrain_steps": steps, "level": level, "seeds": seeds, **found})
     return out
+
+
+def write_seed_metric_verdicts(path: str | Path, studies: dict[int, Sequence[dict]]) -> Path | None:
+    """`seed_metric_verdicts` of `studies` as a CSV at path (None, nothing written, while none has a
+    contender and both parents)."""
+    table = seed_metric_verdicts(studies)
+    if not table:
+        return None
+    write_csv_atomic(Path(path), _round(table))
+    return Path(path)
 
 
 def pairwise(rows: Sequence[dict], x: str, y: str, phase: str = PRIMARY_PHASE,

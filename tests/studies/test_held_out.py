@@ -13,7 +13,7 @@ import pytest
 import gridworld
 from aps_teach.grid.train import TrainConfig
 from aps_teach.infra.stats import difference_with_ci
-from aps_teach.infra.sweeps import RunSpec
+from aps_teach.infra.sweeps import RunSpec, read_rows
 from aps_teach.learner.config import AgentConfig
 from aps_teach.studies import held_out, task_families
 from aps_teach.studies.held_out import (
@@ -232,6 +232,38 @@ def test_a_win_carried_by_one_class_is_not_robust_and_the_class_is_named():
     (row,) = [row for row in held_out.part_verdicts(rows, "easy")
               if row["contender"] == "aps, explore-conditioned"]
     assert (row["robust"], row["overturned_by"]) == ("no", "behind A")
+
+
+def test_the_registered_metric_reads_each_budget_and_level_of_other_studies_apart(tmp_path):
+    noise = [-0.01, 0.0, 0.01, 0.02, -0.02]
+
+    def arm(level: str, value: float, seeds: int = 5) -> dict:
+        family = gridworld.task_family(level)
+        return {s: {t.name: value + n for t in family} for s, n in enumerate(noise[:seeds])}
+
+    def study(level: str, win: float, seeds: int = 5) -> list[dict]:
+        arms = {"visr": 0.3, "apt": 0.1, "aps": 0.3, "aps, explore-conditioned": 0.3 + win}
+        return rows_of({name: arm(level, value, seeds) for name, value in arms.items()}, level)
+
+    studies = {64_000: study("easy", 0.2) + study("hard", 0.0), 256_000: study("easy", 0.0, seeds=3)}
+    found = {(row["pretrain_steps"], row["level"], row["contender"]): row
+             for row in held_out.seed_metric_verdicts(studies)}
+    # the kNN-feature variant has no rows: no verdict; every other contender on every (budget, level)
+    assert set(found) == {(steps, level, contender) for steps, level in
+                          ((64_000, "easy"), (64_000, "hard"), (256_000, "easy"))
+                          for contender in ("aps", "aps, explore-conditioned")}
+    won = found[64_000, "easy", "aps, explore-conditioned"]
+    # by hand: the same noise on every arm, so each seed's difference is exactly the shift
+    assert won["visr_difference"] == pytest.approx(0.2) and won["apt_difference"] == pytest.approx(0.4)
+    assert (won["verdict"], won["robust"], won["seeds"]) == ("beats both parents", "yes", 5)
+    assert found[64_000, "hard", "aps, explore-conditioned"]["verdict"] == "beats apt only"
+    assert found[256_000, "easy", "aps"]["seeds"] == 3
+    assert found[64_000, "easy", "aps"]["visr_reading"] == "equivalent"
+    parent_alone = {64_000: rows_of({"visr": arm("easy", 0.3)})}
+    assert held_out.write_seed_metric_verdicts(tmp_path / "v.csv", parent_alone) is None
+    assert not (tmp_path / "v.csv").exists()
+    assert held_out.write_seed_metric_verdicts(tmp_path / "v.csv", studies) == tmp_path / "v.csv"
+    assert len(read_rows(tmp_path / "v.csv")) == 6
 
 
 def test_hypotheses_hold_only_where_every_primary_part_says_so(tmp_path):

@@ -409,3 +409,35 @@ def test_the_committed_budget_axis_is_what_the_studies_page_shows():
     assert {int(r["pretrain_steps"]) for r in rows} == {64_000, 256_000, 1_000_000}
     for r in rows:
         assert f"{float(r['iqm']):.2f} [{float(r['low']):.2f}, {float(r['high']):.2f}]" in page, r
+
+
+def test_the_committed_seed_verdicts_are_current_and_what_the_pages_state():
+    import csv
+    from pathlib import Path
+
+    from aps_teach.studies.held_out import seed_metric_verdicts
+    from aps_teach.studies.task_families import budget_studies, read_family_studies
+
+    root = Path(__file__).resolve().parents[2]
+    results = root / "results"
+    page = " ".join((root / "docs" / "studies.md").read_text().split())
+    readme = (root / "README.md").read_text()
+    studies = read_family_studies([results / "task_families",
+                                   *budget_studies(results / "task_families_budget")])
+    for table, budgets in (("task_families", {64_000}), ("task_families_budget", set(studies))):
+        committed = list(csv.DictReader((results / table / "seed_verdicts.csv").open()))
+        fresh = seed_metric_verdicts({steps: [row for row in rows if table == "task_families"
+                                              or row["level"] == "deep"]
+                                      for steps, rows in studies.items() if steps in budgets})
+        assert [(r["pretrain_steps"], r["level"], r["contender"], r["verdict"], r["overturned_by"])
+                for r in committed] == [(str(r["pretrain_steps"]), r["level"], r["contender"], r["verdict"],
+                                         r["overturned_by"]) for r in fresh]
+        for old, new in zip(committed, fresh, strict=True):
+            assert float(old["visr_difference"]) == pytest.approx(new["visr_difference"], abs=1e-4)
+        for r in committed:
+            low, high = float(r["visr_low"]), float(r["visr_high"])
+            said = f"{float(r['visr_difference']):+.3f} [{low:+.3f}, {high:+.3f}]"
+            if r["level"] == "deep":  # the budget axis's table, and the wins the README states
+                assert said in page, (table, r["pretrain_steps"], r["contender"])
+                if r["verdict"] == "beats both parents" and r["pretrain_steps"] != "64000":
+                    assert said in readme and r["overturned_by"] == "behind A with purple"
