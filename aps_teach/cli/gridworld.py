@@ -288,7 +288,8 @@ class Families:
     once per level and seed, then scored on every task of the level's family (gridworld.task_family)
     zero-shot, under two identifications, and after fine-tuning under each protocol, normalised by the
     task's exact references, into OUT/task_families.csv (resumable), its tables (OUT/classes.csv,
-    verdicts.csv, improvement.csv) and OUT/task_families.png (see aps_teach.studies.task_families)."""
+    verdicts.csv, improvement.csv; seed_verdicts.csv, the held-out test's registered reading) and
+    OUT/task_families.png (see aps_teach.studies.task_families)."""
 
     out: Path
     """Results directory (give a fresh one; the committed study is results/task_families)."""
@@ -317,9 +318,10 @@ class FamiliesBudget:
     """The task-family study's budget axis: VISR, APT, APS and its two variants (the kNN reward as a feature
     of its own; that, with psi conditioned on the exploration weight), pretrained at each budget of
     --pretrain-steps on one level, each budget a task-family study into OUT/pretrain_<N>/ (resumable; the
-    default fine-tuning protocol only), then OUT/budget_axis.csv and OUT/budget_axis.png from every
-    OUT/pretrain_<N>/ (earlier commands' budgets too) and the studies named by --also (e.g.
-    results/task_families, whose pretraining is the 64k point)."""
+    default fine-tuning protocol only), then OUT/budget_axis.csv, OUT/seed_verdicts.csv (the held-out
+    test's registered reading of each budget) and OUT/budget_axis.png from every OUT/pretrain_<N>/ (earlier
+    commands' budgets too) and the studies named by --also (e.g. results/task_families, whose pretraining is
+    the 64k point)."""
 
     out: Path
     """Results directory (give a fresh one; the committed axis is results/task_families_budget)."""
