@@ -28,7 +28,7 @@
 # live and in the committed studies; read what the task-family study and its pre-registered test on held-out
 # levels say of the variants.
 #
-# **How long.** About 53 minutes of study: reading what it says and prints, its figure and questions, one
+# **How long.** About 54 minutes of study: reading what it says and prints, its figure and questions, one
 # exercise, and about a minute of CPU in teaching mode.
 
 # %%
@@ -252,8 +252,8 @@ plt.show()
 # %%
 axis = read_rows(course.committed_result("task_families_budget/budget_axis.csv"))
 shown = ("visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned")
-print(f"deep, fine-tuned, every task of the family: IQM [95% interval] ({axis[0]['seeds']} seeds, the same at "
-      "every budget)")
+print("deep, fine-tuned, every task of the family: IQM [95% interval] "
+      f"({axis[0]['seeds']} seeds, the same at every budget)")
 budgets = dict.fromkeys(int(row["pretrain_steps"]) for row in axis)
 print(f"{'arm':<26}" + "".join(f"{steps:>22,}" for steps in budgets))
 for arm in shown:
