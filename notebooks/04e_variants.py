@@ -28,7 +28,7 @@
 # live and in the committed studies; read what the task-family study and its pre-registered test on held-out
 # levels say of the variants.
 #
-# **How long.** About 54 minutes of study: reading what it says and prints, its figure and questions, one
+# **How long.** About 53 minutes of study: reading what it says and prints, its figure and questions, one
 # exercise, and about a minute of CPU in teaching mode.
 
 # %%
@@ -304,7 +304,8 @@ for row in hypotheses:
 #   with the whole reward, coverage, not $Q$'s spread, is what tells the variant from APS. Conditioning
 #   $\psi$ on $\beta$ trains one network for every exploration weight at once.
 # - On deep the variants explore like APT and identify like VISR, and over the task family they beat both
-#   parents with pretraining budget, a win that rests on four tasks (read per seed, it is lost without them);
+#   parents with pretraining budget (read per seed, the explore-conditioned one's wins rest on four tasks and
+#   are lost without them; the kNN-feature one's at 1M is not);
 #   on two levels and seeds no one had looked at, pre-registered, the kNN-feature variant beats both parents
 #   on one level (`fork`) and APT only on the other (`detour`), and the explore-conditioned one survives on
 #   neither (printed above).

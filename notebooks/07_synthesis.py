@@ -37,7 +37,7 @@
 # APS and the variant and budget that lift it. Notebook 07b then decides the paper's own Section 4.3 claims
 # and sets its Atari numbers beside them.
 #
-# **How long.** About 55 minutes of study: reading what it says and prints, its figures and predictions;
+# **How long.** About 56 minutes of study: reading what it says and prints, its figures and predictions;
 # one seed of the paper's three methods on one level, live at the study's budgets: about 2.5 minutes of
 # compute on a quiet 2-core CPU, up to 6 on a shared one (the last cell prints this run's time).
 #
@@ -310,9 +310,9 @@ for level in ("hard", "deep"):
 # there is not the data (`docs/results.md` names it per level: $\psi$ on hard, $\phi$ on deep). In front of
 # it, APS explores less than VISR: it covers less of deep, intervals apart (the lines above). The **budget
 # axis** (`results/task_families_budget/`) pretrains longer on deep: 256k and 1M steps for VISR, APT, APS and
-# both variants (seeds 0-9 at 256k, 0-4 at 1M), the same 8k fine-tuning. The figure: per budget, the IQM over
-# seeds x the family's 22 tasks (left) and over seeds for the level's own target alone (right), every budget
-# on the seeds all have (0-4); the lines below it judge each budget on all its seeds.
+# both variants (seeds 0-9 at each), the same 8k fine-tuning. The figure: per budget, the IQM over
+# seeds x the family's 22 tasks (left) and over seeds for the level's own target alone (right); the lines
+# below it judge each budget.
 #
 # **Predict first**: at 256k, does any arm beat both VISR and APT in the room behind the first key (room A)?
 # At 1M, over the whole family?
@@ -370,8 +370,9 @@ for row in read_rows(course.committed_result("task_families_budget/seed_verdicts
           f"{robust} (against {against})")
 
 # %% [markdown]
-# Every win read this way rests on one class: the four boxes behind the first door that pay only with the
-# second key held. Without them each variant beats APT only, at every budget.
+# Every win of the explore-conditioned variant read this way rests on one class, the four boxes behind the
+# first door that pay only with the second key held: without them it beats APT only, at every budget. The
+# kNN-feature variant's win at 1M is the one that survives leaving out any one class.
 
 # %% [markdown]
 # ## The held-out test
@@ -425,12 +426,12 @@ for row in read_rows(course.committed_result("held_out/hypotheses.csv")):
 # * **The variants** (the kNN reward as a successor feature of its own; with $\psi$ conditioned on the
 #   exploration weight too) explore like APT. At 64k (10 seeds) no difference from VISR is found on easy and
 #   hard; with budget they pull ahead on deep: the explore-conditioned one beats both parents in the room
-#   behind the first key and over the whole family at 256k (10 seeds), both do at 1M (5 seeds). Read per
-#   seed over the whole family, every such win (the explore-conditioned one's from 64k) rests on four tasks,
-#   the boxes behind the first door that pay only with the second key held. At 1M the paper's APS covers
-#   nearly every state (0.99), still no different from VISR. On the pre-registered held-out levels (fresh
-#   seeds, 256k) they beat APT only on `detour`, and both parents on `fork`, robustly only the kNN-feature
-#   one.
+#   behind the first key and over the whole family at 256k, both do at 1M (10 seeds each). Read per seed
+#   over the whole family, the explore-conditioned one's wins (from 64k) rest on four tasks, the boxes behind
+#   the first door that pay only with the second key held; the kNN-feature one's at 1M does not. At 1M the
+#   paper's APS covers nearly every state (0.99), still no different from VISR. On the pre-registered
+#   held-out levels (fresh seeds, 256k) they beat APT only on `detour`, and both parents on `fork`, robustly
+#   only the kNN-feature one.
 # * **The ceiling**: the level's own target, a two-key task: with the family study's 8k fine-tuning steps no
 #   arm reaches it at any budget here, though the data often holds its reward; with Figure 4's 32k, APT
 #   alone reaches it on some seeds of deep (0.19 [0.00, 0.48], notebook 07b).

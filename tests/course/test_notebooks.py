@@ -331,9 +331,11 @@ def check_printed_output(source, notebook) -> None:
             assert line in printed
         assert "aps, explore-conditioned       0.23 [0.16, 0.31]" in printed  # the committed axis, read
         # the registered metric on deep: every win rests on one class; the held-out outcome, read
-        wins = re.findall(r"^ *[\d,]+, (aps, [\w -]+): beats both parents; without ([\w ]+): lost \(against "
-                          r"VISR \+", printed, re.MULTILINE)
-        assert len(wins) == 4 and {cls for _, cls in wins} == {"behind A with purple"}
+        wins = re.findall(r"^ *([\d,]+), (aps, [\w -]+): beats both parents(?:; without ([\w ]+): lost)? "
+                          r"\(against VISR \+", printed, re.MULTILINE)
+        lost = [(steps, "aps, explore-conditioned", "behind A with purple") for steps in ("64,000", "256,000",
+                                                                                       "1,000,000")]
+        assert wins == [*lost, ("1,000,000", "aps, kNN feature", "")]  # the kNN feature's win at 1M: robust
         assert "H2 (aps, kNN feature beats both parents, detour-256k, fork-256k): holds on fork-256k only" \
             in printed
     if source.stem == "04b_aps_gridworlds":
@@ -621,7 +623,7 @@ def check_printed_output(source, notebook) -> None:
         printed = _printed(notebook)
         # the committed task-family studies, read from the package
         assert "committed task-family studies: 64,000 pretraining steps, 210 runs, 10 seeds; 256,000 " \
-            "pretraining steps, 50 runs, 10 seeds; 1,000,000 pretraining steps, 25 runs, 5 seeds" in printed
+            "pretraining steps, 50 runs, 10 seeds; 1,000,000 pretraining steps, 50 runs, 10 seeds" in printed
         # per class: the intervals (docs/studies.md's table), and each verdict follows from them
         assert "easy, 1 key (9 tasks), fine-tuned: visr 0.73 [0.58, 0.86], apt 0.21 [0.13, 0.30], aps " \
             "0.58 [0.46, 0.70]; VISR beats APT: holds; APT beats VISR: does not hold; APS beats both: does " \
@@ -696,15 +698,15 @@ def check_printed_output(source, notebook) -> None:
         assert room_a + "visr 0.14 [0.06, 0.25], apt 0.01 [-0.00, 0.07]; aps 0.21 [0.12, 0.34]: beats apt; " \
             "aps, kNN feature 0.34 [0.19, 0.51]: beats apt; aps, explore-conditioned 0.56 [0.42, 0.70]: " \
             "beats both" in printed  # 256k
-        assert room_a + "visr 0.29 [0.14, 0.48], apt -0.00 [-0.00, -0.00]; aps 0.39 [0.23, 0.58]: beats " \
-            "apt; aps, kNN feature 0.73 [0.61, 0.81]: beats both; aps, explore-conditioned 0.80 [0.63, " \
-            "0.94]: beats both" in printed  # 1M
+        assert room_a + "visr 0.25 [0.15, 0.39], apt -0.00 [-0.00, -0.00]; aps 0.39 [0.27, 0.53]: beats " \
+            "apt; aps, kNN feature 0.70 [0.59, 0.79]: beats both; aps, explore-conditioned 0.76 [0.64, " \
+            "0.86]: beats both" in printed  # 1M
         behind_both = re.findall(r"^  the two-key tasks, fine-tuned: .*; aps -?\d.*: ([a-z ]+); aps, kNN "
                                  r"feature (-?\d\.\d\d) .*: ([a-z ]+); aps, explore-conditioned .*: "
                                  r"([a-z ]+)$", printed, re.MULTILINE)
         assert behind_both == [("nothing to decide", "-0.00", "nothing to decide", "nothing to decide"),
-                               ("beats neither", "0.17", "beats both", "beats neither")]  # 256k, 1M
-        assert "1,000,000 pretraining steps, 5 seeds, coverage: visr 0.92, apt 0.95, aps 0.99, aps, kNN " \
+                               ("beats neither", "0.12", "beats both", "beats neither")]  # 256k, 1M
+        assert "1,000,000 pretraining steps, 10 seeds, coverage: visr 0.93, apt 0.96, aps 0.99, aps, kNN " \
             "feature 1.00, aps, explore-conditioned 1.00" in printed
         family = re.findall(rf"^  every task, fine-tuned IQM: visr {score}, apt {score}; aps {score} beats "
                             rf"both: (.+); aps, kNN feature {score} beats both: (.+); aps, "
@@ -716,8 +718,8 @@ def check_printed_output(source, notebook) -> None:
                 assert said == {True: "holds", False: "does not hold"}[above]
         assert [c[4:][2::3] for c in family] == [("does not hold", "does not hold", "holds"),
                                                  ("does not hold", "holds", "holds")]
-        assert "aps, kNN feature 0.53 [0.44, 0.62] beats both: holds" in printed
-        assert "P(APS > VISR) 0.51 [0.45, 0.57]; above VISR more often than not: does not hold" in printed
+        assert "aps, kNN feature 0.51 [0.44, 0.58] beats both: holds" in printed
+        assert "P(APS > VISR) 0.50 [0.46, 0.55]; above VISR more often than not: does not hold" in printed
     if source.stem == "07b_paper_claims":
         printed = _printed(notebook)
         # the paper's claims, decided per level and measure from the committed Figure 4 intervals

@@ -440,4 +440,6 @@ def test_the_committed_seed_verdicts_are_current_and_what_the_pages_state():
             if r["level"] == "deep":  # the budget axis's table, and the wins the README states
                 assert said in page, (table, r["pretrain_steps"], r["contender"])
                 if r["verdict"] == "beats both parents" and r["pretrain_steps"] != "64000":
-                    assert said in readme and r["overturned_by"] == "behind A with purple"
+                    assert said in readme  # the explore-conditioned variant's wins rest on one class
+                    assert r["overturned_by"] == ("behind A with purple" if r["contender"] ==
+                                                  "aps, explore-conditioned" else ""), r
