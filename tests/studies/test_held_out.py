@@ -306,8 +306,6 @@ def test_check_unchanged_passes_fresh_and_matching_directories(tmp_path):
 
 
 def test_the_committed_held_out_tables_are_current_and_what_the_pages_state(tmp_path):
-    import csv
-
     from aps_teach.infra.files import write_csv_atomic
 
     root = Path(__file__).resolve().parents[2]
@@ -322,13 +320,13 @@ def test_the_committed_held_out_tables_are_current_and_what_the_pages_state(tmp_
         shutil.copy(committed / part.name / task_families.RESULTS, tmp_path / part.name)
         for path in write_part_tables(tmp_path, part):
             assert path.read_text() == (committed / part.name / path.name).read_text(), (part.name, path.name)
-        for row in csv.DictReader((committed / part.name / "verdicts.csv").open()):
+        for row in read_rows(committed / part.name / "verdicts.csv"):
             said = (f"{float(row['visr_difference']):+.3f} [{float(row['visr_low']):+.3f}, "
                     f"{float(row['visr_high']):+.3f}]")  # against VISR, as the page and README state it
             assert said in page and said in readme, (part.name, row["contender"])
     write_csv_atomic(tmp_path / "hypotheses.csv", hypotheses(tmp_path, protocol))
     assert (tmp_path / "hypotheses.csv").read_text() == (committed / "hypotheses.csv").read_text()
-    decided = csv.DictReader((committed / "hypotheses.csv").open())
-    outcome = {row["hypothesis"]: row["outcome"] for row in decided if row["hypothesis"] in ("H1", "H2")}
+    outcome = {row["hypothesis"]: row["outcome"] for row in read_rows(committed / "hypotheses.csv")
+               if row["hypothesis"] in ("H1", "H2")}
     assert outcome == {"H1": "does not hold", "H2": "holds on fork-256k only"}
     assert "**H1 does not hold; H2 holds on `fork-256k` only**" in page
