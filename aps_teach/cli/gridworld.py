@@ -64,11 +64,13 @@ from aps_teach.learner.config import AgentConfig, Method, pretrains
 from aps_teach.studies.aps_parts import run_parts_study
 from aps_teach.studies.budget import StudyGrid, run_study
 from aps_teach.studies.held_out import (
+    FIX_COLUMNS,
     PREREGISTRATION,
     check_unchanged,
     hypotheses,
     read_protocol,
     run_part,
+    write_fix_tables,
     write_part_tables,
     write_seed_metric_verdicts,
 )
@@ -76,6 +78,7 @@ from aps_teach.studies.plots import (
     write_families_figure,
     write_family_budgets_figure,
     write_figure4,
+    write_fix_figure,
     write_held_out_figure,
     write_parts_figure,
     write_study_figures,
@@ -96,7 +99,9 @@ from aps_teach.studies.task_families import (
     write_coverage,
     write_family_tables,
 )
+from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
 from aps_teach.studies.zero_shot import ARMS_DIAGNOSED, capping_links, read_diagnosis, run_diagnosis
+from aps_teach.studies.zero_shot import RESULTS as DIAGNOSIS_RESULTS
 from aps_teach.studies.zero_shot_loss import COLUMNS as LOSS_COLUMNS
 from aps_teach.studies.zero_shot_loss import RESULTS as LOSS_RESULTS
 from aps_teach.studies.zero_shot_loss import effects as loss_effects
@@ -452,6 +457,14 @@ class ZeroShot:
     arms: tuple[DiagnosedArm, ...] = ARMS_DIAGNOSED
     feature_dim: int | None = None
     """d of phi, psi and w for every arm (default: the library's, 16)."""
+    against: Path | None = None
+    """A task-family study of the same level and seeds to judge a fix against (the amendment's:
+    results/held_out/detour-256k): each arm's zero-shot family score here against its score there
+    (held_out.fix_verdicts) into OUT/fix_verdicts.csv, per task class into OUT/fix_classes.csv, drawn in
+    OUT/fix.png."""
+    reference: Path | None = None
+    """With --against: a diagnosis of the level without the fix (e.g. results/zero_shot/detour), whose R^2 and
+    planner scores per class stand beside the fix's in OUT/fix_classes.csv."""
     workers: int | None = None
     """Parallel runs (default: one per core)."""
 
@@ -460,6 +473,13 @@ class ZeroShot:
         FamilyBudget(pretrain_steps=self.pretrain_steps)  # its checks, before anything runs
         if self.feature_dim is not None:
             AgentConfig(feature_dim=self.feature_dim)
+        if self.reference is not None and self.against is None:
+            raise ValueError("--reference goes with --against (the study a fix is judged against)")
+        for option, directory, results in (("--against", self.against, FAMILY_RESULTS),
+                                           ("--reference", self.reference, DIAGNOSIS_RESULTS)):
+            if directory is not None and not (directory / results).is_file():
+                raise ValueError(f"{option} {directory} holds no {results}; give a results directory that "
+                                 "does")
 
 
 def _zero_shot(cmd: ZeroShot) -> dict:
@@ -472,8 +492,16 @@ def _zero_shot(cmd: ZeroShot) -> dict:
                           "continues it") from None
     outcome = sweep_outcome(report)
     write_csv_atomic(cmd.out / "capping_links.csv", capping_links(read_diagnosis(cmd.out)))
-    return {**outcome, "results": cmd.out / "zero_shot.csv",
+    done = {**outcome, "results": cmd.out / "zero_shot.csv",
             "capping links": cmd.out / "capping_links.csv", "figure": write_zero_shot_figure(cmd.out)}
+    if cmd.against is None:
+        return done
+    verdicts, by_class = write_fix_tables(cmd.out, cmd.against, cmd.reference)
+    for row in read_rows(verdicts, FIX_COLUMNS):
+        difference, low, high = (float(row[key]) for key in ("difference", "low", "high"))
+        done[f"fix, {row['arm']}"] = f"{difference:+.3f} [{low:+.3f}, {high:+.3f}], {row['reading']}"
+    return {**done, "fix verdicts": verdicts, "fix by class": by_class,
+            "fix figure": write_fix_figure(cmd.out)}
 
 
 @dataclass

@@ -5,6 +5,7 @@ ablations. Each function takes result rows (as the CSVs hold them), draws and re
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,7 +25,15 @@ from aps_teach.studies.budget import is_main_grid, study_rows
 from aps_teach.studies.finetune import ARMS as FINETUNE_ARMS
 from aps_teach.studies.finetune import COLUMNS as FINETUNE_COLUMNS
 from aps_teach.studies.finetune import RESULTS as FINETUNE_RESULTS
-from aps_teach.studies.held_out import PRIMARY_PHASE, Protocol, part_verdicts, read_part, seed_scores
+from aps_teach.studies.held_out import (
+    FIX_CLASS_COLUMNS,
+    FIX_COLUMNS,
+    PRIMARY_PHASE,
+    Protocol,
+    part_verdicts,
+    read_part,
+    seed_scores,
+)
 from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
 from aps_teach.studies.task_families import BUDGET_ARMS, budget_axis, class_aggregates
 from aps_teach.studies.task_families import COLUMNS as FAMILY_COLUMNS
@@ -616,6 +625,39 @@ def write_zero_shot_figure(out_dir: str | Path) -> Path | None:
     """OUT/zero_shot.png: `plot_capping_links` of OUT/zero_shot.csv; None while it holds no row."""
     rows = read_diagnosis(out_dir)
     return _write(plot_capping_links(capping_links(rows)), Path(out_dir) / "zero_shot.png") if rows else None
+
+
+def plot_fix(verdicts: Sequence[dict], classes: Sequence[dict]):
+    """A zero-shot fix judged (`held_out.fix_verdicts` and `fix_by_class` rows): one panel per arm, per task
+    class the mean zero-shot score in the registered study (light) and under the fix (dark), and in the
+    panel's title the family score's change with its 95% interval and reading."""
+    fix = ", ".join(f"{key} = {value}" for key, value in json.loads(verdicts[0]["fix"] or "[]"))
+    fig, axes = plt.subplots(1, len(verdicts), figsize=(3.2 * len(verdicts), 4.6), sharey=True, squeeze=False)
+    for i, (ax, verdict) in enumerate(zip(axes[0], verdicts, strict=True)):
+        rows = [row for row in classes if row["arm"] == verdict["arm"]]
+        colour = method_colour(verdict["arm"].split(",")[0], i)
+        for offset, key, alpha, label in ((-0.2, "zero_shot_registered", 0.35, "registered"),
+                                          (0.2, "zero_shot_fixed", 1.0, fix or "fixed")):
+            ax.bar([j + offset for j in range(len(rows))], [float(row[key]) for row in rows], 0.38,
+                   color=colour, alpha=alpha, label=label, gid=f"{verdict['arm']}/{key}")
+        ax.set_xticks(range(len(rows)), [row["task_class"] for row in rows], rotation=60, ha="right",
+                      fontsize="x-small")
+        ax.set_title(f"{verdict['arm']}\n{float(verdict['difference']):+.2f} [{float(verdict['low']):+.2f}, "
+                     f"{float(verdict['high']):+.2f}], {verdict['reading']}", fontsize="small")
+    axes[0][0].legend(frameon=False, fontsize="x-small", loc="upper left")
+    axes[0][0].set_ylabel("zero-shot normalised score")
+    fig.suptitle("The zero-shot fix judged: per task class the mean over tasks x seeds, registered (light) "
+                 "and fixed (dark);\ntitles: the family score's change, 95% interval resampling seeds",
+                 fontsize="medium", x=0.02, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig
+
+
+def write_fix_figure(out_dir: str | Path) -> Path | None:
+    """OUT/fix.png: `plot_fix` of OUT/fix_verdicts.csv and OUT/fix_classes.csv; None while either is empty."""
+    verdicts = read_rows(Path(out_dir) / "fix_verdicts.csv", FIX_COLUMNS)
+    classes = read_rows(Path(out_dir) / "fix_classes.csv", FIX_CLASS_COLUMNS)
+    return _write(plot_fix(verdicts, classes), Path(out_dir) / "fix.png") if verdicts and classes else None
 
 
 def _write(fig, path: Path) -> Path:

@@ -244,15 +244,33 @@ def losses(row: dict) -> dict[str, float]:
             "psi": max(0.0, identified - zero_shot)}
 
 
+def diagnosed_arm(method: str, overrides: str) -> tuple[str, str]:
+    """(arm, fix) of a zero_shot.csv row: the arm of `ARMS` whose method is the row's and whose overrides
+    begin the row's (`run_diagnosis` appends a fix under test after them; the longest such arm), and the
+    fix, the overrides after the arm's as JSON ('' when none)."""
+    pairs = tuple(tuple(pair) for pair in json.loads(overrides)) if overrides else ()
+    matches = [(name, arm_overrides) for name, (arm_method, arm_overrides) in ARMS.items()
+               if arm_method == method and pairs[:len(arm_overrides)] == arm_overrides]
+    if not matches:
+        raise ValueError(f"{(method, pairs)} begins no arm of the study; arms: {', '.join(ARMS)}")
+    name, arm_overrides = max(matches, key=lambda match: len(match[1]))
+    fix = pairs[len(arm_overrides):]
+    return name, json.dumps([list(pair) for pair in fix]) if fix else ""
+
+
 def capping_links(rows: Sequence[dict]) -> list[dict]:
     """Per level, arm and task class: the means over tasks x seeds of every measurement and of each link's
-    loss (`losses`), and the link that lost the most (ties go to the chain's earlier link)."""
-    from aps_teach.studies.aps_parts import arm_name
-
+    loss (`losses`), and the link that lost the most (ties go to the chain's earlier link). The rows of one
+    arm must share one fix (`diagnosed_arm`): a directory holds one diagnosis."""
     groups: dict[tuple[str, str, str], list[dict]] = {}
+    fixes: dict[str, set[str]] = {}
     for row in rows:
-        groups.setdefault((row["level"], arm_name(row["method"], row["overrides"], ARMS), row["task_class"]),
-                          []).append(row)
+        arm, fix = diagnosed_arm(row["method"], row["overrides"])
+        fixes.setdefault(arm, set()).add(fix)
+        groups.setdefault((row["level"], arm, row["task_class"]), []).append(row)
+    mixed = {arm: sorted(found) for arm, found in fixes.items() if len(found) > 1}
+    if mixed:
+        raise ValueError(f"a diagnosis holds one fix per arm; these arms mix several: {mixed}")
     out = []
     for (level, arm, task_class), members in groups.items():
         lost = {link: float(np.mean([losses(row)[link] for row in members])) for link in LINKS}

@@ -1,6 +1,8 @@
 """The zero-shot diagnosis (`aps_teach.studies.zero_shot`): each exact tool against an independent computation
 (a closed form, the tabular module's successor features, brute-force rollouts), and a run's rows."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -140,3 +142,25 @@ def test_psi_error_is_zero_for_a_learner_whose_psi_is_the_exact_successor_featur
     monkeypatch.setattr(zero_shot, "agent_psi", lambda *args: flipped)
     found = zero_shot.psi_quality(learner, features, "easy", w)
     assert found["psi_error"] > 0.05 and found["psi_agreement"] < 0.9
+
+
+def test_a_row_under_a_fix_is_named_by_its_arm_and_the_fix_added_to_it():
+    assert zero_shot.diagnosed_arm("aps", "") == ("aps", "")
+    fixed = json.dumps([["agent.knn_feature", True], ["agent.explore_conditioned", True],
+                        ["agent.feature_dim", 64]])
+    d64 = '[["agent.feature_dim", 64]]'
+    assert zero_shot.diagnosed_arm("aps", fixed) == ("aps, explore-conditioned", d64)
+    assert zero_shot.diagnosed_arm("visr", d64) == ("visr", d64)
+    with pytest.raises(ValueError, match="begins no arm of the study"):
+        zero_shot.diagnosed_arm("diayn", "")
+
+
+def test_a_diagnosis_mixing_fixes_of_one_arm_is_refused():
+    row = {"level": "easy", "task_class": "behind A", "zero_shot": 0.5, "zero_shot_no_gpi": 0.4,
+           "best_case": 0.5, "r2": 0.3, "planner_best": 0.9, "planner_identified": 0.8, "psi_error": 0.1,
+           "psi_scale": 1.0, "psi_agreement": 0.5, "identified": 1, "method": "visr"}
+    (link,) = zero_shot.capping_links([{**row, "overrides": '[["agent.feature_dim", 64]]'}])
+    assert (link["arm"], link["capping_link"]) == ("visr", "psi")  # lost 0.1, 0.1 and 0.3
+    with pytest.raises(ValueError, match="one fix per arm"):
+        zero_shot.capping_links([{**row, "overrides": ""},
+                                 {**row, "overrides": '[["agent.feature_dim", 64]]'}])
