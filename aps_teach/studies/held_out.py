@@ -20,6 +20,10 @@ each), seeds, arms, budgets and fine-tuning protocols, and this module computes 
 A part's results are a task-family study in OUT/<part>/, resumable, its configuration record holding the
 pre-registration's SHA-256: a run into results started under another text of the file is refused
 (`check_unchanged`), as is a run without the file.
+
+The zero-shot fix of the amendment (`docs/preregistration/held_out_fix.md`) is judged by `fix_verdicts` and
+`fix_by_class`: a zero-shot diagnosis run under the fix (`aps_teach.studies.zero_shot`) against the registered
+study's zero-shot phase on the same level and seeds.
 """
 
 from __future__ import annotations
