@@ -453,3 +453,22 @@ def test_the_committed_detour_diagnosis_reproduces_the_registered_zero_shot_of_i
     for row in verdicts:
         assert (row["seeds"], row["fix"]) == (3, "")
         assert row["fixed"] == pytest.approx(row["registered"], abs=1e-12)
+
+
+def test_the_committed_fix_tables_are_current_and_what_the_pages_state(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    committed = root / "results" / "held_out" / "fix_d64"
+    shutil.copy(committed / "zero_shot.csv", tmp_path)
+    for path in held_out.write_fix_tables(tmp_path, root / "results" / "held_out" / "detour-256k",
+                                          root / "results" / "zero_shot" / "detour"):
+        assert path.read_text() == (committed / path.name).read_text(), path.name
+    page = " ".join((root / "docs" / "studies.md").read_text().split())
+    readme = (root / "README.md").read_text()
+    verdicts = read_rows(committed / "fix_verdicts.csv")
+    assert [(row["arm"], row["seeds"]) for row in verdicts] == [(arm, "10") for arm in ARMS_DIAGNOSED]
+    for row in verdicts:
+        said = f"{float(row['difference']):+.3f} [{float(row['low']):+.3f}, {float(row['high']):+.3f}]"
+        assert f"| {said} | {row['reading']} |" in page and said in readme, row["arm"]
+    readings = {row["reading"] for row in verdicts}
+    assert "above" not in readings and "below" in readings
+    assert "**The fix lowers zero-shot**" in page
