@@ -611,8 +611,10 @@ def _sweep(cmd: Sweep) -> dict:
 
 
 def _print(summary: dict) -> None:
+    """One 'key: value' line per entry, the keys right-aligned to the longest (at least 20 columns)."""
+    width = max([20, *map(len, summary)])
     for key, value in summary.items():
-        print(f"{key:>20}: {value}")
+        print(f"{key:>{width}}: {value}")
 
 
 def _run(cmd: Run) -> dict:
