@@ -51,7 +51,7 @@ from aps_teach.studies.task_families import (
     FamilyBudget,
     run_family_study,
 )
-from aps_teach.studies.zero_shot import capping_links, diagnosed_arm, read_diagnosis
+from aps_teach.studies.zero_shot import capping_links, read_diagnosis, rows_by_arm
 
 PREREGISTRATION = Path("docs/preregistration/held_out.md")
 """The pre-registration, relative to the repository's root (the commands' default)."""
@@ -372,17 +372,15 @@ def write_part_tables(out_dir: str | Path, part: Part) -> list[Path]:
 
 
 def _fix_rows(diagnosis_rows: Sequence[dict], study_rows: Sequence[dict]) -> tuple[dict, dict]:
-    """{arm: diagnosis rows} and {arm: the study's zero-shot rows of the same seeds}, checked to be one level
-    and to hold every seed the diagnosis ran."""
-    fixed: dict[str, list[dict]] = {}
-    for row in diagnosis_rows:
-        fixed.setdefault(diagnosed_arm(row["method"], row["overrides"])[0], []).append(row)
+    """{arm: (its fix, its diagnosis rows)} (`zero_shot.rows_by_arm`) and {arm: the study's zero-shot rows of
+    the same seeds}, checked to be one level and to hold every seed the diagnosis ran."""
+    fixed = rows_by_arm(diagnosis_rows)
     levels = {row["level"] for rows in (diagnosis_rows, study_rows) for row in rows}
     if len(levels) != 1:
         raise ValueError(f"a fix is judged on one level, the study's and the diagnosis's; got "
                          f"{sorted(levels)}")
     registered = {}
-    for arm, rows in fixed.items():
+    for arm, (_, rows) in fixed.items():
         seeds = {int(row["seed"]) for row in rows}
         registered[arm] = [row for row in study_rows if row["phase"] == "zero_shot"
                            and int(row["seed"]) in seeds
@@ -402,14 +400,14 @@ def fix_verdicts(diagnosis_rows: Sequence[dict], study_rows: Sequence[dict]) -> 
     fixed, registered = _fix_rows(diagnosis_rows, study_rows)
     out = []
     for arm in [arm for arm in ARMS if arm in fixed]:
+        fix, rows = fixed[arm]
         by_seed: dict[int, list[float]] = {}
-        for row in fixed[arm]:
+        for row in rows:
             by_seed.setdefault(int(row["seed"]), []).append(float(row["zero_shot"]))
         mine = [float(np.mean(scores)) for _, scores in sorted(by_seed.items())]
         theirs = list(seed_scores(registered[arm], arm, "zero_shot").values())
-        out.append({"arm": arm, "fix": diagnosed_arm(fixed[arm][0]["method"], fixed[arm][0]["overrides"])[1],
-                    "seeds": len(mine), "fixed": float(np.mean(mine)), "registered": float(np.mean(theirs)),
-                    **compare(mine, theirs)})
+        out.append({"arm": arm, "fix": fix, "seeds": len(mine), "fixed": float(np.mean(mine)),
+                    "registered": float(np.mean(theirs)), **compare(mine, theirs)})
     return out
 
 
@@ -427,7 +425,7 @@ def fix_by_class(diagnosis_rows: Sequence[dict], study_rows: Sequence[dict],
     measures = ("r2", "planner_best", "planner_identified")
     out = []
     for arm in [arm for arm in ARMS if arm in fixed]:
-        for task_class in dict.fromkeys(row["task_class"] for row in fixed[arm]):
+        for task_class in dict.fromkeys(row["task_class"] for row in fixed[arm][1]):
             then = [float(row["normalised_score"]) for row in registered[arm]
                     if classes[row["task"]] == task_class]
             now = links[(arm, task_class)]

@@ -258,19 +258,27 @@ def diagnosed_arm(method: str, overrides: str) -> tuple[str, str]:
     return name, json.dumps([list(pair) for pair in fix]) if fix else ""
 
 
+def rows_by_arm(rows: Sequence[dict]) -> dict[str, tuple[str, list[dict]]]:
+    """arm -> (its fix, its rows) of zero_shot.csv rows (`diagnosed_arm`), arms in the order they first
+    appear; refused when one arm's rows mix fixes (a directory holds one diagnosis)."""
+    found: dict[str, dict[str, list[dict]]] = {}
+    for row in rows:
+        arm, fix = diagnosed_arm(row["method"], row["overrides"])
+        found.setdefault(arm, {}).setdefault(fix, []).append(row)
+    mixed = {arm: sorted(fixes) for arm, fixes in found.items() if len(fixes) > 1}
+    if mixed:
+        raise ValueError(f"a diagnosis holds one fix per arm; these arms mix several: {mixed}")
+    return {arm: next(iter(fixes.items())) for arm, fixes in found.items()}
+
+
 def capping_links(rows: Sequence[dict]) -> list[dict]:
     """Per level, arm and task class: the means over tasks x seeds of every measurement and of each link's
     loss (`losses`), and the link that lost the most (ties go to the chain's earlier link). The rows of one
-    arm must share one fix (`diagnosed_arm`): a directory holds one diagnosis."""
+    arm must share one fix (`rows_by_arm`)."""
     groups: dict[tuple[str, str, str], list[dict]] = {}
-    fixes: dict[str, set[str]] = {}
-    for row in rows:
-        arm, fix = diagnosed_arm(row["method"], row["overrides"])
-        fixes.setdefault(arm, set()).add(fix)
-        groups.setdefault((row["level"], arm, row["task_class"]), []).append(row)
-    mixed = {arm: sorted(found) for arm, found in fixes.items() if len(found) > 1}
-    if mixed:
-        raise ValueError(f"a diagnosis holds one fix per arm; these arms mix several: {mixed}")
+    for arm, (_, members) in rows_by_arm(rows).items():
+        for row in members:
+            groups.setdefault((row["level"], arm, row["task_class"]), []).append(row)
     out = []
     for (level, arm, task_class), members in groups.items():
         lost = {link: float(np.mean([losses(row)[link] for row in members])) for link in LINKS}
