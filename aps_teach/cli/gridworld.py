@@ -68,6 +68,7 @@ from aps_teach.studies.held_out import (
     PREREGISTRATION,
     check_unchanged,
     hypotheses,
+    interval_text,
     read_protocol,
     run_part,
     write_fix_tables,
@@ -498,8 +499,7 @@ def _zero_shot(cmd: ZeroShot) -> dict:
         return done
     verdicts, by_class = write_fix_tables(cmd.out, cmd.against, cmd.reference)
     for row in read_rows(verdicts, FIX_COLUMNS):
-        difference, low, high = (float(row[key]) for key in ("difference", "low", "high"))
-        done[f"fix, {row['arm']}"] = f"{difference:+.3f} [{low:+.3f}, {high:+.3f}], {row['reading']}"
+        done[f"fix, {row['arm']}"] = f"{interval_text(row)}, {row['reading']}"
     return {**done, "fix verdicts": verdicts, "fix by class": by_class,
             "fix figure": write_fix_figure(cmd.out)}
 

@@ -469,7 +469,15 @@ def read_part(out_dir: str | Path, part: Part) -> list[dict]:
     return read_rows(Path(out_dir) / part.name / RESULTS, COLUMNS)
 
 
-def _verdict_text(row: dict) -> str:
+def interval_text(row: dict, prefix: str = "", digits: int = 3) -> str:
+    """A comparison as '+d [+low, +high]', signed, from `row`'s `<prefix>difference`, `<prefix>low` and
+    `<prefix>high` (floats, or the strings a results CSV reads back): `compare`'s dict with no prefix, a
+    `part_verdicts` row with prefix 'visr_' or 'apt_'."""
+    difference, low, high = (float(row[prefix + key]) for key in ("difference", "low", "high"))
+    return f"{difference:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+def verdict_text(row: dict) -> str:
     """A `part_verdicts` row's verdict, with whether a win survives leaving out any one class."""
     robust = {"yes": ", robust to leaving out any one class", "no": f", not robust (overturned without: "
               f"{row['overturned_by']})", "": ""}[row["robust"]]
@@ -497,7 +505,7 @@ def hypotheses(out_dir: str | Path, protocol: Protocol) -> list[dict]:
                    f"holds on {', '.join(won)} only" if won else "does not hold")
         out.append({"hypothesis": f"H{number}", "about": f"{contender} beats both parents",
                     "parts": ", ".join(protocol.primary_parts), "outcome": outcome,
-                    "details": "; ".join(f"{name}: {_verdict_text(row)}" for name, row
+                    "details": "; ".join(f"{name}: {verdict_text(row)}" for name, row
                                          in zip(protocol.primary_parts, found, strict=True) if row)})
     for part in protocol.parts:
         if part.name in protocol.primary_parts:
@@ -505,7 +513,7 @@ def hypotheses(out_dir: str | Path, protocol: Protocol) -> list[dict]:
         for contender in CONTENDERS:
             row = verdicts[part.name].get(contender)
             out.append({"hypothesis": "H3", "about": f"{contender} beats both parents", "parts": part.name,
-                        "outcome": "pending" if row is None else _verdict_text(row), "details": ""})
+                        "outcome": "pending" if row is None else verdict_text(row), "details": ""})
     for number, (x, y) in ((4, ("aps, explore-conditioned", "aps, kNN feature, explore weight 0.5")),
                            (5, ("aps", "visr"))):
         for part in protocol.parts:
@@ -518,6 +526,5 @@ def hypotheses(out_dir: str | Path, protocol: Protocol) -> list[dict]:
                 found = None
             out.append({"hypothesis": f"H{number}", "about": f"{x} against {y}", "parts": part.name,
                         "outcome": "pending" if found is None else found["reading"],
-                        "details": "" if found is None else
-                        f"{found['difference']:+.2f} [{found['low']:+.2f}, {found['high']:+.2f}]"})
+                        "details": "" if found is None else interval_text(found, digits=2)})
     return out

@@ -30,6 +30,7 @@ from aps_teach.studies.held_out import (
     FIX_COLUMNS,
     PRIMARY_PHASE,
     Protocol,
+    interval_text,
     part_verdicts,
     read_part,
     seed_scores,
@@ -642,8 +643,8 @@ def plot_fix(verdicts: Sequence[dict], classes: Sequence[dict]):
                    color=colour, alpha=alpha, label=label, gid=f"{verdict['arm']}/{key}")
         ax.set_xticks(range(len(rows)), [row["task_class"] for row in rows], rotation=60, ha="right",
                       fontsize="x-small")
-        ax.set_title(f"{verdict['arm']}\n{float(verdict['difference']):+.2f} [{float(verdict['low']):+.2f}, "
-                     f"{float(verdict['high']):+.2f}], {verdict['reading']}", fontsize="small")
+        ax.set_title(f"{verdict['arm']}\n{interval_text(verdict, digits=2)}, {verdict['reading']}",
+                     fontsize="small")
     axes[0][0].legend(frameon=False, fontsize="x-small", loc="upper left")
     axes[0][0].set_ylabel("zero-shot normalised score")
     fig.suptitle("The zero-shot fix judged: per task class the mean over tasks x seeds, registered (light) "

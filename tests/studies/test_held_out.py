@@ -236,6 +236,19 @@ def test_a_win_carried_by_one_class_is_not_robust_and_the_class_is_named():
     assert (row["robust"], row["overturned_by"]) == ("no", "behind A")
 
 
+def test_a_comparison_and_a_verdict_read_the_same_from_the_library_and_from_a_csv():
+    row = {"verdict": "beats both parents", "robust": "no", "overturned_by": "behind A; behind B",
+           "visr_difference": "0.0564", "visr_low": "-0.0004", "visr_high": "0.1006"}  # a CSV row: strings
+    assert held_out.interval_text(row, "visr_") == "+0.056 [-0.000, +0.101]"
+    assert held_out.interval_text({"difference": -0.126, "low": -0.2, "high": 0.05}, digits=2) == \
+        "-0.13 [-0.20, +0.05]"
+    assert held_out.verdict_text(row) == \
+        "beats both parents, not robust (overturned without: behind A; behind B)"
+    assert held_out.verdict_text({**row, "robust": "yes"}) == \
+        "beats both parents, robust to leaving out any one class"
+    assert held_out.verdict_text({**row, "verdict": "beats apt only", "robust": ""}) == "beats apt only"
+
+
 def test_the_registered_metric_reads_each_budget_and_level_of_other_studies_apart(tmp_path):
     noise = [-0.01, 0.0, 0.01, 0.02, -0.02]
 
