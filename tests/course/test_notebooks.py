@@ -332,13 +332,16 @@ def check_printed_output(source, notebook) -> None:
         assert "aps, explore-conditioned       0.27 [0.21, 0.32]" in printed  # the committed axis, read
         # the registered metric on deep: the explore-conditioned variant's wins rest on one class, the kNN
         # feature's at 1M does not; the held-out outcome, read
-        wins = re.findall(r"^ *([\d,]+), (aps, [\w -]+): beats both parents(?:; without ([\w ]+): lost)? "
-                          r"\(against VISR \+", printed, re.MULTILINE)
+        wins = re.findall(r"^ *([\d,]+), (aps, [\w -]+): beats both parents, (?:robust to leaving out any "
+                          r"one class|not robust \(overturned without: ([\w ]+)\)) \(against VISR \+",
+                          printed, re.MULTILINE)
         lost = [(steps, "aps, explore-conditioned", "behind A with purple") for steps in ("64,000", "256,000",
                                                                                        "1,000,000")]
         assert wins == [*lost, ("1,000,000", "aps, kNN feature", "")]  # the kNN feature's win at 1M: robust
         assert "H2 (aps, kNN feature beats both parents, detour-256k, fork-256k): holds on fork-256k only" \
             in printed
+        assert "H3 (aps, kNN feature beats both parents, detour-1m): beats both parents, robust to leaving " \
+            "out any one class" in printed
     if source.stem == "04b_aps_gridworlds":
         printed = _printed(notebook)
         assert "figure4.csv: 600 rows, 10 seeds" in printed  # the committed sweep, read again
@@ -649,16 +652,18 @@ def check_printed_output(source, notebook) -> None:
         assert wins == [("easy", "1"), ("hard", "1"), ("deep", "1")]
         # the held-out test: each committed part's verdict follows from its two intervals
         diff = r"[+-]\d\.\d{3} \[([+-]\d\.\d{3}), [+-]\d\.\d{3}\] ([\w ]+)"  # its low end, its reading
-        held = re.findall(rf"^((?:detour|fork)-256k), (aps, [\w -]+): (beats [\w ]+) \(against VISR {diff}; "
-                          rf"against APT {diff}\)$", printed, re.MULTILINE)
+        held = re.findall(rf"^(detour-256k|fork-256k|detour-1m), (aps, [\w -]+): (beats [\w ]+)(, robust to "
+                          rf"leaving out any one class|, not robust \(overturned without: [\w ;]+\))? "
+                          rf"\(against VISR {diff}; against APT {diff}\)$", printed, re.MULTILINE)
         assert [(part, contender) for part, contender, *_ in held] == [
-            (part, contender) for part in ("detour-256k", "fork-256k")
+            (part, contender) for part in ("detour-256k", "fork-256k", "detour-1m")
             for contender in ("aps, explore-conditioned", "aps, kNN feature")]
-        for _, _, verdict, v_low, v_reading, a_low, a_reading in held:
+        for _, _, verdict, robust, v_low, v_reading, a_low, a_reading in held:
             above = {"visr": float(v_low) > 0, "apt": float(a_low) > 0}
             assert verdict == {(True, True): "beats both parents", (True, False): "beats visr only",
                                (False, True): "beats apt only", (False, False): "beats neither"}[
                 above["visr"], above["apt"]]
+            assert bool(robust) == (verdict == "beats both parents")  # only a win is read class by class
             assert (v_reading == "above") == above["visr"] and (a_reading == "above") == above["apt"]
         # the registered hypotheses: a variant holds on a part only with a robust win there
         assert "H1 (aps, explore-conditioned beats both parents; detour-256k, fork-256k): does not hold " \
@@ -667,6 +672,9 @@ def check_printed_output(source, notebook) -> None:
         assert "H2 (aps, kNN feature beats both parents; detour-256k, fork-256k): holds on fork-256k only " \
             "[detour-256k: beats apt only; fork-256k: beats both parents, robust to leaving out any one " \
             "class]" in printed
+        for contender in ("aps, explore-conditioned", "aps, kNN feature"):  # the larger budget, secondary
+            assert f"H3 ({contender} beats both parents; detour-1m): beats both parents, robust to " \
+                "leaving out any one class" in printed
         assert "APS beats both: holds" not in printed
         assert "easy: P(APS > VISR) fine-tuned 0.45 [0.38, 0.52], zero-shot 0.26 [0.21, 0.30]; P(APS > " \
             "APT) fine-tuned 0.65 [0.59, 0.71]; fine-tuned, APS above VISR more often than not: does not " \

@@ -341,10 +341,15 @@ def test_the_committed_held_out_tables_are_current_and_what_the_pages_state(tmp_
             assert said in page and said in readme, (part.name, row["contender"])
     write_csv_atomic(tmp_path / "hypotheses.csv", hypotheses(tmp_path, protocol))
     assert (tmp_path / "hypotheses.csv").read_text() == (committed / "hypotheses.csv").read_text()
-    outcome = {row["hypothesis"]: row["outcome"] for row in read_rows(committed / "hypotheses.csv")
-               if row["hypothesis"] in ("H1", "H2")}
-    assert outcome == {"H1": "does not hold", "H2": "holds on fork-256k only"}
+    outcome = {(row["hypothesis"], row["about"]): row["outcome"]
+               for row in read_rows(committed / "hypotheses.csv") if row["hypothesis"] in ("H1", "H2", "H3")}
+    robust = "beats both parents, robust to leaving out any one class"
+    assert outcome == {("H1", "aps, explore-conditioned beats both parents"): "does not hold",
+                       ("H2", "aps, kNN feature beats both parents"): "holds on fork-256k only",
+                       ("H3", "aps, explore-conditioned beats both parents"): robust,
+                       ("H3", "aps, kNN feature beats both parents"): robust}
     assert "**H1 does not hold; H2 holds on `fork-256k` only**" in page
+    assert "**H3 (secondary): on `detour` at 1M both variants beat both parents, robustly" in page
 
 
 def diagnosis_rows(scores: dict[str, dict[int, dict[str, float]]], fix: list) -> list[dict]:
