@@ -84,7 +84,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
     atari = replace(AtariConfig(), conv_channels=(8, 8, 8), psi_hidden=64, phi_hidden=64, n_step=3,
-                    update_period=4, min_replay_size=800, pretrain_steps=args.steps,
+                    pretrain_update_period=4, min_replay_size=800, pretrain_steps=args.steps,
                     epsilon_decay_steps=args.steps // 2, knn_phi_normalised=False)
     config = AtariTrainConfig(atari=atari, num_envs=8, progress=False, threads=args.threads,
                               log_every=args.steps, tensorboard=False)

@@ -138,10 +138,10 @@ def plain_dqn(game: str, atari: AtariConfig, num_envs: int, device: torch.device
         if size < atari.min_replay_size:
             continue
         credit += num_envs
-        while credit >= atari.update_period:
+        while credit >= atari.finetune_update_period:
             plain_dqn_update(q, target, optimizer, store, size, atari, e1)
             updates += 1
-            credit -= atari.update_period
+            credit -= atari.finetune_update_period
             if updates % atari.target_update_period == 0:
                 target.load_state_dict(q.state_dict())
         if start is None:  # the clock starts after the first updates, as `steady_rates`
@@ -199,6 +199,54 @@ def interleaved(game: str, atari: AtariConfig, device: torch.device, rounds: int
         envs.step(learner.act(obs, w, atari.epsilon_end, gen, gpi=False).cpu().numpy())
 
     contestants["act + step"] = act_and_step
+    return time_in_turn(contestants, rounds, device, envs)
+
+
+def finetune_interleaved(game: str, atari: AtariConfig, device: torch.device, rounds: int, fill: int,
+                         seed: int) -> dict[str, dict[str, float]]:
+    """Median seconds (wall and CPU) of one fine-tuning update of APS with phi(s'_i) encoded from the B x n
+    augmented window stacks in every update (the pipeline before phi was stored), with phi(s'_i) read from
+    the replay (stored once per transition, `FrameReplay(store_phi=True)`), and of dqn's, timed in turn on a
+    replay of `fill` random-play steps of 8 envs; and of one act + store (phi included) of the 8 envs."""
+    num_envs, gen = 8, torch.Generator().manual_seed(seed)
+    envs = make_vector_env(game, num_envs, atari, seed, training=True)
+    envs.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    learner = AtariLearner(atari, "aps", envs.num_actions, seed, device)
+    learner.start_finetune()
+    replay = FrameReplay(fill // num_envs + atari.frame_stack + 1, num_envs, (atari.frame_size,) * 2,
+                         atari.frame_stack, atari.feature_dim, store_rewards=True, device=device,
+                         store_phi=True)
+    w = sample_tasks(1, atari.feature_dim, gen).expand(num_envs, -1).to(device)
+    for _ in range(fill // num_envs):
+        obs = torch.from_numpy(envs.obs).to(device)
+        tr = envs.step(rng.integers(envs.num_actions, size=num_envs))
+        replay.add(tr.obs, tr.action, w, tr.terminated, tr.truncated, tr.valid,
+                   reward=np.clip(tr.reward, -1, 1), phi=learner.features(obs))
+    encoded, stored = UpdateStep(learner, atari, windows=True), UpdateStep(learner, atari, windows=False)
+    dqn = AtariLearner(atari, "dqn", envs.num_actions, seed, device)
+    dqn.start_finetune()
+    plain = UpdateStep(dqn, atari, windows=False)
+
+    def act_and_store():
+        obs = torch.from_numpy(envs.obs).to(device)
+        tr = envs.step(learner.act(obs, w, atari.epsilon_end, gen, gpi=False).cpu().numpy())
+        replay.add(tr.obs, tr.action, w, tr.terminated, tr.truncated, tr.valid,
+                   reward=np.clip(tr.reward, -1, 1), phi=learner.features(obs))
+
+    contestants = {
+        "aps, phi encoded": lambda: encoded(
+            replay.sample(atari.batch_size, atari.n_step, gen, True)._replace(next_phi=None), gen),
+        "aps, phi stored": lambda: stored(replay.sample(atari.batch_size, atari.n_step, gen, False), gen),
+        "dqn": lambda: plain(replay.sample(atari.batch_size, atari.n_step, gen, False), gen),
+        "act + store": act_and_store,
+    }
+    return time_in_turn(contestants, rounds, device, envs)
+
+
+def time_in_turn(contestants: dict, rounds: int, device: torch.device, envs) -> dict[str, dict[str, float]]:
+    """Median wall and CPU seconds of each contestant, timed in turn over `rounds` rounds after one warm-up
+    round (which also compiles); closes `envs`."""
     times: dict[str, dict[str, list[float]]] = {"wall": {n: [] for n in contestants},
                                                 "cpu": {n: [] for n in contestants}}
     for r in range(rounds + 1):
@@ -209,11 +257,24 @@ def interleaved(game: str, atari: AtariConfig, device: torch.device, rounds: int
             run()
             if device.type == "cuda":
                 torch.cuda.synchronize()
-            if r:  # round 0 warms up (and compiles)
+            if r:
                 times["wall"][name].append(time.perf_counter() - start)
                 times["cpu"][name].append(time.process_time() - cpu_start)
     envs.close()
     return {clock: {name: float(np.median(t)) for name, t in per.items()} for clock, per in times.items()}
+
+
+def print_finetune(medians: dict[str, dict[str, float]], num_envs: int = 8) -> None:
+    """Per clock: ms per fine-tuning update, the speed-up of a stored phi, and env steps per second of a
+    fine-tuning loop with one update per env step ((update + act) per env step, act = 1/8 of an 8-env act)."""
+    for clock, per in medians.items():
+        act = per["act + store"] / num_envs
+        for name, seconds in per.items():
+            print(f"{clock:>4} {name:>16}: {1e3 * seconds:8.1f} ms" + (
+                "" if name == "act + store" else f"   {1e3 * (seconds + act):8.1f} ms per env step"))
+        print(f"{clock:>4} fine-tuning update, phi stored / phi encoded: "
+              f"{per['aps, phi encoded'] / per['aps, phi stored']:.2f}x faster; per env step "
+              f"{(per['aps, phi encoded'] + act) / (per['aps, phi stored'] + act):.2f}x")
 
 
 def print_interleaved(medians: dict[str, dict[str, float]], num_envs: int = 8) -> None:
@@ -246,6 +307,8 @@ def main() -> None:
                         help="torch.compile the update step (on CUDA: mode reduce-overhead, CUDA graphs)")
     parser.add_argument("--interleaved", action="store_true",
                         help="the CPU ratio: APS and plain DQN updates alternating in one process")
+    parser.add_argument("--finetune", action="store_true",
+                        help="the CPU ratio of fine-tuning updates: phi encoded per update or stored once")
     parser.add_argument("--rounds", type=int, default=15, help="--interleaved: timed rounds (medians)")
     parser.add_argument("--fill", type=int, default=1200, help="--interleaved: env steps in the replay")
     args = parser.parse_args()
@@ -256,7 +319,8 @@ def main() -> None:
         malloc_reuse()
     if args.threads is not None:
         torch.set_num_threads(args.threads)
-    atari = AtariConfig(min_replay_size=args.warmup, update_period=args.update_period,
+    atari = AtariConfig(min_replay_size=args.warmup, pretrain_update_period=args.update_period,
+                        finetune_update_period=args.update_period,
                         pretrain_steps=args.warmup + args.steps, finetune_steps=args.warmup + args.steps)
     if args.small:
         atari = replace(atari, conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32)
@@ -265,6 +329,12 @@ def main() -> None:
                               log_every=args.warmup, threads=args.threads, compile=args.compile,
                               compile_mode=compile_mode or "default")
     device = torch.device(args.device)
+    if args.finetune:
+        print(f"{args.game} on {device} ({torch.get_num_threads()} CPU threads), fine-tuning updates, "
+              f"batch {atari.batch_size}, n {atari.n_step}, {'small' if args.small else 'paper'} networks, "
+              f"replay of {args.fill} steps, medians of {args.rounds} interleaved rounds")
+        print_finetune(finetune_interleaved(args.game, atari, device, args.rounds, args.fill, args.seed))
+        return
     if args.interleaved:
         print(f"{args.game} on {device} ({torch.get_num_threads()} CPU threads), batch {atari.batch_size}, "
               f"n {atari.n_step}, {'small' if args.small else 'paper'} networks, replay of {args.fill} "

@@ -106,7 +106,8 @@ def atari_runs(out: Path) -> dict[str, dict[str, str]]:
     from aps_teach.atari.experiments import run
 
     atari = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3,
-                        k=3, pretrain_steps=200, finetune_steps=100, min_replay_size=64, update_period=4,
+                        k=3, pretrain_steps=200, finetune_steps=100, min_replay_size=64,
+                        pretrain_update_period=4, finetune_update_period=4,
                         task_id_steps=200, eval_steps=400, max_frames_per_episode=800,
                         epsilon_decay_steps=100)
     config = AtariTrainConfig(atari=atari, num_envs=2, log_every=50, checkpoint_every=100, progress=False,

@@ -209,7 +209,8 @@ for name, shape in layouts.items():
 # %%
 live = replace(paper, conv_channels=(8, 8, 8), psi_hidden=64, phi_hidden=64, n_step=3,
                batch_size=16 if FAST else 32, min_replay_size=64 if FAST else paper.min_replay_size,
-               update_period=4, pretrain_steps=pretrain_steps, finetune_steps=finetune_steps,
+               pretrain_update_period=4, finetune_update_period=4, pretrain_steps=pretrain_steps,
+               finetune_steps=finetune_steps,
                epsilon_decay_steps=min(paper.epsilon_decay_steps, pretrain_steps // 2),
                task_id_steps=identify_steps, eval_steps=eval_steps,
                max_frames_per_episode=max_frames_per_episode)

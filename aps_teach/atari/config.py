@@ -109,8 +109,13 @@ class AtariConfig:
     """Minibatch size. Paper: "Minibatch size" (l. 660)."""
     lr: float = 1e-4
     """Adam learning rate while pretraining. Paper: "(pre-training phase): learning rate" (l. 662)."""
-    finetune_lr: float = 1e-3
-    """Adam learning rate while fine-tuning. Paper: "(fine-tuning phase): learning rate" (l. 663)."""
+    finetune_lr: float = 1e-4
+    """Adam learning rate while fine-tuning, and so of the learners trained on the reward from scratch (dqn,
+    apt's psi). Paper: "(fine-tuning phase): learning rate" (l. 663) is 1e-3, not followed: at 1e-3 a dqn
+    learner on Kung Fu Master lost every unit of psi's torso within 30k steps (Q constant over states, one
+    action played: 31 per game against random's 258; 1,310 at 1e-4; the diagnosis in
+    aps_teach/atari/README.md). 1e-4 is the pretraining rate and that of the from-scratch baselines the
+    paper compares with (DrQ); every method fine-tunes at it, APS too, so no arm has a rate of its own."""
     adam_beta1: float = 0.9
     """Adam beta_1. Paper: "optimizer: $\\beta_1$" (l. 664)."""
     adam_beta2: float = 0.999
@@ -127,8 +132,13 @@ class AtariConfig:
     replay_capacity: int | None = None
     """Transitions the replay holds; None keeps every step of the phase. Paper: "Memory size" (l. 673),
     unbounded."""
-    update_period: int = 1
-    """Environment steps per update. Paper: "Replay period every" (l. 674)."""
+    pretrain_update_period: int = 1
+    """Environment steps per update while pretraining reward-free. Paper: "Replay period every" (l. 674).
+    A CPU budget may raise it (the first study's 4: docs/preregistration/atari_first.md) without starving
+    fine-tuning, which has its own."""
+    finetune_update_period: int = 1
+    """Environment steps per update while fine-tuning on the task reward. Paper: "Replay period every"
+    (l. 674)."""
     task_resample_every: int = 10
     """Steps between fresh draws of w while pretraining. Paper: "resampled every 10 steps" (l. 473)."""
     epsilon_decay_steps: int = 2500
@@ -193,7 +203,8 @@ class AtariConfig:
         for name in learner_fields(self):  # kept as the learner keeps them (numpy scalars as Python numbers)
             object.__setattr__(self, name, getattr(agent, name))
         positive = ("frame_size", "frame_stack", "action_repeat", "max_frames_per_episode",
-                    "psi_hidden", "phi_hidden", "pretrain_steps", "update_period", "task_resample_every",
+                    "psi_hidden", "phi_hidden", "pretrain_steps", "pretrain_update_period",
+                    "finetune_update_period", "task_resample_every",
                     "task_id_episodes", "task_id_steps", "finetune_steps", "eval_steps")
         for name in positive:
             check_field(self, name, check_int)
@@ -231,6 +242,11 @@ class AtariConfig:
             raise ValueError(f"the conv layers (kernels {self.conv_kernels}, strides {self.conv_strides}) "
                              f"shrink a {self.frame_size}x{self.frame_size} frame to nothing")
 
+    def update_period(self, phase: str) -> int:
+        """Env steps per update in `phase`: `pretrain_update_period` while pretraining, else (task
+        identification has no updates; fine-tuning) `finetune_update_period`."""
+        return self.pretrain_update_period if phase == "pretrain" else self.finetune_update_period
+
     def conv_output_size(self) -> int:
         """Side of the last conv layer's feature map: s -> floor((s - kernel) / stride) + 1 per layer."""
         side = self.frame_size
@@ -247,9 +263,13 @@ def learner_fields(atari: AtariConfig) -> dict:
 
 def atari_from_dict(values: dict) -> AtariConfig:
     """An `AtariConfig` from its `asdict` (JSON turns its tuples into lists). A dict saved before the n-step
-    reward mode was a field is the exact sum, the only mode Atari runs had then."""
-    return AtariConfig(**{"nstep_reward": "sum",
-                          **{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}})
+    reward mode was a field is the exact sum, the only mode Atari runs had then; one saved when a single
+    `update_period` served both phases gives it to both."""
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+    if "update_period" in values:
+        period = values.pop("update_period")
+        values = {"pretrain_update_period": period, "finetune_update_period": period, **values}
+    return AtariConfig(**{"nstep_reward": "sum", **values})
 
 
 RUN_FIELDS = ("atari", "num_envs", "backend")
@@ -274,8 +294,10 @@ class AtariTrainConfig:
     first updates are slow while it compiles. Needs a working backend (on a CPU, a C++ compiler)."""
     compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = "default"
     """torch.compile mode; reduce-overhead replays the compiled update step as CUDA graphs on CUDA."""
-    threads: int | None = None
-    """torch CPU threads while a phase runs (None: torch's default)."""
+    threads: int = 1
+    """CPU threads of the run: torch's while a phase runs and the emulators' (ale-py's vector env). One per
+    run: the update is compute-bound and two single-threaded runs on two cores do more than one run on
+    both (benchmarks/README.md); a lone run on a many-core machine may take more."""
     log_every: int = 10_000
     """Env steps between rows of metrics.csv (and TensorBoard points)."""
     checkpoint_every: int = 100_000
@@ -291,9 +313,8 @@ class AtariTrainConfig:
     def __post_init__(self) -> None:
         check_type("atari", self.atari, AtariConfig, "an AtariConfig (e.g. atari=AtariConfig(lr=1e-4))")
         parse_device(self.device)  # whether this machine has it is checked where a run starts
-        for name in ("num_envs", "log_every", "checkpoint_every"):
+        for name in ("num_envs", "threads", "log_every", "checkpoint_every"):
             check_field(self, name, check_int)
-        check_field(self, "threads", check_int, default="torch's default")
         if self.compile_mode not in COMPILE_MODES:
             raise ValueError(f"unknown compile_mode {self.compile_mode!r}; valid: {', '.join(COMPILE_MODES)}")
 

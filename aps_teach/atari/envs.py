@@ -194,8 +194,9 @@ class AtariEnvs:
 
 
 def make_vector_env(game: str, num_envs: int, config: AtariConfig, seed: int, training: bool,
-                    backend: Literal["ale", "gymnasium"] = "ale") -> AtariEnvs:
-    """`num_envs` copies of `game` under the protocol; `training` turns on life-loss terminals.
+                    backend: Literal["ale", "gymnasium"] = "ale", threads: int = 1) -> AtariEnvs:
+    """`num_envs` copies of `game` under the protocol; `training` turns on life-loss terminals; the "ale"
+    backend steps them on `threads` emulator threads (gymnasium's steps them one by one).
 
     Not reset yet: call `reset()` (seeds env i with `seed + i`).
     """
@@ -205,7 +206,8 @@ def make_vector_env(game: str, num_envs: int, config: AtariConfig, seed: int, tr
     if backend == "ale":
         from ale_py.vector_env import AtariVectorEnv
 
-        env = AtariVectorEnv(rom, num_envs, max_num_frames_per_episode=config.max_frames_per_episode,
+        env = AtariVectorEnv(rom, num_envs, num_threads=threads,
+                             max_num_frames_per_episode=config.max_frames_per_episode,
                              repeat_action_probability=config.repeat_action_probability,
                              img_height=config.frame_size, img_width=config.frame_size, grayscale=True,
                              stack_num=config.frame_stack, frameskip=config.action_repeat, maxpool=True,

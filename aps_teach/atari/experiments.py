@@ -1,5 +1,8 @@
 """A whole Atari run (`run`: pretrain, identify, zero-shot score, fine-tune, evaluate) and its run directory:
 config.json, pretrain/ and finetune/ checkpoints, task.json (the identified w) and scores.csv.
+
+The arms (`ATARI_METHODS`): the learner's methods (visr, apt, aps, dqn) and `random`, uniformly random
+actions scored by the same evaluation (no training, no checkpoint: its row's checkpoint is "none").
 """
 
 from __future__ import annotations
@@ -8,6 +11,7 @@ import json
 import os
 from dataclasses import asdict, fields
 from pathlib import Path
+from typing import Literal
 
 import torch
 
@@ -18,10 +22,12 @@ from aps_teach.atari.train import (
     ScoreResult,
     check_replay_memory,
     evaluate,
+    evaluate_random,
     evaluate_zero_shot,
     finetune,
     identify_task,
     new_learner,
+    phase_steps,
     pretrain,
     run_identity,
 )
@@ -31,7 +37,11 @@ from aps_teach.infra.files import jsonable, read_json, write_csv_atomic, write_t
 from aps_teach.infra.phases import check_checkpoint, check_compile_backend
 from aps_teach.infra.run_dir import FINISHED_HINT, RunDir
 from aps_teach.infra.sweeps import read_rows
-from aps_teach.learner.config import Method, check_method, pretrains
+from aps_teach.learner.config import METHODS, TASK_CONDITIONED, check_method, pretrains
+
+ATARI_METHODS = (*METHODS, "random")
+AtariMethod = Literal["visr", "apt", "aps", "dqn", "random"]
+"""An Atari arm: a learner's method, or `random` (uniform actions, the floor every score is read against)."""
 
 SCORE_COLUMNS = {"game": "str", "method": "str", "seed": "count", "checkpoint": "str", "score": "float",
                  "human_normalised": "float?"}
@@ -45,13 +55,18 @@ def append_score_row(path: str | os.PathLike, *rows: dict) -> None:
 
 
 def score_row(result: ScoreResult, method: str, seed: int, phase: str, config: AtariTrainConfig,
-              task_w: torch.Tensor | None) -> dict:
-    """One line of scores.csv: game, method, seed, which checkpoint (pretrain: the zero-shot score), budgets,
-    the n-step reward mode it was pretrained with, whether it acted by GPI, raw and normalised score."""
+              task_w: torch.Tensor | None, identify_steps: int | None = None) -> dict:
+    """One line of scores.csv: game, method, seed, which checkpoint (pretrain: the zero-shot score; none: the
+    random arm), budgets (reward-free steps, fine-tuning steps, and the reward steps seen in all: task
+    identification's `identify_steps`, when known, plus fine-tuning's), the n-step reward mode it was
+    pretrained with, whether it acted by GPI, raw and normalised score."""
     atari = config.atari
+    finetuned = phase_steps(atari, "finetune", method) if phase == "finetune" else 0
+    unknown = identify_steps is None and method in TASK_CONDITIONED
+    seen = None if unknown else (identify_steps or 0) + finetuned
     return {"game": result.game, "method": method, "seed": seed, "checkpoint": phase,
             "pretrain_steps": atari.pretrain_steps if pretrains(method) else 0,
-            "finetune_steps": atari.finetune_steps if phase == "finetune" else 0,
+            "finetune_steps": finetuned, "reward_steps": "" if seen is None else seen,
             "nstep_reward": atari.nstep_reward, "gpi": result.gpi,
             "games": result.episodes, "score": result.score, "human_normalised": result.human_normalised,
             "task_w": "" if task_w is None else " ".join(f"{x:.6f}" for x in task_w.tolist())}
@@ -81,14 +96,16 @@ def check_run(method: str, game: str, seed: int, config: AtariTrainConfig) -> No
     k against the minibatch, a device this machine does not have, --compile without a working backend, and
     replays that would not fit in the device's free memory."""
     check_rom(game)
-    check_method(method)
+    check_method(method, ATARI_METHODS)
     check_seed(seed)
-    agent_config(config.atari, method).check_particles()  # k against the minibatch, once the method is known
     device = resolve_device(config.device)
+    if method == "random":  # no learner
+        return
+    agent_config(config.atari, method).check_particles()  # k against the minibatch, once the method is known
     if config.compile:
         check_compile_backend(config.device)
     for phase in ("pretrain", "finetune") if pretrains(method) else ("finetune",):
-        check_replay_memory(config.atari, config.num_envs, phase, device)
+        check_replay_memory(config.atari, config.num_envs, phase, method, device)
 
 
 def read_run_config(out: str | os.PathLike) -> tuple[str, str, int, AtariTrainConfig]:
@@ -114,28 +131,30 @@ def check_run_checkpoint(path: Path, meta: dict, method: str, game: str, seed: i
 
 
 def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariTrainConfig,
-                     out: Path | None) -> torch.Tensor | None:
-    """The task w for fine-tuning: None for apt/dqn; else OUT/task.json if there, else `identify_task`
-    (saved to OUT/task.json)."""
+                     out: Path | None) -> tuple[torch.Tensor | None, int | None]:
+    """The task w for fine-tuning and the reward steps its identification took: (None, 0) for apt/dqn;
+    else OUT/task.json if there (steps None if it predates their record), else `identify_task` (saved to
+    OUT/task.json)."""
     if not learner.config.task_conditioned:
-        return None
+        return None, 0
     path = out / "task.json" if out is not None else None
     if path is not None and path.exists():
         saved = read_json(path, "the run's task vector", "delete it to identify the task again")
         if not isinstance(saved, dict) or "w" not in saved:
             raise ValueError(f"{path} holds no task vector w; delete it to identify the task again")
-        return torch.tensor(saved["w"])
-    w = identify_task(learner, game, seed, config)
+        return torch.tensor(saved["w"]), saved.get("identify_steps")
+    w, steps = identify_task(learner, game, seed, config)
     if path is not None:
-        write_text_atomic(path, json.dumps({"w": w.tolist()}))
-    return w
+        write_text_atomic(path, json.dumps({"w": w.tolist(), "identify_steps": steps}))
+    return w, steps
 
 
-def run(method: Method, game: str, seed: int, config: AtariTrainConfig | None = None, *,
+def run(method: AtariMethod, game: str, seed: int, config: AtariTrainConfig | None = None, *,
         out: str | os.PathLike | None = None, resume: bool = False,
-        force: bool = False) -> tuple[AtariLearner, ScoreResult]:
+        force: bool = False) -> tuple[AtariLearner | None, ScoreResult]:
     """The whole pipeline: pretrain (not dqn), identify the task and score it zero-shot (visr, aps:
-    `evaluate_zero_shot`), fine-tune, evaluate; returns the fine-tuned score.
+    `evaluate_zero_shot`), fine-tune, evaluate; returns the fine-tuned learner and score (the random arm:
+    no learner, its score, `evaluate_random`).
 
     With `out` (claimed by `start_run_dir`; `force` replaces another run there): config.json, pretrain/
     and finetune/ (metrics.csv, checkpoint.pt), task.json and in scores.csv the zero-shot row (checkpoint
@@ -152,10 +171,15 @@ def run(method: Method, game: str, seed: int, config: AtariTrainConfig | None = 
         return _run_phases(method, game, seed, config, claimed)
 
 
-def _run_phases(method: Method, game: str, seed: int, config: AtariTrainConfig,
-                claimed: RunDir | None) -> tuple[AtariLearner, ScoreResult]:
+def _run_phases(method: AtariMethod, game: str, seed: int, config: AtariTrainConfig,
+                claimed: RunDir | None) -> tuple[AtariLearner | None, ScoreResult]:
     """`run` after its checks, in the run directory `claimed` (owned and claimed) if given."""
     out = claimed.path if claimed is not None else None
+    if method == "random":
+        result = evaluate_random(game, seed, config)
+        if out is not None:
+            append_score_row(out / "scores.csv", score_row(result, method, seed, "none", config, None))
+        return None, result
 
     def phase_dir(name: str) -> tuple[Path | None, bool]:
         if claimed is None:
@@ -167,7 +191,7 @@ def _run_phases(method: Method, game: str, seed: int, config: AtariTrainConfig,
     else:
         run_dir, again = phase_dir("pretrain")
         learner, _ = pretrain(method, game, seed, config, run_dir=run_dir, resume=again)
-    w = identify_or_load(learner, game, seed, config, out)
+    w, identify_steps = identify_or_load(learner, game, seed, config, out)
     zero_shot = None
     if learner.config.task_conditioned:
         zero_shot = evaluate_zero_shot(learner, game, w, seed, config)
@@ -175,6 +199,8 @@ def _run_phases(method: Method, game: str, seed: int, config: AtariTrainConfig,
     finetune(learner, game, w, seed, config, run_dir=run_dir, resume=again)
     result = evaluate(learner, game, w, seed, config)
     if out is not None:  # both rows in one write: a run's scores.csv holds both or neither
-        rows = [] if zero_shot is None else [score_row(zero_shot, method, seed, "pretrain", config, w)]
-        append_score_row(out / "scores.csv", *rows, score_row(result, method, seed, "finetune", config, w))
+        rows = [] if zero_shot is None else [score_row(zero_shot, method, seed, "pretrain", config, w,
+                                                       identify_steps)]
+        append_score_row(out / "scores.csv", *rows,
+                         score_row(result, method, seed, "finetune", config, w, identify_steps))
     return learner, result

@@ -4,7 +4,9 @@ Row k of env column e holds the newest frame of the observation s_k, the action 
 w it was taken under, and what the step did: r_k, terminated_k, ended_k (terminated or truncated) and
 valid_k (False for an autoreset step, whose "transition" from the ended episode's last observation to
 a new episode's first is not one). Every env step adds a row, autoreset steps included: their row keeps
-the last frame of the ended episode, the next observation of the row before.
+the last frame of the ended episode, the next observation of the row before. A fine-tuning replay of a
+learner with frozen features also holds phi(s_k), computed once as the step is stored: a window then reads
+phi(s'_i) = phi of row t + i + 1 (`next_phi`) instead of rebuilding and encoding n stacks in every update.
 
 Stack rule: the stack of row k is the frames of rows k-S+1..k, with zeros for rows before the
 episode's first observation (a row after an invalid one). This is what ale-py's vector env and
@@ -16,10 +18,10 @@ Window rule: an n-step window from row t runs while its steps are valid and unde
 the first step that ended the episode (terminated: game over or, while training, a lost life; or
 truncated). Pretraining redraws w every few steps: a window never mixes two tasks' returns.
 
-Memory: frames + action + w + flags (+ reward). For 84x84 frames, d = 5 and rewards, one transition
-takes 7,056 + 8 + 20 + 4 + 4 = 7,092 bytes: 1M transitions fit in 7.09 GB (6.6 GiB), against 28 GB
-for one 4-frame stack per transition and 56 GB for obs and next obs. `FrameReplay.bytes_per_transition`
-computes it for other shapes.
+Memory: frames + action + w + flags (+ reward) (+ phi). For 84x84 frames, d = 5 and rewards, one
+transition takes 7,056 + 8 + 20 + 4 + 4 = 7,092 bytes (20 more with phi): 1M transitions fit in 7.09 GB
+(6.6 GiB), against 28 GB for one 4-frame stack per transition and 56 GB for obs and next obs.
+`FrameReplay.bytes_per_transition` computes it for other shapes.
 
 Sampling never waits on the device: the valid flags that rejection sampling and the checks of `gather`
 read have a copy on the host (the same tensor on a CPU replay), and the window starts go to the device
@@ -44,7 +46,8 @@ class FrameReplay:
     _FLAGS = ("terminated", "ended", "valid", "first")
 
     def __init__(self, capacity: int, num_envs: int, frame_shape: tuple[int, int], stack: int,
-                 task_dim: int, store_rewards: bool, device: str | torch.device = "cpu"):
+                 task_dim: int, store_rewards: bool, device: str | torch.device = "cpu",
+                 store_phi: bool = False):
         for name, value in (("capacity", capacity), ("num_envs", num_envs), ("stack", stack),
                             ("task_dim", task_dim)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -65,14 +68,19 @@ class FrameReplay:
         }
         if store_rewards:
             self.data["reward"] = zeros(dtype=torch.float32)
+        if store_phi:
+            self.data["phi"] = zeros(task_dim, dtype=torch.float32)
         self._prev_valid = torch.ones(num_envs, dtype=torch.bool, device=self.device)  # row before the next
         self._valid_host = (self.data["valid"] if self.device.type == "cpu"  # valid flags read by sample()
                             else torch.zeros((capacity, num_envs), dtype=torch.bool))
 
     @staticmethod
-    def bytes_per_transition(frame_shape: tuple[int, int], task_dim: int, store_rewards: bool) -> int:
-        """Bytes one (row, env) cell takes: uint8 frame, int64 action, float32 w, 4 bool flags, reward."""
-        return int(np.prod(frame_shape)) + 8 + 4 * task_dim + 4 + (4 if store_rewards else 0)
+    def bytes_per_transition(frame_shape: tuple[int, int], task_dim: int, store_rewards: bool,
+                             store_phi: bool = False) -> int:
+        """Bytes one (row, env) cell takes: uint8 frame, int64 action, float32 w, 4 bool flags, reward,
+        phi."""
+        return (int(np.prod(frame_shape)) + 8 + 4 * task_dim + 4 + (4 if store_rewards else 0)
+                + (4 * task_dim if store_phi else 0))
 
     @property
     def size(self) -> int:
@@ -82,12 +90,14 @@ class FrameReplay:
     def add(self, obs: np.ndarray | torch.Tensor, action: np.ndarray | torch.Tensor,
             w: np.ndarray | torch.Tensor, terminated: np.ndarray | torch.Tensor,
             truncated: np.ndarray | torch.Tensor, valid: np.ndarray | torch.Tensor,
-            reward: np.ndarray | torch.Tensor | None = None) -> None:
+            reward: np.ndarray | torch.Tensor | None = None, phi: torch.Tensor | None = None) -> None:
         """Append one env step: obs (N, S, H, W) the stacks acted on, and what the step did (an
-        `envs.Transition`'s fields; w (N, d) the tasks acted under; reward iff the buffer stores them)."""
-        if (reward is None) == ("reward" in self.data):
-            raise ValueError("this buffer " + ("stores rewards: pass reward" if reward is None
-                                               else "was built with store_rewards=False: it takes no reward"))
+        `envs.Transition`'s fields; w (N, d) the tasks acted under; reward iff the buffer stores them;
+        phi (N, d) = phi(obs) iff it stores features)."""
+        for name, value, flag in (("reward", reward, "store_rewards"), ("phi", phi, "store_phi")):
+            if (value is None) == (name in self.data):
+                raise ValueError(f"this buffer stores {name}: pass {name}" if value is None else
+                                 f"this buffer was built with {flag}=False: it takes no {name}")
         obs = to_device(torch.as_tensor(obs), self.device)
         expected = (self.num_envs, self.stack, *self.frame_shape)
         if tuple(obs.shape) != expected or obs.dtype != torch.uint8:
@@ -102,6 +112,8 @@ class FrameReplay:
                "ended": terminated | torch.as_tensor(truncated, device=self.device)}
         if reward is not None:
             row["reward"] = torch.as_tensor(reward)
+        if phi is not None:
+            row["phi"] = phi
         first = ~self._prev_valid if self.count > self.stack - 1 else no
         self._write(obs[:, -1], valid=valid, first=first, **row)
         self._prev_valid = to_device(valid.to(torch.bool, copy=True), self.device)
@@ -188,12 +200,13 @@ class FrameReplay:
     def gather(self, t: torch.Tensor, e: torch.Tensor, n_step: int,
                window_obs: bool = True) -> Batch:
         """The n-step windows starting at logical rows `t` (B,) of env columns `e` (B,), valid cells in
-        `sampleable_range()`, as a `Batch` (obs (B, S, H, W) uint8; reward if stored; no next_phi).
+        `sampleable_range()`, as a `Batch` (obs (B, S, H, W) uint8; reward and next_phi if stored).
 
         A window's steps are valid up to and including the first that ended the episode (terminal, life
         loss or truncation; or the newest complete one), while the step ran under the window's first w.
         `window_obs=False` gathers only the first step's s' (next_obs (B, 1, S, H, W)): a learner whose
-        targets read s'_m alone (`nstep_reward='last'`) skips rebuilding the other n - 1 stacks.
+        targets read s'_m alone (`nstep_reward='last'`) or the stored phi(s'_i) skips rebuilding the other
+        n - 1 stacks.
         """
         lo, hi = self.sampleable_range()
         t, e = t.cpu(), e.cpu()  # checked on the host (no copy for `sample`'s CPU draws)
@@ -221,4 +234,5 @@ class FrameReplay:
                      else self._stacks(rows_c[:, :1] + 1, e[:, None]),
                      mask=mask, boot_obs=self._stacks(last + 1, e), boot_steps=steps,
                      boot_alive=~d["terminated"][last % cap, e],
-                     reward=d["reward"][rows_c % cap, e[:, None]] if "reward" in d else None)
+                     reward=d["reward"][rows_c % cap, e[:, None]] if "reward" in d else None,
+                     next_phi=d["phi"][(rows_c + 1) % cap, e[:, None]] if "phi" in d else None)

@@ -53,12 +53,14 @@ class PhaseMetrics:
         return rates
 
     def row(self, env_steps: int, updates: int, epsilon: float, returns: list[float],
-            rates: tuple[float, float]) -> dict:
+            rates: tuple[float, float], health: dict[str, float] | None = None) -> dict:
+        """Write a metrics row: the interval's games and mean score, the means of the update statistics,
+        `health` (e.g. psi's dead units on the last batch), the rates."""
         row = {"env_steps": env_steps, "updates": updates, "epsilon": epsilon, "games": len(returns),
                "score": float(np.mean(returns)) if returns else None,
                **{k: sum(torch.stack(v).tolist()) / max(self.updates, 1)
                   for k, v in sorted(self.stats.items())},
-               "env_steps_per_s": rates[0], "updates_per_s": rates[1]}
+               **(health or {}), "env_steps_per_s": rates[0], "updates_per_s": rates[1]}
         self.rows.append(row)
         self.stats, self.updates = {}, 0
         if self.run_dir is not None:

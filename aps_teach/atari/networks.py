@@ -107,3 +107,13 @@ class AtariSuccessorFeatureNet(nn.Module):
         if w.ndim == 3:
             h = h[:, None].expand(-1, w.shape[1], -1)
         return self.heads(torch.cat([h, w], dim=-1)).transpose(-1, -2)
+
+
+@torch.no_grad()
+def dead_units(psi: AtariSuccessorFeatureNet, obs: torch.Tensor) -> float:
+    """The fraction of psi's torso units (its last ReLU layer, h(s)) that are 0 on every observation of
+    `obs`: 1.0 is a collapsed network, whose Q no longer depends on the state, so its greedy policy plays
+    one fixed action (what a from-scratch learner at the paper's fine-tuning learning rate 1e-3 became on
+    Kung Fu Master: `AtariConfig.finetune_lr`). Frames that look alike keep many units off for all of them
+    even at initialisation (about half on Kung Fu Master's)."""
+    return float((psi.torso(pixels(obs)).amax(0) <= 0).float().mean())

@@ -27,6 +27,7 @@ mode, `AtariConfig.nstep_reward`, included) is refused before anything is writte
 from __future__ import annotations
 
 import os
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor
@@ -38,13 +39,15 @@ import numpy as np
 
 from aps_teach.atari.config import AtariTrainConfig
 from aps_teach.atari.envs import check_game
-from aps_teach.atari.experiments import SCORE_COLUMNS, run
+from aps_teach.atari.experiments import ATARI_METHODS, SCORE_COLUMNS, run
 from aps_teach.atari.scores import ATARI_26, aggregates, run_aggregates
+from aps_teach.atari.train import check_replay_memory, replay_bytes
+from aps_teach.infra.checks import check_int, check_seed
 from aps_teach.infra.executors import make_executor, visible_gpus
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import owning
 from aps_teach.infra.sweeps import RunSpec, SweepReport, read_rows, run_sweep
-from aps_teach.learner.config import check_method
+from aps_teach.learner.config import check_method, pretrains
 
 GAME_SETS = {"atari26": ATARI_26}
 """Names that stand for a list of games in `expand_games`."""
@@ -62,7 +65,7 @@ def sweep_runs(games: Iterable[str], methods: Iterable[str], seeds: Iterable[int
     """One `RunSpec` per method x game x seed (the game is the spec's level), checked up front."""
     methods, seeds = list(methods), list(seeds)
     for method in methods:
-        check_method(method)
+        check_method(method, ATARI_METHODS)
     if not methods or not seeds:
         raise ValueError(f"need at least one method and one seed, got methods={methods}, seeds={seeds}")
     roms = expand_games(games)
@@ -92,13 +95,13 @@ def run_dirs(runs) -> list[Path]:
 
 def run_one(spec: RunSpec, config: AtariTrainConfig, out: str) -> list[dict]:
     """Worker side: the whole pipeline for `spec` in its run directory (resumed if it exists); its rows
-    (zero-shot, if the method has one, then fine-tuned)."""
+    (zero-shot, if the method has one, then fine-tuned; the random arm's one row)."""
     directory = run_dir(out, spec)
     if not (directory / "scores.csv").exists():
         run(spec.method, spec.env, spec.seed, config, out=directory,
             resume=(directory / "config.json").exists())
     rows = read_rows(directory / "scores.csv", SCORE_COLUMNS)
-    return [row for phase in ("pretrain", "finetune")
+    return [row for phase in ("pretrain", "finetune", "none")
             for row in [next((r for r in rows if r["checkpoint"] == phase), None)] if row is not None]
 
 
@@ -113,9 +116,11 @@ def sweep_config(config: AtariTrainConfig) -> dict:
     return {"atari": config.atari, "num_envs": config.num_envs, "backend": config.backend}
 
 
-def default_executor(config: AtariTrainConfig, gpus: Sequence[int] | None = None) -> tuple[Executor, int]:
-    """The local executor for `config.device` and how many runs it runs at once: on a CPU one run after
-    another (each using every core); on CUDA one run per local GPU (`gpus`, default all visible)."""
+def default_executor(config: AtariTrainConfig, gpus: Sequence[int] | None = None,
+                     runs_at_once: int | None = None) -> tuple[Executor, int]:
+    """The local executor for `config.device` and how many runs it runs at once: on a CPU `runs_at_once`
+    processes (default one per `config.threads` cores: one single-threaded run per core); on CUDA one run
+    per local GPU (`gpus`, default all visible)."""
     if config.device.startswith("cuda:"):
         raise ValueError(f"a sweep on GPUs gives each run its own GPU as cuda: use --device cuda (and --gpus "
                          f"to choose them), not {config.device!r}")
@@ -124,24 +129,41 @@ def default_executor(config: AtariTrainConfig, gpus: Sequence[int] | None = None
         return make_executor("local", num_gpus=1, gpus=gpus), len(gpus)
     if gpus is not None:
         raise ValueError("gpus is for a sweep on local GPUs (--device cuda)")
-    return make_executor("local", workers=1), 1
+    workers = runs_at_once or max(1, (os.cpu_count() or 1) // config.threads)
+    return make_executor("local", workers=workers), workers
 
 
 def run_atari_sweep(games: Iterable[str], methods: Iterable[str], seeds: int, config: AtariTrainConfig,
-                    out: str | os.PathLike, *, executor: Executor | None = None,
-                    threads_per_run: int | None = None, gpus: Sequence[int] | None = None,
+                    out: str | os.PathLike, *, first_seed: int = 0, executor: Executor | None = None,
+                    gpus: Sequence[int] | None = None, runs_at_once: int | None = None,
                     progress: bool = True) -> SweepReport:
-    """Every method x game x seed 0..seeds-1 into `out` (see the module docstring), then OUT/summary.csv.
+    """Every method x game x seed (first_seed .. first_seed + seeds - 1) into `out` (see the module
+    docstring), then OUT/summary.csv.
 
-    Runs on `executor` (left open) if given, else on `default_executor` (over `gpus`). Each run uses
-    `config.threads` torch threads, else `threads_per_run`, else (default executor) the local cores shared
-    among the runs at once; its own progress bar shows only when runs go one at a time on this machine."""
-    if seeds < 1:
-        raise ValueError(f"seeds must be >= 1, got {seeds}")
-    specs = sweep_runs(games, methods, range(seeds))
-    own, parallel = (None, 0) if executor is not None else default_executor(config, gpus)
-    threads = config.threads or threads_per_run or max(1, (os.cpu_count() or 1) // max(parallel, 1))
-    config = replace(config, threads=threads, progress=config.progress and parallel == 1)
+    Runs on `executor` (left open) if given, else on `default_executor` (over `gpus`, or `runs_at_once`
+    processes on the CPU), each on `config.threads` threads; their replays are checked to fit in memory
+    together before any starts, and a CPU asked for more threads than it has cores is warned about. A run's
+    own progress bar shows only when runs go one at a time on this machine."""
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ValueError(f"seeds must be >= 1, got {seeds!r}")
+    check_seed(first_seed)
+    check_seed(first_seed + seeds - 1)
+    if runs_at_once is not None:
+        check_int("runs_at_once", runs_at_once)
+    specs = sweep_runs(games, methods, range(first_seed, first_seed + seeds))
+    own, parallel = (None, 0) if executor is not None else default_executor(config, gpus, runs_at_once)
+    try:
+        check_parallel_memory(specs, config, parallel or 1)
+    except ValueError:
+        if own is not None:
+            own.shutdown()
+        raise
+    cores = os.cpu_count() or 1
+    if own is not None and config.device == "cpu" and parallel * config.threads > cores:
+        warnings.warn(f"{parallel} runs at once x {config.threads} threads each ask for "
+                      f"{parallel * config.threads} cores; this machine has {cores}: each run goes slower",
+                      stacklevel=2)
+    config = replace(config, progress=config.progress and parallel == 1)
     runner = partial(run_one, config=config, out=str(Path(out).absolute()))  # Ray workers run elsewhere
     try:
         with owning(out):
@@ -152,6 +174,24 @@ def run_atari_sweep(games: Iterable[str], methods: Iterable[str], seeds: int, co
         if own is not None:
             own.shutdown(cancel_futures=True)
     return report
+
+
+def check_parallel_memory(specs: Sequence[RunSpec], config: AtariTrainConfig,
+                          runs_at_once: int) -> None:
+    """ValueError before anything runs if the largest replays of `runs_at_once` runs would not fit in memory
+    together (`train.check_replay_memory`)."""
+    if config.device != "cpu":
+        return
+    parallel = min(len(specs), runs_at_once)
+    learners = [spec for spec in specs if spec.method != "random"]
+    if not learners:
+        return
+    phases = {spec.method: ("pretrain", "finetune") if pretrains(spec.method) else ("finetune",)
+              for spec in learners}
+    phase, method = max(((phase, method) for method, names in phases.items() for phase in names),
+                        key=lambda pair: replay_bytes(config.atari, config.num_envs, *pair))
+    check_replay_memory(config.atari, config.num_envs, phase, method, "cpu",
+                        runs=min(parallel, len(learners)))
 
 
 def summary_rows(rows: Iterable[dict]) -> list[dict]:

@@ -11,7 +11,15 @@ Steps count env steps: one step of the vector env is `num_envs` steps, the one a
 each game included. Pretraining draws a fresh w on the unit sphere for every game every
 `task_resample_every` vector steps; its replay has no reward column. Fine-tuning acts under the
 identified w with task rewards clipped to +-`reward_clip`; epsilon decays linearly from
-`epsilon_start` to `epsilon_end` over `epsilon_decay_steps` in each phase.
+`epsilon_start` to `epsilon_end` over `epsilon_decay_steps` in each phase. Each phase has its own update
+period (`AtariConfig.update_period`). A learner with no task to identify (apt, dqn) fine-tunes for all the
+reward steps a task-conditioned one gets, task identification's and fine-tuning's (`reward_steps`).
+
+The frozen phi is computed once per transition: while fine-tuning visr or aps, phi(s) of every stored
+observation goes into the replay with it (`FrameReplay(store_phi=True)`), and an update reads phi(s'_i) of
+its windows from there (`Batch.next_phi`) instead of encoding B x n augmented stacks. So the cumulants'
+phi(s'_i) see the frames as they are, unaugmented, as task identification's phi(s') do (the regression that
+gave w); psi's inputs, s_t and s'_m, are still augmented.
 
 With a run directory a phase writes metrics.csv (one row per `log_every` env steps; TensorBoard
 scalars too when tensorboard is installed) and checkpoint.pt (atomically, every `checkpoint_every` env
@@ -27,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -39,6 +48,7 @@ from aps_teach.atari.config import RUN_FIELDS, AtariConfig, AtariTrainConfig, at
 from aps_teach.atari.envs import check_game, make_vector_env
 from aps_teach.atari.frame_replay import FrameReplay
 from aps_teach.atari.metrics import PhaseMetrics
+from aps_teach.atari.networks import dead_units
 from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised
 from aps_teach.atari.update_step import UpdateStep, apply_augmentation, augmentation_draws
 from aps_teach.infra.checks import check_seed
@@ -48,7 +58,7 @@ from aps_teach.infra.memory import check_fits
 from aps_teach.infra.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics, torch_threads
 from aps_teach.infra.seeds import game_reset_seed, phase_generator
 from aps_teach.learner.batch import Batch
-from aps_teach.learner.config import Method, check_method, pretrains
+from aps_teach.learner.config import TASK_CONDITIONED, Method, check_method, pretrains
 from aps_teach.learner.tasks import infer_task, sample_tasks
 
 
@@ -84,22 +94,47 @@ def augment_batch(batch: Batch, atari: AtariConfig, generator: torch.Generator,
 def window_use(learner: AtariLearner, phase: str) -> tuple[bool, bool]:
     """What an update of `learner` in `phase` reads of a window's next states: (all n of them, i.e. gather
     and augment every stack; at least the first, i.e. augment what is gathered). All: the exact n-step sum
-    while pretraining ('sum'), phi(s'_i) of every step while fine-tuning visr/aps. The first alone: the
-    InfoNCE pair (s, s'_1) of apt (and aps without a shared encoder) while pretraining with 'last'."""
+    while pretraining ('sum'). The first alone: the InfoNCE pair (s, s'_1) of apt (and aps without a shared
+    encoder) while pretraining with 'last'. Neither while fine-tuning: phi(s'_i) is read from the replay
+    (`stores_phi`)."""
     if phase == "pretrain":
         every = learner.config.nstep_reward == "sum"
         return every, every or learner.rep is not None
-    every = learner.phi is not None
-    return every, every
+    return False, False
+
+
+def stores_phi(method: str, phase: str) -> bool:
+    """Whether `phase`'s replay stores phi(s) per transition: fine-tuning a learner with task features
+    (visr, aps), whose phi is frozen then."""
+    return phase != "pretrain" and method in TASK_CONDITIONED
+
+
+def reward_steps(atari: AtariConfig) -> int:
+    """The reward steps a run gets: task identification's budget plus fine-tuning's."""
+    return atari.task_id_steps + atari.finetune_steps
+
+
+def phase_steps(atari: AtariConfig, phase: str, method: str) -> int:
+    """Env steps of `phase` for `method`: `pretrain_steps`; fine-tuning `finetune_steps` after task
+    identification (visr, aps), and for a learner with no task to identify (apt, dqn) all the
+    `reward_steps`, so that every method gets the same reward steps."""
+    if phase == "pretrain":
+        return atari.pretrain_steps
+    return atari.finetune_steps if method in TASK_CONDITIONED else reward_steps(atari)
 
 
 def new_learner(method: Method, game: str, seed: int, config: AtariTrainConfig) -> AtariLearner:
     """An untrained learner for `method` sized for `game`'s minimal action set, on `config.device`."""
     check_method(method)
-    probe = make_vector_env(game, 1, config.atari, seed, training=False, backend=config.backend)
-    num_actions = probe.num_actions
+    return AtariLearner(config.atari, method, action_count(game, config), seed, resolve_device(config.device))
+
+
+def action_count(game: str, config: AtariTrainConfig) -> int:
+    """The size of `game`'s minimal action set (read off a one-game vector env)."""
+    probe = make_vector_env(game, 1, config.atari, 0, training=False, backend=config.backend,
+                            threads=config.threads)
     probe.close()
-    return AtariLearner(config.atari, method, num_actions, seed, resolve_device(config.device))
+    return probe.num_actions
 
 
 def load_learner(checkpoint: str | os.PathLike,
@@ -122,28 +157,39 @@ def load_learner(checkpoint: str | os.PathLike,
     return learner, meta
 
 
-def _replay_rows(atari: AtariConfig, n: int, phase: str) -> int:
+def _replay_rows(atari: AtariConfig, n: int, phase: str, method: str) -> int:
     """Rows (of `n` transitions) of a phase's frame replay: `replay_capacity` transitions, or every step of
     the phase, plus the frames a stack reaches back."""
-    steps = atari.pretrain_steps if phase == "pretrain" else atari.finetune_steps
-    return math.ceil((atari.replay_capacity or steps) / n) + atari.frame_stack + 1
+    return math.ceil((atari.replay_capacity or phase_steps(atari, phase, method)) / n) + atari.frame_stack + 1
 
 
-def check_replay_memory(atari: AtariConfig, n: int, phase: str, device: torch.device | str) -> None:
-    """ValueError, before anything is allocated or written, if `phase`'s frame replay would not fit in the
-    free memory of `device`."""
-    rows = _replay_rows(atari, n, phase)
+def replay_bytes(atari: AtariConfig, n: int, phase: str, method: str) -> int:
+    """Bytes of `phase`'s frame replay for `method` (`FrameReplay.bytes_per_transition` per cell)."""
     per_cell = FrameReplay.bytes_per_transition((atari.frame_size,) * 2, atari.feature_dim,
-                                                store_rewards=phase != "pretrain")
-    check_fits(rows * n * per_cell, f"{phase}: the replay of {rows * n:,} transitions",
-               "set a smaller --atari.replay-capacity", device)
+                                                store_rewards=phase != "pretrain",
+                                                store_phi=stores_phi(method, phase))
+    return _replay_rows(atari, n, phase, method) * n * per_cell
 
 
-def _new_replay(atari: AtariConfig, n: int, phase: str, device: torch.device) -> FrameReplay:
+def check_replay_memory(atari: AtariConfig, n: int, phase: str, method: str, device: torch.device | str,
+                        runs: int = 1) -> None:
+    """ValueError, before anything is allocated or written, if `phase`'s frame replay (of each of `runs`
+    runs at once) would not fit in the free memory of `device`."""
+    transitions = (_replay_rows(atari, n, phase, method) * n) * runs
+    what = f"{phase}: the replay of {transitions // runs:,} transitions"
+    if runs > 1:
+        what = f"{runs} runs at once, {phase}: {runs} replays of {transitions // runs:,} transitions"
+    check_fits(replay_bytes(atari, n, phase, method) * runs, what,
+               "set a smaller --atari.replay-capacity" + (" or fewer runs at once" if runs > 1 else ""),
+               device)
+
+
+def _new_replay(atari: AtariConfig, n: int, phase: str, method: str, device: torch.device) -> FrameReplay:
     """A frame replay for a phase (`_replay_rows`), checked against free memory first."""
-    check_replay_memory(atari, n, phase, device)
-    return FrameReplay(_replay_rows(atari, n, phase), n, (atari.frame_size, atari.frame_size),
-                       atari.frame_stack, atari.feature_dim, phase != "pretrain", device)
+    check_replay_memory(atari, n, phase, method, device)
+    return FrameReplay(_replay_rows(atari, n, phase, method), n, (atari.frame_size, atari.frame_size),
+                       atari.frame_stack, atari.feature_dim, phase != "pretrain", device,
+                       store_phi=stores_phi(method, phase))
 
 
 def run_identity(method: str, game: str, seed: int, config: AtariTrainConfig) -> dict:
@@ -187,10 +233,11 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
     """The step loop shared by pretraining (no reward, w resampled) and fine-tuning (clipped task reward,
     w fixed): act, store, update, log, checkpoint."""
     atari, n, device = config.atari, config.num_envs, learner.device
-    steps = atari.pretrain_steps if phase == "pretrain" else atari.finetune_steps
+    method = learner.config.method
+    steps, period = phase_steps(atari, phase, method), atari.update_period(phase)
     reward_free = phase == "pretrain"
     gen = phase_generator(seed, phase)
-    identity = _identity(phase, learner.config.method, game, seed, config, learner.num_actions, task_w)
+    identity = _identity(phase, method, game, seed, config, learner.num_actions, task_w)
     ckpt = run_dir / "checkpoint.pt" if run_dir is not None else None
     at = {"env_steps": 0, "updates": 0, "credit": 0, "rows": [], "replay": None,
           "w": None if task_w is None else task_w.to(device).expand(n, -1)}
@@ -200,10 +247,11 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
     env_steps, updates, credit, w = at["env_steps"], at["updates"], at["credit"], at["w"]
     if env_steps >= steps:  # a finished phase: nothing to do
         return PhaseLog(at["rows"])
-    replay = _new_replay(atari, n, phase, device)
+    replay = _new_replay(atari, n, phase, method, device)
     if at["replay"] is not None:
         replay.load_state_dict(at["replay"])
-    envs = make_vector_env(game, n, atari, seed, training=True, backend=config.backend)
+    envs = make_vector_env(game, n, atari, seed, training=True, backend=config.backend,
+                           threads=config.threads)
     if envs.num_actions != learner.num_actions:
         envs.close()
         raise ValueError(f"{game} has {envs.num_actions} actions, the learner {learner.num_actions}")
@@ -211,10 +259,11 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
         run_dir.mkdir(parents=True, exist_ok=True)
     metrics = PhaseMetrics(run_dir, config, at["rows"])
     bar = tqdm(total=steps, initial=env_steps, disable=not config.progress, unit="step", unit_scale=True,
-               desc=f"{phase} {learner.config.method} {game}")
+               desc=f"{phase} {method} {game}")
     envs.reset(seed=game_reset_seed(seed, phase, env_steps))
-    returns_seen = 0
+    returns_seen, batch, warned = 0, None, False
     every_state, windows = window_use(learner, phase)
+    phi = learner.features if stores_phi(method, phase) else None
     update = UpdateStep(learner, atari, windows, config.compile_mode if config.compile else None)
     metrics.rates(env_steps, updates)
     with (torch_threads(config.threads), contextlib.closing(envs), contextlib.closing(bar),
@@ -225,22 +274,31 @@ def _train_phase(learner: AtariLearner, game: str, phase: str, seed: int, config
                      else learner.default_task(n)).to(device)
             eps = linear_schedule(atari.epsilon_start, atari.epsilon_end, atari.epsilon_decay_steps,
                                   env_steps)
-            action = learner.act(to_device(torch.from_numpy(envs.obs), device), w, eps, gen, gpi=False)
+            obs = to_device(torch.from_numpy(envs.obs), device)
+            action = learner.act(obs, w, eps, gen, gpi=False)
             tr = envs.step(action.cpu().numpy())  # the loop's one sync: the games need the actions
             reward = None if reward_free else _clip(tr.reward, atari.reward_clip)
-            replay.add(tr.obs, tr.action, w, tr.terminated, tr.truncated, tr.valid, reward=reward)
+            replay.add(tr.obs, tr.action, w, tr.terminated, tr.truncated, tr.valid, reward=reward,
+                       phi=None if phi is None else phi(obs))
             env_steps += n
             if (replay.count - atari.frame_stack + 1) * n >= max(atari.min_replay_size, 2 * n):
                 credit += n
-                while credit >= atari.update_period:
-                    metrics.add(update(replay.sample(atari.batch_size, atari.n_step, gen, every_state), gen))
-                    credit -= atari.update_period
+                while credit >= period:
+                    batch = replay.sample(atari.batch_size, atari.n_step, gen, every_state)
+                    metrics.add(update(batch, gen))
+                    credit -= period
                     updates += 1
             bar.update(n)
             done = env_steps >= steps
             if done or env_steps // config.log_every != (env_steps - n) // config.log_every:
                 rates = metrics.rates(env_steps, updates)
-                metrics.row(env_steps, updates, eps, envs.episode_returns[returns_seen:], rates)
+                health = None if batch is None else {"dead_units": dead_units(learner.psi, batch.obs)}
+                metrics.row(env_steps, updates, eps, envs.episode_returns[returns_seen:], rates, health)
+                if health is not None and health["dead_units"] == 1.0 and not warned:
+                    warned = True
+                    warnings.warn(f"{phase} {method} {game}, env step {env_steps:,}: every unit of psi's "
+                                  "torso is 0 on the last minibatch, so Q no longer depends on the state (a "
+                                  "collapsed network: lower the learning rate)", RuntimeWarning, stacklevel=2)
                 returns_seen = len(envs.episode_returns)
                 bar.set_postfix(env_steps_per_s=f"{rates[0]:.0f}", updates_per_s=f"{rates[1]:.1f}")
             if ckpt is not None and (done or env_steps // config.checkpoint_every
@@ -284,7 +342,8 @@ def task_data(learner: AtariLearner, game: str, seed: int,
     atari, n, device = config.atari, config.num_envs, learner.device
     if not learner.config.task_conditioned:
         raise ValueError(f"method {learner.config.method!r} has no task vector to identify")
-    envs = make_vector_env(game, n, atari, seed, training=False, backend=config.backend)
+    envs = make_vector_env(game, n, atari, seed, training=False, backend=config.backend,
+                           threads=config.threads)
     envs.reset(seed=game_reset_seed(seed, "identify", 0))
     gen = phase_generator(seed, "identify")
     w = sample_tasks(n, atari.feature_dim, gen).to(device)
@@ -306,11 +365,12 @@ def task_data(learner: AtariLearner, game: str, seed: int,
 
 
 def identify_task(learner: AtariLearner, game: str, seed: int,
-                  config: AtariTrainConfig | None = None) -> torch.Tensor:
-    """The task vector of `game`'s reward: w = argmin ||Phi w - r|| (unit norm) over `task_data` (CPU)."""
+                  config: AtariTrainConfig | None = None) -> tuple[torch.Tensor, int]:
+    """The task vector of `game`'s reward, w = argmin ||Phi w - r|| (unit norm) over `task_data` (CPU), and
+    the number of reward steps it took (the transitions regressed)."""
     features, rewards = task_data(learner, game, seed, config)
     try:
-        return infer_task(features, rewards)
+        return infer_task(features, rewards), len(rewards)
     except ValueError as error:
         raise ValueError(f"{game}: no task to identify from {len(rewards)} steps ({error}); raise "
                          "--atari.task-id-steps / --atari.task-id-episodes") from error
@@ -319,9 +379,10 @@ def identify_task(learner: AtariLearner, game: str, seed: int,
 def finetune(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int,
              config: AtariTrainConfig | None = None, *, run_dir: str | os.PathLike | None = None,
              resume: bool = False) -> PhaseLog:
-    """Train psi on `game`'s clipped reward with w fixed for `atari.finetune_steps` env steps (phi and f
-    frozen, pretrained weights carried over, a fresh Adam at `finetune_lr`). `w=None`: the learner's fixed
-    task (apt, dqn). Same metrics, checkpoints and resume as `pretrain`."""
+    """Train psi on `game`'s clipped reward with w fixed for `phase_steps` env steps (`finetune_steps`; a
+    learner with no task to identify all the `reward_steps`), phi and f frozen, pretrained weights carried
+    over, a fresh Adam at `finetune_lr`. `w=None`: the learner's fixed task (apt, dqn). Same metrics,
+    checkpoints and resume as `pretrain`."""
     config = config or AtariTrainConfig()
     game = check_game(game)
     seed = check_seed(seed)
@@ -350,14 +411,41 @@ def evaluate(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int
     if gpi is None:
         gpi = learner.config.gpi and learner.config.task_conditioned and learner.phase == "pretrain"
     w = (learner.default_task(1)[0] if w is None else w).to(device).float().expand(n, -1)
-    envs = make_vector_env(game, n, atari, seed, training=False, backend=config.backend)
+
+    def act(obs: np.ndarray, gen: torch.Generator) -> np.ndarray:
+        action = learner.act(torch.from_numpy(obs).to(device), w, atari.eval_epsilon, gen, gpi=gpi)
+        return action.cpu().numpy()
+
+    return _play(act, game, seed, config, gpi)
+
+
+def evaluate_random(game: str, seed: int, config: AtariTrainConfig | None = None) -> ScoreResult:
+    """The random arm: `evaluate`'s games (same seeds, budget and scoring) played with uniformly random
+    actions, so that "above random" is measured under this protocol rather than quoted."""
+    config = config or AtariTrainConfig()
+    game = check_game(game)
+    seed = check_seed(seed)
+
+    num_actions = action_count(game, config)
+
+    def act(obs: np.ndarray, gen: torch.Generator) -> np.ndarray:
+        return torch.randint(num_actions, (len(obs),), generator=gen).numpy()
+
+    return _play(act, game, seed, config, gpi=False)
+
+
+def _play(act, game: str, seed: int, config: AtariTrainConfig, gpi: bool) -> ScoreResult:
+    """`evaluate`'s games: `atari.eval_steps` env steps (rounded up to whole vector steps) of `num_envs`
+    whole games (no life-loss terminals, raw scores), actions `act(obs, generator)`; the games that finished
+    within the budget scored."""
+    atari, n = config.atari, config.num_envs
+    envs = make_vector_env(game, n, atari, seed, training=False, backend=config.backend,
+                           threads=config.threads)
     envs.reset(seed=game_reset_seed(seed, "evaluate", 0))
     gen = phase_generator(seed, "evaluate")
-    with torch_threads(config.threads):
+    with torch_threads(config.threads), contextlib.closing(envs):
         for _ in range(math.ceil(atari.eval_steps / n)):
-            action = learner.act(torch.from_numpy(envs.obs).to(device), w, atari.eval_epsilon, gen, gpi=gpi)
-            envs.step(action.cpu().numpy())
-    envs.close()
+            envs.step(act(envs.obs, gen))
     returns = list(envs.episode_returns)
     if not returns:
         raise ValueError(f"no game of {game} finished within eval_steps={atari.eval_steps} ({n} envs); raise "

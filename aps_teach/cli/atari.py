@@ -22,6 +22,7 @@ from aps_teach.atari.config import AtariTrainConfig
 from aps_teach.atari.envs import check_game
 from aps_teach.atari.experiments import (
     SCORE_COLUMNS,
+    AtariMethod,
     append_score_row,
     check_run_checkpoint,
     identify_or_load,
@@ -45,7 +46,6 @@ from aps_teach.cli.common import (
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.infra.sweeps import read_rows
-from aps_teach.learner.config import Method
 
 Train = Annotated[AtariTrainConfig, Flattened]
 
@@ -59,8 +59,9 @@ class Run:
     """Run directory (created; with --resume, continued)."""
     game: str = "pong"
     """An ale-py game: ROM id (ms_pacman), name (MsPacman) or gymnasium id (ALE/MsPacman-v5)."""
-    method: Method = "aps"
-    """visr | apt | aps | dqn (dqn: no pretraining, the task reward from scratch)."""
+    method: AtariMethod = "aps"
+    """visr | apt | aps | dqn | random (dqn: no pretraining, the task reward from scratch; random: uniform
+    actions, scored by the same evaluation)."""
     seed: int = 0
     existing: ExistingRunFlags = field(default_factory=ExistingRun)
     train: Train = field(default_factory=AtariTrainConfig)
@@ -114,14 +115,19 @@ class Sweep:
     out: Path
     games: tuple[str, ...] = ("pong",)
     """Games (ROM ids, names or gymnasium ids), or atari26 for the paper's 26 games."""
-    methods: tuple[Method, ...] = ("aps",)
+    methods: tuple[AtariMethod, ...] = ("aps",)
     seeds: int = 1
-    """Number of seeds: 0 .. seeds-1."""
+    """Number of seeds: first-seed .. first-seed + seeds - 1."""
+    first_seed: int = 0
+    """The first seed."""
     where: ExecutorFlags = field(default_factory=ExecutorChoice)
     gpus: tuple[int, ...] | None = None
     """local with --device cuda: the GPUs to use, one run on each (default: every visible GPU)."""
     cpus_per_run: int = 4
     """ray: CPUs each run asks for (its games' emulators and, on a CPU, its torch threads)."""
+    runs_at_once: int | None = None
+    """local, on the CPU: runs going at once, each its own process on --threads threads (default: one run per
+    core, each single-threaded)."""
     train: Train = field(default_factory=AtariTrainConfig)
 
     def __post_init__(self) -> None:
@@ -141,14 +147,18 @@ def _run_sweep(cmd: Sweep) -> dict:
         if cmd.gpus is not None:
             raise ValueError("--gpus is for the local executor; Ray gives each run a GPU of the cluster")
         gpu = 1 if cmd.train.device.startswith("cuda") else 0
+        if cmd.runs_at_once is not None:
+            raise ValueError("--runs-at-once is for the local executor; Ray places runs by --cpus-per-run")
         executor = cmd.where.make(num_cpus=cmd.cpus_per_run, num_gpus=gpu)
         with owning(cmd.out), executor:  # the sweep and its figure: one owner
-            report = run_atari_sweep(cmd.games, cmd.methods, cmd.seeds, cmd.train, cmd.out, executor=executor,
-                                     threads_per_run=cmd.cpus_per_run)
+            report = run_atari_sweep(cmd.games, cmd.methods, cmd.seeds,
+                                     replace(cmd.train, threads=cmd.cpus_per_run), cmd.out,
+                                     first_seed=cmd.first_seed, executor=executor)
             write_scores_figure(cmd.out)
     else:
         with owning(cmd.out):
-            report = run_atari_sweep(cmd.games, cmd.methods, cmd.seeds, cmd.train, cmd.out, gpus=cmd.gpus)
+            report = run_atari_sweep(cmd.games, cmd.methods, cmd.seeds, cmd.train, cmd.out,
+                                     first_seed=cmd.first_seed, gpus=cmd.gpus, runs_at_once=cmd.runs_at_once)
             write_scores_figure(cmd.out)
     return {**sweep_outcome(report), "scores": cmd.out / "scores.csv",
             "summary": cmd.out / "summary.csv", "figure": cmd.out / "scores.png"}
@@ -211,11 +221,12 @@ def _finetune(cmd: Finetune) -> dict:
         run_dir.claim({}, resume=cmd.existing.resume, force=cmd.existing.force, restart=("finetune",),
                       finished_hint=f"score it with `aps-teach atari evaluate --out {cmd.out}`, "
                                     f"{FINISHED_HINT}")
-        w = identify_or_load(learner, game, seed, config, cmd.out)
+        w, identify_steps = identify_or_load(learner, game, seed, config, cmd.out)
         finetune(learner, game, w, seed, config, run_dir=run_dir.path / "finetune",
                  resume=run_dir.resumes("finetune"))
         result = evaluate(learner, game, w, seed, config)
-        append_score_row(cmd.out / "scores.csv", score_row(result, method, seed, "finetune", config, w))
+        append_score_row(cmd.out / "scores.csv",
+                         score_row(result, method, seed, "finetune", config, w, identify_steps))
     return _summary(result, method, seed, cmd.out, "finetune")
 
 
@@ -228,7 +239,7 @@ def _evaluate(cmd: Evaluate) -> dict:
         config = replace(config, atari=replace(config.atari, eval_steps=cmd.eval_steps))
     with RunDir(cmd.out):  # it writes task.json and a row of scores.csv
         w = torch.tensor(meta["task_w"]) if meta["task_w"] is not None else \
-            identify_or_load(learner, game, run_seed, config, cmd.out)
+            identify_or_load(learner, game, run_seed, config, cmd.out)[0]
         result = evaluate(learner, game, w, seed, config)
         append_score_row(cmd.out / "scores.csv", score_row(result, method, seed, meta["phase"], config, w))
     return _summary(result, method, seed, cmd.out, meta["phase"])

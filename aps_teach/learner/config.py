@@ -22,6 +22,10 @@ PRETRAINING_METHODS = ("visr", "apt", "aps")
 reward alone."""
 
 
+TASK_CONDITIONED = ("visr", "aps")
+"""The methods whose behaviour follows a task vector w, with task features phi (and task inference)."""
+
+
 def pretrains(method: str) -> bool:
     """Whether `method` pretrains reward-free (`PRETRAINING_METHODS`): the question every phase asks of it."""
     return method in PRETRAINING_METHODS
@@ -173,8 +177,8 @@ class AgentConfig:
 
     @property
     def task_conditioned(self) -> bool:
-        """Whether behaviour follows a sampled w (and task inference applies)."""
-        return self.method in ("visr", "aps")
+        """Whether behaviour follows a sampled w (and task inference applies): `TASK_CONDITIONED`."""
+        return self.method in TASK_CONDITIONED
 
     @property
     def uses_knn(self) -> bool:

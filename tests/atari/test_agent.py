@@ -1,6 +1,8 @@
 """`AtariLearner`'s update without host syncs: its kNN rewards against the shared `Learner`'s, and
 the sample -> augment -> update path run on the meta device, where reading any value back raises."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -69,3 +71,32 @@ def test_sample_augment_update_read_nothing_back_from_the_device(method):
         assert stats and all(v.device == meta and v.shape == () for v in stats.values())
     with pytest.raises(RuntimeError):  # the meta device does catch a read
         stats["loss_sf"].item()
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("method", ["aps", "visr"])
+def test_fine_tuning_targets_from_the_stored_phi_equal_those_from_the_frames(method):
+    """The frozen phi computed once per transition (`FrameReplay(store_phi=True)`) gives the fine-tuning TD
+    targets that encoding every window state s'_i in the update gives, where no augmentation applies: real
+    Pong steps across game ends, 10-step windows."""
+    from aps_teach.atari.envs import make_vector_env
+    from aps_teach.learner.update import td_targets
+
+    config = replace(SMALL, frame_size=84, max_frames_per_episode=400)
+    learner = AtariLearner(config, method, 6, seed=1)
+    learner.start_finetune()
+    envs = make_vector_env("pong", 2, config, seed=3, training=True)
+    envs.reset(seed=3)
+    replay = FrameReplay(300, 2, (84, 84), 4, 5, store_rewards=True, store_phi=True)
+    rng, w = np.random.default_rng(3), F.normalize(torch.randn(1, 5), dim=-1).expand(2, -1)
+    for _ in range(250):
+        obs = torch.from_numpy(envs.obs)
+        tr = envs.step(rng.integers(envs.num_actions, size=2))
+        replay.add(tr.obs, tr.action, w, tr.terminated, tr.truncated, tr.valid,
+                   reward=rng.choice([-1.0, 0.0, 1.0], size=2).astype(np.float32), phi=learner.features(obs))
+    envs.close()
+    batch = replay.sample(64, 10, torch.Generator().manual_seed(0), window_obs=True)
+    assert not batch.mask.all() and batch.mask.sum() > 300  # windows cut by game ends, most whole
+    stored, _, _ = td_targets(learner, batch)
+    encoded, _, _ = td_targets(learner, batch._replace(next_phi=None))
+    torch.testing.assert_close(stored, encoded, rtol=1e-5, atol=1e-5)

@@ -22,13 +22,13 @@ def test_defaults_are_the_papers_numbers():
     assert (c.n_step, c.gamma, c.batch_size, c.target_update_period, c.max_grad_norm) == (
         10, 0.99, 32, 100, 10)
     assert (c.lr, c.finetune_lr, c.adam_eps, c.adam_beta1, c.adam_beta2) == (
-        1e-4, 1e-3, 1.5e-4, 0.9, 0.999)
+        1e-4, 1e-4, 1.5e-4, 0.9, 0.999)
     assert (c.conv_channels, c.conv_kernels, c.conv_strides) == ((32, 64, 64), (8, 4, 3), (4, 2, 1))
     assert (c.feature_dim, c.phi_hidden, c.psi_hidden, c.shift_pad) == (5, 1024, 512, 4)
     assert (c.pretrain_steps, c.task_id_steps, c.task_id_episodes, c.finetune_steps, c.eval_steps) == (
         5_000_000, 40_000, 10, 60_000, 125_000)
-    assert (c.min_replay_size, c.replay_capacity, c.update_period, c.task_resample_every) == (
-        1600, None, 1, 10)
+    assert (c.min_replay_size, c.replay_capacity, c.task_resample_every) == (1600, None, 10)
+    assert (c.pretrain_update_period, c.finetune_update_period) == (1, 1)
     assert (c.epsilon_decay_steps, c.gpi_samples) == (2500, 10)
 
 

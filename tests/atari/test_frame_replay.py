@@ -55,11 +55,20 @@ def synthetic_steps(num_envs, steps, stack, seed, mid_episode):
     return out
 
 
-def fill(steps, capacity, stack, store_rewards=True, device="cpu"):
-    replay = FrameReplay(capacity, len(steps[0]["action"]), SHAPE, stack, D, store_rewards, device)
+def features(stacks):
+    """A stand-in for a frozen phi: (N, S, H, W) stacks -> (N, D), distinct for distinct stacks here (the
+    pixel sums of the newest frames, each frame's weighted by its place)."""
+    x = torch.as_tensor(np.asarray(stacks), dtype=torch.float32).flatten(2)
+    return torch.stack([(x[:, -1] * (j + 1)).sum(-1) + x[:, :-1].sum((1, 2)) * j for j in range(D)], -1)
+
+
+def fill(steps, capacity, stack, store_rewards=True, device="cpu", store_phi=False):
+    replay = FrameReplay(capacity, len(steps[0]["action"]), SHAPE, stack, D, store_rewards, device,
+                         store_phi=store_phi)
     for s in steps:
         replay.add(s["obs"], s["action"], s["w"].astype(np.float32), s["terminated"], s["truncated"],
-                   s["valid"], reward=s["reward"].astype(np.float32) if store_rewards else None)
+                   s["valid"], reward=s["reward"].astype(np.float32) if store_rewards else None,
+                   phi=features(s["obs"]) if store_phi else None)
     return replay
 
 
@@ -84,7 +93,7 @@ def valid_cells(replay, steps):
             if steps[t - offset]["valid"][e]]
 
 
-def check_against_naive(replay, steps, n, store_rewards=True):
+def check_against_naive(replay, steps, n, store_rewards=True, store_phi=False):
     """Every valid cell's window equals the naive one; returns the number of cells, of windows cut by an
     episode end or a change of w, and of stacks holding zero padding (so the boundaries were exercised)."""
     cells = valid_cells(replay, steps)
@@ -106,13 +115,16 @@ def check_against_naive(replay, steps, n, store_rewards=True):
             np.testing.assert_array_equal(got.next_obs[b, i], steps[j]["next_obs"][env])
             if store_rewards:
                 np.testing.assert_allclose(got.reward[b, i], steps[j]["reward"][env], rtol=1e-6)
+            if store_phi:  # phi(s'_i), stored with the row that acted on s'_i
+                expected = features(steps[j]["next_obs"][env][None])[0]
+                np.testing.assert_array_equal(got.next_phi[b, i], expected)
         np.testing.assert_array_equal(got.boot_obs[b], steps[taken[-1]]["next_obs"][env])
         assert got.boot_alive[b] == (not steps[taken[-1]]["terminated"][env])
         end, after = steps[taken[-1]], taken[-1] + 1
         new_w = m < n and after < len(steps) and (steps[after]["w"][env] != steps[k]["w"][env]).any()
         cut += bool(end["terminated"][env] or end["truncated"][env] or new_w)
         padded += bool((got.obs[b] == 0).all(axis=(1, 2)).any())
-    assert (got.reward is not None) == store_rewards and got.next_phi is None
+    assert (got.reward is not None) == store_rewards and (got.next_phi is not None) == store_phi
     return len(cells), cut, padded
 
 
@@ -141,6 +153,17 @@ def test_without_rewards_the_buffer_has_no_reward_column():
     steps = synthetic_steps(num_envs=2, steps=40, stack=4, seed=2, mid_episode=False)
     replay = fill(steps, 60, 4, store_rewards=False)
     check_against_naive(replay, steps, 5, store_rewards=False)
+
+
+@pytest.mark.parametrize("capacity", [500, 13])  # and through the ring's wraparound
+def test_stored_features_are_those_of_each_windows_next_states(capacity):
+    """A fine-tuning replay stores phi(s_k) as each step comes in; a window reads phi(s'_i) back for every
+    step, across resets, life losses, truncations and changes of w (the frozen phi computed once)."""
+    steps = synthetic_steps(num_envs=3, steps=120, stack=4, seed=7, mid_episode=False)
+    replay = fill(steps, capacity, 4, store_phi=True)
+    cells, cut, padded = check_against_naive(replay, steps, 10, store_phi=True)
+    assert cells > 10 and cut > 0
+    assert FrameReplay.bytes_per_transition((84, 84), 5, True, store_phi=True) == 7092 + 20
 
 
 def test_sample_draws_only_valid_transitions_uniformly_and_reproducibly():
@@ -248,5 +271,11 @@ def test_bad_input_is_rejected():
     with pytest.raises(ValueError, match="n_step must be an integer >= 1"):
         replay.gather(torch.tensor([3]), torch.tensor([0]), 0)
     rewarded = FrameReplay(20, 2, SHAPE, 4, D, store_rewards=True)
-    with pytest.raises(ValueError, match="stores rewards: pass reward"):
+    with pytest.raises(ValueError, match="stores reward: pass reward"):
         rewarded.add(obs, [0, 0], np.zeros((2, D)), flags, flags, ~flags)
+    with pytest.raises(ValueError, match="store_phi=False: it takes no phi"):
+        rewarded.add(obs, [0, 0], np.zeros((2, D)), flags, flags, ~flags, reward=np.zeros(2),
+                     phi=torch.zeros(2, D))
+    with pytest.raises(ValueError, match="stores phi: pass phi"):
+        FrameReplay(20, 2, SHAPE, 4, D, True, store_phi=True).add(obs, [0, 0], np.zeros((2, D)), flags,
+                                                                  flags, ~flags, reward=np.zeros(2))

@@ -20,7 +20,8 @@ from aps_teach.infra.run_dir import RunDir
 from aps_teach.learner.batch import Batch
 
 TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3, k=3,
-                   pretrain_steps=200, finetune_steps=100, min_replay_size=64, update_period=4,
+                   pretrain_steps=200, finetune_steps=100, min_replay_size=64,
+                   pretrain_update_period=4, finetune_update_period=4,
                    task_id_steps=200, eval_steps=400, max_frames_per_episode=800, epsilon_decay_steps=100)
 """Small networks; 800-frame games (200 agent steps) so that evaluation finishes games."""
 
@@ -56,7 +57,7 @@ def test_whole_pipeline_on_pong(pipeline):
 
     pre, fine = _rows(tmp_path / "pretrain" / "metrics.csv"), _rows(tmp_path / "finetune" / "metrics.csv")
     assert [int(r["env_steps"]) for r in pre] == [50, 100, 150, 200]
-    # one update per update_period=4 env steps once 64 transitions are in: vector steps 32..100 of 2 envs
+    # one update per update period (4) env steps once 64 transitions are in: vector steps 32..100 of 2 envs
     # give 2 * 69 = 138 credits -> 34 updates (fine-tuning: steps 32..50, 2 * 19 = 38 -> 9)
     assert int(pre[-1]["updates"]) == 34 and int(fine[-1]["updates"]) == 9
     pre_losses = ("loss_sf", "loss_vmf", "reward_exploit", "reward_explore")
@@ -244,7 +245,7 @@ def test_run_directory_refuses_a_different_run_and_drops_a_stale_task(tmp_path):
         run("aps", "pong", seed=1, config=tiny(), out=tmp_path, resume=True)
     with pytest.raises(ValueError, match=r"train.atari.gamma \(saved 0.99, this run 0.9\)"):
         claim(tiny(atari=replace(TINY, gamma=0.9)), resume=True)
-    claim(tiny(device="cpu", threads=None, progress=True), resume=True)
+    claim(tiny(device="cpu", threads=2, progress=True), resume=True)
     assert (tmp_path / "config.json").read_text() == before and (tmp_path / "task.json").exists()
     claim(tiny(), resume=False)  # a new pretraining: w is stale
     assert not (tmp_path / "task.json").exists()
@@ -279,7 +280,8 @@ def test_cli_pretrain_finetune_evaluate_give_the_library_numbers(pipeline, tmp_p
                "--atari.conv-channels", "8", "8", "8", "--atari.psi-hidden", "32", "--atari.phi-hidden", "32",
                "--atari.batch-size", "8", "--atari.n-step", "3", "--atari.k", "3",
                "--atari.pretrain-steps", "200",
-               "--atari.finetune-steps", "100", "--atari.min-replay-size", "64", "--atari.update-period", "4",
+               "--atari.finetune-steps", "100", "--atari.min-replay-size", "64",
+               "--atari.pretrain-update-period", "4", "--atari.finetune-update-period", "4",
                "--atari.task-id-steps", "200", "--atari.eval-steps", "400",
                "--atari.max-frames-per-episode", "800", "--atari.epsilon-decay-steps", "100"]
     assert main(["atari", "pretrain", *options]) == 0

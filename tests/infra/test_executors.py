@@ -183,7 +183,7 @@ def test_an_atari_sweep_on_ray_writes_the_local_executors_rows(local_ray, tmp_pa
     run_atari_sweep(["pong"], ["dqn"], 1, tiny(), tmp_path / "local", progress=False)
     with make_executor("ray", num_cpus=1) as ray:
         report = run_atari_sweep(["pong"], ["dqn"], 1, tiny(), tmp_path / "ray", executor=ray,
-                                 threads_per_run=1, progress=False)
+                                 progress=False)
     assert report.completed == ["dqn-pong-seed0"] and not report.failures
     local, remote = (read_rows(tmp_path / name / "scores.csv") for name in ("local", "ray"))
     assert without_timing(remote) == without_timing(local) and len(local) == 1
