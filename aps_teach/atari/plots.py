@@ -80,6 +80,56 @@ def plot_atari_curves(runs, metrics: str | Sequence[str] = "score", phase: str =
     return fig
 
 
+def plot_study_curves(out: str | os.PathLike, rows: Sequence[dict]):
+    """One panel per game of a sweep directory `out` with its scores.csv `rows`: for each method that trains
+    on the reward, the training games' mean score (epsilon-greedy, metrics.csv's `score`) against the reward
+    steps seen (task identification's, then fine-tuning's), the seeds' mean as a line and their range as a
+    band; each seed's evaluation score as a dot at the run's reward steps, a zero-shot score (aps, visr) as a
+    hollow dot at identification's; the random arm's mean evaluation score as a dashed line. Returns the
+    figure."""
+    games = list(dict.fromkeys(row["game"] for row in rows))
+    methods = list(dict.fromkeys(row["method"] for row in rows if row["method"] != "random"))
+    if not games:
+        raise ValueError("no scores.csv row to draw")
+    fig, axes = plt.subplots(1, len(games), figsize=(0.8 + 4.2 * len(games), 3.6), squeeze=False)
+    for ax, game in zip(axes[0], games, strict=True):
+        for m, method in enumerate(methods):
+            colour, curves = method_colour(method, m), []
+            for row in (r for r in rows if r["game"] == game and r["method"] == method):
+                steps = int(row["reward_steps"] or 0)
+                identify = steps - int(row["finetune_steps"]) if row["checkpoint"] == "finetune" else steps
+                if row["checkpoint"] == "pretrain":
+                    ax.scatter([identify], [float(row["score"])], s=22, facecolors="none", edgecolors=colour,
+                               zorder=3, gid=f"{method}/zero-shot")
+                    continue
+                ax.scatter([steps], [float(row["score"])], s=18, color=colour, zorder=3, gid=f"{method}/eval")
+                run = Path(out) / "runs" / f"{method}-{game}-seed{row['seed']}"
+                metrics = run / "finetune" / "metrics.csv"
+                points = {int(r["env_steps"]) + identify: float(r["score"])
+                          for r in read_rows(metrics, {"env_steps": "int"}) if r.get("score")}
+                curves.append(points)
+            if curves:
+                xs = sorted(set.intersection(*(set(c) for c in curves)))
+                values = np.array([[c[x] for x in xs] for c in curves])
+                ax.plot(xs, values.mean(0), color=colour, gid=f"{method}/mean",
+                        label=f"{method} ({len(curves)} seeds)")
+                if len(curves) > 1:
+                    ax.fill_between(xs, values.min(0), values.max(0), color=colour, alpha=0.2,
+                                    gid=f"{method}/range")
+        random = [float(r["score"]) for r in rows if r["game"] == game and r["method"] == "random"]
+        if random:
+            ax.axhline(np.mean(random), color="grey", linestyle="--", linewidth=1, gid="random",
+                       label=f"random ({len(random)} seeds)")
+        ax.set_title(game)
+        ax.set_xlabel("reward steps")
+        ax.set_ylabel("score per game")
+        ax.legend(frameon=False, fontsize="x-small")
+    fig.suptitle("training games (epsilon 0.1): seeds' mean and range; dots: evaluation (epsilon 0.05), "
+                 "hollow: zero-shot", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
 def plot_atari_scores(rows: Sequence[dict], methods: Sequence[str] | None = None):
     """Human-normalised score per game and method (a sweep's scores.csv rows: game, method, seed,
     human_normalised): a bar at the mean over seeds and each seed as a black dot on it; dashed lines at

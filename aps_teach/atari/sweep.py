@@ -136,14 +136,15 @@ def default_executor(config: AtariTrainConfig, gpus: Sequence[int] | None = None
 def run_atari_sweep(games: Iterable[str], methods: Iterable[str], seeds: int, config: AtariTrainConfig,
                     out: str | os.PathLike, *, first_seed: int = 0, executor: Executor | None = None,
                     gpus: Sequence[int] | None = None, runs_at_once: int | None = None,
-                    progress: bool = True) -> SweepReport:
+                    progress: bool = True, record: dict | None = None) -> SweepReport:
     """Every method x game x seed (first_seed .. first_seed + seeds - 1) into `out` (see the module
     docstring), then OUT/summary.csv.
 
     Runs on `executor` (left open) if given, else on `default_executor` (over `gpus`, or `runs_at_once`
     processes on the CPU), each on `config.threads` threads; their replays are checked to fit in memory
     together before any starts, and a CPU asked for more threads than it has cores is warned about. A run's
-    own progress bar shows only when runs go one at a time on this machine."""
+    own progress bar shows only when runs go one at a time on this machine. `record` joins `sweep_config`
+    in the sweep's record (e.g. a pre-registration's digest): results under another record are refused."""
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise ValueError(f"seeds must be >= 1, got {seeds!r}")
     check_seed(first_seed)
@@ -167,7 +168,8 @@ def run_atari_sweep(games: Iterable[str], methods: Iterable[str], seeds: int, co
     runner = partial(run_one, config=config, out=str(Path(out).absolute()))  # Ray workers run elsewhere
     try:
         with owning(out):
-            report = run_sweep(specs, runner, Path(out) / "scores.csv", config=sweep_config(config),
+            report = run_sweep(specs, runner, Path(out) / "scores.csv", config={**sweep_config(config),
+                                                                                 **(record or {})},
                                executor=executor or own, progress=progress)
             write_summary(out)
     finally:
