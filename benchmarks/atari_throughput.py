@@ -3,11 +3,17 @@
     python benchmarks/atari_throughput.py [--game pong] [--device cuda] [--compile] [--steps 2000]
                                           [--warmup 1600] [--threads N] [--malloc-reuse]
     python benchmarks/atari_throughput.py --interleaved [--rounds 15] [--threads 2]
+    python benchmarks/atari_throughput.py --finetune --threads 1
+    python benchmarks/atari_throughput.py --parallel 2
 
 The default mode runs three whole loops one after the other and ends with the Atari-26 cost in
 device-hours: on a GPU (`--device cuda`, with `--compile` for the compiled update step replayed as CUDA
 graphs) it is the one command to run. `--interleaved` is the CPU ratio: APS updates under each n-step
-reward mode and plain DQN updates alternating in one process (below).
+reward mode and plain DQN updates alternating in one process (below). `--finetune` is the same for
+fine-tuning updates: APS's with phi(s'_i) encoded from the B x n augmented window stacks in every update (the
+pipeline before phi was stored), with phi(s'_i) read from the replay, and dqn's. `--parallel K` runs the
+pipeline's dqn fine-tuning as one single-threaded process alone, then K at once (as `aps-teach atari sweep`
+runs them on the CPU), and prints the summed env-steps/s against one run's.
 
 Three loops, each on `--num-envs` games of one ale-py vector env, one update of batch 32 per
 `--update-period` env steps once `--warmup` transitions are stored, the paper's networks (or
@@ -44,6 +50,7 @@ from __future__ import annotations
 import argparse
 import copy
 import ctypes
+import os
 import time
 from dataclasses import replace
 
@@ -277,6 +284,25 @@ def print_finetune(medians: dict[str, dict[str, float]], num_envs: int = 8) -> N
               f"{(per['aps, phi encoded'] + act) / (per['aps, phi stored'] + act):.2f}x")
 
 
+def _dqn_rate(game: str, config: AtariTrainConfig, seed: int, warmup: int) -> float:
+    """Worker: a dqn fine-tuning run of the pipeline on one thread; its steady env-steps/s after `warmup`."""
+    metrics = finetune(new_learner("dqn", game, seed, config), game, None, seed, config).metrics
+    return steady_rates(metrics, warmup)[0]
+
+
+def parallel_throughput(game: str, config: AtariTrainConfig, runs: int, seed: int, warmup: int
+                        ) -> tuple[float, list[float]]:
+    """Env-steps/s of one single-threaded dqn run alone, and of each of `runs` such runs at once (separate
+    spawned processes, as `aps-teach atari sweep` runs them)."""
+    import multiprocessing
+
+    config = replace(config, threads=1)
+    alone = _dqn_rate(game, config, seed, warmup)
+    with multiprocessing.get_context("spawn").Pool(runs) as pool:
+        together = pool.starmap(_dqn_rate, [(game, config, seed + i, warmup) for i in range(runs)])
+    return alone, together
+
+
 def print_interleaved(medians: dict[str, dict[str, float]], num_envs: int = 8) -> None:
     """Per clock: ms per update and per env step, and APS / plain DQN env-steps/s = (plain + act) / (aps +
     act), act = 1/8 of an 8-env act and step."""
@@ -307,6 +333,8 @@ def main() -> None:
                         help="torch.compile the update step (on CUDA: mode reduce-overhead, CUDA graphs)")
     parser.add_argument("--interleaved", action="store_true",
                         help="the CPU ratio: APS and plain DQN updates alternating in one process")
+    parser.add_argument("--parallel", type=int, default=0, metavar="RUNS",
+                        help="single-threaded dqn runs at once against one alone (summed env-steps/s)")
     parser.add_argument("--finetune", action="store_true",
                         help="the CPU ratio of fine-tuning updates: phi encoded per update or stored once")
     parser.add_argument("--rounds", type=int, default=15, help="--interleaved: timed rounds (medians)")
@@ -319,16 +347,28 @@ def main() -> None:
         malloc_reuse()
     if args.threads is not None:
         torch.set_num_threads(args.threads)
+    # dqn fine-tunes for task_id_steps + finetune_steps (the reward steps APS gets): 1 + warmup + steps here
     atari = AtariConfig(min_replay_size=args.warmup, pretrain_update_period=args.update_period,
-                        finetune_update_period=args.update_period,
+                        finetune_update_period=args.update_period, task_id_steps=1,
                         pretrain_steps=args.warmup + args.steps, finetune_steps=args.warmup + args.steps)
     if args.small:
         atari = replace(atari, conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32)
     warm = replace(atari, pretrain_steps=args.warmup, finetune_steps=args.warmup)
     config = AtariTrainConfig(atari=atari, device=args.device, num_envs=args.num_envs, progress=False,
-                              log_every=args.warmup, threads=args.threads, compile=args.compile,
+                              log_every=args.warmup, threads=args.threads or torch.get_num_threads(),
+                              compile=args.compile,
                               compile_mode=compile_mode or "default")
     device = torch.device(args.device)
+    if args.parallel:
+        print(f"{args.game} on the CPU: dqn fine-tuning runs of the pipeline, one thread each, "
+              f"{args.num_envs} envs, {args.steps} env steps measured after {args.warmup}; one alone, then "
+              f"{args.parallel} at once (os.cpu_count() = {os.cpu_count()})")
+        alone, together = parallel_throughput(args.game, replace(config, device="cpu"), args.parallel,
+                                              args.seed, args.warmup)
+        print(f"one run alone: {alone:.1f} env-steps/s; {args.parallel} at once: "
+              f"{', '.join(f'{rate:.1f}' for rate in together)} env-steps/s, together {sum(together):.1f}: "
+              f"{sum(together) / alone:.2f}x one run's throughput")
+        return
     if args.finetune:
         print(f"{args.game} on {device} ({torch.get_num_threads()} CPU threads), fine-tuning updates, "
               f"batch {atari.batch_size}, n {atari.n_step}, {'small' if args.small else 'paper'} networks, "

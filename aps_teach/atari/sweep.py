@@ -43,7 +43,7 @@ from aps_teach.atari.experiments import ATARI_METHODS, SCORE_COLUMNS, run
 from aps_teach.atari.scores import ATARI_26, aggregates, run_aggregates
 from aps_teach.atari.train import check_replay_memory, replay_bytes
 from aps_teach.infra.checks import check_int, check_seed
-from aps_teach.infra.executors import make_executor, visible_gpus
+from aps_teach.infra.executors import gpu_executor, make_executor, visible_gpus
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import owning
 from aps_teach.infra.sweeps import RunSpec, SweepReport, read_rows, run_sweep
@@ -119,14 +119,15 @@ def sweep_config(config: AtariTrainConfig) -> dict:
 def default_executor(config: AtariTrainConfig, gpus: Sequence[int] | None = None,
                      runs_at_once: int | None = None) -> tuple[Executor, int]:
     """The local executor for `config.device` and how many runs it runs at once: on a CPU `runs_at_once`
-    processes (default one per `config.threads` cores: one single-threaded run per core); on CUDA one run
-    per local GPU (`gpus`, default all visible)."""
+    processes (default one per `config.threads` cores: one single-threaded run per core); on CUDA
+    `runs_at_once` runs on each local GPU (`gpus`, default all visible; default one run each)."""
     if config.device.startswith("cuda:"):
         raise ValueError(f"a sweep on GPUs gives each run its own GPU as cuda: use --device cuda (and --gpus "
                          f"to choose them), not {config.device!r}")
     if config.device == "cuda":
         gpus = visible_gpus() if gpus is None else list(gpus)
-        return make_executor("local", num_gpus=1, gpus=gpus), len(gpus)
+        per_gpu = runs_at_once or 1
+        return gpu_executor(gpus, per_gpu), len(gpus) * per_gpu
     if gpus is not None:
         raise ValueError("gpus is for a sweep on local GPUs (--device cuda)")
     workers = runs_at_once or max(1, (os.cpu_count() or 1) // config.threads)

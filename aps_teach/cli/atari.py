@@ -134,8 +134,8 @@ class Sweep:
     cpus_per_run: int = 4
     """ray: CPUs each run asks for (its games' emulators and, on a CPU, its torch threads)."""
     runs_at_once: int | None = None
-    """local, on the CPU: runs going at once, each its own process on --threads threads (default: one run per
-    core, each single-threaded)."""
+    """local: runs going at once, each its own process on --threads threads: on the CPU in all (default: one
+    run per core, each single-threaded), with --device cuda on each GPU (default: one)."""
     train: Train = field(default_factory=AtariTrainConfig)
 
     def __post_init__(self) -> None:

@@ -153,9 +153,11 @@ def visible_gpus() -> list[int]:
     return list(range(count))
 
 
-def gpu_executor(gpus: Sequence[int]) -> Executor:
-    """A pool of one spawned process per GPU in `gpus` (indices as this process numbers them), each seeing
-    only its own GPU (CUDA_VISIBLE_DEVICES), so every run in it uses `cuda` = `cuda:0` = that GPU."""
+def gpu_executor(gpus: Sequence[int], runs_per_gpu: int = 1) -> Executor:
+    """A pool of `runs_per_gpu` spawned processes per GPU in `gpus` (indices as this process numbers them),
+    each seeing only its own GPU (CUDA_VISIBLE_DEVICES), so every run in it uses `cuda` = `cuda:0` = that GPU
+    (several runs on one GPU share it: a latency-bound update leaves it room)."""
+    check_int("runs_per_gpu", runs_per_gpu)
     if not gpus or len(set(gpus)) != len(gpus) or any(int(g) != g or g < 0 for g in gpus):
         raise ValueError(f"gpus must be distinct GPU indices >= 0, got {list(gpus)!r}")
     parent = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -164,9 +166,9 @@ def gpu_executor(gpus: Sequence[int]) -> Executor:
         raise ValueError(f"GPU {max(gpus)} is not among the {len(names)} visible "
                          f"(CUDA_VISIBLE_DEVICES={parent})")
     queue = multiprocessing.get_context("spawn").Queue()
-    for gpu in gpus:
+    for gpu in [*gpus] * runs_per_gpu:
         queue.put(names[gpu])
-    return LocalPool(len(gpus), initializer=_pin_gpu, initargs=(queue,))
+    return LocalPool(len(gpus) * runs_per_gpu, initializer=_pin_gpu, initargs=(queue,))
 
 
 def _pin_gpu(queue) -> None:
