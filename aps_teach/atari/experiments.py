@@ -19,6 +19,7 @@ from aps_teach.atari.agent import AtariLearner, agent_config
 from aps_teach.atari.config import RUN_FIELDS, AtariTrainConfig, atari_from_dict
 from aps_teach.atari.envs import check_game, check_rom
 from aps_teach.atari.train import (
+    Identified,
     ScoreResult,
     check_replay_memory,
     evaluate,
@@ -55,18 +56,20 @@ def append_score_row(path: str | os.PathLike, *rows: dict) -> None:
 
 
 def score_row(result: ScoreResult, method: str, seed: int, phase: str, config: AtariTrainConfig,
-              task_w: torch.Tensor | None, identify_steps: int | None = None) -> dict:
+              task_w: torch.Tensor | None, identified: Identified | None = None) -> dict:
     """One line of scores.csv: game, method, seed, which checkpoint (pretrain: the zero-shot score; none: the
     random arm), budgets (reward-free steps, fine-tuning steps, and the reward steps seen in all: task
-    identification's `identify_steps`, when known, plus fine-tuning's), the n-step reward mode it was
-    pretrained with, whether it acted by GPI, raw and normalised score."""
+    identification's, when `identified` says, plus fine-tuning's), how many identification steps had a
+    reward (0: w was drawn at random), the n-step reward mode it was pretrained with, whether it acted by
+    GPI, raw and normalised score."""
     atari = config.atari
     finetuned = phase_steps(atari, "finetune", method) if phase == "finetune" else 0
-    unknown = identify_steps is None and method in TASK_CONDITIONED
-    seen = None if unknown else (identify_steps or 0) + finetuned
+    unknown = method in TASK_CONDITIONED and (identified is None or identified.steps is None)
+    seen = "" if unknown else (identified.steps if identified is not None else 0) + finetuned
+    rewarded = "" if identified is None or identified.rewarded is None else identified.rewarded
     return {"game": result.game, "method": method, "seed": seed, "checkpoint": phase,
             "pretrain_steps": atari.pretrain_steps if pretrains(method) else 0,
-            "finetune_steps": finetuned, "reward_steps": "" if seen is None else seen,
+            "finetune_steps": finetuned, "reward_steps": seen, "identify_rewards": rewarded,
             "nstep_reward": atari.nstep_reward, "gpi": result.gpi,
             "games": result.episodes, "score": result.score, "human_normalised": result.human_normalised,
             "task_w": "" if task_w is None else " ".join(f"{x:.6f}" for x in task_w.tolist())}
@@ -131,22 +134,24 @@ def check_run_checkpoint(path: Path, meta: dict, method: str, game: str, seed: i
 
 
 def identify_or_load(learner: AtariLearner, game: str, seed: int, config: AtariTrainConfig,
-                     out: Path | None) -> tuple[torch.Tensor | None, int | None]:
-    """The task w for fine-tuning and the reward steps its identification took: (None, 0) for apt/dqn;
-    else OUT/task.json if there (steps None if it predates their record), else `identify_task` (saved to
-    OUT/task.json)."""
+                     out: Path | None) -> Identified | None:
+    """The task w for fine-tuning and its identification's record (`train.Identified`): None for apt/dqn;
+    else OUT/task.json if there (steps and rewarded None if it predates their record), else `identify_task`
+    (saved to OUT/task.json)."""
     if not learner.config.task_conditioned:
-        return None, 0
+        return None
     path = out / "task.json" if out is not None else None
     if path is not None and path.exists():
         saved = read_json(path, "the run's task vector", "delete it to identify the task again")
         if not isinstance(saved, dict) or "w" not in saved:
             raise ValueError(f"{path} holds no task vector w; delete it to identify the task again")
-        return torch.tensor(saved["w"]), saved.get("identify_steps")
-    w, steps = identify_task(learner, game, seed, config)
+        return Identified(torch.tensor(saved["w"]), saved.get("identify_steps"),
+                          saved.get("identify_rewards"))
+    identified = identify_task(learner, game, seed, config)
     if path is not None:
-        write_text_atomic(path, json.dumps({"w": w.tolist(), "identify_steps": steps}))
-    return w, steps
+        write_text_atomic(path, json.dumps({"w": identified.w.tolist(), "identify_steps": identified.steps,
+                                            "identify_rewards": identified.rewarded}))
+    return identified
 
 
 def run(method: AtariMethod, game: str, seed: int, config: AtariTrainConfig | None = None, *,
@@ -191,7 +196,8 @@ def _run_phases(method: AtariMethod, game: str, seed: int, config: AtariTrainCon
     else:
         run_dir, again = phase_dir("pretrain")
         learner, _ = pretrain(method, game, seed, config, run_dir=run_dir, resume=again)
-    w, identify_steps = identify_or_load(learner, game, seed, config, out)
+    identified = identify_or_load(learner, game, seed, config, out)
+    w = None if identified is None else identified.w
     zero_shot = None
     if learner.config.task_conditioned:
         zero_shot = evaluate_zero_shot(learner, game, w, seed, config)
@@ -200,7 +206,7 @@ def _run_phases(method: AtariMethod, game: str, seed: int, config: AtariTrainCon
     result = evaluate(learner, game, w, seed, config)
     if out is not None:  # both rows in one write: a run's scores.csv holds both or neither
         rows = [] if zero_shot is None else [score_row(zero_shot, method, seed, "pretrain", config, w,
-                                                       identify_steps)]
+                                                       identified)]
         append_score_row(out / "scores.csv", *rows,
-                         score_row(result, method, seed, "finetune", config, w, identify_steps))
+                         score_row(result, method, seed, "finetune", config, w, identified))
     return learner, result

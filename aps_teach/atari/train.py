@@ -38,6 +38,7 @@ import os
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -364,16 +365,34 @@ def task_data(learner: AtariLearner, game: str, seed: int,
     return torch.cat(features), torch.cat(rewards)
 
 
+class Identified(NamedTuple):
+    """What task identification found: the task vector w, the reward steps it took (the transitions
+    regressed) and how many of them had a nonzero reward (0: nothing to regress, w drawn at random)."""
+
+    w: torch.Tensor
+    steps: int | None
+    rewarded: int | None
+    """None where a run's task.json predates the record."""
+
+
 def identify_task(learner: AtariLearner, game: str, seed: int,
-                  config: AtariTrainConfig | None = None) -> tuple[torch.Tensor, int]:
-    """The task vector of `game`'s reward, w = argmin ||Phi w - r|| (unit norm) over `task_data` (CPU), and
-    the number of reward steps it took (the transitions regressed)."""
+                  config: AtariTrainConfig | None = None) -> Identified:
+    """The task vector of `game`'s reward, w = argmin ||Phi w - r|| (unit norm) over `task_data` (CPU). If no
+    step of the rollouts was rewarded (e.g. Freeway, where a policy that never crosses scores nothing), no w
+    is fitted: w is drawn uniformly on the sphere from the run's identification stream, with a warning, and
+    `rewarded` is 0 (the agent knows nothing of the task; its scores say so)."""
+    config = config or AtariTrainConfig()
     features, rewards = task_data(learner, game, seed, config)
+    rewarded = int((rewards != 0).sum())
+    if rewarded == 0:
+        warnings.warn(f"{game}: no reward in the {len(rewards):,} steps of task identification; w drawn at "
+                      "random on the sphere", RuntimeWarning, stacklevel=2)
+        w = sample_tasks(1, config.atari.feature_dim, phase_generator(seed, "identify"))[0]
+        return Identified(w, len(rewards), 0)
     try:
-        return infer_task(features, rewards), len(rewards)
+        return Identified(infer_task(features, rewards), len(rewards), rewarded)
     except ValueError as error:
-        raise ValueError(f"{game}: no task to identify from {len(rewards)} steps ({error}); raise "
-                         "--atari.task-id-steps / --atari.task-id-episodes") from error
+        raise ValueError(f"{game}: no task to identify from {len(rewards)} steps ({error})") from error
 
 
 def finetune(learner: AtariLearner, game: str, w: torch.Tensor | None, seed: int,

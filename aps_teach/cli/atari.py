@@ -301,12 +301,13 @@ def _finetune(cmd: Finetune) -> dict:
         run_dir.claim({}, resume=cmd.existing.resume, force=cmd.existing.force, restart=("finetune",),
                       finished_hint=f"score it with `aps-teach atari evaluate --out {cmd.out}`, "
                                     f"{FINISHED_HINT}")
-        w, identify_steps = identify_or_load(learner, game, seed, config, cmd.out)
+        identified = identify_or_load(learner, game, seed, config, cmd.out)
+        w = None if identified is None else identified.w
         finetune(learner, game, w, seed, config, run_dir=run_dir.path / "finetune",
                  resume=run_dir.resumes("finetune"))
         result = evaluate(learner, game, w, seed, config)
         append_score_row(cmd.out / "scores.csv",
-                         score_row(result, method, seed, "finetune", config, w, identify_steps))
+                         score_row(result, method, seed, "finetune", config, w, identified))
     return _summary(result, method, seed, cmd.out, "finetune")
 
 
@@ -318,10 +319,12 @@ def _evaluate(cmd: Evaluate) -> dict:
     if cmd.eval_steps is not None:
         config = replace(config, atari=replace(config.atari, eval_steps=cmd.eval_steps))
     with RunDir(cmd.out):  # it writes task.json and a row of scores.csv
+        identified = identify_or_load(learner, game, run_seed, config, cmd.out)
         w = torch.tensor(meta["task_w"]) if meta["task_w"] is not None else \
-            identify_or_load(learner, game, run_seed, config, cmd.out)[0]
+            None if identified is None else identified.w
         result = evaluate(learner, game, w, seed, config)
-        append_score_row(cmd.out / "scores.csv", score_row(result, method, seed, meta["phase"], config, w))
+        append_score_row(cmd.out / "scores.csv",
+                         score_row(result, method, seed, meta["phase"], config, w, identified))
     return _summary(result, method, seed, cmd.out, meta["phase"])
 
 

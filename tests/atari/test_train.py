@@ -18,6 +18,7 @@ from aps_teach.atari.experiments import run, start_run_dir
 from aps_teach.atari.train import augment_batch, load_learner, pretrain
 from aps_teach.infra.run_dir import RunDir
 from aps_teach.learner.batch import Batch
+from aps_teach.learner.tasks import infer_task
 
 TINY = AtariConfig(conv_channels=(8, 8, 8), psi_hidden=32, phi_hidden=32, batch_size=8, n_step=3, k=3,
                    pretrain_steps=200, finetune_steps=100, min_replay_size=64,
@@ -311,3 +312,23 @@ def test_apt_pretrains_its_contrastive_encoder_on_pixels():
     last = log.metrics[-1]
     assert math.isfinite(last["loss_nce"]) and math.isfinite(last["reward_explore"])
     assert "loss_vmf" not in last
+
+
+def test_identification_without_a_reward_draws_w_and_says_so(monkeypatch):
+    """Freeway's rollouts may hold no reward at all: no w can be fitted, so w is drawn on the sphere (the same
+    draw for the same seed), with a warning, and the record says no step was rewarded."""
+    learner = train.new_learner("aps", "pong", 0, tiny())
+    features = torch.nn.functional.normalize(torch.randn(50, 5), dim=-1)
+    monkeypatch.setattr(train, "task_data", lambda *args: (features, torch.zeros(50)))
+    with pytest.warns(RuntimeWarning, match="no reward in the 50 steps of task identification"):
+        first = train.identify_task(learner, "pong", 3, tiny())
+    with pytest.warns(RuntimeWarning):
+        again = train.identify_task(learner, "pong", 3, tiny())
+    assert (first.steps, first.rewarded) == (50, 0)
+    assert float(first.w.norm()) == pytest.approx(1.0) and torch.equal(first.w, again.w)
+    rewards = torch.zeros(50)
+    rewards[[3, 7]] = 1.0
+    monkeypatch.setattr(train, "task_data", lambda *args: (features, rewards))
+    fitted = train.identify_task(learner, "pong", 3, tiny())
+    assert fitted.rewarded == 2
+    torch.testing.assert_close(fitted.w, infer_task(features, rewards))
