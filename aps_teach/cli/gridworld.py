@@ -378,8 +378,8 @@ def _families_budget(cmd: FamiliesBudget) -> dict:
         except KeyboardInterrupt:
             raise Interrupted(f"budget axis stopped; its finished runs are kept in {cmd.out}: the same"
                               " command continues it") from None
-        for name, count in sweep_outcome(report).items():
-            done[name] += count
+        for key, count in sweep_outcome(report).items():
+            done[key] += count
     studies = read_family_studies([*cmd.also, *budget_studies(cmd.out)])
     on_level = {steps: [row for row in rows if row["level"] == cmd.level] for steps, rows in studies.items()}
     return {**done, "results": cmd.out, "coverage": write_coverage(cmd.out / "coverage.csv", studies),
@@ -429,8 +429,8 @@ def _held_out(cmd: HeldOut) -> dict:
         except KeyboardInterrupt:
             raise Interrupted(f"held-out study stopped; its finished runs are kept in {cmd.out}: the same "
                               "command continues it") from None
-        for name, count in sweep_outcome(report).items():
-            done[name] += count
+        for key, count in sweep_outcome(report).items():
+            done[key] += count
         write_part_tables(cmd.out, protocol.part(name))
     write_csv_atomic(cmd.out / "hypotheses.csv", hypotheses(cmd.out, protocol))
     return {**done, "results": cmd.out, "hypotheses": cmd.out / "hypotheses.csv",
