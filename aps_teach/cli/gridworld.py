@@ -24,6 +24,7 @@ from aps_teach.cli.common import (
     ExecutorFlags,
     ExistingRun,
     ExistingRunFlags,
+    old_device_flags,
     run_subcommands,
     sweep_outcome,
 )
@@ -58,7 +59,7 @@ from aps_teach.grid.transfer import (
 from aps_teach.infra.checks import check_int, check_num_seeds, check_seeds
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import owning
-from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out, say
+from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.infra.sweeps import default_sweep_dir, read_rows
 from aps_teach.learner.config import AgentConfig, Method, pretrains
 from aps_teach.studies.aps_parts import run_parts_study
@@ -700,29 +701,11 @@ COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (
             "zero-shot": (ZeroShot, _zero_shot), "zero-shot-loss": (ZeroShotLoss, _zero_shot_loss)}
 
 
-DEVICE_FLAGS = {"--device": "--train.device", "--grid.device": "--grid.train.device"}
-"""The device flag is spelled --device in both wings' commands (`aps-teach atari` takes it at the top level):
-here it sets the training config's field (`TrainConfig.device`), spelled --train.device by the config's own
-flags, the old spelling, still accepted with a line that says so."""
-
-
-def device_flag(argv: list[str]) -> list[str]:
-    """`argv` with --device (and --device=X) as the training config's device flag; --train.device is said
-    to be the old spelling."""
-    out = []
-    for arg in argv:
-        name, equals, value = arg.partition("=")
-        if name == "--train.device":
-            say("--train.device is the old spelling of --device (as aps-teach atari spells it); both work")
-        out.append(DEVICE_FLAGS.get(name, name) + equals + value if name in DEVICE_FLAGS else arg)
-    return out
-
-
 def gridworld_main(argv: list[str], *, debug: bool = False) -> int:
     """Parse `argv` (without the leading `gridworld`), run the subcommand, print its summary; 0 on success,
     1 if a run of a sweep failed, 2 with one error line on bad input (`aps_teach.cli.common`). The device
-    flag is --device, as in the Atari commands (`device_flag`)."""
-    return run_subcommands("aps-teach gridworld", COMMANDS, device_flag(argv), debug=debug, show=_print,
+    flag is --device, as in the Atari commands (its earlier spellings: `common.old_device_flags`)."""
+    return run_subcommands("aps-teach gridworld", COMMANDS, old_device_flags(argv), debug=debug, show=_print,
                            run_commands=(Run, Pretrain, Finetune),
                            description="Key-passageway gridworlds: VISR, APT, APS, DQN; zero-shot transfer "
                                        "to reward-map tasks.")
