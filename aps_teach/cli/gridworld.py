@@ -102,7 +102,13 @@ from aps_teach.studies.task_families import (
     write_family_tables,
 )
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
-from aps_teach.studies.zero_shot import ARMS_DIAGNOSED, capping_links, read_diagnosis, run_diagnosis
+from aps_teach.studies.zero_shot import (
+    ARMS_DIAGNOSED,
+    capping_links,
+    check_diagnosis_plan,
+    read_diagnosis,
+    run_diagnosis,
+)
 from aps_teach.studies.zero_shot import RESULTS as DIAGNOSIS_RESULTS
 from aps_teach.studies.zero_shot_loss import COLUMNS as LOSS_COLUMNS
 from aps_teach.studies.zero_shot_loss import RESULTS as LOSS_RESULTS
@@ -470,11 +476,18 @@ class ZeroShot:
     workers: int | None = None
     """Parallel runs (default: one per core)."""
 
+    def overrides(self) -> tuple[tuple[str, object], ...]:
+        """What every arm runs with besides its own settings: the fix under test, --feature-dim."""
+        return () if self.feature_dim is None else (("agent.feature_dim", self.feature_dim),)
+
     def __post_init__(self) -> None:
         check_out(self.out)
-        FamilyBudget(pretrain_steps=self.pretrain_steps)  # its checks, before anything runs
         if self.feature_dim is not None:
             AgentConfig(feature_dim=self.feature_dim)
+        self.seeds = tuple(check_diagnosis_plan(  # the whole plan, before any worker starts
+            self.level, self.seeds, self.pretrain_steps, self.arms, self.overrides(),
+            TrainConfig(progress=False),
+            names={"seeds": "--seeds", "arms": "--arms", "pretrain_steps": "--pretrain-steps"}))
         if self.reference is not None and self.against is None:
             raise ValueError("--reference goes with --against (the study a fix is judged against)")
         for option, directory, results in (("--against", self.against, FAMILY_RESULTS),
@@ -485,10 +498,9 @@ class ZeroShot:
 
 
 def _zero_shot(cmd: ZeroShot) -> dict:
-    overrides = () if cmd.feature_dim is None else (("agent.feature_dim", cmd.feature_dim),)
     try:
         report = run_diagnosis(cmd.level, cmd.seeds, cmd.out, cmd.pretrain_steps, arms=cmd.arms,
-                               overrides=overrides, workers=cmd.workers)
+                               overrides=cmd.overrides(), workers=cmd.workers)
     except KeyboardInterrupt:
         raise Interrupted(f"diagnosis stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None
