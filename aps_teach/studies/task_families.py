@@ -375,10 +375,13 @@ COVERAGE_ONLY = {"task": "", "kind": "", "room": "", "keys_needed": "", "normali
 """A random walk's row has no task: its task columns are empty, so a study of that arm alone still has every
 column its readers need."""
 RESULTS = "task_families.csv"
-COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count", "overrides": "str",
-           "phase": "str", "task": "str", "kind": "str", "room": "str", "keys_needed": "float?",
+COLUMNS = {"run_key": "str", "method": tuple(dict.fromkeys(method for method, _ in ARMS.values())),
+           "level": tuple(gridworld.TASK_FAMILIES), "seed": "count", "overrides": "str",
+           "phase": (*PHASES, "random_walk"), "task": "str", "kind": "str", "room": "str",
+           "keys_needed": "float?",
            "normalised_score": "score?", "state_coverage": "rate?", "visitation_entropy": "rate?"}
-"""The columns of task_families.csv its readers need, and their kinds (`sweeps.read_rows`)."""
+"""The columns of task_families.csv its readers need, and their kinds (`sweeps.read_rows`): a method, level or
+phase no reader knows is refused, not left out of every table."""
 GROUPINGS = ("room", "keys_needed", "kind")
 """The task classes a family's scores are aggregated by."""
 SOLVED = 0.5
@@ -621,9 +624,20 @@ def budget_axis(studies: dict[int, Sequence[dict]], level: str = "deep") -> list
     stratified-bootstrap interval, and the same over seeds for the level's own target task alone (the single
     task of Figure 4), with the seeds each pools. Every budget pools the seeds that every study has on the
     level (a 10-seed study beside 5-seed ones gives seeds 0-4), so the budgets compare on the same seeds.
-    Arms or phases a study lacks are left out."""
+    Arms or phases a study lacks are left out; a study without rows on `level`, or studies sharing no seed
+    there, are a ValueError naming them (the axis would be empty)."""
     seeds = [{row["seed"] for row in rows if row["level"] == level} for rows in studies.values()]
+    for steps, rows, found in zip(studies, studies.values(), seeds, strict=True):
+        if not found:
+            levels = ", ".join(dict.fromkeys(row["level"] for row in rows)) or "none"
+            raise ValueError(f"budget_axis: the study at {steps:,} pretraining steps has no rows on level "
+                             f"{level!r} (its levels: {levels}); give the level the studies ran on")
     shared = set.intersection(*seeds) if seeds else set()
+    if seeds and not shared:
+        raise ValueError(f"budget_axis: the studies share no seed on level {level!r} (their seeds: "
+                         + "; ".join(f"{steps:,}: {', '.join(map(str, sorted(found, key=int)))}"
+                                     for steps, found in zip(studies, seeds, strict=True))
+                         + "); the budgets are compared on the seeds every study has")
     out = []
     for steps, rows in sorted(studies.items()):
         rows = [row for row in rows if row["seed"] in shared]
