@@ -422,8 +422,13 @@ class HeldOut:
         protocol = read_protocol(self.preregistration)
         for name in self.parts:
             protocol.part(name)
+        if len(set(self.parts)) < len(self.parts):
+            raise ValueError(f"--parts names a part twice: {', '.join(self.parts)}; each part once")
         for part in protocol.parts:
             check_unchanged(protocol, self.out / part.name)
+        for part in [protocol.part(name) for name in self.parts] or protocol.parts:  # every part's plan
+            check_family_plan([part.level], protocol.num_seeds, part.arms, protocol.part_budget(part),
+                              TrainConfig(progress=False), protocol.first_seed)
 
 
 def _held_out(cmd: HeldOut) -> dict:

@@ -460,6 +460,39 @@ def test_the_zero_shot_command_judges_its_fix_against_a_study_and_refuses_bad_di
     assert "--reference goes with --against" in capsys.readouterr().err
 
 
+def test_a_fix_judged_on_one_seed_prints_no_interval_and_no_verdict(tmp_path, monkeypatch, capsys):
+    """It printed `+0.065 [+0.065, +0.065], above`."""
+    from aps_teach.cli import gridworld as cli
+    from aps_teach.cli.main import main
+    from aps_teach.infra.files import write_csv_atomic
+    from aps_teach.infra.sweeps import SweepReport
+
+    study_dir = Path(__file__).resolve().parents[2] / "results" / "held_out" / "detour-256k"
+    registered = [row for row in read_rows(study_dir / "task_families.csv", task_families.COLUMNS)
+                  if row["method"] == "visr" and row["phase"] == "zero_shot" and row["seed"] == "10"]
+    classes = {task.name: task.task_class for task in gridworld.task_family("detour")}
+
+    def fake_diagnosis(level, seeds, out, *args, **kwargs):
+        write_csv_atomic(Path(out) / "zero_shot.csv", [
+            {"run_key": "visr-10", "method": "visr", "level": level, "seed": 10,
+             "overrides": '[["agent.feature_dim", 64]]', "task": row["task"],
+             "task_class": classes[row["task"]],
+             **dict.fromkeys(("zero_shot", "zero_shot_no_gpi", "best_case"),
+                             float(row["normalised_score"]) + 0.065),
+             "r2": 0.5, "planner_best": 1.0, "planner_identified": 1.0, "psi_error": 0.1, "psi_scale": 1.0,
+             "psi_agreement": 0.5, "identified": 1, "effective_rank": 30.0} for row in registered])
+        return SweepReport(completed=["visr-10"])
+
+    monkeypatch.setattr(cli, "run_diagnosis", fake_diagnosis)
+    out = tmp_path / "fix"
+    assert main(["gridworld", "zero-shot", "--out", str(out), "--level", "detour", "--seeds", "10", "--arms",
+                 "visr", "--feature-dim", "64", "--against", str(study_dir)]) == 0
+    said = capsys.readouterr().out
+    assert "fix, visr: +0.065 (no interval), needs at least two seeds of each arm" in said
+    (row,) = read_rows(out / "fix_verdicts.csv")
+    assert row["reading"] == held_out.FEW_SEEDS and row["low"] == row["high"] == "nan"
+
+
 def test_the_committed_detour_diagnosis_reproduces_the_registered_zero_shot_of_its_seeds():
     """What makes the fix's comparison like for like: the diagnosis at d = 16 on detour seeds 10-12
     (results/zero_shot/detour, pretrained apart) scores every arm's zero-shot exactly as the registered study
