@@ -62,7 +62,7 @@ from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.infra.sweeps import default_sweep_dir, read_rows
 from aps_teach.learner.config import AgentConfig, Method, pretrains
-from aps_teach.studies.aps_parts import run_parts_study
+from aps_teach.studies.aps_parts import check_parts_plan, run_parts_study
 from aps_teach.studies.budget import StudyGrid, run_study
 from aps_teach.studies.held_out import (
     FIX_COLUMNS,
@@ -104,6 +104,8 @@ from aps_teach.studies.task_families import (
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
 from aps_teach.studies.zero_shot import (
     ARMS_DIAGNOSED,
+    EVAL_EPISODES,
+    IDENTIFY_STEPS,
     capping_links,
     check_diagnosis_plan,
     read_diagnosis,
@@ -112,8 +114,8 @@ from aps_teach.studies.zero_shot import (
 from aps_teach.studies.zero_shot import RESULTS as DIAGNOSIS_RESULTS
 from aps_teach.studies.zero_shot_loss import COLUMNS as LOSS_COLUMNS
 from aps_teach.studies.zero_shot_loss import RESULTS as LOSS_RESULTS
+from aps_teach.studies.zero_shot_loss import check_loss_plan, explanation, run_zero_shot_loss_study
 from aps_teach.studies.zero_shot_loss import effects as loss_effects
-from aps_teach.studies.zero_shot_loss import explanation, run_zero_shot_loss_study
 
 Level = Literal["easy", "hard", "deep"]
 BudgetArm = Literal["visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned",
@@ -288,10 +290,14 @@ class Parts:
     """Number of seeds: 0 .. seeds-1."""
     workers: int | None = None
     """Parallel runs (default: one per core)."""
+    budget: OmitArgPrefixes[Budget] = field(default_factory=Budget)
+    """Steps of each phase and evaluation episodes of every run (flags --pretrain-steps, ...; the committed
+    study's: the defaults)."""
 
     def __post_init__(self) -> None:
         check_out(self.out)
         check_num_seeds(self.seeds, "--seeds")
+        check_parts_plan(self.levels, self.budget, TrainConfig(progress=False))
 
 
 @dataclass
@@ -353,6 +359,8 @@ class FamiliesBudget:
     """Env steps of fine-tuning on each task's reward."""
     eval_episodes: int = FamilyBudget.eval_episodes
     """Greedy episodes per evaluation."""
+    tasks: Literal["all", "one per class"] = "all"
+    """The tasks of the family each run scores: all, or the first of each class (as --tasks of families)."""
     workers: int | None = None
     """Parallel runs (default: one per core)."""
     seeds_per_group: int = 10
@@ -363,7 +371,7 @@ class FamiliesBudget:
         """The task-family budget of the axis's point at `steps` pretraining env steps."""
         return FamilyBudget(pretrain_steps=steps, identify_steps=self.identify_steps,
                             finetune_steps=self.finetune_steps, eval_episodes=self.eval_episodes,
-                            protocols=("finetuned",))
+                            protocols=("finetuned",), tasks=self.tasks)
 
     def __post_init__(self) -> None:
         check_out(self.out)
@@ -467,6 +475,10 @@ class ZeroShot:
     seeds: tuple[int, ...] = (0, 1, 2)
     """The seeds to run."""
     pretrain_steps: int = 256_000
+    identify_steps: int = IDENTIFY_STEPS
+    """Env steps of the pretrained skills under random w, per task (the task-family study's)."""
+    eval_episodes: int = EVAL_EPISODES
+    """Greedy episodes per evaluation (the task-family study's)."""
     arms: tuple[DiagnosedArm, ...] = ARMS_DIAGNOSED
     feature_dim: int | None = None
     """d of phi, psi and w for every arm (default: the library's, 16)."""
@@ -491,7 +503,7 @@ class ZeroShot:
             AgentConfig(feature_dim=self.feature_dim)
         self.seeds = tuple(check_diagnosis_plan(  # the whole plan, before any worker starts
             self.level, self.seeds, self.pretrain_steps, self.arms, self.overrides(),
-            TrainConfig(progress=False),
+            TrainConfig(progress=False), identify_steps=self.identify_steps, eval_episodes=self.eval_episodes,
             names={"seeds": "--seeds", "arms": "--arms", "pretrain_steps": "--pretrain-steps"}))
         if self.reference is not None and self.against is None:
             raise ValueError("--reference goes with --against (the study a fix is judged against)")
@@ -505,7 +517,8 @@ class ZeroShot:
 def _zero_shot(cmd: ZeroShot) -> dict:
     try:
         report = run_diagnosis(cmd.level, cmd.seeds, cmd.out, cmd.pretrain_steps, arms=cmd.arms,
-                               overrides=cmd.overrides(), workers=cmd.workers)
+                               overrides=cmd.overrides(), workers=cmd.workers,
+                               identify_steps=cmd.identify_steps, eval_episodes=cmd.eval_episodes)
     except KeyboardInterrupt:
         raise Interrupted(f"diagnosis stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None
@@ -535,17 +548,29 @@ class ZeroShotLoss:
     """Results directory (the committed experiment is results/zero_shot_loss)."""
     seeds: tuple[int, ...] = tuple(range(20, 30))
     """The seeds to run (the registered ones: 20-29)."""
+    pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
+    """Reward-free env steps per run (the registered budget: the default)."""
+    identify_steps: int = DEFAULT_IDENTIFY_STEPS
+    """Env steps of task identification per run (the registered budget: the default)."""
+    eval_episodes: int = DEFAULT_EVAL_EPISODES
+    """Zero-shot evaluation episodes per run and values setting (the registered budget: the default)."""
     workers: int | None = None
     """Parallel runs (default: one per core)."""
+
+    def budget(self) -> Budget:
+        """The budget every run gets (fine-tuning: none is made)."""
+        return Budget(pretrain_steps=self.pretrain_steps, identify_steps=self.identify_steps,
+                      eval_episodes=self.eval_episodes)
 
     def __post_init__(self) -> None:
         check_out(self.out)
         self.seeds = tuple(check_seeds(self.seeds, "--seeds"))
+        check_loss_plan(self.budget(), TrainConfig(progress=False))
 
 
 def _zero_shot_loss(cmd: ZeroShotLoss) -> dict:
     try:
-        report = run_zero_shot_loss_study(cmd.seeds, cmd.out, workers=cmd.workers)
+        report = run_zero_shot_loss_study(cmd.seeds, cmd.out, cmd.budget(), workers=cmd.workers)
     except KeyboardInterrupt:
         raise Interrupted(f"experiment stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None
@@ -573,7 +598,7 @@ def _families(cmd: Families) -> dict:
 
 def _parts(cmd: Parts) -> dict:
     try:
-        report = run_parts_study(cmd.levels, cmd.seeds, cmd.out, workers=cmd.workers)
+        report = run_parts_study(cmd.levels, cmd.seeds, cmd.out, cmd.budget, workers=cmd.workers)
     except KeyboardInterrupt:
         raise Interrupted(f"study stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None

@@ -24,10 +24,11 @@ import numpy as np
 import gridworld
 from aps_teach.grid.blame import blame_summary
 from aps_teach.grid.config import TrainConfig
-from aps_teach.grid.experiments import Budget
+from aps_teach.grid.experiments import Budget, check_run
 from aps_teach.grid.sweep import figure4_config, run_gridworld_rows
 from aps_teach.grid.train import random_walk
 from aps_teach.infra.checks import check_num_seeds
+from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.stats import rate_text
 from aps_teach.infra.sweeps import RunSpec, SweepReport, run_sweep
 from aps_teach.studies.probes import probe_budget, run_probe_rows
@@ -111,15 +112,26 @@ def run_part_rows(spec: RunSpec, budget: Budget) -> list[dict]:
                                                "keys_picked", "target_reached")}}]
 
 
+def check_parts_plan(levels: Sequence[str], budget: Budget, train: TrainConfig) -> None:
+    """What each arm's runs can be refused for on each level (`experiments.check_run`, with the arm's
+    settings: levels, every phase's env steps, memory, device, k), before any worker starts."""
+    unknown = sorted(set(levels) - set(gridworld.LEVELS))
+    if isinstance(levels, str) or not levels or unknown:
+        raise ValueError(f"levels must list one or more of {', '.join(gridworld.LEVELS)}; got {list(levels)}")
+    for method, overrides in ARMS.values():
+        config = with_overrides(train, overrides)
+        for level in levels:
+            check_run(level, budget, config, method=None if method == "random" else method,
+                      pretrain_only=method == "random")
+
+
 def run_parts_study(levels: Sequence[str] = ("deep", "easy", "hard"), num_seeds: int = 5,
                     out_dir: str | Path = "runs/aps_parts", budget: Budget = Budget(), *,
                     workers: int | None = None, progress: bool = True) -> SweepReport:
     """Every arm and reference x level x seed into out_dir/aps_parts.csv (resumable: finished runs are
     skipped; a file of another budget or config is refused), on `workers` local processes (default: one per
     core). `budget`: the defaults of `experiments` (the same for every run)."""
-    unknown = sorted(set(levels) - set(gridworld.LEVELS))
-    if unknown:
-        raise ValueError(f"unknown levels {unknown}; valid levels: {', '.join(gridworld.LEVELS)}")
+    check_parts_plan(levels, budget, TrainConfig(progress=False))
     num_seeds = check_num_seeds(num_seeds)
     return run_sweep(parts_specs(levels, num_seeds), partial(run_part_rows, budget=budget),
                      Path(out_dir) / RESULTS, config=figure4_config(budget), workers=workers,

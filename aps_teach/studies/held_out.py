@@ -442,6 +442,12 @@ def _fix_rows(diagnosis_rows: Sequence[dict], study_rows: Sequence[dict]) -> tup
         if missing:
             raise ValueError(f"the study has no zero-shot rows of {arm} for seeds {sorted(missing)}: a fix "
                              "is judged against the same seeds")
+        unscored = sorted({row["task"] for row in rows} - {row["task"] for row in registered[arm]})
+        if unscored:
+            named = ", ".join(unscored[:3]) + (", ..." if len(unscored) > 3 else "")
+            raise ValueError(f"the study has no zero-shot rows of {arm} on {len(unscored)} of the tasks the "
+                             f"diagnosis scored ({named}; a study of one task per class?): a fix is judged "
+                             "on the same tasks")
     return fixed, registered
 
 

@@ -559,8 +559,9 @@ def study_pretrain_steps(out_dir: str | Path) -> int:
     return int(study_budget(out_dir)["pretrain_steps"])
 
 
-PER_TASK = ("identify_steps", "finetune_steps", "eval_episodes")
-"""The per-task budgets of a `FamilyBudget`, equal along a budget axis."""
+PER_TASK = ("identify_steps", "finetune_steps", "eval_episodes", "tasks")
+"""The per-task budgets of a `FamilyBudget` and the tasks scored, equal along a budget axis (a record holds
+`tasks` only when it is not "all")."""
 
 
 def check_budget_axis(level: str, pretrain_steps: Sequence[int], also: Sequence[str | Path],
@@ -586,8 +587,8 @@ def check_budget_axis(level: str, pretrain_steps: Sequence[int], also: Sequence[
                              "one study per budget on the axis")
         seen[steps] = str(directory)
         per_task = {name: getattr(budget, name) for name in PER_TASK}
-        clashing = {name: recorded.get(name) for name, value in per_task.items()
-                    if recorded.get(name) != value}
+        theirs = {name: recorded.get(name, "all" if name == "tasks" else None) for name in PER_TASK}
+        clashing = {name: theirs[name] for name, value in per_task.items() if theirs[name] != value}
         if clashing:
             raise ValueError(f"--also {directory} ran at other per-task budgets ({clashing}) than this axis "
                              f"({per_task}): the axis compares pretraining budgets alone")

@@ -225,6 +225,7 @@ def run_diagnosis_rows(spec: RunSpec, pretrain_steps: int, identify_steps: int =
 
 def check_diagnosis_plan(level: str, seeds: Sequence[int], pretrain_steps: int, arms: Sequence[str],
                          overrides: Sequence[tuple[str, object]] = (), train: TrainConfig | None = None, *,
+                         identify_steps: int = IDENTIFY_STEPS, eval_episodes: int = EVAL_EPISODES,
                          names: dict[str, str] | None = None) -> list[int]:
     """Everything a diagnosis can be refused for, before any worker starts (as
     `task_families.check_family_plan` checks a study): a level with a task family; one or more distinct arms
@@ -248,26 +249,32 @@ def check_diagnosis_plan(level: str, seeds: Sequence[int], pretrain_steps: int, 
     for arm in arms:
         method, arm_overrides = ARMS[arm]
         config = with_overrides(train, (*arm_overrides, *overrides))
-        check_run(level, Budget(pretrain_steps=steps, identify_steps=IDENTIFY_STEPS,
-                                eval_episodes=EVAL_EPISODES), config, method=method)
+        check_run(level, Budget(pretrain_steps=steps, identify_steps=identify_steps,
+                                eval_episodes=eval_episodes), config, method=method)
     return seeds
 
 
 def run_diagnosis(level: str, seeds: Sequence[int], out_dir: str | Path, pretrain_steps: int = 256_000, *,
                   arms: Sequence[str] = ARMS_DIAGNOSED, overrides: Sequence[tuple[str, object]] = (),
                   train: TrainConfig | None = None, workers: int | None = None,
-                  executor: Executor | None = None, progress: bool = True, seeds_per_group: int = 5
-                  ) -> SweepReport:
+                  executor: Executor | None = None, progress: bool = True, seeds_per_group: int = 5,
+                  identify_steps: int = IDENTIFY_STEPS, eval_episodes: int = EVAL_EPISODES) -> SweepReport:
     """Every arm of `arms` x seed of `seeds` on `level` into out_dir/zero_shot.csv (resumable), each arm with
-    `overrides` added (e.g. a fix under test: (("agent.feature_dim", 64),)); the whole plan checked first
-    (`check_diagnosis_plan`)."""
+    `overrides` added (e.g. a fix under test: (("agent.feature_dim", 64),)); each task identified from
+    `identify_steps` and scored over `eval_episodes` (the task-family study's by default; other values are
+    recorded with the results); the whole plan checked first (`check_diagnosis_plan`)."""
     train = train or TrainConfig(progress=False)
-    seeds = check_diagnosis_plan(level, seeds, pretrain_steps, arms, overrides, train)
+    seeds = check_diagnosis_plan(level, seeds, pretrain_steps, arms, overrides, train,
+                                 identify_steps=identify_steps, eval_episodes=eval_episodes)
     specs = [RunSpec(ARMS[arm][0], level, seed, (*ARMS[arm][1], *overrides))
              for arm in arms for seed in seeds]
-    kwargs = {"pretrain_steps": pretrain_steps, "train": train}
+    kwargs = {"pretrain_steps": pretrain_steps, "identify_steps": identify_steps,
+              "eval_episodes": eval_episodes, "train": train}
+    per_task = {name: value for name, value, default in (("identify_steps", identify_steps, IDENTIFY_STEPS),
+                                                         ("eval_episodes", eval_episodes, EVAL_EPISODES))
+                if value != default}  # recorded when not the study's (the records before them hold neither)
     return run_sweep(specs, partial(run_diagnosis_rows, **kwargs), Path(out_dir) / RESULTS,
-                     config={"pretrain_steps": pretrain_steps, "train": train}, workers=workers,
+                     config={"pretrain_steps": pretrain_steps, "train": train, **per_task}, workers=workers,
                      executor=executor, progress=progress, group=partial(run_diagnosis_group_rows, **kwargs),
                      group_size=seeds_per_group)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -120,10 +120,22 @@ def run_loss_rows(spec: RunSpec, budget: Budget) -> list[dict]:
     return rows
 
 
+def check_loss_plan(budget: Budget, train: TrainConfig) -> None:
+    """What each arm's run can be refused for (`experiments.check_run` of its pretraining, identification
+    and evaluation, with the arm's settings: steps, memory, device, k), before any worker starts. The arm on
+    VISR's data is checked as both of its learners."""
+    for method, overrides in ARMS.values():
+        config = with_overrides(train, overrides)
+        for learner in parse_pair(method) if ARROW in method else (method,):
+            check_run(LEVEL, replace(budget, finetune_steps=1), config, method=learner)
+
+
 def run_zero_shot_loss_study(seeds: Iterable[int], out_dir: str | Path, budget: Budget = Budget(), *,
                              workers: int | None = None, progress: bool = True) -> SweepReport:
     """Every arm x seed into out_dir/zero_shot_loss.csv (resumable: finished runs are skipped; a file of
-    another budget or configuration is refused), on `workers` local processes (default: one per core)."""
+    another budget or configuration is refused), on `workers` local processes (default: one per core); the
+    plan checked first (`check_loss_plan`)."""
+    check_loss_plan(budget, TrainConfig(progress=False))
     return run_sweep(loss_specs(seeds), partial(run_loss_rows, budget=budget), Path(out_dir) / RESULTS,
                      config={"budget": budget, "train": TrainConfig(progress=False), "level": LEVEL},
                      workers=workers, progress=progress)
