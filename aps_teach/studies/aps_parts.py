@@ -14,6 +14,7 @@ the results.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from functools import partial
@@ -60,11 +61,18 @@ COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count", "
 """The columns of aps_parts.csv its readers need, and their kinds (`sweeps.read_rows`)."""
 
 
+@functools.lru_cache(maxsize=1024)
+def _pairs(overrides: str) -> tuple:
+    """A row's overrides (its JSON text) as pairs: parsed once per text (a study's tables ask millions of
+    times)."""
+    return tuple(tuple(pair) for pair in json.loads(overrides)) if overrides else ()
+
+
 def arm_name(method: str, overrides: str | Sequence, arms: dict = ARMS) -> str:
     """The arm of `arms` (default `ARMS`) a results row belongs to (`overrides` as the row's JSON text or
     as pairs)."""
-    pairs = json.loads(overrides) if isinstance(overrides, str) and overrides else overrides or ()
-    key = (method, tuple(tuple(pair) for pair in pairs))
+    key = (method, _pairs(overrides) if isinstance(overrides, str) else
+           tuple(tuple(pair) for pair in overrides or ()))
     for name, arm in arms.items():
         if arm == key:
             return name
