@@ -26,6 +26,7 @@ import gridworld
 from aps_teach.grid.blame import blame_summary
 from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.experiments import Budget, check_run
+from aps_teach.grid.sweep import PHASES as FIGURE4_PHASES
 from aps_teach.grid.sweep import figure4_config, run_gridworld_rows
 from aps_teach.grid.train import random_walk
 from aps_teach.infra.checks import check_num_seeds
@@ -56,8 +57,10 @@ them, at the same budget: VISR (APS without the kNN term), APT (the kNN term alo
 under the one fine-tuning protocol and, for reference, with pretraining's exploration schedule (epsilon
 from 1), and a uniformly random walk (coverage only, `train.random_walk`)."""
 RESULTS = "aps_parts.csv"
-COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count", "overrides": "str",
-           "phase": "str", "state_coverage": "rate", "visitation_entropy": "rate", "success_rate": "rate?"}
+COLUMNS = {"run_key": "str", "method": tuple(dict.fromkeys(method for method, _ in ARMS.values())),
+           "level": tuple(gridworld.ENV_IDS), "seed": "count", "overrides": "str",
+           "phase": (*FIGURE4_PHASES, "random_walk"), "state_coverage": "rate", "visitation_entropy": "rate",
+           "success_rate": "rate?"}
 """The columns of aps_parts.csv its readers need, and their kinds (`sweeps.read_rows`)."""
 
 
