@@ -9,6 +9,7 @@ from pathlib import Path
 import gridworld
 from aps_teach.cli.main import main
 from aps_teach.infra.sweeps import read_rows
+from aps_teach.studies.held_out import interval_text, verdict_text
 from aps_teach.studies.zero_shot import COLUMNS as ZERO_SHOT_COLUMNS
 from tests.cli.conftest import files
 
@@ -76,7 +77,13 @@ def test_held_out_runs_a_registered_protocol_to_its_end_and_again_skipping_every
         ("H1", "easy-small"), ("H2", "easy-small"), ("H3", "easy-large"), ("H3", "easy-large"),
         ("H5", "easy-small")]
     assert hypotheses[0]["outcome"] == "pending"  # no explore-conditioned arm registered
-    assert hypotheses[1]["outcome"] in ("holds", "does not hold")
+    small, large = (read_rows(out / part / "verdicts.csv")[0] for part in ("easy-small", "easy-large"))
+    won = small["verdict"] == "beats both parents" and small["robust"] == "yes"
+    assert hypotheses[1]["outcome"] == ("holds" if won else "does not hold")
+    assert hypotheses[1]["details"] == f"easy-small: {verdict_text(small)}"
+    assert hypotheses[3]["outcome"] == verdict_text(large)  # the larger budget's verdict, H3
+    assert (hypotheses[4]["outcome"], hypotheses[4]["details"]) == (pairs[0]["reading"],
+                                                                    interval_text(pairs[0], digits=2))
     assert (out / "held_out.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     written = tables(out)
