@@ -7,6 +7,7 @@ rules, written out independently (the tests check the two agree move by move).
 
 from __future__ import annotations
 
+import functools
 import numbers
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -201,12 +202,19 @@ BUILT_IN: dict[str, tuple[str, ...]] = {**LEVELS, **HELD_OUT, **MAZES}
 """Every built-in level and maze by name."""
 
 
+@functools.cache
+def _built_in(name: str) -> Layout:
+    """The built-in level or maze `name`, parsed once per process (a parse walks every shortest path: ~10 ms,
+    asked for hundreds of times by a study's evaluations). A `Layout` is frozen and shared."""
+    return Layout.parse(BUILT_IN[name])
+
+
 def resolve_level(level: str | Sequence[str]) -> Layout:
     """A built-in level or maze by name, or a user's ASCII art, as a validated `Layout`."""
     if isinstance(level, str):
         if level not in BUILT_IN:
             raise ValueError(f"unknown level {level!r}; valid levels: {', '.join(BUILT_IN)} (or ASCII art)")
-        return Layout.parse(BUILT_IN[level])
+        return _built_in(level)
     if isinstance(level, Layout):
         return level
     if not isinstance(level, Sequence):

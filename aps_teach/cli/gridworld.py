@@ -24,6 +24,7 @@ from aps_teach.cli.common import (
     ExecutorFlags,
     ExistingRun,
     ExistingRunFlags,
+    old_device_flags,
     run_subcommands,
     sweep_outcome,
 )
@@ -58,10 +59,10 @@ from aps_teach.grid.transfer import (
 from aps_teach.infra.checks import check_int, check_num_seeds, check_seeds
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import owning
-from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out, say
+from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
 from aps_teach.infra.sweeps import default_sweep_dir, read_rows
 from aps_teach.learner.config import AgentConfig, Method, pretrains
-from aps_teach.studies.aps_parts import run_parts_study
+from aps_teach.studies.aps_parts import check_parts_plan, run_parts_study
 from aps_teach.studies.budget import StudyGrid, run_study
 from aps_teach.studies.held_out import (
     FIX_COLUMNS,
@@ -101,12 +102,20 @@ from aps_teach.studies.task_families import (
     write_family_tables,
 )
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
-from aps_teach.studies.zero_shot import ARMS_DIAGNOSED, capping_links, read_diagnosis, run_diagnosis
+from aps_teach.studies.zero_shot import (
+    ARMS_DIAGNOSED,
+    EVAL_EPISODES,
+    IDENTIFY_STEPS,
+    capping_links,
+    check_diagnosis_plan,
+    read_diagnosis,
+    run_diagnosis,
+)
 from aps_teach.studies.zero_shot import RESULTS as DIAGNOSIS_RESULTS
 from aps_teach.studies.zero_shot_loss import COLUMNS as LOSS_COLUMNS
 from aps_teach.studies.zero_shot_loss import RESULTS as LOSS_RESULTS
+from aps_teach.studies.zero_shot_loss import check_loss_plan, explanation, run_zero_shot_loss_study
 from aps_teach.studies.zero_shot_loss import effects as loss_effects
-from aps_teach.studies.zero_shot_loss import explanation, run_zero_shot_loss_study
 
 Level = Literal["easy", "hard", "deep"]
 BudgetArm = Literal["visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned",
@@ -281,10 +290,14 @@ class Parts:
     """Number of seeds: 0 .. seeds-1."""
     workers: int | None = None
     """Parallel runs (default: one per core)."""
+    budget: OmitArgPrefixes[Budget] = field(default_factory=Budget)
+    """Steps of each phase and evaluation episodes of every run (flags --pretrain-steps, ...; the committed
+    study's: the defaults)."""
 
     def __post_init__(self) -> None:
         check_out(self.out)
         check_num_seeds(self.seeds, "--seeds")
+        check_parts_plan(self.levels, self.budget, TrainConfig(progress=False))
 
 
 @dataclass
@@ -346,6 +359,8 @@ class FamiliesBudget:
     """Env steps of fine-tuning on each task's reward."""
     eval_episodes: int = FamilyBudget.eval_episodes
     """Greedy episodes per evaluation."""
+    tasks: Literal["all", "one per class"] = "all"
+    """The tasks of the family each run scores: all, or the first of each class (as --tasks of families)."""
     workers: int | None = None
     """Parallel runs (default: one per core)."""
     seeds_per_group: int = 10
@@ -356,7 +371,7 @@ class FamiliesBudget:
         """The task-family budget of the axis's point at `steps` pretraining env steps."""
         return FamilyBudget(pretrain_steps=steps, identify_steps=self.identify_steps,
                             finetune_steps=self.finetune_steps, eval_episodes=self.eval_episodes,
-                            protocols=("finetuned",))
+                            protocols=("finetuned",), tasks=self.tasks)
 
     def __post_init__(self) -> None:
         check_out(self.out)
@@ -378,8 +393,8 @@ def _families_budget(cmd: FamiliesBudget) -> dict:
         except KeyboardInterrupt:
             raise Interrupted(f"budget axis stopped; its finished runs are kept in {cmd.out}: the same"
                               " command continues it") from None
-        for name, count in sweep_outcome(report).items():
-            done[name] += count
+        for key, count in sweep_outcome(report).items():
+            done[key] += count
     studies = read_family_studies([*cmd.also, *budget_studies(cmd.out)])
     on_level = {steps: [row for row in rows if row["level"] == cmd.level] for steps, rows in studies.items()}
     return {**done, "results": cmd.out, "coverage": write_coverage(cmd.out / "coverage.csv", studies),
@@ -415,8 +430,13 @@ class HeldOut:
         protocol = read_protocol(self.preregistration)
         for name in self.parts:
             protocol.part(name)
+        if len(set(self.parts)) < len(self.parts):
+            raise ValueError(f"--parts names a part twice: {', '.join(self.parts)}; each part once")
         for part in protocol.parts:
             check_unchanged(protocol, self.out / part.name)
+        for part in [protocol.part(name) for name in self.parts] or protocol.parts:  # every part's plan
+            check_family_plan([part.level], protocol.num_seeds, part.arms, protocol.part_budget(part),
+                              TrainConfig(progress=False), protocol.first_seed)
 
 
 def _held_out(cmd: HeldOut) -> dict:
@@ -429,8 +449,8 @@ def _held_out(cmd: HeldOut) -> dict:
         except KeyboardInterrupt:
             raise Interrupted(f"held-out study stopped; its finished runs are kept in {cmd.out}: the same "
                               "command continues it") from None
-        for name, count in sweep_outcome(report).items():
-            done[name] += count
+        for key, count in sweep_outcome(report).items():
+            done[key] += count
         write_part_tables(cmd.out, protocol.part(name))
     write_csv_atomic(cmd.out / "hypotheses.csv", hypotheses(cmd.out, protocol))
     return {**done, "results": cmd.out, "hypotheses": cmd.out / "hypotheses.csv",
@@ -455,6 +475,10 @@ class ZeroShot:
     seeds: tuple[int, ...] = (0, 1, 2)
     """The seeds to run."""
     pretrain_steps: int = 256_000
+    identify_steps: int = IDENTIFY_STEPS
+    """Env steps of the pretrained skills under random w, per task (the task-family study's)."""
+    eval_episodes: int = EVAL_EPISODES
+    """Greedy episodes per evaluation (the task-family study's)."""
     arms: tuple[DiagnosedArm, ...] = ARMS_DIAGNOSED
     feature_dim: int | None = None
     """d of phi, psi and w for every arm (default: the library's, 16)."""
@@ -469,11 +493,18 @@ class ZeroShot:
     workers: int | None = None
     """Parallel runs (default: one per core)."""
 
+    def overrides(self) -> tuple[tuple[str, object], ...]:
+        """What every arm runs with besides its own settings: the fix under test, --feature-dim."""
+        return () if self.feature_dim is None else (("agent.feature_dim", self.feature_dim),)
+
     def __post_init__(self) -> None:
         check_out(self.out)
-        FamilyBudget(pretrain_steps=self.pretrain_steps)  # its checks, before anything runs
         if self.feature_dim is not None:
             AgentConfig(feature_dim=self.feature_dim)
+        self.seeds = tuple(check_diagnosis_plan(  # the whole plan, before any worker starts
+            self.level, self.seeds, self.pretrain_steps, self.arms, self.overrides(),
+            TrainConfig(progress=False), identify_steps=self.identify_steps, eval_episodes=self.eval_episodes,
+            names={"seeds": "--seeds", "arms": "--arms", "pretrain_steps": "--pretrain-steps"}))
         if self.reference is not None and self.against is None:
             raise ValueError("--reference goes with --against (the study a fix is judged against)")
         for option, directory, results in (("--against", self.against, FAMILY_RESULTS),
@@ -484,10 +515,10 @@ class ZeroShot:
 
 
 def _zero_shot(cmd: ZeroShot) -> dict:
-    overrides = () if cmd.feature_dim is None else (("agent.feature_dim", cmd.feature_dim),)
     try:
         report = run_diagnosis(cmd.level, cmd.seeds, cmd.out, cmd.pretrain_steps, arms=cmd.arms,
-                               overrides=overrides, workers=cmd.workers)
+                               overrides=cmd.overrides(), workers=cmd.workers,
+                               identify_steps=cmd.identify_steps, eval_episodes=cmd.eval_episodes)
     except KeyboardInterrupt:
         raise Interrupted(f"diagnosis stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None
@@ -517,17 +548,29 @@ class ZeroShotLoss:
     """Results directory (the committed experiment is results/zero_shot_loss)."""
     seeds: tuple[int, ...] = tuple(range(20, 30))
     """The seeds to run (the registered ones: 20-29)."""
+    pretrain_steps: int = DEFAULT_PRETRAIN_STEPS
+    """Reward-free env steps per run (the registered budget: the default)."""
+    identify_steps: int = DEFAULT_IDENTIFY_STEPS
+    """Env steps of task identification per run (the registered budget: the default)."""
+    eval_episodes: int = DEFAULT_EVAL_EPISODES
+    """Zero-shot evaluation episodes per run and values setting (the registered budget: the default)."""
     workers: int | None = None
     """Parallel runs (default: one per core)."""
+
+    def budget(self) -> Budget:
+        """The budget every run gets (fine-tuning: none is made)."""
+        return Budget(pretrain_steps=self.pretrain_steps, identify_steps=self.identify_steps,
+                      eval_episodes=self.eval_episodes)
 
     def __post_init__(self) -> None:
         check_out(self.out)
         self.seeds = tuple(check_seeds(self.seeds, "--seeds"))
+        check_loss_plan(self.budget(), TrainConfig(progress=False))
 
 
 def _zero_shot_loss(cmd: ZeroShotLoss) -> dict:
     try:
-        report = run_zero_shot_loss_study(cmd.seeds, cmd.out, workers=cmd.workers)
+        report = run_zero_shot_loss_study(cmd.seeds, cmd.out, cmd.budget(), workers=cmd.workers)
     except KeyboardInterrupt:
         raise Interrupted(f"experiment stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None
@@ -555,7 +598,7 @@ def _families(cmd: Families) -> dict:
 
 def _parts(cmd: Parts) -> dict:
     try:
-        report = run_parts_study(cmd.levels, cmd.seeds, cmd.out, workers=cmd.workers)
+        report = run_parts_study(cmd.levels, cmd.seeds, cmd.out, cmd.budget, workers=cmd.workers)
     except KeyboardInterrupt:
         raise Interrupted(f"study stopped; its finished runs are kept in {cmd.out}: the same command "
                           "continues it") from None
@@ -700,29 +743,11 @@ COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (
             "zero-shot": (ZeroShot, _zero_shot), "zero-shot-loss": (ZeroShotLoss, _zero_shot_loss)}
 
 
-DEVICE_FLAGS = {"--device": "--train.device", "--grid.device": "--grid.train.device"}
-"""The device flag is spelled --device in both wings' commands (`aps-teach atari` takes it at the top level):
-here it sets the training config's field (`TrainConfig.device`), spelled --train.device by the config's own
-flags, the old spelling, still accepted with a line that says so."""
-
-
-def device_flag(argv: list[str]) -> list[str]:
-    """`argv` with --device (and --device=X) as the training config's device flag; --train.device is said
-    to be the old spelling."""
-    out = []
-    for arg in argv:
-        name, equals, value = arg.partition("=")
-        if name == "--train.device":
-            say("--train.device is the old spelling of --device (as aps-teach atari spells it); both work")
-        out.append(DEVICE_FLAGS.get(name, name) + equals + value if name in DEVICE_FLAGS else arg)
-    return out
-
-
 def gridworld_main(argv: list[str], *, debug: bool = False) -> int:
     """Parse `argv` (without the leading `gridworld`), run the subcommand, print its summary; 0 on success,
     1 if a run of a sweep failed, 2 with one error line on bad input (`aps_teach.cli.common`). The device
-    flag is --device, as in the Atari commands (`device_flag`)."""
-    return run_subcommands("aps-teach gridworld", COMMANDS, device_flag(argv), debug=debug, show=_print,
+    flag is --device, as in the Atari commands (its earlier spellings: `common.old_device_flags`)."""
+    return run_subcommands("aps-teach gridworld", COMMANDS, old_device_flags(argv), debug=debug, show=_print,
                            run_commands=(Run, Pretrain, Finetune),
                            description="Key-passageway gridworlds: VISR, APT, APS, DQN; zero-shot transfer "
                                        "to reward-map tasks.")

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Annotated, Literal
 
 import torch
+import tyro
 
 import gridworld
 from aps_teach.grid.envs import check_engine
@@ -79,9 +80,10 @@ class TrainConfig:
     only: about 1.3 times as many updates per second after about a minute of compiling per pretraining,
     numbers equal to the uncompiled run's up to float rounding (benchmarks/README.md). Needs a C++
     compiler."""
-    device: str = field(default="cpu", metadata={"omit_at_default": True})
-    """Where pretraining's and fine-tuning's updates run: cpu, cuda, cuda:N (on the command line: --device, as
-    in the Atari commands; --train.device is its old spelling). The envs, replay and random
+    device: Annotated[str, tyro.conf.arg(prefix_name=False)] = field(default="cpu",
+                                                                     metadata={"omit_at_default": True})
+    """Where pretraining's and fine-tuning's updates run: cpu, cuda, cuda:N (on the command line --device,
+    whatever group the config sits in, as in the Atari commands). The envs, replay and random
     draws stay on the CPU; the learners move to the device for the phase and back to the CPU after it
     (identification, evaluation and everything downstream run on the CPU). A seed group on a GPU runs its
     S seeds' updates as one batched launch each (benchmarks/README.md, "Gridworld seed groups on a GPU");

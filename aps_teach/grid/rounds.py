@@ -74,7 +74,11 @@ def check_phase_memory(phase: str, steps: int, config: TrainConfig, horizon: int
     per_cell = NStepReplay.bytes_per_cell(obs[0], task_dim, store_rewards=phase != "pretrain",
                                           store_features=phase != "pretrain", obs_dtype=obs[1])
     replay, update = cells * per_cell, update_bytes(config.agent)
-    advice = f"lower --{phase}-steps (the replay keeps every step of the phase)" if replay >= update else \
+    steps_advice = f"lower --{phase}-steps (the replay keeps every step of the phase)"
+    if 2 * 4 * task_dim >= per_cell:  # the stored task vectors are most of it
+        steps_advice = (f"lower --{phase}-steps or the feature dimension, {config.agent.feature_dim:,} (the "
+                        f"replay keeps every step of the phase, each with a task vector of {task_dim:,})")
+    advice = steps_advice if replay >= update else \
         ("lower --train.agent.batch-size, --train.agent.n-step, --train.agent.hidden or "
          "--train.agent.feature-dim (what an update's working memory grows with)")
     check_fits(replay + update, f"{phase}: the replay of {cells:,} transitions ({replay / 1e9:.1f} GB) and "

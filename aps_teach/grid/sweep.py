@@ -77,9 +77,12 @@ def run_gridworld_group_rows(specs: Sequence[RunSpec], budget: Budget) -> list[l
     return [result_rows(spec, checked, config, result) for spec, result in zip(specs, results, strict=True)]
 
 
-FIGURE4_COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count", "phase": "str",
-                   "finetune_steps": "steps", "success_rate": "rate", "return": "float"}
-"""The columns of figure4.csv its readers need, and their kinds (`sweeps.read_rows`)."""
+PHASES = ("zero_shot", "adapting", "finetuned")
+"""A run's evaluations in figure4.csv: zero-shot, along fine-tuning, after it."""
+FIGURE4_COLUMNS = {"run_key": "str", "method": METHODS, "level": tuple(gridworld.ENV_IDS), "seed": "count",
+                   "phase": PHASES, "finetune_steps": "steps", "success_rate": "rate", "return": "score"}
+"""The columns of figure4.csv its readers need, and their kinds (`sweeps.read_rows`): labels among the ones
+a run writes, returns finite."""
 
 
 def figure4_table(rows: list[dict], levels: list[str], methods: tuple[str, ...] = METHODS) -> str:

@@ -194,9 +194,11 @@ class TransferReport:
     OUT/transfer.png from every such file in OUT)."""
 
 
-TRANSFER_COLUMNS = {"method": "str", "maze": "str", "seed": "count", "normalised_score": "float",
-                    "r2": "float", "identified": "count", "phi_spread": "float"}
-"""The columns of a transfer CSV its readers need (`sweeps.read_rows`)."""
+TRANSFER_COLUMNS = {"method": TRANSFER_METHODS, "maze": tuple(gridworld.MAZES), "seed": "count",
+                    "normalised_score": "score", "r2": "measure", "identified": "count",
+                    "phi_spread": "score"}
+"""The columns of a transfer CSV its readers need (`sweeps.read_rows`): method and maze among transfer's, the
+score finite (R^2 nan where no reward was seen)."""
 
 
 def summarise_transfer(rows: Sequence[dict]) -> dict:

@@ -239,7 +239,15 @@ class RayExecutor(Executor):
             if token is not None:
                 print(f"starting Ray on this machine; Ray writes an authentication token to {token} (set "
                       "RAY_AUTH_MODE=disabled to start it without one)", file=sys.stderr, flush=True)
-            self._ray.init(address=address)
+            try:
+                self._ray.init(address=address)
+            except ConnectionError as error:  # ray's text names its own --address flag, not ours
+                if address != "auto":
+                    raise
+                said = " ".join(str(error).split())
+                raise ValueError("--ray-address auto found no Ray cluster this machine has joined: start one "
+                                 "with `ray start --head` (docs/sweeps.md), or give its head's HOST:PORT or "
+                                 f"no --ray-address to start Ray here (Ray: {said})") from None
         self._options = {"num_cpus": num_cpus, "num_gpus": num_gpus, "max_retries": max_retries,
                          "retry_exceptions": False}
         self._remote: dict[Callable, Any] = {}

@@ -85,6 +85,16 @@ def _acquire(directory: Path) -> FileLock:
     return lock
 
 
+def check_free(directory: str | os.PathLike) -> None:
+    """`DirectoryBusy` (as `owning` would say it) if another process owns `directory` now; nothing is created
+    or written (a directory without DIR/.lock has never been owned, so none owns it). For a check before
+    reading what a directory holds: a file another process is writing says nothing of its own yet."""
+    directory = Path(directory)
+    if holds(directory) or not (directory / LOCK_FILE).is_file():
+        return
+    _acquire(directory).release()
+
+
 @contextmanager
 def owning(directory: str | os.PathLike) -> Iterator[Path]:
     """Own `directory` (created if missing) for the block; see the module docstring. Yields its path."""

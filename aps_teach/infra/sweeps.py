@@ -25,10 +25,11 @@ import io
 import json
 import math
 import os
+import pickle
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import BrokenExecutor, Executor, as_completed
+from concurrent.futures import BrokenExecutor, Executor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -88,13 +89,19 @@ MAX_SCORE = 1e6
 most; one beyond this is a corrupted file."""
 KINDS = {"str": "text", "int": "an integer", "float": "a number", "float?": "a number or empty",
          "bool": "True or False", "count": "an integer >= 0", "rate": "a number in [0, 1]",
-         "rate?": "a number in [0, 1] or empty", "steps": "an integer >= 0",
-         "score?": f"a finite number in [-{MAX_SCORE:g}, {MAX_SCORE:g}] or empty"}
+         "rate?": "a number in [0, 1] or empty", "steps": "an integer >= 0", "flag": "0 or 1",
+         "score": f"a finite number in [-{MAX_SCORE:g}, {MAX_SCORE:g}]",
+         "score?": f"a finite number in [-{MAX_SCORE:g}, {MAX_SCORE:g}] or empty",
+         "measure": f"a finite number in [-{MAX_SCORE:g}, {MAX_SCORE:g}], or nan where it is undefined"}
 """What a column of `read_rows`' `columns` may hold (the row's value as `csv` reads it, a string). A steps
-column holds at most the budget of its name recorded beside the file (<name>.sweep.json), if there is one."""
+column holds at most the budget of its name recorded beside the file (<name>.sweep.json), if there is one.
+A column's kind may also be a tuple of the strings it may hold (a label: a phase, a method; a registered
+seed)."""
+Kind = str | tuple[str, ...]
+"""A column's kind for `read_rows`: a key of `KINDS`, or the tuple of the values it may hold."""
 
 
-def read_rows(path: str | os.PathLike, columns: Mapping[str, str] | None = None) -> list[dict[str, str]]:
+def read_rows(path: str | os.PathLike, columns: Mapping[str, Kind] | None = None) -> list[dict[str, str]]:
     """The whole rows of a results CSV (empty if the file does not exist yet), checked as `read_results`
     does; a torn last row is left out, and said."""
     rows, torn, _ = read_results(path, columns)
@@ -103,15 +110,16 @@ def read_rows(path: str | os.PathLike, columns: Mapping[str, str] | None = None)
     return rows
 
 
-def read_results(path: str | os.PathLike, columns: Mapping[str, str] | None = None, *,
+def read_results(path: str | os.PathLike, columns: Mapping[str, Kind] | None = None, *,
                  quiet: bool = False) -> tuple[list[dict[str, str]], dict | None, int]:
     """(whole rows, the torn last row or None, how many repeated rows were left out) of a results CSV. Every
     row `write_csv_atomic` writes ends in a line break and has every column; a last row without them was cut
     short.
 
-    `columns` (name -> kind, a key of `KINDS`): the columns the reader needs; a file without one of them, or
-    with a value not of its kind (a success rate of 7.5, a negative count, more fine-tuning steps than the
-    recorded budget), is a ValueError of one line naming the file, the row and the column. In a sweep's
+    `columns` (name -> kind, a key of `KINDS` or the tuple of the values it may hold): the columns the reader
+    needs; a file without one of them, or with a value not of its kind (a success rate of 7.5, a score of
+    nan, a negative count, more fine-tuning steps than the recorded budget, a phase no reader knows), is a
+    ValueError of one line naming the file, the row and the column: no row is left out for it. In a sweep's
     file (a run_key column) a run's rows count once: rows repeating an earlier row (timings aside), or a
     run's rows appearing again after another run's, are left out with a message (`drop_repeats`; `quiet`:
     without it)."""
@@ -136,9 +144,10 @@ def read_results(path: str | os.PathLike, columns: Mapping[str, str] | None = No
 
 
 def check_columns(path: Path, header: Sequence[str], rows: Sequence[dict[str, str]],
-                  columns: Mapping[str, str]) -> None:
+                  columns: Mapping[str, Kind]) -> None:
     """ValueError in one line if the CSV at `path` lacks one of `columns` or a row's value is not of its
-    column's kind (see `KINDS`; a steps column is bounded by the budget of its name in the file's record)."""
+    column's kind (see `KINDS`; a steps column is bounded by the budget of its name in the file's record; a
+    tuple kind lists the values the column may hold)."""
     missing = [name for name in columns if name not in header]
     if missing:
         raise ValueError(f"{path} has no column {', '.join(map(repr, missing))} (its columns: "
@@ -148,6 +157,11 @@ def check_columns(path: Path, header: Sequence[str], rows: Sequence[dict[str, st
     for number, row in enumerate(rows, start=2):
         for name, kind in columns.items():
             limit = budget.get(name) if kind == "steps" else None
+            if isinstance(kind, tuple):
+                if row[name] not in kind:
+                    raise ValueError(f"{path}, row {number}: column {name!r} holds {row[name]!r}, not one of "
+                                     f"{', '.join(kind)}")
+                continue
             if not _is_kind(row[name], kind, limit):
                 valid = KINDS[kind] if limit is None else \
                     f"an integer in [0, {limit:,}] (the budget {sweep_config_path(path).name} records)"
@@ -169,6 +183,8 @@ def _is_kind(value: str, kind: str, limit: int | None = None) -> bool:
         return True
     if kind == "bool":
         return value in ("True", "False")
+    if kind == "flag":
+        return value in ("0", "1")
     if kind.endswith("?") and value == "":
         return True
     try:
@@ -177,7 +193,9 @@ def _is_kind(value: str, kind: str, limit: int | None = None) -> bool:
         return False
     if kind in ("count", "steps"):
         return 0 <= number and (limit is None or number <= limit)
-    if kind.startswith("score"):
+    if kind == "measure" and math.isnan(number):
+        return True
+    if kind.startswith(("score", "measure")):
         return math.isfinite(number) and abs(number) <= MAX_SCORE
     return 0 <= number <= 1 if kind.startswith("rate") else True
 
@@ -349,6 +367,10 @@ def run_sweep(
     check_not_reimported()
     if executor is not None and workers is not None:
         raise ValueError("give workers (local processes) or an executor, not both")
+    if not isinstance(executor, ThreadPoolExecutor):  # its runs go to other processes, by pickle
+        for name, function in (("run", run), ("group", group)):
+            if function is not None:
+                check_sendable(name, function)
     workers = check_int("workers", workers, default="one per core")
     group_size = check_int("group_size", group_size)
     keys = [spec.key for spec in specs]
@@ -360,6 +382,18 @@ def run_sweep(
     with owning(results_csv.parent):
         return _run_sweep(specs, run, results_csv, default_sweep_config(run) if config is None else config,
                           executor, workers, progress, group, group_size)
+
+
+def check_sendable(name: str, function: Callable) -> None:
+    """ValueError of one line if `function` (run_sweep's `run` or `group`) cannot be sent to a worker process:
+    the workers import it by name, so it must be a module-level function (a lambda, or a function defined
+    inside another, is not; a `functools.partial` of one is)."""
+    try:
+        pickle.dumps(function)
+    except Exception as error:  # pickle raises PicklingError, AttributeError or TypeError
+        label = getattr(function, "__qualname__", None) or type(function).__name__
+        raise ValueError(f"run_sweep's {name} must be a module-level function (worker processes import it by "
+                         f"name), got {label}: {' '.join(str(error).split())}") from None
 
 
 def _run_sweep(specs: Sequence[RunSpec], run: Callable[[RunSpec], list[dict]], results_csv: Path,

@@ -14,6 +14,7 @@ the results.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from functools import partial
@@ -24,10 +25,12 @@ import numpy as np
 import gridworld
 from aps_teach.grid.blame import blame_summary
 from aps_teach.grid.config import TrainConfig
-from aps_teach.grid.experiments import Budget
+from aps_teach.grid.experiments import Budget, check_run
+from aps_teach.grid.sweep import PHASES as FIGURE4_PHASES
 from aps_teach.grid.sweep import figure4_config, run_gridworld_rows
 from aps_teach.grid.train import random_walk
 from aps_teach.infra.checks import check_num_seeds
+from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.stats import rate_text
 from aps_teach.infra.sweeps import RunSpec, SweepReport, run_sweep
 from aps_teach.studies.probes import probe_budget, run_probe_rows
@@ -54,16 +57,25 @@ them, at the same budget: VISR (APS without the kNN term), APT (the kNN term alo
 under the one fine-tuning protocol and, for reference, with pretraining's exploration schedule (epsilon
 from 1), and a uniformly random walk (coverage only, `train.random_walk`)."""
 RESULTS = "aps_parts.csv"
-COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count", "overrides": "str",
-           "phase": "str", "state_coverage": "rate", "visitation_entropy": "rate", "success_rate": "rate?"}
+COLUMNS = {"run_key": "str", "method": tuple(dict.fromkeys(method for method, _ in ARMS.values())),
+           "level": tuple(gridworld.ENV_IDS), "seed": "count", "overrides": "str",
+           "phase": (*FIGURE4_PHASES, "random_walk"), "state_coverage": "rate", "visitation_entropy": "rate",
+           "success_rate": "rate?"}
 """The columns of aps_parts.csv its readers need, and their kinds (`sweeps.read_rows`)."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _pairs(overrides: str) -> tuple:
+    """A row's overrides (its JSON text) as pairs: parsed once per text (a study's tables ask millions of
+    times)."""
+    return tuple(tuple(pair) for pair in json.loads(overrides)) if overrides else ()
 
 
 def arm_name(method: str, overrides: str | Sequence, arms: dict = ARMS) -> str:
     """The arm of `arms` (default `ARMS`) a results row belongs to (`overrides` as the row's JSON text or
     as pairs)."""
-    pairs = json.loads(overrides) if isinstance(overrides, str) and overrides else overrides or ()
-    key = (method, tuple(tuple(pair) for pair in pairs))
+    key = (method, _pairs(overrides) if isinstance(overrides, str) else
+           tuple(tuple(pair) for pair in overrides or ()))
     for name, arm in arms.items():
         if arm == key:
             return name
@@ -111,15 +123,26 @@ def run_part_rows(spec: RunSpec, budget: Budget) -> list[dict]:
                                                "keys_picked", "target_reached")}}]
 
 
+def check_parts_plan(levels: Sequence[str], budget: Budget, train: TrainConfig) -> None:
+    """What each arm's runs can be refused for on each level (`experiments.check_run`, with the arm's
+    settings: levels, every phase's env steps, memory, device, k), before any worker starts."""
+    unknown = sorted(set(levels) - set(gridworld.LEVELS))
+    if isinstance(levels, str) or not levels or unknown:
+        raise ValueError(f"levels must list one or more of {', '.join(gridworld.LEVELS)}; got {list(levels)}")
+    for method, overrides in ARMS.values():
+        config = with_overrides(train, overrides)
+        for level in levels:
+            check_run(level, budget, config, method=None if method == "random" else method,
+                      pretrain_only=method == "random")
+
+
 def run_parts_study(levels: Sequence[str] = ("deep", "easy", "hard"), num_seeds: int = 5,
                     out_dir: str | Path = "runs/aps_parts", budget: Budget = Budget(), *,
                     workers: int | None = None, progress: bool = True) -> SweepReport:
     """Every arm and reference x level x seed into out_dir/aps_parts.csv (resumable: finished runs are
     skipped; a file of another budget or config is refused), on `workers` local processes (default: one per
     core). `budget`: the defaults of `experiments` (the same for every run)."""
-    unknown = sorted(set(levels) - set(gridworld.LEVELS))
-    if unknown:
-        raise ValueError(f"unknown levels {unknown}; valid levels: {', '.join(gridworld.LEVELS)}")
+    check_parts_plan(levels, budget, TrainConfig(progress=False))
     num_seeds = check_num_seeds(num_seeds)
     return run_sweep(parts_specs(levels, num_seeds), partial(run_part_rows, budget=budget),
                      Path(out_dir) / RESULTS, config=figure4_config(budget), workers=workers,

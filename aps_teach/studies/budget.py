@@ -38,6 +38,7 @@ from aps_teach.grid.experiments import (
     adapt_and_score,
     check_run,
 )
+from aps_teach.grid.sweep import PHASES as FIGURE4_PHASES
 from aps_teach.grid.train import evaluate, identify_task, new_learner, pretrain
 from aps_teach.grid.transfer import (
     DEFAULT_TRANSFER_EPISODES,
@@ -60,7 +61,7 @@ from aps_teach.infra.sweeps import (
     read_rows,
     run_sweep,
 )
-from aps_teach.learner.config import pretrains
+from aps_teach.learner.config import METHODS, pretrains
 
 
 @dataclass(frozen=True)
@@ -190,8 +191,8 @@ def maze_rows(spec: RunSpec, grid: StudyGrid) -> list[dict]:
     return [{**row, **swept} for row in report.rows]
 
 
-LEVEL_COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count",
-                 "pretrain_steps": "count", "feature_dim": "count", "gamma": "float", "phase": "str",
+LEVEL_COLUMNS = {"run_key": "str", "method": METHODS, "level": tuple(gridworld.ENV_IDS), "seed": "count",
+                 "pretrain_steps": "count", "feature_dim": "count", "gamma": "float", "phase": FIGURE4_PHASES,
                  "identify_steps": "count", "finetune_steps": "count", "success_rate": "rate"}
 """The columns of study_levels.csv its readers need (`sweeps.read_rows`)."""
 STUDY_TRANSFER_COLUMNS = {"run_key": "str", **TRANSFER_COLUMNS, "feature_dim": "int", "gamma": "float",

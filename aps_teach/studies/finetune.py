@@ -28,7 +28,7 @@ import torch
 import gridworld
 from aps_teach.grid.blame import optimal_q
 from aps_teach.grid.config import TrainConfig
-from aps_teach.grid.experiments import Budget
+from aps_teach.grid.experiments import Budget, check_run
 from aps_teach.grid.rollouts import state_observations
 from aps_teach.grid.rounds import RoundEnd
 from aps_teach.grid.train import evaluate, finetune, new_learner, pretrain, task_data
@@ -122,13 +122,17 @@ def run_finetune_rows(spec: RunSpec, budget: Budget) -> list[dict]:
 
 def run_finetune_study(methods: Sequence[str] = ("visr", "aps", "apt", "dqn"), level: str = "easy",
                        num_seeds: int = 4, out_dir: str | Path = "runs/finetune", *,
-                       workers: int | None = None, progress: bool = True) -> SweepReport:
-    """Every method x seed 0..num_seeds-1 (`run_finetune_rows`: all its arms) at the default budgets into
-    out_dir/finetune.csv (resumable), on `workers` local processes (default: one per core)."""
+                       workers: int | None = None, progress: bool = True, budget: Budget | None = None
+                       ) -> SweepReport:
+    """Every method x seed 0..num_seeds-1 (`run_finetune_rows`: all its arms) at `budget` (default: the
+    default budgets, the committed study's) into out_dir/finetune.csv (resumable), on `workers` local
+    processes (default: one per core); each method's plan checked first (`experiments.check_run`)."""
     unknown = sorted(set(methods) - set(METHOD_ARMS))
-    if unknown:
-        raise ValueError(f"unknown methods {unknown}; valid: {', '.join(METHOD_ARMS)}")
-    budget, num_seeds = Budget(), check_num_seeds(num_seeds)
+    if unknown or isinstance(methods, str) or not methods:
+        raise ValueError(f"methods must name one or more of {', '.join(METHOD_ARMS)}; got {list(methods)}")
+    budget, num_seeds = budget or Budget(), check_num_seeds(num_seeds)
+    for method in methods:
+        check_run(level, budget, TrainConfig(progress=False), method=method)
     specs = [RunSpec(method, level, seed) for method in methods for seed in range(num_seeds)]
     return run_sweep(specs, partial(run_finetune_rows, budget=budget), Path(out_dir) / RESULTS,
                      config={"budget": budget, "train": TrainConfig(progress=False), "arms": ARMS},

@@ -33,13 +33,15 @@ import json
 import re
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 import gridworld
+from aps_teach.infra.checks import MAX_SEED, MAX_SEEDS
 from aps_teach.infra.files import read_json, write_csv_atomic
+from aps_teach.infra.locks import check_free
 from aps_teach.infra.stats import difference_with_ci, iqm_with_ci
 from aps_teach.infra.sweeps import SweepReport, read_rows
 from aps_teach.studies.aps_parts import arm_name
@@ -79,6 +81,14 @@ class Part:
     level: str
     pretrain_steps: int
     arms: tuple[str, ...]
+    seeds: tuple[int, ...] = ()
+    """The protocol's seeds (its results may hold no other; empty: not checked)."""
+
+    @property
+    def columns(self) -> dict:
+        """The columns of the part's results its readers need (`task_families.COLUMNS`), the seed among the
+        protocol's."""
+        return {**COLUMNS, "seed": tuple(map(str, self.seeds))} if self.seeds else COLUMNS
 
 
 @dataclass(frozen=True)
@@ -118,8 +128,8 @@ def read_protocol(path: str | Path = PREREGISTRATION) -> Protocol:
         raise ValueError(f"{path} has no protocol block (```json between <!-- protocol --> and "
                          "<!-- /protocol -->): not a pre-registration of this study")
     try:
-        block = json.loads(found.group(1))
-        first, last = block["seeds"]
+        block = json.loads(found.group(1), object_pairs_hook=_unique_keys)
+        seeds = block["seeds"]
         budget = FamilyBudget(pretrain_steps=1, **block["budget"])
         parts = tuple(Part(name, spec["level"], int(spec["pretrain_steps"]), tuple(spec["arms"]))
                       for name, spec in block["parts"].items())
@@ -128,24 +138,55 @@ def read_protocol(path: str | Path = PREREGISTRATION) -> Protocol:
             raise ValueError(f"primary_parts {list(primary)} must name parts of the protocol")
     except (ValueError, KeyError, TypeError) as error:
         raise ValueError(f"{path}: its protocol block is not a valid protocol ({error})") from None
+    seeds = _seed_range(path, seeds)
+    parts = tuple(replace(part, seeds=seeds) for part in parts)
     for part in parts:
         unknown = [arm for arm in part.arms if arm not in ARMS]
         if part.level not in gridworld.TASK_FAMILIES or unknown or part.pretrain_steps < 1:
             raise ValueError(f"{path}: part {part.name!r} names level {part.level!r} or arms {unknown} that "
                              f"the study does not have; levels: {', '.join(gridworld.TASK_FAMILIES)}; arms: "
                              f"{', '.join(ARMS)}")
-    return Protocol(path, hashlib.sha256(text).hexdigest(), int(first), int(last) - int(first) + 1, budget,
-                    parts, primary)
+    return Protocol(path, hashlib.sha256(text).hexdigest(), seeds[0], len(seeds), budget, parts, primary)
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's pairs as a dict, refused when a key repeats (json keeps the last without a word: a part
+    named twice would run once)."""
+    keys = [key for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise ValueError(f"{repeated[0]!r} is named twice in one object; each part and field once")
+    return dict(pairs)
+
+
+def _seed_range(path: Path, seeds: object) -> tuple[int, ...]:
+    """The protocol's `seeds` field, [first, last] (both included), as the seeds it registers; ValueError of
+    one line naming the file and the field otherwise."""
+    valid = (f"[first, last], integers with 0 <= first <= last <= {MAX_SEED} and at most {MAX_SEEDS:,} seeds "
+             "(both ends included)")
+    if not (isinstance(seeds, list) and len(seeds) == 2 and all(type(end) is int for end in seeds)):
+        raise ValueError(f"{path}: its protocol block's \"seeds\" must be {valid}, got {json.dumps(seeds)}")
+    first, last = seeds
+    if not 0 <= first <= last <= MAX_SEED or last - first + 1 > MAX_SEEDS:
+        raise ValueError(f"{path}: its protocol block's \"seeds\" must be {valid}, got {json.dumps(seeds)}")
+    return tuple(range(first, last + 1))
 
 
 def check_unchanged(protocol: Protocol, directory: str | Path) -> None:
-    """ValueError of one line naming the pre-registration if results in `directory` were started under
-    another text of it (their configuration record holds its SHA-256)."""
+    """ValueError of one line if the results in `directory` cannot be this protocol's: another process owns
+    the directory (`locks.check_free`: what it is writing says nothing yet), they were started under no
+    pre-registration (a task-family study's), or under another text of this one (their configuration record
+    holds its SHA-256)."""
+    check_free(directory)
     record = Path(directory) / RESULTS.replace(".csv", ".sweep.json")
     if not record.is_file():
         return
     saved = read_json(record, "a sweep record of this study", "restore it, or give a fresh --out")
     recorded = saved.get("preregistration") if isinstance(saved, dict) else None
+    if recorded is None:
+        raise ValueError(f"the results in {directory} were not started under a pre-registration "
+                         f"({record.name} names none: a task-family study's, not the held-out study's); give "
+                         "a fresh --out")
     if recorded != protocol.sha256:
         raise ValueError(f"{protocol.path} is not the text the results in {directory} were started under "
                          f"(SHA-256 {str(recorded)[:12]} there, {protocol.sha256[:12]} now): a registered "
@@ -178,11 +219,21 @@ def seed_scores(rows: Sequence[dict], arm: str, phase: str = PRIMARY_PHASE,
     return {seed: float(np.mean(scores)) for seed, scores in sorted(by_seed.items())}
 
 
+FEW_SEEDS = "needs at least two seeds of each arm"
+"""The reading of a comparison, and the verdict of a decision, an arm of one seed leaves open: a single seed's
+score has no spread to resample, so no interval and no verdict can be read from it."""
+
+
 def compare(x: Sequence[float], y: Sequence[float]) -> dict:
     """Arm x against arm y from their seeds' scores: the difference of means, its 95% interval (seeds
     resampled, `stats.difference_with_ci`) and its 90% interval, and the reading: 'above' (the 95% interval
     wholly above 0), 'below' (wholly below), 'equivalent' (the 90% interval within +-`MARGIN`) or 'no
-    difference found'."""
+    difference found'; with fewer than two seeds on either side, no interval (NaN) and the reading
+    `FEW_SEEDS`."""
+    if min(len(x), len(y)) < 2:
+        difference = float(np.mean(x)) - float(np.mean(y))
+        return {"difference": difference, **dict.fromkeys(("low", "high", "low90", "high90"), float("nan")),
+                "reading": FEW_SEEDS}
     difference, low, high = difference_with_ci(x, y, CONFIDENCE)
     _, low90, high90 = difference_with_ci(x, y, 0.90)
     reading = ("above" if low > 0 else "below" if high < 0 else
@@ -194,11 +245,13 @@ def compare(x: Sequence[float], y: Sequence[float]) -> dict:
 def decide(rows: Sequence[dict], contender: str, tasks: Sequence[str] | None = None,
            phase: str = PRIMARY_PHASE) -> tuple[str, dict[str, dict]]:
     """The registered decision for `contender` on one part's rows: 'beats both parents' when its difference
-    from each parent (`compare`) is 'above', else 'beats visr only', 'beats apt only' or 'beats neither';
-    and each comparison."""
+    from each parent (`compare`) is 'above', else 'beats visr only', 'beats apt only' or 'beats neither'
+    (`FEW_SEEDS` while an arm has one seed); and each comparison."""
     mine = list(seed_scores(rows, contender, phase, tasks).values())
     comparisons = {parent: compare(mine, list(seed_scores(rows, parent, phase, tasks).values()))
                    for parent in PARENTS}
+    if any(comparison["reading"] == FEW_SEEDS for comparison in comparisons.values()):
+        return FEW_SEEDS, comparisons
     beaten = [parent for parent in PARENTS if comparisons[parent]["reading"] == "above"]
     verdict = {2: "beats both parents", 0: "beats neither"}.get(len(beaten), f"beats {''.join(beaten)} only")
     return verdict, comparisons
@@ -348,7 +401,7 @@ def write_part_tables(out_dir: str | Path, part: Part) -> list[Path]:
     explore-conditioned variant against its ablation, each contender against DQN from scratch and, on the
     tasks it ran, DQN with the whole budget); nothing while the part has no rows."""
     directory = Path(out_dir) / part.name
-    rows = read_rows(directory / RESULTS, COLUMNS)
+    rows = read_rows(directory / RESULTS, part.columns)
     if not rows:
         return []
     phases = [phase for phase in ("zero_shot", "zero_shot_relabelled", *FINETUNE_PROTOCOLS)
@@ -389,6 +442,12 @@ def _fix_rows(diagnosis_rows: Sequence[dict], study_rows: Sequence[dict]) -> tup
         if missing:
             raise ValueError(f"the study has no zero-shot rows of {arm} for seeds {sorted(missing)}: a fix "
                              "is judged against the same seeds")
+        unscored = sorted({row["task"] for row in rows} - {row["task"] for row in registered[arm]})
+        if unscored:
+            named = ", ".join(unscored[:3]) + (", ..." if len(unscored) > 3 else "")
+            raise ValueError(f"the study has no zero-shot rows of {arm} on {len(unscored)} of the tasks the "
+                             f"diagnosis scored ({named}; a study of one task per class?): a fix is judged "
+                             "on the same tasks")
     return fixed, registered
 
 
@@ -465,15 +524,18 @@ def write_fix_tables(out_dir: str | Path, study_dir: str | Path, reference_dir: 
 
 
 def read_part(out_dir: str | Path, part: Part) -> list[dict]:
-    """The rows of a part's results (empty before its first run)."""
-    return read_rows(Path(out_dir) / part.name / RESULTS, COLUMNS)
+    """The rows of a part's results (empty before its first run), each of a seed of the protocol."""
+    return read_rows(Path(out_dir) / part.name / RESULTS, part.columns)
 
 
 def interval_text(row: dict, prefix: str = "", digits: int = 3) -> str:
     """A comparison as '+d [+low, +high]', signed, from `row`'s `<prefix>difference`, `<prefix>low` and
     `<prefix>high` (floats, or the strings a results CSV reads back): `compare`'s dict with no prefix, a
-    `part_verdicts` row with prefix 'visr_' or 'apt_'."""
+    `part_verdicts` row with prefix 'visr_' or 'apt_'. A comparison without an interval (`FEW_SEEDS`) is its
+    difference alone."""
     difference, low, high = (float(row[prefix + key]) for key in ("difference", "low", "high"))
+    if np.isnan(low) or np.isnan(high):
+        return f"{difference:+.{digits}f} (no interval)"
     return f"{difference:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
 
 
@@ -501,7 +563,9 @@ def hypotheses(out_dir: str | Path, protocol: Protocol) -> list[dict]:
         found = [verdicts[name].get(contender) for name in protocol.primary_parts]
         won = [name for name, row in zip(protocol.primary_parts, found, strict=True)
                if row and row["verdict"] == "beats both parents" and row["robust"] == "yes"]
-        outcome = ("pending" if None in found else "holds" if len(won) == len(found) else
+        outcome = ("pending" if None in found else
+                   FEW_SEEDS if any(row["verdict"] == FEW_SEEDS for row in found) else
+                   "holds" if len(won) == len(found) else
                    f"holds on {', '.join(won)} only" if won else "does not hold")
         out.append({"hypothesis": f"H{number}", "about": f"{contender} beats both parents",
                     "parts": ", ".join(protocol.primary_parts), "outcome": outcome,

@@ -375,10 +375,13 @@ COVERAGE_ONLY = {"task": "", "kind": "", "room": "", "keys_needed": "", "normali
 """A random walk's row has no task: its task columns are empty, so a study of that arm alone still has every
 column its readers need."""
 RESULTS = "task_families.csv"
-COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count", "overrides": "str",
-           "phase": "str", "task": "str", "kind": "str", "room": "str", "keys_needed": "float?",
+COLUMNS = {"run_key": "str", "method": tuple(dict.fromkeys(method for method, _ in ARMS.values())),
+           "level": tuple(gridworld.TASK_FAMILIES), "seed": "count", "overrides": "str",
+           "phase": (*PHASES, "random_walk"), "task": "str", "kind": "str", "room": "str",
+           "keys_needed": "float?",
            "normalised_score": "score?", "state_coverage": "rate?", "visitation_entropy": "rate?"}
-"""The columns of task_families.csv its readers need, and their kinds (`sweeps.read_rows`)."""
+"""The columns of task_families.csv its readers need, and their kinds (`sweeps.read_rows`): a method, level or
+phase no reader knows is refused, not left out of every table."""
 GROUPINGS = ("room", "keys_needed", "kind")
 """The task classes a family's scores are aggregated by."""
 SOLVED = 0.5
@@ -556,8 +559,9 @@ def study_pretrain_steps(out_dir: str | Path) -> int:
     return int(study_budget(out_dir)["pretrain_steps"])
 
 
-PER_TASK = ("identify_steps", "finetune_steps", "eval_episodes")
-"""The per-task budgets of a `FamilyBudget`, equal along a budget axis."""
+PER_TASK = ("identify_steps", "finetune_steps", "eval_episodes", "tasks")
+"""The per-task budgets of a `FamilyBudget` and the tasks scored, equal along a budget axis (a record holds
+`tasks` only when it is not "all")."""
 
 
 def check_budget_axis(level: str, pretrain_steps: Sequence[int], also: Sequence[str | Path],
@@ -583,8 +587,8 @@ def check_budget_axis(level: str, pretrain_steps: Sequence[int], also: Sequence[
                              "one study per budget on the axis")
         seen[steps] = str(directory)
         per_task = {name: getattr(budget, name) for name in PER_TASK}
-        clashing = {name: recorded.get(name) for name, value in per_task.items()
-                    if recorded.get(name) != value}
+        theirs = {name: recorded.get(name, "all" if name == "tasks" else None) for name in PER_TASK}
+        clashing = {name: theirs[name] for name, value in per_task.items() if theirs[name] != value}
         if clashing:
             raise ValueError(f"--also {directory} ran at other per-task budgets ({clashing}) than this axis "
                              f"({per_task}): the axis compares pretraining budgets alone")
@@ -621,9 +625,20 @@ def budget_axis(studies: dict[int, Sequence[dict]], level: str = "deep") -> list
     stratified-bootstrap interval, and the same over seeds for the level's own target task alone (the single
     task of Figure 4), with the seeds each pools. Every budget pools the seeds that every study has on the
     level (a 10-seed study beside 5-seed ones gives seeds 0-4), so the budgets compare on the same seeds.
-    Arms or phases a study lacks are left out."""
+    Arms or phases a study lacks are left out; a study without rows on `level`, or studies sharing no seed
+    there, are a ValueError naming them (the axis would be empty)."""
     seeds = [{row["seed"] for row in rows if row["level"] == level} for rows in studies.values()]
+    for steps, rows, found in zip(studies, studies.values(), seeds, strict=True):
+        if not found:
+            levels = ", ".join(dict.fromkeys(row["level"] for row in rows)) or "none"
+            raise ValueError(f"budget_axis: the study at {steps:,} pretraining steps has no rows on level "
+                             f"{level!r} (its levels: {levels}); give the level the studies ran on")
     shared = set.intersection(*seeds) if seeds else set()
+    if seeds and not shared:
+        raise ValueError(f"budget_axis: the studies share no seed on level {level!r} (their seeds: "
+                         + "; ".join(f"{steps:,}: {', '.join(map(str, sorted(found, key=int)))}"
+                                     for steps, found in zip(studies, seeds, strict=True))
+                         + "); the budgets are compared on the seeds every study has")
     out = []
     for steps, rows in sorted(studies.items()):
         rows = [row for row in rows if row["seed"] in shared]

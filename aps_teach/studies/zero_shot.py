@@ -38,7 +38,9 @@ import gridworld
 from aps_teach.grid.blame import optimal_q
 from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.envs import LevelSpec
+from aps_teach.grid.experiments import Budget, check_run
 from aps_teach.grid.train import evaluate, pretrain_seeds, task_data
+from aps_teach.infra.checks import check_int, check_seeds, check_type
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.seeds import task_seed
 from aps_teach.infra.sweeps import RunSpec, SweepReport, check_seed_group, config_hash, read_rows, run_sweep
@@ -50,13 +52,19 @@ LINKS = ("phi", "identification", "psi")
 """The links the score lost is split over, in the chain's order."""
 ARMS_DIAGNOSED = ("visr", "aps", "aps, kNN feature", "aps, explore-conditioned")
 """The w-conditioned arms of the task-family study (the ablation has the kNN-feature variant's networks)."""
+DIAGNOSABLE = tuple(arm for arm, (method, _) in ARMS.items() if method in ("visr", "aps"))
+"""The arms of the task-family study a diagnosis can run: those that act on a task vector w."""
+IDENTIFY_STEPS, EVAL_EPISODES = 16_000, 32
+"""Each task's identification and evaluation budgets, the task-family study's."""
 RESULTS = "zero_shot.csv"
-COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "int", "overrides": "str",
-           "task": "str", "task_class": "str", "zero_shot": "float", "zero_shot_no_gpi": "float",
-           "best_case": "float", "r2": "float?", "planner_best": "float", "planner_identified": "float",
-           "psi_error": "float?", "psi_scale": "float?", "psi_agreement": "float?", "identified": "int",
-           "effective_rank": "float"}
-"""The columns of zero_shot.csv its readers need (`sweeps.read_rows`)."""
+COLUMNS = {"run_key": "str", "method": ("visr", "aps"), "level": tuple(gridworld.TASK_FAMILIES),
+           "seed": "count", "overrides": "str", "task": "str", "task_class": "str", "zero_shot": "score",
+           "zero_shot_no_gpi": "score", "best_case": "score", "r2": "measure", "planner_best": "score",
+           "planner_identified": "score",
+           "psi_error": "measure", "psi_scale": "measure", "psi_agreement": "measure", "identified": "flag",
+           "effective_rank": "score"}
+"""The columns of zero_shot.csv its readers need (`sweeps.read_rows`): every score finite (nan only where a
+measure is undefined: psi's against a policy of value 0), the method and level ones a diagnosis runs."""
 
 
 def state_features(learner: Learner, level) -> np.ndarray:
@@ -185,8 +193,9 @@ def diagnose_task(learner: Learner, features: np.ndarray, level: str, task: grid
             **psi_quality(learner, features, level, fit.w)}
 
 
-def run_diagnosis_group_rows(specs: Sequence[RunSpec], pretrain_steps: int, identify_steps: int = 16_000,
-                             eval_episodes: int = 32, train: TrainConfig | None = None) -> list[list[dict]]:
+def run_diagnosis_group_rows(specs: Sequence[RunSpec], pretrain_steps: int,
+                             identify_steps: int = IDENTIFY_STEPS, eval_episodes: int = EVAL_EPISODES,
+                             train: TrainConfig | None = None) -> list[list[dict]]:
     """Runs that differ only in their seed, pretrained as one seed group, then each task of the level's
     family diagnosed per run (`diagnose_task`; task t from seed `task_seed(seed, t)`, as in the task-family
     study)."""
@@ -208,29 +217,64 @@ def run_diagnosis_group_rows(specs: Sequence[RunSpec], pretrain_steps: int, iden
     return [[{**row, "wall_seconds": wall} for row in rows] for rows in out]
 
 
-def run_diagnosis_rows(spec: RunSpec, pretrain_steps: int, identify_steps: int = 16_000,
-                       eval_episodes: int = 32, train: TrainConfig | None = None) -> list[dict]:
+def run_diagnosis_rows(spec: RunSpec, pretrain_steps: int, identify_steps: int = IDENTIFY_STEPS,
+                       eval_episodes: int = EVAL_EPISODES, train: TrainConfig | None = None) -> list[dict]:
     """One run of `run_diagnosis_group_rows`."""
     return run_diagnosis_group_rows([spec], pretrain_steps, identify_steps, eval_episodes, train)[0]
+
+
+def check_diagnosis_plan(level: str, seeds: Sequence[int], pretrain_steps: int, arms: Sequence[str],
+                         overrides: Sequence[tuple[str, object]] = (), train: TrainConfig | None = None, *,
+                         identify_steps: int = IDENTIFY_STEPS, eval_episodes: int = EVAL_EPISODES,
+                         names: dict[str, str] | None = None) -> list[int]:
+    """Everything a diagnosis can be refused for, before any worker starts (as
+    `task_families.check_family_plan` checks a study): a level with a task family; one or more distinct arms
+    that act on a w (`DIAGNOSABLE`); one or more distinct seeds, each in range (`checks.check_seeds`); and per
+    arm, with `overrides` applied, what `gridworld run` checks of its pretraining, identification and
+    evaluation (`experiments.check_run`: each phase's env steps, memory, device, k against the minibatch).
+    `names`: how the caller spells the arguments (e.g. {"seeds": "--seeds"}). Returns the seeds."""
+    names = {"level": "level", "seeds": "seeds", "arms": "arms", "pretrain_steps": "pretrain_steps",
+             **(names or {})}
+    if not isinstance(level, str) or level not in gridworld.TASK_FAMILIES:
+        raise ValueError(f"{names['level']} must be a level with a task family, one of "
+                         f"{', '.join(gridworld.TASK_FAMILIES)}; got {level!r}")
+    seeds = check_seeds(seeds, names["seeds"])
+    arms = [arms] if isinstance(arms, str) else list(arms)
+    if not arms or len(set(arms)) < len(arms) or any(arm not in DIAGNOSABLE for arm in arms):
+        raise ValueError(f"{names['arms']} must name one or more distinct arms that act on a task vector, of "
+                         f"{', '.join(map(repr, DIAGNOSABLE))}; got {arms}")
+    steps = check_int(names["pretrain_steps"], pretrain_steps)
+    train = train or TrainConfig(progress=False)
+    check_type("train", train, TrainConfig, "a TrainConfig (e.g. TrainConfig(progress=False))")
+    for arm in arms:
+        method, arm_overrides = ARMS[arm]
+        config = with_overrides(train, (*arm_overrides, *overrides))
+        check_run(level, Budget(pretrain_steps=steps, identify_steps=identify_steps,
+                                eval_episodes=eval_episodes), config, method=method)
+    return seeds
 
 
 def run_diagnosis(level: str, seeds: Sequence[int], out_dir: str | Path, pretrain_steps: int = 256_000, *,
                   arms: Sequence[str] = ARMS_DIAGNOSED, overrides: Sequence[tuple[str, object]] = (),
                   train: TrainConfig | None = None, workers: int | None = None,
-                  executor: Executor | None = None, progress: bool = True, seeds_per_group: int = 5
-                  ) -> SweepReport:
+                  executor: Executor | None = None, progress: bool = True, seeds_per_group: int = 5,
+                  identify_steps: int = IDENTIFY_STEPS, eval_episodes: int = EVAL_EPISODES) -> SweepReport:
     """Every arm of `arms` x seed of `seeds` on `level` into out_dir/zero_shot.csv (resumable), each arm with
-    `overrides` added (e.g. a fix under test: (("agent.feature_dim", 64),))."""
-    unknown = [arm for arm in arms if arm not in ARMS_DIAGNOSED and arm not in ARMS]
-    if unknown or level not in gridworld.TASK_FAMILIES:
-        raise ValueError(f"diagnosis needs arms of {', '.join(ARMS_DIAGNOSED)} and a level of "
-                         f"{', '.join(gridworld.TASK_FAMILIES)}; got arms {list(arms)}, level {level!r}")
+    `overrides` added (e.g. a fix under test: (("agent.feature_dim", 64),)); each task identified from
+    `identify_steps` and scored over `eval_episodes` (the task-family study's by default; other values are
+    recorded with the results); the whole plan checked first (`check_diagnosis_plan`)."""
+    train = train or TrainConfig(progress=False)
+    seeds = check_diagnosis_plan(level, seeds, pretrain_steps, arms, overrides, train,
+                                 identify_steps=identify_steps, eval_episodes=eval_episodes)
     specs = [RunSpec(ARMS[arm][0], level, seed, (*ARMS[arm][1], *overrides))
              for arm in arms for seed in seeds]
-    train = train or TrainConfig(progress=False)
-    kwargs = {"pretrain_steps": pretrain_steps, "train": train}
+    kwargs = {"pretrain_steps": pretrain_steps, "identify_steps": identify_steps,
+              "eval_episodes": eval_episodes, "train": train}
+    per_task = {name: value for name, value, default in (("identify_steps", identify_steps, IDENTIFY_STEPS),
+                                                         ("eval_episodes", eval_episodes, EVAL_EPISODES))
+                if value != default}  # recorded when not the study's (the records before them hold neither)
     return run_sweep(specs, partial(run_diagnosis_rows, **kwargs), Path(out_dir) / RESULTS,
-                     config={"pretrain_steps": pretrain_steps, "train": train}, workers=workers,
+                     config={"pretrain_steps": pretrain_steps, "train": train, **per_task}, workers=workers,
                      executor=executor, progress=progress, group=partial(run_diagnosis_group_rows, **kwargs),
                      group_size=seeds_per_group)
 

@@ -22,8 +22,9 @@ library's evaluation), once per setting of its values; there is no fine-tuning.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -70,6 +71,8 @@ EFFECTS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
 }
 """Effect name -> ((arm, values), (arm, values)): the first's zero-shot success minus the second's, paired by
 seed (the registered comparisons)."""
+FEW_SEEDS = "needs at least two seeds"
+"""An effect's verdict from one seed: a single paired difference has no spread to resample."""
 FACTORS = {"values": "values: without the kNN return", "normaliser": "normaliser: without it",
            "data": "data: VISR's"}
 """The three explanations, each the effect that varies it alone from the base arm with the kNN return."""
@@ -77,9 +80,11 @@ THROUGH_VALUES = {"normaliser": "normaliser: without it, values without the kNN 
                   "data": "data: VISR's, values without the kNN return"}
 """The same factor's effect where the values leave the kNN return out: gone, the factor acts through it."""
 RESULTS = "zero_shot_loss.csv"
-COLUMNS = {"run_key": "str", "method": "str", "level": "str", "seed": "count", "overrides": "str",
-           "values": "str", "success_rate": "rate", "state_coverage": "rate", "visitation_entropy": "rate"}
-"""The columns of zero_shot_loss.csv its readers need, and their kinds (`sweeps.read_rows`)."""
+COLUMNS = {"run_key": "str", "method": tuple(dict.fromkeys(method for method, _ in ARMS.values())),
+           "level": (LEVEL,), "seed": "count", "overrides": "str", "values": (WITH_KNN, WITHOUT_KNN),
+           "success_rate": "rate", "state_coverage": "rate", "visitation_entropy": "rate"}
+"""The columns of zero_shot_loss.csv its readers need, and their kinds (`sweeps.read_rows`): values, method
+and level among the experiment's own."""
 
 
 def loss_specs(seeds: Iterable[int]) -> list[RunSpec]:
@@ -115,10 +120,22 @@ def run_loss_rows(spec: RunSpec, budget: Budget) -> list[dict]:
     return rows
 
 
+def check_loss_plan(budget: Budget, train: TrainConfig) -> None:
+    """What each arm's run can be refused for (`experiments.check_run` of its pretraining, identification
+    and evaluation, with the arm's settings: steps, memory, device, k), before any worker starts. The arm on
+    VISR's data is checked as both of its learners."""
+    for method, overrides in ARMS.values():
+        config = with_overrides(train, overrides)
+        for learner in parse_pair(method) if ARROW in method else (method,):
+            check_run(LEVEL, replace(budget, finetune_steps=1), config, method=learner)
+
+
 def run_zero_shot_loss_study(seeds: Iterable[int], out_dir: str | Path, budget: Budget = Budget(), *,
                              workers: int | None = None, progress: bool = True) -> SweepReport:
     """Every arm x seed into out_dir/zero_shot_loss.csv (resumable: finished runs are skipped; a file of
-    another budget or configuration is refused), on `workers` local processes (default: one per core)."""
+    another budget or configuration is refused), on `workers` local processes (default: one per core); the
+    plan checked first (`check_loss_plan`)."""
+    check_loss_plan(budget, TrainConfig(progress=False))
     return run_sweep(loss_specs(seeds), partial(run_loss_rows, budget=budget), Path(out_dir) / RESULTS,
                      config={"budget": budget, "train": TrainConfig(progress=False), "level": LEVEL},
                      workers=workers, progress=progress)
@@ -146,12 +163,16 @@ class Effect:
 
     @property
     def verdict(self) -> str:
-        """'raises it' / 'lowers it' when the interval lies wholly above / below 0, else 'no effect shown'."""
+        """'raises it' / 'lowers it' when the interval lies wholly above / below 0, else 'no effect shown';
+        `FEW_SEEDS` with one seed (its interval is the mean itself: nothing to read)."""
+        if self.seeds < 2:
+            return FEW_SEEDS
         return "raises it" if self.low > 0 else "lowers it" if self.high < 0 else "no effect shown"
 
 
 def effects(rows: Sequence[dict]) -> list[Effect]:
-    """Every `EFFECTS` comparison present in `rows`, paired by the seeds both sides have."""
+    """Every `EFFECTS` comparison present in `rows`, paired by the seeds both sides have (with one seed, no
+    interval: low and high NaN)."""
     found, out = successes(rows), []
     for name, (first, second) in EFFECTS.items():
         if first not in found or second not in found:
@@ -159,7 +180,9 @@ def effects(rows: Sequence[dict]) -> list[Effect]:
         seeds = sorted(set(found[first]) & set(found[second]))
         if seeds:
             differences = [found[first][seed] - found[second][seed] for seed in seeds]
-            out.append(Effect(name, *mean_with_ci(differences), len(seeds)))
+            mean, low, high = mean_with_ci(differences) if len(seeds) > 1 else \
+                (differences[0], math.nan, math.nan)  # one seed: no interval
+            out.append(Effect(name, mean, low, high, len(seeds)))
     return out
 
 
@@ -178,6 +201,9 @@ def explanation(rows: Sequence[dict]) -> list[str]:
             lines.append(f"{factor}: not measured")
             continue
         effect = found[name]
+        if effect.verdict == FEW_SEEDS:
+            lines.append(f"{factor}: {FEW_SEEDS} ({effect.mean:+.2f}, {effect.seeds} seed, no interval)")
+            continue
         line = (f"{factor}: {effect.verdict} ({effect.mean:+.2f} [{effect.low:+.2f}, {effect.high:+.2f}], "
                 f"{effect.seeds} seeds)")
         if effect.verdict != "no effect shown":
@@ -197,6 +223,8 @@ def explanation(rows: Sequence[dict]) -> list[str]:
                      + (f"the {acting} through it" if through else "nothing else moves it"))
     elif moving:
         lines.append(f"explanation: the factors that move it, each as found: {', '.join(moving)}")
+    elif any(found[name].verdict == FEW_SEEDS for name in FACTORS.values() if name in found):
+        lines.append(f"explanation: undecided, the comparisons {FEW_SEEDS}")
     else:
         lines.append("explanation: no factor moves it at this budget")
     return lines
@@ -205,8 +233,8 @@ def explanation(rows: Sequence[dict]) -> list[str]:
 def effects_table(rows: Sequence[dict]) -> str:
     """A markdown table of the registered comparisons: mean paired difference, 95% interval, verdict."""
     lines = ["| comparison | mean difference | 95% interval | seeds | verdict |", "|---|---|---|---|---|"]
-    lines += [f"| {e.name} | {e.mean:+.2f} | [{e.low:+.2f}, {e.high:+.2f}] | {e.seeds} | {e.verdict} |"
-              for e in effects(rows)]
+    lines += [f"| {e.name} | {e.mean:+.2f} | " + ("none" if e.seeds < 2 else f"[{e.low:+.2f}, {e.high:+.2f}]")
+              + f" | {e.seeds} | {e.verdict} |" for e in effects(rows)]
     return "\n".join(lines)
 
 

@@ -188,7 +188,12 @@ def test_a_results_file_with_values_out_of_range_is_refused_naming_row_and_colum
             (",1.0,2.0", ",7.5,2.0", "column 'success_rate' holds '7.5', not a number in [0, 1]"),
             (",0,finetuned", ",-3,finetuned", "column 'seed' holds '-3', not an integer >= 0"),
             (",400,", ",800,", "column 'finetune_steps' holds '800', not an integer in [0, 400] (the budget "
-                               "figure4.sweep.json records)")]:
+                               "figure4.sweep.json records)"),
+            (",1.0,2.0", ",1.0,nan", "column 'return' holds 'nan', not a finite number in [-1e+06, 1e+06]"),
+            (",finetuned,", ",fine-tuned,",
+             "column 'phase' holds 'fine-tuned', not one of zero_shot, adapting, finetuned"),
+            ("visr,easy", "visr,medium",
+             "column 'level' holds 'medium', not one of easy, hard, deep, detour, fork, open10, fourroom")]:
         bad = good[1].replace(old, new)
         path.write_text("\n".join([header, good[0], bad]) + "\n")
         with pytest.raises(ValueError) as error:

@@ -179,3 +179,30 @@ def test_transfer_writes_under_runs_by_default_one_directory_per_configuration()
     assert default.parent == other.parent == Path("runs/transfer") and default != other
     assert Transfer(tasks=3).results_dir() != default and Transfer(method="visr").results_dir() == default
     assert Transfer(out=Path("results/transfer")).results_dir() == Path("results/transfer")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["gridworld", "run", "--help"],
+                                  ["gridworld", "study", "--help"], ["atari", "run", "--help"]])
+def test_help_spells_the_device_flag_as_the_commands_take_it(argv, capsys):
+    """`aps-teach --help` listed --train.device while its text called --device the spelling to use."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 0
+    shown = capsys.readouterr().out
+    assert "--device STR" in shown and "train.device" not in shown
+
+
+@pytest.mark.parametrize("flag", ["--device", "--train.device", "--grid.device", "--grid.train.device"])
+def test_the_main_job_and_the_study_take_the_device_flag(flag, tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for argv in (["--out", str(tmp_path / "out")], ["gridworld", "study", "--out", str(tmp_path / "out")]):
+        if flag.startswith("--grid") and argv[0] != "gridworld":
+            continue
+        assert main([*argv, flag, "cuda"]) == 2
+        lines = capsys.readouterr().err.splitlines()
+        said = [] if flag == "--device" else [f"{flag} is the old spelling of --device (as aps-teach atari "
+                                              "spells it); both work"]
+        assert lines[:-1] == said and lines[-1].endswith("use --device cpu")
+    assert not (tmp_path / "out").exists()
