@@ -170,7 +170,8 @@ ATARI_TINY = ["--num-envs", "2", "--log-every", "50", "--checkpoint-every", "100
               "--threads", "1", "--atari.conv-channels", "8", "8", "8", "--atari.psi-hidden", "32",
               "--atari.phi-hidden", "32", "--atari.batch-size", "8", "--atari.n-step", "3", "--atari.k", "3",
               "--atari.pretrain-steps", "200", "--atari.finetune-steps", "100",
-              "--atari.min-replay-size", "64", "--atari.update-period", "4", "--atari.task-id-steps", "200",
+              "--atari.min-replay-size", "64", "--atari.pretrain-update-period", "4",
+              "--atari.finetune-update-period", "4", "--atari.task-id-steps", "200",
               "--atari.eval-steps", "400", "--atari.max-frames-per-episode", "800",
               "--atari.epsilon-decay-steps", "100"]
 """tests/atari/test_train.py's tiny Atari run as flags: small networks, 800-frame games."""
