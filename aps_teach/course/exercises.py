@@ -4,7 +4,9 @@
 
 * your_fn raises NotImplementedError (the starter): "not attempted yet", returns the library's answer;
 * it differs from the library (`np.allclose`) on some case: one line naming the likely mistake when
-  your outputs equal those of a known wrong variant on every case, returns the library's answer;
+  your outputs equal those of a known wrong variant on every case, or saying that they agree with the
+  library's only to float32 precision (`FLOAT32_TOLERANCE`: the computation lost float64 somewhere),
+  returns the library's answer;
 * it raises anything else: one line with the exception, no traceback, returns the library's answer;
 * it runs past `CASE_SECONDS` on a case (an endless loop): one line, returns the library's answer;
 * it matches on every case: "<name>: correct", returns your_fn.
@@ -45,6 +47,12 @@ CASE_SECONDS = 10.0
 milliseconds on these small inputs, so ten seconds is an endless loop (or code far too slow to train with)."""
 FALLBACK = "using the library's answer until yours passes; exercises.failing_case('{name}') gives the inputs"
 KEPT = "training with yours all the same; exercises.failing_case('{name}') gives the inputs"
+FLOAT32_TOLERANCE = 1e-3
+"""A wrong answer whose every output lies within this of the library's (relative to the case's largest
+output, or absolute below 1) is the right computation at float32 precision: float32 rounding moves these
+answers by 1e-8 to 1e-4, every known mistake by 0.04 or more."""
+PRECISION = ("the right computation at float32 precision (largest difference {difference:.1e}): the inputs "
+             "are float64, keep them so (no .float() or np.float32 on the way)")
 MINUTES = {"one line": 5, "function": 15, "derivation": 30}
 """A learner's time on one exercise, by kind: a one-line function (its formula stated beside it); a function
 of several steps (shapes to get right, a neighbour to leave out); one whose formula must first be derived
@@ -145,14 +153,33 @@ def _recognised_mistake(exercise: Exercise, cases: list[tuple], outputs: list[np
     return None
 
 
+def _float32_only(outputs: list[np.ndarray], wants: list[np.ndarray]) -> float | None:
+    """The largest difference when every output is the library's to float32 precision
+    (`FLOAT32_TOLERANCE`), else None."""
+    largest = 0.0
+    for got, want in zip(outputs, wants, strict=True):
+        try:
+            if got.shape != want.shape:
+                return None
+            difference = np.abs(got.astype(float) - want.astype(float))
+        except (TypeError, ValueError):
+            return None
+        scale = max(1.0, float(np.abs(want.astype(float)).max(initial=0.0)))
+        if not np.all(np.isfinite(difference)) or difference.max(initial=0.0) > FLOAT32_TOLERANCE * scale:
+            return None
+        largest = max(largest, float(difference.max(initial=0.0)))
+    return largest
+
+
 def _difference(got: np.ndarray, want: np.ndarray) -> str:
     if got.shape != want.shape:
         return f"returned shape {got.shape}, expected {want.shape}"
     if not np.issubdtype(got.dtype, np.number) and got.dtype != bool:
         return f"returned {got.dtype} values, expected numbers"
-    worst = np.unravel_index(np.abs(got.astype(float) - want.astype(float)).argmax(), got.shape)
+    gaps = np.abs(got.astype(float) - want.astype(float))
+    worst = np.unravel_index(np.nan_to_num(gaps, nan=np.inf).argmax(), got.shape)
     return (f"at index {tuple(map(int, worst))} yours is {float(got[worst]):.6g}, "
-            f"the library's {float(want[worst]):.6g}")
+            f"the library's {float(want[worst]):.6g} (a difference of {float(gaps[worst]):.2g})")
 
 
 def check(exercise: Exercise, yours: Callable, seed: int = 0, keep_yours: bool = False) -> Callable:
@@ -163,7 +190,7 @@ def check(exercise: Exercise, yours: Callable, seed: int = 0, keep_yours: bool =
     fallback = FALLBACK.format(name=name)
     wrong_fallback = KEPT.format(name=name) if keep_yours else fallback
     _failing[name] = None
-    outputs, first_wrong = [], None
+    outputs, wants, first_wrong = [], [], None
     for number, arguments in enumerate(cases):
         try:
             with _time_limit(CASE_SECONDS):
@@ -182,6 +209,7 @@ def check(exercise: Exercise, yours: Callable, seed: int = 0, keep_yours: bool =
             return exercise.reference
         want = _as_array(exercise.reference(*map(_copy, arguments)))
         outputs.append(got)
+        wants.append(want)
         if first_wrong is None and not _same(got, want, exercise.atol):
             first_wrong = (number, got, want)
     if first_wrong is None:
@@ -190,6 +218,9 @@ def check(exercise: Exercise, yours: Callable, seed: int = 0, keep_yours: bool =
     number, got, want = first_wrong
     _failing[name] = tuple(map(_copy, cases[number]))
     mistake = _recognised_mistake(exercise, cases, outputs)
+    precision = _float32_only(outputs, wants) if mistake is None else None
+    if precision is not None:
+        mistake = PRECISION.format(difference=precision)
     if mistake is not None:
         print(f"{name}: wrong, it looks like {mistake}; {wrong_fallback}")
     else:
@@ -317,15 +348,21 @@ def _sorted_distances(particles: np.ndarray, include_self: bool) -> np.ndarray:
 
 
 def _knn_variant(transform: Callable, include_self: bool = False, reduce: Callable = np.mean,
-                 drop_zeros: bool = False) -> Callable:
+                 drop_zeros: bool = False, squared: bool = False, farthest: bool = False, extra: int = 0
+                 ) -> Callable:
     def wrong(particles, k):
         p = _as_array(particles)
         if drop_zeros:
             distances = np.sqrt(((p[:, None] - p[None]) ** 2).sum(-1))
             distances[distances == 0] = np.inf
             nearest = np.sort(distances, axis=1)[:, :k]
+        elif squared:
+            nearest = _sorted_distances(p, include_self)[:, :k] ** 2
+        elif farthest:  # i itself (distance 0) among them only when k reaches it
+            distances = np.sqrt(((p[:, None] - p[None]) ** 2).sum(-1))
+            nearest = -np.sort(-distances, axis=1)[:, :k]
         else:
-            nearest = _sorted_distances(p, include_self)[:, :k]
+            nearest = _sorted_distances(p, include_self)[:, :k + extra]
         with np.errstate(divide="ignore"):
             return transform(reduce(nearest, axis=1))
     return wrong
@@ -341,6 +378,14 @@ KNN_REWARD = Exercise("knn_reward", _knn_reward, _knn_cases, (
     ("the sum of the k distances instead of their mean", _knn_variant(np.log1p, reduce=np.sum)),
     ("every zero distance dropped, so duplicates of a particle were skipped too: leave out only i itself",
      _knn_variant(np.log1p, drop_zeros=True)),
+    ("squared distances: take the square root of the summed squares (torch.cdist gives the distance)",
+     _knn_variant(np.log1p, squared=True)),
+    ("the k farthest particles, not the nearest: torch.topk picks the largest unless largest=False",
+     _knn_variant(np.log1p, farthest=True)),
+    ("the k + 1 nearest with i itself among them, averaged over k + 1: the mean over the k nearest others",
+     _knn_variant(np.log1p, include_self=True, extra=1)),
+    ("the distance to the k-th nearest alone: average the distances to all k nearest",
+     _knn_variant(np.log1p, reduce=lambda nearest, axis: nearest[:, -1])),
 ), kind="function")
 
 
@@ -366,8 +411,11 @@ def _td_cases(seed: int) -> list[tuple]:
     return cases
 
 
-def _td_variant(mask_ignored=False, alive_ignored=False, bootstrap_n=False, zero_base=False) -> Callable:
-    """The TD target y = sum_i gamma^i mask_i c_i + gamma^m alive boot_psi in loops, with one part wrong."""
+def _td_variant(mask_ignored=False, alive_ignored=False, bootstrap_n=False, zero_base=False, step_offset=0,
+                bootstrap_offset=0, plus_reward=False, alive_everywhere=False) -> Callable:
+    """The TD target y = sum_i gamma^i mask_i c_i + gamma^m alive boot_psi in loops, with one part wrong:
+    step i discounted by gamma^(i + step_offset), the bootstrap by gamma^(m + bootstrap_offset), the cumulant
+    base_i + r_i w (`plus_reward`), the whole target multiplied by alive (`alive_everywhere`)."""
     def wrong(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
         base, reward, w, mask, boot_psi = map(_as_array, (base, reward, w, mask, boot_psi))
         steps, alive = _as_array(boot_steps), _as_array(alive)
@@ -378,9 +426,13 @@ def _td_variant(mask_ignored=False, alive_ignored=False, bootstrap_n=False, zero
         for b in range(batch):
             for i in range(n):
                 if mask[b, i] or mask_ignored:
-                    y[b] += gamma**i * (base[b, i] + (reward[b, i] - base[b, i] @ w[b]) * w[b])
-            exponent = n if bootstrap_n else int(steps[b])
-            y[b] += gamma**exponent * (1.0 if alive_ignored else float(alive[b])) * boot_psi[b]
+                    along_w = reward[b, i] if plus_reward else reward[b, i] - base[b, i] @ w[b]
+                    y[b] += gamma ** (i + step_offset) * (base[b, i] + along_w * w[b])
+            exponent = (n if bootstrap_n else int(steps[b])) + bootstrap_offset
+            stops = 1.0 if alive_ignored or alive_everywhere else float(alive[b])
+            y[b] += gamma**exponent * stops * boot_psi[b]
+            if alive_everywhere:
+                y[b] *= float(alive[b])
         return y
     return wrong
 
@@ -394,6 +446,18 @@ SF_TD_TARGET = Exercise("sf_td_target", sf_td_target, _td_cases, (
      _td_variant(bootstrap_n=True)),
     ("the cumulant r_i w instead of base_i + (r_i - base_i^T w) w (the phi part orthogonal to w dropped)",
      _td_variant(zero_base=True)),
+    ("the discount off by one: the window's first step (i = 0) is discounted by gamma^0 = 1, step i by "
+     "gamma^i", _td_variant(step_offset=1)),
+    ("the discount off by one: the window's first step (i = 0) is discounted by gamma^0 = 1, step i by "
+     "gamma^i", _td_variant(step_offset=1, bootstrap_offset=1)),
+    ("the bootstrap's discount off by one: after m steps boot_psi is discounted by gamma^m, not "
+     "gamma^(m - 1)", _td_variant(bootstrap_offset=-1)),
+    ("the bootstrap's discount off by one: after m steps boot_psi is discounted by gamma^m, not "
+     "gamma^(m + 1)", _td_variant(bootstrap_offset=1)),
+    ("the cumulant base_i + r_i w: subtract base_i^T w along w, c_i = base_i + (r_i - base_i^T w) w, so that "
+     "c_i^T w = r_i", _td_variant(plus_reward=True)),
+    ("the whole target multiplied by alive: a terminal state stops the bootstrap only, the window's steps "
+     "before it still count", _td_variant(alive_everywhere=True)),
 ), kind="derivation", atol=1e-6)
 
 
@@ -417,7 +481,8 @@ def _shift_cases(seed: int) -> list[tuple]:
 
 
 def _shift_variant(mode: str = "edge", swap=False, reverse=False, one_offset=False) -> Callable:
-    """Pad (numpy mode `edge` = replicate, `constant` = zeros, `wrap` = torch.roll-like), then crop."""
+    """Pad (numpy mode `edge` = replicate, `constant` = zeros, `wrap` = torch.roll-like, `reflect` = mirror),
+    then crop."""
     def wrong(x, dy, dx, pad):
         x, dy, dx = _as_array(x), _as_array(dy).astype(int), _as_array(dx).astype(int)
         if swap:
@@ -432,6 +497,17 @@ def _shift_variant(mode: str = "edge", swap=False, reverse=False, one_offset=Fal
     return wrong
 
 
+def _roll_variant(sign: int, offset: bool) -> Callable:
+    """torch.roll of each image by sign * (dy - pad, dx - pad) (`offset`) or sign * (dy, dx)."""
+    def wrong(x, dy, dx, pad):
+        x, dy, dx = _as_array(x), _as_array(dy).astype(int), _as_array(dx).astype(int)
+        by = pad if offset else 0
+        return np.stack([np.roll(x[b], (sign * (dy[b] - by), sign * (dx[b] - by)), axis=(-2, -1))
+                         for b in range(len(x))])
+    return wrong
+
+
+ROLL = "(and a roll wraps around where the shift copies the border pixels)"
 SHIFT = Exercise("shift", shift, _shift_cases, (
     ("zero padding instead of copies of the border pixels", _shift_variant(mode="constant")),
     ("wrap-around (torch.roll) instead of copies of the border pixels", _shift_variant(mode="wrap")),
@@ -439,6 +515,14 @@ SHIFT = Exercise("shift", shift, _shift_cases, (
     ("shifted the other way: crop at (dy, dx) in the padded image, not at (2 pad - dy, 2 pad - dx)",
      _shift_variant(reverse=True)),
     ("one shift for the whole batch: each image has its own (dy[b], dx[b])", _shift_variant(one_offset=True)),
+    (f"torch.roll with the other sign: out[i] = x[i + dy - pad] is a roll by pad - dy, not dy - pad {ROLL}",
+     _roll_variant(1, offset=True)),
+    (f"torch.roll by (dy, dx): they are a crop's corner in the padded image, a shift by (pad - dy, pad - dx) "
+     f"{ROLL}", _roll_variant(1, offset=False)),
+    (f"torch.roll by (dy, dx): they are a crop's corner in the padded image, a shift by (pad - dy, pad - dx) "
+     f"{ROLL}", _roll_variant(-1, offset=False)),
+    ("mirrored padding (mode='reflect'): pad with copies of the border pixel itself (mode='replicate', "
+     "np.pad's 'edge')", _shift_variant(mode="reflect")),
 ), kind="function")
 
 

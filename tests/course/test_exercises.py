@@ -136,6 +136,40 @@ def test_infer_task(capsys):
     assert_named(capsys, check_infer_task, "infer_task", unnormalised, "not normalised")
 
 
+def test_infer_task_in_float32_is_named_as_a_precision_miss(capsys):
+    """The normal equations in float32 are off by about 1e-6, past the checker's tolerance; the line says
+    why (the generic one showed the same six digits twice) and how large the miss is."""
+    def normal_equations_float32(features, rewards):
+        f, r = features.float(), rewards.float()
+        v = torch.linalg.solve(f.T @ f, f.T @ r)
+        return v / v.norm()
+
+    def numpy_float32(features, rewards):
+        f, r = features.numpy().astype(np.float32), rewards.numpy().astype(np.float32)
+        v = np.linalg.inv(f.T @ f) @ f.T @ r
+        return v / np.linalg.norm(v)
+
+    for answer in (normal_equations_float32, numpy_float32):
+        assert_named(capsys, check_infer_task, "infer_task", answer, "the right computation at float32 "
+                     "precision (largest difference ")
+    check_infer_task(normal_equations_float32)
+    difference = float(_one_line(capsys).split("largest difference ")[1].split(")")[0])
+    assert 1e-7 < difference < exercises.FLOAT32_TOLERANCE
+
+
+def test_a_wrong_answer_close_to_the_library_is_not_called_a_precision_miss(capsys):
+    """A real mistake moves the answer by far more than float32 rounding: w normalised by its sum of
+    absolute values differs by 0.006, and the line says where, not 'float32'."""
+    def l1_normalised(features, rewards):
+        v = torch.linalg.lstsq(features, rewards[:, None]).solution[:, 0]
+        return v / v.abs().sum()
+
+    check_infer_task(l1_normalised)
+    line = _one_line(capsys)
+    assert line.startswith("infer_task: wrong on case 0: at index (") and "float32" not in line
+    assert "(a difference of 0.0062)" in line
+
+
 # kNN particle reward (notebook 03) -----------------------------------------------------------------
 
 def _knn_loops(particles, k):
@@ -172,6 +206,25 @@ def test_knn_reward(capsys):
     assert failing_case("knn_reward")[0].shape == (10, 2)  # only the duplicates case catches it
     assert_named(capsys, check_knn_reward, "knn_reward", summed, "sum of the k distances")
 
+    def squared(particles, k):
+        dist = ((particles[:, None] - particles[None]) ** 2).sum(-1).fill_diagonal_(float("inf"))
+        return torch.log1p(dist.topk(k, largest=False).values.mean(1))
+
+    def farthest(particles, k):  # torch.topk's default: the largest
+        return torch.log1p(torch.cdist(particles, particles).topk(k).values.mean(1))
+
+    def k_plus_one(particles, k):  # i itself among its k + 1 nearest, averaged over all of them
+        return torch.log1p(torch.cdist(particles, particles).topk(k + 1, largest=False).values.mean(1))
+
+    def kth_only(particles, k):
+        dist = torch.cdist(particles, particles).fill_diagonal_(float("inf"))
+        return torch.log1p(dist.topk(k, largest=False).values[:, -1])
+
+    assert_named(capsys, check_knn_reward, "knn_reward", squared, "squared distances")
+    assert_named(capsys, check_knn_reward, "knn_reward", farthest, "torch.topk picks the largest")
+    assert_named(capsys, check_knn_reward, "knn_reward", k_plus_one, "the k + 1 nearest with i itself")
+    assert_named(capsys, check_knn_reward, "knn_reward", kth_only, "the k-th nearest alone")
+
 
 # successor-feature TD target (notebook 04) ---------------------------------------------------------
 
@@ -205,6 +258,46 @@ def test_sf_td_target(capsys):
                  "missing mask: bootstrapped after a terminal")
     assert_named(capsys, check_sf_td_target, "sf_td_target", gamma_to_the_n, "gamma^n")
     assert_named(capsys, check_sf_td_target, "sf_td_target", reward_times_w, "cumulant r_i w")
+
+
+def _td_discounts(base, reward, w, mask, gamma, boot_psi, boot_steps, alive, first=0, bootstrap=0):
+    """The target with the window's steps discounted from gamma^first and the bootstrap by
+    gamma^(m + bootstrap), in loops over the window as a learner numbering steps 1..m would write it."""
+    cumulant = base + (reward - (base * w[:, None]).sum(-1))[..., None] * w[:, None]
+    target = torch.zeros_like(boot_psi)
+    for i in range(base.shape[1]):
+        target += gamma ** (i + first) * mask[:, i, None] * cumulant[:, i]
+    return target + (gamma ** (boot_steps + bootstrap) * alive)[:, None] * boot_psi
+
+
+def test_sf_td_target_names_an_off_by_one_discount(capsys):
+    words = {(1, 0): "the discount off by one: the window's first step (i = 0) is discounted by gamma^0 = 1",
+             (1, 1): "the discount off by one: the window's first step (i = 0) is discounted by gamma^0 = 1",
+             (0, -1): "the bootstrap's discount off by one: after m steps boot_psi is discounted by gamma^m, "
+                      "not gamma^(m - 1)",
+             (0, 1): "the bootstrap's discount off by one: after m steps boot_psi is discounted by gamma^m, "
+                     "not gamma^(m + 1)"}
+    assert_correct(capsys, check_sf_td_target, "sf_td_target",
+                   lambda *args: _td_discounts(*args, first=0, bootstrap=0))
+    for (first, bootstrap), said in words.items():
+        assert_named(capsys, check_sf_td_target, "sf_td_target",
+                     lambda *args, f=first, b=bootstrap: _td_discounts(*args, first=f, bootstrap=b), said)
+
+
+def test_sf_td_target_names_the_cumulant_and_terminal_slips(capsys):
+    def plus_reward(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
+        cumulant = base + reward[..., None] * w[:, None]  # base^T w not taken out along w
+        discount = gamma ** torch.arange(base.shape[1], dtype=torch.float64)
+        ret = (discount[None, :, None] * mask[..., None] * cumulant).sum(1)
+        return ret + (gamma**boot_steps * alive)[:, None] * boot_psi
+
+    def alive_everywhere(base, reward, w, mask, gamma, boot_psi, boot_steps, alive):
+        everything = _td(base, reward, w, mask, gamma, boot_psi, boot_steps, torch.ones_like(alive))
+        return everything * alive[:, None]
+
+    assert_named(capsys, check_sf_td_target, "sf_td_target", plus_reward, "the cumulant base_i + r_i w")
+    assert_named(capsys, check_sf_td_target, "sf_td_target", alive_everywhere,
+                 "the whole target multiplied by alive")
 
 
 # random shift (notebook 06) ------------------------------------------------------------------------
@@ -244,6 +337,28 @@ def test_shift(capsys):
         "shifted the other way": lambda x, dy, dx, pad: _shift_by_padding(x, 2 * pad - dy, 2 * pad - dx, pad),
         "one shift for the whole batch": lambda x, dy, dx, pad: _shift_by_padding(
             x, dy[:1].expand_as(dy), dx[:1].expand_as(dx), pad),
+    }
+    for words, answer in wrong.items():
+        assert_named(capsys, check_shift, "shift", answer, words)
+
+
+def _roll_by(x, dy, dx, shifts):
+    return torch.stack([torch.roll(x[b], shifts(int(dy[b]), int(dx[b])), dims=(-2, -1))
+                        for b in range(len(x))])
+
+
+def test_shift_names_the_torch_roll_slips(capsys):
+    """torch.roll by (pad - dy, pad - dx) is the wrap-around slip alone; with the other sign, or by the
+    offsets themselves, the line names the roll's shift too."""
+    wrong = {
+        "torch.roll with the other sign: out[i] = x[i + dy - pad] is a roll by pad - dy, not dy - pad": (
+            lambda x, dy, dx, pad: _roll_by(x, dy, dx, lambda y, z: (y - pad, z - pad))),
+        "torch.roll by (dy, dx): they are a crop's corner in the padded image": (
+            lambda x, dy, dx, pad: _roll_by(x, dy, dx, lambda y, z: (y, z))),
+        "torch.roll by (dy, dx): they are a crop's corner": (
+            lambda x, dy, dx, pad: _roll_by(x, dy, dx, lambda y, z: (-y, -z))),
+        "mirrored padding (mode='reflect')": (
+            lambda x, dy, dx, pad: _shift_by_padding(x.double(), dy, dx, pad, mode="reflect")),
     }
     for words, answer in wrong.items():
         assert_named(capsys, check_shift, "shift", answer, words)
@@ -311,6 +426,25 @@ def test_vmf_loss(capsys):
              "a sum over the batch": lambda phi, w: -(phi * w).sum()}
     for words, answer in wrong.items():
         assert_named(capsys, check_vmf_loss, "vmf_loss", answer, words)
+
+
+def test_no_known_mistake_is_close_to_the_library():
+    """A named mistake that matched the right answer everywhere would be named to a learner who is right, and
+    one within float32 rounding of it would be told it is a precision miss: each differs from the library
+    on some case of its exercise by over 0.04 of the case's scale, 40 times `FLOAT32_TOLERANCE`."""
+    assert exercises.FLOAT32_TOLERANCE == 1e-3
+    for exercise in exercises.EXERCISES.values():
+        cases = exercise.cases(0)
+        wants = [exercises._as_array(exercise.reference(*map(exercises._copy, args))).astype(float)
+                 for args in cases]
+        for description, wrong in exercise.mistakes:
+            gaps = []
+            for args, want in zip(cases, wants, strict=True):
+                got = exercises._as_array(wrong(*map(exercises._copy, args))).astype(float)
+                scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+                gaps.append(float(np.nan_to_num(np.abs(got - want), nan=np.inf).max(initial=0.0)) / scale
+                            if got.shape == want.shape else np.inf)
+            assert max(gaps) > 0.04, (exercise.name, description, max(gaps))
 
 
 # worked solutions (aps_teach/course/solutions.py) ---------------------------------------------------------
