@@ -17,6 +17,11 @@ each), seeds, arms, budgets and fine-tuning protocols, and this module computes 
   above 0 (`decide`), and that verdict is robust when it holds with any one class of tasks left out
   (`leave_one_class_out`, classes: `gridworld.Task.task_class`).
 
+Every reading can also be taken from Welch's t intervals of the same seeds (`interval="welch"`, not
+registered): `welch_readings` sets each registered reading of a part beside it, and a reading the two
+intervals disagree on is marginal (on the committed parts: the explore-conditioned variant's robustness on
+detour-1m, H4 on detour-256k and H5 on detour-1m).
+
 A part's results are a task-family study in OUT/<part>/, resumable, its configuration record holding the
 pre-registration's SHA-256: a run into results started under another text of the file is refused
 (`check_unchanged`), as is a run without the file.
@@ -37,6 +42,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from scipy import stats as scipy_stats
 
 import gridworld
 from aps_teach.infra.checks import MAX_SEED, MAX_SEEDS
@@ -224,18 +230,39 @@ FEW_SEEDS = "needs at least two seeds of each arm"
 score has no spread to resample, so no interval and no verdict can be read from it."""
 
 
-def compare(x: Sequence[float], y: Sequence[float]) -> dict:
+INTERVALS = ("bootstrap", "welch")
+"""How a comparison's intervals are computed: 'bootstrap', the registered seed bootstrap
+(`stats.difference_with_ci`), or 'welch', Welch's t interval of the same seeds' scores (unequal variances;
+`scipy.stats.ttest_ind(equal_var=False)`), the reasonable other interval a marginal reading turns over
+under."""
+
+
+def welch_interval(x: Sequence[float], y: Sequence[float], confidence: float) -> tuple[float, float, float]:
+    """(mean(x) - mean(y), low, high): Welch's t interval of the difference of two groups' means (each value
+    one seed's score); where both groups are constant the interval collapses to the difference."""
+    difference = float(np.mean(x)) - float(np.mean(y))
+    if np.ptp(x) == 0 and np.ptp(y) == 0:  # no spread: scipy would warn and return NaN ends
+        return difference, difference, difference
+    found = scipy_stats.ttest_ind(x, y, equal_var=False).confidence_interval(confidence)
+    low, high = (float(end) if np.isfinite(end) else difference for end in (found.low, found.high))
+    return difference, low, high
+
+
+def compare(x: Sequence[float], y: Sequence[float], interval: str = "bootstrap") -> dict:
     """Arm x against arm y from their seeds' scores: the difference of means, its 95% interval (seeds
-    resampled, `stats.difference_with_ci`) and its 90% interval, and the reading: 'above' (the 95% interval
-    wholly above 0), 'below' (wholly below), 'equivalent' (the 90% interval within +-`MARGIN`) or 'no
-    difference found'; with fewer than two seeds on either side, no interval (NaN) and the reading
-    `FEW_SEEDS`."""
+    resampled, `stats.difference_with_ci`; Welch's t interval with `interval="welch"`) and its 90% interval,
+    and the reading: 'above' (the 95% interval wholly above 0), 'below' (wholly below), 'equivalent' (the
+    90% interval within +-`MARGIN`) or 'no difference found'; with fewer than two seeds on either side, no
+    interval (NaN) and the reading `FEW_SEEDS`."""
+    if interval not in INTERVALS:
+        raise ValueError(f"unknown interval {interval!r}; valid: {', '.join(INTERVALS)}")
     if min(len(x), len(y)) < 2:
         difference = float(np.mean(x)) - float(np.mean(y))
         return {"difference": difference, **dict.fromkeys(("low", "high", "low90", "high90"), float("nan")),
                 "reading": FEW_SEEDS}
-    difference, low, high = difference_with_ci(x, y, CONFIDENCE)
-    _, low90, high90 = difference_with_ci(x, y, 0.90)
+    of = difference_with_ci if interval == "bootstrap" else welch_interval
+    difference, low, high = of(x, y, CONFIDENCE)
+    _, low90, high90 = of(x, y, 0.90)
     reading = ("above" if low > 0 else "below" if high < 0 else
                "equivalent" if -MARGIN < low90 and high90 < MARGIN else "no difference found")
     return {"difference": difference, "low": low, "high": high, "low90": low90, "high90": high90,
@@ -243,12 +270,12 @@ def compare(x: Sequence[float], y: Sequence[float]) -> dict:
 
 
 def decide(rows: Sequence[dict], contender: str, tasks: Sequence[str] | None = None,
-           phase: str = PRIMARY_PHASE) -> tuple[str, dict[str, dict]]:
+           phase: str = PRIMARY_PHASE, interval: str = "bootstrap") -> tuple[str, dict[str, dict]]:
     """The registered decision for `contender` on one part's rows: 'beats both parents' when its difference
-    from each parent (`compare`) is 'above', else 'beats visr only', 'beats apt only' or 'beats neither'
-    (`FEW_SEEDS` while an arm has one seed); and each comparison."""
+    from each parent (`compare`, with `interval`) is 'above', else 'beats visr only', 'beats apt only' or
+    'beats neither' (`FEW_SEEDS` while an arm has one seed); and each comparison."""
     mine = list(seed_scores(rows, contender, phase, tasks).values())
-    comparisons = {parent: compare(mine, list(seed_scores(rows, parent, phase, tasks).values()))
+    comparisons = {parent: compare(mine, list(seed_scores(rows, parent, phase, tasks).values()), interval)
                    for parent in PARENTS}
     if any(comparison["reading"] == FEW_SEEDS for comparison in comparisons.values()):
         return FEW_SEEDS, comparisons
@@ -266,23 +293,25 @@ def task_classes(level: str, tasks: Sequence[str]) -> dict[str, list[str]]:
     return classes
 
 
-def leave_one_class_out(rows: Sequence[dict], level: str, contender: str, phase: str = PRIMARY_PHASE
-                        ) -> dict[str, str]:
+def leave_one_class_out(rows: Sequence[dict], level: str, contender: str, phase: str = PRIMARY_PHASE,
+                        interval: str = "bootstrap") -> dict[str, str]:
     """class -> `decide`'s verdict for `contender` with that class's tasks left out of every seed's mean."""
     tasks = sorted({row["task"] for row in rows if row["phase"] == phase})
     classes = task_classes(level, tasks)
-    return {name: decide(rows, contender, [task for task in tasks if task not in members], phase)[0]
+    return {name: decide(rows, contender, [task for task in tasks if task not in members], phase, interval)[0]
             for name, members in classes.items()}
 
 
-def contender_verdict(rows: Sequence[dict], level: str, contender: str) -> dict | None:
-    """`contender`'s registered decision on rows of one level, each parent comparison, and the classes whose
-    removal overturns a win (`leave_one_class_out`; empty: robust, or no win to overturn); None while it or
-    a parent has no rows."""
+def contender_verdict(rows: Sequence[dict], level: str, contender: str, interval: str = "bootstrap"
+                      ) -> dict | None:
+    """`contender`'s registered decision on rows of one level (or with `interval="welch"`, the same decision
+    read from Welch's intervals), each parent comparison, and the classes whose removal overturns a win
+    (`leave_one_class_out`; empty: robust, or no win to overturn); None while it or a parent has no rows."""
     if not all(seed_scores(rows, arm) for arm in (contender, *PARENTS)):
         return None
-    verdict, comparisons = decide(rows, contender)
-    dropped = leave_one_class_out(rows, level, contender) if verdict == "beats both parents" else {}
+    verdict, comparisons = decide(rows, contender, interval=interval)
+    dropped = leave_one_class_out(rows, level, contender, interval=interval) \
+        if verdict == "beats both parents" else {}
     overturned = [name for name, other in dropped.items() if other != verdict]
     return {"contender": contender, "verdict": verdict,
             "robust": "" if not dropped else ("yes" if not overturned else "no"),
@@ -323,12 +352,48 @@ def write_seed_metric_verdicts(path: str | Path, studies: dict[int, Sequence[dic
 
 
 def pairwise(rows: Sequence[dict], x: str, y: str, phase: str = PRIMARY_PHASE,
-             tasks: Sequence[str] | None = None) -> dict:
+             tasks: Sequence[str] | None = None, interval: str = "bootstrap") -> dict:
     """`compare` of arm x against arm y in `phase` on `tasks` (default: every task both have)."""
     mine, theirs = seed_scores(rows, x, phase, tasks), seed_scores(rows, y, phase, tasks)
     if not mine or not theirs:
         raise ValueError(f"no {phase} scores for {x!r} or {y!r} in these rows")
-    return {"x": x, "y": y, "phase": phase, **compare(list(mine.values()), list(theirs.values()))}
+    return {"x": x, "y": y, "phase": phase, **compare(list(mine.values()), list(theirs.values()), interval)}
+
+
+COMPARED = {"H4": ("aps, explore-conditioned", "aps, kNN feature, explore weight 0.5"), "H5": ("aps", "visr")}
+"""The registered comparisons of one arm with another (x, y), by hypothesis."""
+
+
+def welch_readings(rows: Sequence[dict], level: str, part: str = "") -> list[dict]:
+    """Every registered reading of one part's rows (each contender's verdict and its robustness, H1-H3;
+    the comparisons of `COMPARED`, H4 and H5) as registered, from the seed bootstrap, and from Welch's t
+    interval of the same seeds: one row each, with both readings (`verdict_text`, or `compare`'s reading
+    with its 90% interval) and 'marginal' "yes" where the two differ (a verdict, or its robustness, that
+    turns over under a reasonable other interval), else "no"."""
+    out = []
+    for contender in CONTENDERS:
+        registered = contender_verdict(rows, level, contender)
+        if registered is None:
+            continue
+        welch = contender_verdict(rows, level, contender, interval="welch")
+        marginal = (registered["verdict"], registered["robust"]) != (welch["verdict"], welch["robust"])
+        out.append({"part": part, "reading": f"{contender} against both parents",
+                    "registered": verdict_text(registered), "welch": verdict_text(welch),
+                    "marginal": "yes" if marginal else "no"})
+    arms = {arm_name(row["method"], row["overrides"], ARMS) for row in rows}
+    for hypothesis, (x, y) in COMPARED.items():
+        if x not in arms or y not in arms:
+            continue
+        found = {interval: pairwise(rows, x, y, interval=interval) for interval in INTERVALS}
+        said = {interval: f"{row['reading']} (90% {_interval90(row)})" for interval, row in found.items()}
+        turned = "yes" if found["bootstrap"]["reading"] != found["welch"]["reading"] else "no"
+        out.append({"part": part, "reading": f"{hypothesis}, {x} against {y}",
+                    "registered": said["bootstrap"], "welch": said["welch"], "marginal": turned})
+    return out
+
+
+def _interval90(row: dict) -> str:
+    return f"[{float(row['low90']):+.3f}, {float(row['high90']):+.3f}]"
 
 
 def arm_summary(rows: Sequence[dict], arm: str, phase: str) -> dict:
