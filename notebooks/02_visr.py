@@ -178,7 +178,7 @@ for step, fragment in (("r = phi(s')^T w            (VISR's reward)", "exploit =
 
 # %% [markdown]
 # (The library's ψ loss is the vector form ‖ψ(s, a, w) − y‖², which the paper's scalar
-# (ψᵀw − yᵀw)² is a projection of; notebook 04 builds the target y itself, as an exercise.)
+# (ψᵀw − yᵀw)² is a projection of; notebook 04a builds the target y itself, as an exercise.)
 #
 # One thing differs from the task while pretraining: the target is *absorbing*
 # (`TrainConfig.absorbing_target`). Reaching it ends nothing; the agent stays on it until the round

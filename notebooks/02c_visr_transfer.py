@@ -266,7 +266,7 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 #   how well the policy does.
 #
 # **Next.** Notebook 03 builds APT's reward, a particle estimate of entropy; 04 combines it with
-# VISR into APS, and paints a task for APS too.
+# VISR into APS; the painter above takes an APS learner as well (`zero_shot_painter(learner, maze)`).
 #
 # **Try it.** Paint a stripe across the maze, or a task in two far corners, and watch R² and the
 # score; set `maze = "fourroom"` in the parameters cell.

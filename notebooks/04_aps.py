@@ -391,7 +391,8 @@ print(f"* Eq. 6 from the two terms you built equals the library's reward: "
 #
 # Next: notebook 04a writes Algorithm 1 (the n-step target, an exercise, and the update in ten lines);
 # 04b puts APS on the grid (both reward terms as heatmaps, your seed of Figure 4, GPI at
-# work); then 04c (where zero-shot success gets lost), 04d (the capstone) and 05 (the ablations).
+# work); then 04c (where zero-shot success gets lost), 04d (the capstone), 04e (beyond the paper: the
+# variants that win the task-family study) and 05 (the ablations).
 
 # %%
 print(f"notebook wall time: {time.perf_counter() - notebook_start:.0f} s")

@@ -492,7 +492,8 @@ print(f"* {gpi_verdict}")
 # * GPI needs candidates scored on the same footing: APS's exploration return, carried by its vector
 #   cumulant along the skill's own $w$, favours the skill $w$ itself.
 #
-# Next: notebook 04c finds where APS's zero-shot success gets lost, and serves tasks you paint.
+# Next: notebook 04c finds where APS's zero-shot success gets lost. (To paint a task for APS, give notebook
+# 02c's painter an APS learner.)
 
 # %%
 print(f"notebook wall time: {time.perf_counter() - notebook_start:.0f} s")

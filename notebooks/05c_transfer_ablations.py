@@ -171,7 +171,7 @@ for loss in ("vector", "scalar"):
 # loss, $\psi(s, a, z_i)$ is trained only along $z_i$: its other directions keep what the initialisation
 # and shared weights put there, so $\psi(s, a, z_i)^\top w$ is roughly $z_i^\top w$ times skill $z_i$'s
 # own value plus noise, and the skill $w$ itself wins. With the vector loss, APS's cumulant carries its
-# exploration reward along the skill's own direction, $c = \phi(s') + r^{\text{kNN}} z$ (notebook 04,
+# exploration reward along the skill's own direction, $c = \phi(s') + r^{\text{kNN}} z$ (notebook 04b,
 # "GPI at work"), so again the candidate $z_0 = w$ collects the whole exploration return and wins. The
 # hypothesis cannot be tested on APS this way: GPI is switched off in effect. What the two losses do
 # differ in is the skill $w$'s own values, which the vector loss trains better here. $R^2$ around 0.2–0.3

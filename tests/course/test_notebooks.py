@@ -770,6 +770,42 @@ def check_printed_output(source, notebook) -> None:
 
 
 
+SECTION_REFERENCE = re.compile(r"\b(\d\d[a-z]?)(?:'s)?, (?:section )?[\"“]([^\"”]+)[\"”]")
+"""A reference to a notebook's section by its heading: 'notebook 04b, "GPI at work"' (as the learner page's
+table writes them: '04a, "Algorithm 1 in ten lines"')."""
+
+
+def headings(source) -> list[str]:
+    """The headings of `source`'s markdown cells, without their #s."""
+    return [line.lstrip("#").strip() for cell in jupytext.read(source).cells if cell.cell_type == "markdown"
+            for line in cell.source.splitlines() if re.match(r"#+ ", line)]
+
+
+def dangling_section_references(text: str) -> list[tuple[str, str]]:
+    """(notebook, heading) for each `SECTION_REFERENCE` in `text` that names no notebook, or no heading of it
+    (a heading may go on after the name: '(optional)')."""
+    by_number = {source.stem.split("_")[0]: source for source in SOURCES}
+    return [(number, title) for number, title in SECTION_REFERENCE.findall(text)
+            if number not in by_number or not any(heading == title or heading.startswith(f"{title} (")
+                                                  for heading in headings(by_number[number]))]
+
+
+@pytest.mark.parametrize("page", [*SOURCES, *DOCUMENTATION],
+                         ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_a_reference_to_a_notebooks_section_names_a_heading_it_has(page):
+    text = " ".join(page.read_text().split())
+    if page.suffix == ".py":
+        text = " ".join(cell.source for cell in jupytext.read(page).cells if cell.cell_type == "markdown")
+    assert dangling_section_references(text) == []
+
+
+def test_a_section_reference_to_the_wrong_notebook_is_caught():
+    assert dangling_section_references('(notebook 04b, "GPI at work")') == []
+    wrong = '(notebook 04, "GPI at work") and 01, "Generalised policy improvement"'
+    assert dangling_section_references(wrong) == [("04", "GPI at work")]
+    assert dangling_section_references('notebook 99, "Summary"') == [("99", "Summary")]
+
+
 def exercise_names(source) -> list[str]:
     """The exercises `source` asks the learner to write, in order (its starters' names without `my_`)."""
     return EXERCISE_STARTER.findall(source.read_text())
@@ -783,6 +819,13 @@ def test_every_exercise_is_found_and_has_a_solution():
     missing = {stem: sorted(set(names) - set(solutions.__all__)) for stem, names in found.items()}
     assert not {stem: names for stem, names in missing.items() if names}, \
         "add them to aps_teach/course/solutions.py"
+
+
+def test_the_course_pages_exercise_list_names_every_notebook_with_an_exercise():
+    """The course page's Exercises section lists each notebook that has one, by its number ('(04e)')."""
+    page = " ".join((ROOT / "docs" / "course.md").read_text().split("## Exercises", 1)[1].split())
+    listed = set(re.findall(r"\((\d\d[a-z]?)\)", page.split("Each starts from a function", 1)[0]))
+    assert listed == {source.stem.split("_")[0] for source in SOURCES if exercise_names(source)}
 
 
 @pytest.mark.parametrize("source", [s for s in SOURCES if exercise_names(s)], ids=lambda path: path.stem)
