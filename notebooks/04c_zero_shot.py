@@ -19,13 +19,12 @@
 # $\psi(s, a, w)^\top w$ (with GPI). Notebook 04 showed APS falling short of that promise on the key
 # levels. This notebook takes the promise apart.
 #
-# **What you will be able to do.** Test the three links zero-shot success needs, named as the library's
-# zero-shot blame (`blame.zero_shot_blame`) names them: **phi** (can a reward linear in $\phi$ make the
-# target worth walking to?), **identification** (does least squares on the agent's own data find that
-# reward?) and **psi** ($\psi$ and GPI acting on it), with an oracle task and an exact planner; read the
-# library's verdict per method and level, and say why a second route through the same links can name
-# another; then decide, from a pre-registered experiment and one live seed, which of three explanations of
-# APS's zero-shot loss on the easy level holds. (Painting a task of your own on a maze is notebook 02c's;
+# **What you will be able to do.** Test the three links zero-shot success needs, as `blame.zero_shot_blame`
+# names them: **phi** (can a reward linear in $\phi$ make the target worth walking to?),
+# **identification** (does least squares on the agent's own data find that reward?) and **psi** ($\psi$
+# and GPI acting on it), with an oracle task and an exact planner; read the library's verdict per run; then
+# decide, from a pre-registered experiment and one live seed, which of three explanations of APS's
+# zero-shot loss on the easy level holds. (Painting a task of your own on a maze is notebook 02c's;
 # its painter takes any learner, APS's too.)
 #
 # **How long.** About 60 minutes of study: reading what it says and prints, its figures, predictions and
@@ -107,6 +106,7 @@ from aps_teach.studies import plots as study_plots
 from aps_teach.studies.zero_shot_loss import COLUMNS as LOSS_COLUMNS
 from aps_teach.studies.zero_shot_loss import KNN_FEATURE, WITH_KNN, WITHOUT_KNN, explanation
 from aps_teach.studies.zero_shot_loss import effects as loss_effects
+from aps_teach.studies.zero_shot_loss import successes as loss_successes
 
 config = TrainConfig(progress=False, learning_starts=learning_starts)
 levels = ("easy", "hard")
@@ -173,10 +173,9 @@ print("committed Figure 4 sweep, zero-shot on hard: every pretrained method at 0
 # ($P_\text{id}$ or $O$), and the verdict lines say which.
 #
 # First, the four reward-free pretrainings: VISR and APS on both levels, with the budget, configuration
-# and seed of the committed sweep's seed-0 runs (and of notebook 04b's live runs).
+# and seed of the committed sweep's seed-0 runs.
 #
 # **Predict.** For each of the four runs, which link will the library blame: phi, identification or psi?
-# Write your four guesses down before the next two cells run.
 
 # %%
 pretrained = {}
@@ -388,13 +387,12 @@ plt.show()
 # where a path stops short of the target, look for such an arrow under its last cell.
 #
 # Read a verdict by its link. **phi**: even the optimal policy for the best reward $\phi$ can express does
-# not walk to the target; more pretraining or another `feature_dim` (notebook 05b) change what $\phi$
-# expresses. **psi**: the fitted reward leads to the target, but $\psi$ and GPI do not act on it; $\psi$
-# was trained on skills drawn at random, and fine-tuning, the paper's fix, trains it on the task reward.
-# **identification**: the oracle's fit works and the identified one does not; look at the "paid 10"
-# column, and try more `identify_steps`. With no target reward in the data, identification has failed
-# whatever else holds, and the oracle route cannot show it where the oracle $w$ fails too: hence `blame`'s
-# rule, and its best-case-$w$ ceiling for the link that would still have stopped the agent.
+# not walk to the target (more pretraining or another `feature_dim` changes $\phi$). **psi**: the fitted
+# reward leads to the target, but $\psi$ and GPI do not act on it; fine-tuning, the paper's fix, trains
+# $\psi$ on the task reward. **identification**: the oracle's fit works and the identified one does not
+# (look at the "paid 10" column). With no target reward in the data, identification has failed whatever
+# else holds: hence `blame`'s rule, and its best-case-$w$ ceiling for the link that would still have stopped
+# the agent.
 #
 # **Explain it.** Compare the two planner columns (the line "more often absorbing" sums them). Why can the
 # planner reach the target more often with the target absorbing than when it ends the episode, for the
@@ -411,15 +409,17 @@ plt.show()
 #
 # ## What costs APS zero-shot success on easy
 #
-# The line "aps on easy" above names the link: $\phi$ and identification lose little, $\psi$ loses most. But
-# why does APS's $\psi$ fail where VISR's succeeds? The course offered three explanations: $\psi$'s values
-# hold the kNN term's return, near 0 at the crowded target (a skill that reaches it stays, and its copies
-# crowd the batch), so the greedy policy turns away from it; the distance normaliser weighs that return up
-# (notebook 04d); APS's own data (notebook 05c's X → Y). One experiment decides between them. The variant
-# with the kNN reward as a successor feature of its own (`knn_feature`, notebook 04e) can act zero-shot on
-# the same $\psi$ with the kNN return in its values, $Q = \psi^\top (w, 1)$, the values the paper's APS acts
-# on, or without it, $Q = \psi^\top (w, 0)$: the first explanation, tested with everything else held fixed.
-# The cell runs it live on one seed.
+# The line "aps on easy" above names the link: $\psi$ loses most. But why does APS's $\psi$ fail where
+# VISR's succeeds? The course offered three explanations: $\psi$'s values hold the kNN term's return, near
+# 0 at the crowded target, so the greedy policy turns away from it; the distance normaliser weighs that
+# return up (notebook 04d); APS's own data (notebook 05c's X → Y). One experiment decides between them.
+#
+# The paper's APS folds the kNN return into $\psi^\top w$. The experiment uses a variant that keeps it
+# apart (notebook 04e builds it): the kNN reward gets a successor feature of its own, a column of $\psi$
+# beside $\phi$'s $d$ (`AgentConfig(knn_feature=True)`), trained on the same Eq. 6 reward. It can act on the
+# same $\psi$ with the kNN return in its values, $Q = \psi^\top (w, 1)$, as the paper's APS does, or without
+# it, $Q = \psi^\top (w, 0)$: the first explanation, tested with everything else held fixed. The cell runs
+# it live on one seed.
 #
 # **Predict.** Without the kNN return in its values, will the same agent's zero-shot success on easy rise
 # towards VISR's?
@@ -437,11 +437,10 @@ print(f"APS with the kNN feature on easy, seed {seed} ({time.perf_counter() - ti
       f"success {said}")
 
 # %% [markdown]
-# One seed is one sample. The experiment itself ran on ten seeds no study had used (20-29), its protocol,
-# comparisons and decision rule committed before it ran (`docs/preregistration/zero_shot_loss.md`): the
-# values factor above, the normaliser, and the data (the same learner trained on VISR's replay, never
-# acting), each varied alone, beside the paper's APS and VISR. The figure and the lines below are read from
-# its committed results; the decision is the registered rule's, printed by `zero_shot_loss.explanation`.
+# One seed is one sample. The experiment ran on ten fresh seeds (20-29), its decision rule committed first
+# (`docs/preregistration/zero_shot_loss.md`): the values, the normaliser, and the data (the learner trained
+# on VISR's replay), each varied alone, beside the paper's APS and VISR. The lines below are read from its
+# committed results; the decision is the registered rule's (`zero_shot_loss.explanation`).
 
 # %%
 loss_rows = read_rows(course.committed_result("zero_shot_loss/zero_shot_loss.csv"), LOSS_COLUMNS)
@@ -451,44 +450,40 @@ for effect in loss_effects(loss_rows):
     print(f"{effect.name}: {effect.mean:+.2f} [{effect.low:+.2f}, {effect.high:+.2f}] over {effect.seeds} "
           f"seeds: {effect.verdict}")
 print("\n".join(explanation(loss_rows)))
+found = loss_successes(loss_rows)
+print(f"zero-shot success, mean over {', '.join(map(str, sorted({len(s) for s in found.values()})))} seeds, "
+      "values with / without the kNN return: " + "; ".join(
+          f"{arm} " + " / ".join(f"{np.mean(list(found[arm, values].values())):.2f}" if (arm, values) in found
+                                 else "-" for values in (WITH_KNN, WITHOUT_KNN))
+          for arm in dict.fromkeys(arm for arm, _ in found)))
 
 # %% [markdown]
-# **Explain it.** None of the three explanations survives ten fresh seeds: with the values with or without
-# the kNN return, the normaliser on or off, its own data or VISR's, the learner scores about 0.4 where VISR
-# scores about 0.9. What is left that differs between APS's learner and VISR's, and why could no choice of
-# values at zero-shot time undo it?
+# **Explain it.** None of the three explanations survives ten fresh seeds (the last line above): with or
+# without the kNN return in its values, the normaliser on or off, the learner scores about 0.4 where VISR
+# scores about 0.9; VISR's data do not lift it (about 0.4 acting without the kNN return, 0.00 with it: the
+# one factor that moves it, the other way). What is left that differs between APS's learner and VISR's, and
+# why could no choice of values at zero-shot time undo it?
 #
 # <details><summary>Answer</summary>
 #
-# How $\psi$ was trained. While pretraining, every TD target bootstraps on the action that is greedy for the
-# whole reward, $\phi(s')^\top w$ plus the kNN term: even the part of $\psi$ that predicts $\phi$ holds the
-# successor features of a policy that chases the kNN term, not of one that pursues $\phi^\top w$ alone.
-# Leaving the kNN column out at zero-shot time changes which return is summed, not the policy the sums were
-# learned for. That is a hypothesis this experiment does not test; the explore-conditioned variant of 04e,
-# whose $\psi$ also learns the policy with no exploration weight, is built on it, and on easy's target it
-# recovers part of the gap (`docs/studies.md`). The experiment also found what VISR's data do: trained on
-# them, the learner scores 0.00 on every seed when it acts with the kNN return, and as on its own data
-# without it. Compare what one seed said above with what ten say.
+# How $\psi$ was trained. Every TD target bootstraps on the action greedy for the whole reward, $\phi^\top w$
+# plus the kNN term: even the part of $\psi$ that predicts $\phi$ holds the successor features of a policy
+# that chases the kNN term. Leaving the kNN column out at zero-shot time changes which return is summed, not
+# the policy the sums were learned for. This experiment does not test that; the explore-conditioned variant
+# of 04e is built on it. Compare what one seed said above with what ten say.
 # </details>
 #
 # ## Summary
 #
-# * Zero-shot success needs three links, named as the library's `blame` names them: phi, identification
-#   and psi. An oracle $w$ and an exact planner test each; `blame.zero_shot_blame` splits the success lost
-#   through the planner on the identified fit, the oracle route through $\psi$ under the oracle $w$, and
-#   the verdict lines say why they differ where they do.
-# * The fitted reward can make the target worth reaching only to an agent that may stay there, as in
-#   pretraining; the planner's line above counts the start cells under each protocol.
+# * Zero-shot success needs three links, phi, identification and psi; an oracle $w$ and an exact planner
+#   test each, and `blame.zero_shot_blame` names the one that lost most, by two routes.
 # * On easy, $\psi$ is where APS loses zero-shot success, and a pre-registered experiment on ten fresh
-#   seeds rules out the three explanations the course had given: the kNN return in $\psi$'s zero-shot
-#   values, the distance normaliser, APS's own data. VISR's data even hurt, when the kNN return stays in the
-#   values. What remains, untested, is the policy $\psi$'s targets were learned for.
+#   seeds rules out the three explanations the course had given; VISR's data even hurt, when the kNN return
+#   stays in the values. What remains, untested, is the policy $\psi$'s targets were learned for.
 # * One seed can say the opposite of ten: read a live run against the committed intervals.
 #
 # Next: notebook 04d, the capstone, has you write APS's reward and vMF loss and judges the agent they
-# train; notebooks 05, 05b and 05c then run the ablations (reward weights, k, shared encoder, feature size,
-# GPI, SF loss) as small resumable sweeps, and `docs/command-line.md` lists the command-line tools
-# (`aps-teach gridworld run`, `sweep`, `transfer`) behind every number here.
+# train; notebooks 05, 05b and 05c run the ablations.
 
 # %%
 print(f"notebook wall time: {time.perf_counter() - notebook_start:.0f} s")

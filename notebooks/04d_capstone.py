@@ -259,10 +259,10 @@ print(normaliser_verdict)
 # quantity whose mean is 1 averages below $\log 2$; the lines above print both). That is a change of weight,
 # not of form: with the normaliser the exploration term outweighs $\phi(s')^\top w$ about 2.5 to 1, without it
 # about 1.3 to 1 (seeds 0-2 alike). Does the weight decide zero-shot success? On seeds 0-2 APS scored 0.28,
-# 0.00 and 0.13 with the normaliser, 1.00, 0.67 and 0.00 without it, and so looked like it. Ten fresh seeds
+# 0.00 and 0.13 with the normaliser, 1.00, 0.67 and 0.00 without it, and so looked like it. Fresh seeds
 # say otherwise: in notebook 04c's pre-registered experiment the paper's APS scored 0.61 [0.38, 0.81]
 # without the normaliser and 0.38 [0.17, 0.59] with it, a paired difference of +0.23 [-0.09, +0.55], no
-# effect shown; VISR scored 0.89. Three seeds suggested an effect; ten do not confirm it.
+# effect shown; VISR scored 0.89. Three seeds suggested an effect; the fresh ones do not confirm it.
 
 # %% [markdown]
 # ## What this run found

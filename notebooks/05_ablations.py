@@ -29,7 +29,7 @@
 # as a mean with a 95% interval, a dot for every run and a verdict computed from the numbers; test whether
 # APS's shared encoder and its number of neighbours $k$ matter, and read a null result for what it is.
 #
-# **How long.** About 51 minutes of study: reading what it says and prints, its figures and questions, two
+# **How long.** About 52 minutes of study: reading what it says and prints, its figures and questions, two
 # exercises and their sweeps, about 1.5 minutes of CPU in teaching mode, about a minute of wall time on two
 # free cores and several on a busy machine (the last cell prints this run's wall and CPU time). Sweep
 # results are kept on disk, so running a cell again costs nothing.
@@ -169,8 +169,10 @@ print(f"methods with a fine-tuned success above 0 on hard in some run: {solved o
 # On the easy level VISR's zero-shot success is already close to its fine-tuned success; APT's and APS's
 # are far below theirs. APT's pretrained policy carries no task at all (its $w$ is fixed), so there is
 # nothing to infer and only fine-tuning can point it at the target. APS identifies the task like VISR,
-# and notebook 04c found its features and task inference sound on the easy level: its policy is where
-# zero-shot success is lost, pulled away from the target by its own exploration return. On the hard
+# and notebook 04c found its features and task inference sound on the easy level: its policy ($\psi$ and
+# GPI) is where zero-shot success is lost. Why is still open: 04c's pre-registered experiment ruled out the
+# course's three explanations (the kNN return in $\psi$'s values, the distance normaliser, APS's own data),
+# and what remains untested is the policy $\psi$'s targets were learned for. On the hard
 # level every pretrained method is at 0 zero-shot and VISR and APS stay at 0 after fine-tuning, in every
 # seed (the last line names the only methods that ever solved it). An ablation of APS measured by success
 # on the hard level would compare zeros with zeros: it could not tell any two variants apart.

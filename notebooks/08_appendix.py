@@ -223,7 +223,7 @@ print(f"reproduction: {reproduction}")
 
 # %% [markdown]
 # A differing row is not a bug: the file was written on one 2-core CPU with one PyTorch build, and the
-# last section showed what one ulp becomes. Compare it with the spread of the file's ten seeds instead,
+# last section showed what one ulp becomes. Compare it with the spread of the file's seeds instead,
 # as notebook 04b does with its bars.
 #
 # ## Sweeps: specs, keys and resuming

@@ -342,6 +342,14 @@ def check_printed_output(source, notebook) -> None:
             in printed
         assert "H3 (aps, kNN feature beats both parents, detour-1m): beats both parents, robust to leaving " \
             "out any one class" in printed
+        # H4 beside the 90% interval its equivalence is read from; the readings Welch's interval turns over
+        assert "H4, detour-256k, aps, explore-conditioned against aps, kNN feature, explore weight 0.5: " \
+            "+0.000 [-0.053, +0.057], 90% [-0.045, +0.047]: equivalent" in printed
+        assert len(re.findall(r"^marginal: ", printed, re.MULTILINE)) == 3
+        assert "marginal: detour-1m, aps, explore-conditioned against both parents: beats both parents, " \
+            "robust to leaving out any one class; under Welch's interval: beats both parents, not robust " \
+            "(overturned without: behind B)" in printed
+        assert re.search(r"^committed: deep, 3 seeds each, ", printed, re.MULTILINE)  # the probe study's
     if source.stem == "04b_aps_gridworlds":
         printed = _printed(notebook)
         assert "figure4.csv: 600 rows, 10 seeds" in printed  # the committed sweep, read again
@@ -418,6 +426,19 @@ def check_printed_output(source, notebook) -> None:
         assert "values: without the kNN return: -0.03 [-0.22, +0.16] over 10 seeds: no effect shown" \
             in printed
         assert "data: VISR's: -0.42 [-0.70, -0.15] over 10 seeds: lowers it" in printed
+        # each arm's mean, which the Explain-it reads: about 0.4 for the kNN-feature learner whatever its
+        # values, normaliser or (acting without the kNN return) data; 0.00 on VISR's data with it; VISR 0.9
+        (line,) = re.findall(r"^zero-shot success, mean over 10 seeds, values with / without the kNN return: "
+                             r"(.+)$", printed, re.MULTILINE)
+        means = {}
+        for cell in line.split("; "):
+            arm, with_knn, _, without = cell.rsplit(" ", 3)
+            pairs = (("with", with_knn), ("without", without))
+            means.update({(arm, values): float(mean) for values, mean in pairs if mean != "-"})
+        visr_data = ("visr->aps, kNN feature", "with")
+        about = {key: mean for key, mean in means.items() if "kNN feature" in key[0] and key != visr_data}
+        assert len(about) == 5 and all(abs(mean - 0.4) <= 0.05 for mean in about.values()), about
+        assert means[visr_data] == 0.0 and round(means["visr", "without"], 1) == 0.9
         assert "VISR against the paper's APS: +0.51 [+0.27, +0.73] over 10 seeds: raises it" in printed
         assert "explanation: the factors that move it, each as found: data" in printed
     if source.stem == "04d_capstone":
@@ -650,8 +671,12 @@ def check_printed_output(source, notebook) -> None:
                 f"{said[a_low > v_high]}; APS beats both: {said[s_low > max(v_high, a_high)]}", (level, keys)
             wins += [(level, keys)] if v_low > a_high else []
         assert wins == [("easy", "1"), ("hard", "1"), ("deep", "1")]
-        # the held-out test: each committed part's verdict follows from its two intervals
-        diff = r"[+-]\d\.\d{3} \[([+-]\d\.\d{3}), [+-]\d\.\d{3}\] ([\w ]+)"  # its low end, its reading
+        # the held-out test, led by the registered outcome; each committed part's verdict follows from its
+        # two intervals
+        lead = "H1: does not hold; H2: holds on fork-256k only"
+        assert lead in printed and printed.index(lead) < printed.index("detour-256k, ")
+        number = r"[+-]\d\.\d{3}"
+        diff = rf"{number} \[({number}), {number}\] ([\w ]+)"  # its low end, its reading
         held = re.findall(rf"^(detour-256k|fork-256k|detour-1m), (aps, [\w -]+): (beats [\w ]+)(, robust to "
                           rf"leaving out any one class|, not robust \(overturned without: [\w ;]+\))? "
                           rf"\(against VISR {diff}; against APT {diff}\)$", printed, re.MULTILINE)
@@ -666,15 +691,42 @@ def check_printed_output(source, notebook) -> None:
             assert bool(robust) == (verdict == "beats both parents")  # only a win is read class by class
             assert (v_reading == "above") == above["visr"] and (a_reading == "above") == above["apt"]
         # the registered hypotheses: a variant holds on a part only with a robust win there
-        assert "H1 (aps, explore-conditioned beats both parents; detour-256k, fork-256k): does not hold " \
-            "[detour-256k: beats apt only; fork-256k: beats both parents, not robust (overturned without: " \
-            "behind A; behind B; behind A with purple)]" in printed
-        assert "H2 (aps, kNN feature beats both parents; detour-256k, fork-256k): holds on fork-256k only " \
-            "[detour-256k: beats apt only; fork-256k: beats both parents, robust to leaving out any one " \
-            "class]" in printed
-        for contender in ("aps, explore-conditioned", "aps, kNN feature"):  # the larger budget, secondary
-            assert f"H3 ({contender} beats both parents; detour-1m): beats both parents, robust to " \
-                "leaving out any one class" in printed
+        assert "H1 (aps, explore-conditioned beats both parents; detour-256k, fork-256k): does not hold\n" \
+            in printed
+        assert "H2 (aps, kNN feature beats both parents; detour-256k, fork-256k): holds on fork-256k only\n" \
+            in printed
+        assert "fork-256k, aps, explore-conditioned: beats both parents, not robust (overturned without: " \
+            "behind A; behind B; behind A with purple)" in printed
+        for contender in ("aps, explore-conditioned", "aps, kNN feature"):  # the larger budget, secondary: H3
+            assert f"detour-1m, {contender}: beats both parents, robust to leaving out any one class (" \
+                in printed
+        # H4 and H5 with the 90% interval an equivalence is read from; the equal-budget DQN above the variants
+        assert "H4, detour-256k, aps, explore-conditioned against aps, kNN feature, explore weight 0.5: " \
+            "+0.000 [-0.053, +0.057], 90% [-0.045, +0.047]: equivalent" in printed
+        assert "H5, detour-1m, aps against visr: -0.003 [-0.056, +0.054], 90% [-0.048, +0.044]: equivalent" \
+            in printed
+        assert "H5, fork-256k, aps against visr: " in printed
+        dqn = re.findall(rf"^(detour-256k|fork-256k), against DQN given the whole budget on the task's "
+                         rf"reward \((\d) tasks, one per class\): aps, explore-conditioned {number} "
+                         rf"\[{number}, ({number})\] (\w+); aps, kNN feature {number} "
+                         rf"\[{number}, ({number})\] (\w+)$",
+                         printed, re.MULTILINE)
+        assert [(part, tasks, reading, other) for part, tasks, _, reading, _, other in dqn] == [
+            ("detour-256k", "7", "below", "below"), ("fork-256k", "9", "below", "below")]
+        assert all(float(high) < 0 for _, _, high, _, other, _ in dqn for high in (high, other))
+        # the three registered readings Welch's interval turns over, each printed as marginal
+        marginal = re.findall(r"^marginal: ([\w-]+), (.+?): (.+); under Welch's interval: (.+)$", printed,
+                              re.MULTILINE)
+        assert [(part, reading.split(",")[0]) for part, reading, *_ in marginal] == [
+            ("detour-256k", "H4"), ("detour-1m", "aps"), ("detour-1m", "H5")]
+        assert marginal[1][2:] == ("beats both parents, robust to leaving out any one class",
+                                   "beats both parents, not robust (overturned without: behind B)")
+        assert "3 of 12 registered readings turn over under Welch's interval, 0 of them a verdict H1 or H2 " \
+            "is decided from" in printed
+        behind_b = re.findall(r"^(detour-256k|detour-1m), fine-tuned, mean over seeds behind B \(4 tasks\): "
+                              r"visr (-?\d\.\d\d), .*, aps, kNN feature, explore weight 0.5 (-?\d\.\d\d),",
+                              printed, re.MULTILINE)
+        assert behind_b == [("detour-256k", "-0.00", "-0.00"), ("detour-1m", "-0.00", "0.26")]
         assert "APS beats both: holds" not in printed
         assert "easy: P(APS > VISR) fine-tuned 0.45 [0.38, 0.52], zero-shot 0.26 [0.21, 0.30]; P(APS > " \
             "APT) fine-tuned 0.65 [0.59, 0.71]; fine-tuned, APS above VISR more often than not: does not " \
@@ -768,6 +820,77 @@ def check_printed_output(source, notebook) -> None:
         assert "Atari results committed in this repository: none" in printed
 
 
+
+
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                "nine": 9, "ten": 10}
+PROSE_SEEDS = re.compile(rf"(?<![\w.-])(\d+|{'|'.join(NUMBER_WORDS)})(?: (?:fresh|more|new|other))? seeds\b",
+                         re.IGNORECASE)
+"""A seed count in a notebook's prose: '10 seeds', 'three seeds', 'ten fresh seeds'."""
+
+
+def printed_seed_counts(printed: str) -> set[int]:
+    """Every count of seeds (or runs) a notebook's output states: 'N seeds', 'k of N', '(n=N)', '(N)' after an
+    interval, 'seeds A-B', 'seeds [a, b, c]'."""
+    found = {int(n) for n in re.findall(r"\b(\d+) (?:[\w-]+ )?seeds?\b", printed)}
+    found |= {int(n) for n in re.findall(r"\b\d+ of (\d+)\b", printed)}
+    found |= {int(n) for n in re.findall(r"\(n ?= ?(\d+)\)|\] \((\d+)\)", printed) for n in n if n}
+    found |= {int(last) - int(first) + 1 for first, last in re.findall(r"\bseeds? (\d+)-(\d+)", printed)}
+    found |= {len(seeds.split(",")) for seeds in re.findall(r"\bseeds? \[([\d, ]+)\]", printed)}
+    return found
+
+
+def _prose(notebook) -> str:
+    return " ".join(" ".join(c.source for c in notebook.cells if c.cell_type == "markdown").split())
+
+
+def unprinted_seed_counts(notebook) -> list[str]:
+    """The seed counts `notebook`'s prose names that none of its cells' outputs states."""
+    printed = printed_seed_counts(_printed(notebook))
+    return [found[0] for found in PROSE_SEEDS.finditer(_prose(notebook))
+            if int(NUMBER_WORDS.get(found[1].lower(), found[1])) not in printed]
+
+
+PROSE_OUTCOME = re.compile(r"\b(H\d)\b(?: \([^)]*\))? (does not hold|holds on `?[\w-]+`? only|holds)\b")
+"""A registered hypothesis's outcome stated in prose: 'H1 does not hold', 'H2 holds on `fork-256k` only'."""
+VERDICT_WORDS = ("equivalent", "marginal")
+"""Readings prose may state only where the notebook prints a reading of that kind."""
+
+
+def unprinted_verdicts(notebook) -> list[str]:
+    """The outcomes and verdict words `notebook`'s prose states that its output does not: each hypothesis's
+    outcome must be printed on a line of that hypothesis, each of `VERDICT_WORDS` somewhere."""
+    prose, printed = _prose(notebook), _printed(notebook)
+    missing = [f"{h} {outcome}" for h, outcome in PROSE_OUTCOME.findall(prose)
+               if not re.search(rf"^{h}\b.*?: {re.escape(outcome.replace('`', ''))}", printed, re.MULTILINE)]
+    return missing + [word for word in VERDICT_WORDS if re.search(rf"\b{word}\b", prose, re.IGNORECASE)
+                      and word not in printed]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
+def test_the_prose_names_only_seed_counts_and_verdicts_its_cells_print(source):
+    """A seed count ('three seeds'), a hypothesis's outcome ('H2 holds on `fork-256k` only') or a verdict word
+    ('equivalent', 'marginal') in a notebook's prose is printed by its committed run (04e once said 'five
+    seeds' of a study with 3)."""
+    notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    assert unprinted_seed_counts(notebook) == []
+    assert unprinted_verdicts(notebook) == []
+
+
+def test_the_prose_checks_catch_a_count_or_verdict_nothing_printed():
+    def notebook(prose: str, printed: str):
+        code = nbformat.v4.new_code_cell("print()")
+        code.outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed)]
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(prose), code])
+
+    said = "Measured on five seeds; **H1 does not hold; H2 holds on `fork-256k` only**, equivalent."
+    assert unprinted_seed_counts(notebook(said, "committed: deep, 3 seeds each")) == ["five seeds"]
+    assert unprinted_seed_counts(notebook(said, "probes: seeds [0, 1, 2, 3, 4]")) == []
+    assert unprinted_seed_counts(notebook(said, "success 0.93 [0.86, 0.98] (5)")) == []
+    assert unprinted_verdicts(notebook(said, "H1: does not hold\nH2: holds on detour-256k only")) == [
+        "H2 holds on `fork-256k` only", "equivalent"]
+    printed = "H1 (x): does not hold\nH2: holds on fork-256k only\nequivalent"
+    assert unprinted_verdicts(notebook(said, printed)) == []
 
 
 SECTION_REFERENCE = re.compile(r"\b(\d\d[a-z]?)(?:'s)?, (?:section )?[\"“]([^\"”]+)[\"”]")
