@@ -386,6 +386,8 @@ KNN_REWARD = Exercise("knn_reward", _knn_reward, _knn_cases, (
      _knn_variant(np.log1p, include_self=True, extra=1)),
     ("the distance to the k-th nearest alone: average the distances to all k nearest",
      _knn_variant(np.log1p, reduce=lambda nearest, axis: nearest[:, -1])),
+    ("the log inside the mean, mean(log(1 + d)): average the k distances first, then log(1 + mean)",
+     _knn_variant(np.asarray, reduce=lambda nearest, axis: np.log1p(nearest).mean(axis))),
 ), kind="function")
 
 
@@ -564,6 +566,8 @@ APS_REWARD = Exercise("aps_reward", _aps_reward, _aps_reward_cases, (
      lambda phi, w, h, k: _exploit(phi, w) + _knn_variant(np.asarray)(h, k)),
     ("the kNN term measured on phi instead of h: measure distances in h",
      lambda phi, w, h, k: _exploit(phi, w) + _knn_variant(np.log1p)(phi, k)),
+    ("`log` instead of `log1p` in the kNN term: it is log(1 + mean distance)",
+     lambda phi, w, h, k: _exploit(phi, w) + _knn_variant(np.log)(h, k)),
 ), kind="function")
 
 

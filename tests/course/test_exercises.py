@@ -225,6 +225,12 @@ def test_knn_reward(capsys):
     assert_named(capsys, check_knn_reward, "knn_reward", k_plus_one, "the k + 1 nearest with i itself")
     assert_named(capsys, check_knn_reward, "knn_reward", kth_only, "the k-th nearest alone")
 
+    def log_inside(particles, k):  # the mean of log(1 + d) over the k nearest, not log(1 + mean d)
+        dist = torch.cdist(particles, particles).fill_diagonal_(float("inf"))
+        return torch.log1p(dist.topk(k, largest=False).values).mean(1)
+
+    assert_named(capsys, check_knn_reward, "knn_reward", log_inside, "the log inside the mean")
+
 
 # successor-feature TD target (notebook 04) ---------------------------------------------------------
 
@@ -386,6 +392,8 @@ def test_aps_reward(capsys):
             torch.cdist(h, h).topk(k, 1, largest=False).values.mean(1)),
         "without the log(1 + .)": lambda phi, w, h, k: (phi * w).sum(1) + torch.expm1(
             torch.tensor(_aps_reward_loops(phi, w, h, k)) - (phi * w).sum(1)),
+        "`log` instead of `log1p`": lambda phi, w, h, k: (phi * w).sum(1) + torch.log(
+            torch.cdist(h, h).fill_diagonal_(float("inf")).topk(k, 1, largest=False).values.mean(1)),
     }
     for words, answer in wrong.items():
         assert_named(capsys, check_aps_reward, "aps_reward", answer, words)
