@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 SUBCOMMANDS = {
     "gridworld": ("run", "pretrain", "finetune", "evaluate", "sweep", "transfer", "study", "parts",
                   "families", "families-budget", "held-out", "zero-shot", "zero-shot-loss"),
-    "atari": ("run", "pretrain", "finetune", "evaluate", "sweep"),
+    "atari": ("run", "pretrain", "finetune", "evaluate", "sweep", "study", "compare"),
 }
 """Each command group's subcommands, as `aps-teach --help` lists them (kept here, not read from the groups'
 modules, so that --help imports no torch; tests/cli/test_cli.py holds them equal to the groups' own)."""

@@ -1,6 +1,7 @@
-"""The gridworld studies behind the results tables (docs/studies.md): each a sweep of whole runs
-(`aps_teach.grid.experiments`) that returns rows, drawn by `aps_teach.studies.plots` and run by `aps-teach
-gridworld study | parts | families | families-budget | held-out | zero-shot | zero-shot-loss`.
+"""The studies behind the results tables (docs/studies.md): each a sweep of whole runs
+(`aps_teach.grid.experiments`, `aps_teach.atari.sweep`) that returns rows, drawn by `aps_teach.studies.plots`
+and run by `aps-teach gridworld study | parts | families | families-budget | held-out | zero-shot |
+zero-shot-loss` and `aps-teach atari study | compare`.
 
     budget          how the default budgets were chosen: pretraining and fine-tuning steps, levels, mazes
     aps_parts       APS with one part changed per arm, beside VISR, APT, DQN and a random walk
@@ -12,5 +13,6 @@ gridworld study | parts | families | families-budget | held-out | zero-shot | ze
     ablations       the course's ablations of APS's reward weights and normaliser
     cross_training  Section 6's X -> Y: a learner trained on the replay another method fills
     probes          measurements of a pretrained learner (skill coverage, how Q depends on w)
+    atari_study     a pre-registered Atari study: its protocol read from the page, run part by part, compared
     plots           the studies' figures (the view of this layer)
 """

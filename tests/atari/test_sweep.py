@@ -17,6 +17,7 @@ from aps_teach.atari.sweep import expand_games, run_atari_sweep, run_dir, run_on
 from aps_teach.infra.executors import gpu_executor, make_executor
 from aps_teach.infra.sweeps import RunSpec, read_rows
 from tests.atari.test_train import tiny
+from tests.cli.test_commands import ATARI_TINY
 
 TIMING = ("run_seconds",)
 
@@ -173,3 +174,46 @@ def test_sweep_command_bad_input_writes_nothing(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
     assert main(["atari", "sweep", "--out", str(out), "--executor", "ray"]) == 2
     assert 'pip install "aps-teach[cluster]"' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--methods", "ppo"], "--methods 'ppo' is not valid; valid: visr, apt, aps, dqn, random"),
+    (["--atari.pretrain-update-period", "0"], "pretrain_update_period must be an integer >= 1"),
+    (["--atari.finetune-update-period", "-2"], "finetune_update_period must be an integer >= 1"),
+    (["--runs-at-once", "0"], "runs_at_once must be an integer >= 1"),
+    (["--first-seed", "-1"], "seed must be an integer >= 0"),
+])
+def test_atari_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, argv, message):
+    from aps_teach.cli.main import main
+
+    out = tmp_path / "sweep"
+    assert main(["atari", "sweep", "--out", str(out), "--games", "pong", *argv]) == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1
+    assert not out.exists()
+
+
+def test_replays_that_do_not_fit_together_are_refused_naming_their_sum(tmp_path, capsys, monkeypatch):
+    """Two runs at once each keep a replay: a sweep whose replays fit one at a time but not together is
+    refused before any run starts, naming the two replays' sum; more runs than cores is a warning."""
+    from aps_teach.atari import train
+    from aps_teach.cli.main import main
+    from aps_teach.infra import memory
+
+    atari = tiny().atari
+    one = train.replay_bytes(atari, 2, "finetune", "dqn")
+    monkeypatch.setattr(memory, "free_bytes", lambda device="cpu": int(1.5 * one))
+    out = tmp_path / "sweep"
+    argv = ["atari", "sweep", "--out", str(out), "--games", "pong", "--methods", "dqn", "--seeds", "2",
+            "--runs-at-once", "2", *ATARI_TINY]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    transitions = train._replay_rows(atari, 2, "finetune", "dqn") * 2
+    said = f"2 runs at once, finetune: 2 replays of {transitions:,} transitions needs {2 * one / 1e9:.1f} GB"
+    assert said in error and "or fewer runs at once" in error and error.count("\n") == 1
+    assert not out.exists()
+    with pytest.warns(UserWarning,
+                      match=r"3 runs at once x 1 threads each ask for 3 cores; this machine has"):
+        monkeypatch.setattr("os.cpu_count", lambda: 2)
+        monkeypatch.setattr(memory, "free_bytes", lambda device="cpu": None)
+        run_atari_sweep(["pong"], ["random"], 1, tiny(), tmp_path / "warned", runs_at_once=3, progress=False)

@@ -186,12 +186,13 @@ def test_atari_learner_uses_the_papers_settings_and_networks():
     cfg = agent_config(atari, "aps")
     assert (cfg.gamma, cfg.n_step, cfg.batch_size, cfg.lr, cfg.finetune_lr, cfg.adam_eps, cfg.max_grad_norm,
             cfg.target_update_period, cfg.gpi_samples, cfg.k, cfg.feature_dim) == \
-        (0.99, 10, 32, 1e-4, 1e-3, 1.5e-4, 10.0, 100, 10, 10, 5)
-    learner = AtariLearner(TINY, "aps", 6, seed=0)
+        (0.99, 10, 32, 1e-4, 1e-4, 1.5e-4, 10.0, 100, 10, 10, 5)
+    learner = AtariLearner(replace(TINY, finetune_lr=3e-4), "aps", 6, seed=0)
     assert type(learner.psi).__name__ == "AtariSuccessorFeatureNet" and learner.rep is None
     assert AtariLearner(atari, "aps", 6, 0).optimizer.param_groups[0]["betas"] == (0.8, 0.999)
+    assert learner.optimizer.param_groups[0]["lr"] == 1e-4
     learner.start_finetune()
-    assert learner.optimizer.param_groups[0]["lr"] == 1e-3
+    assert learner.optimizer.param_groups[0]["lr"] == 3e-4
     assert type(AtariLearner(TINY, "apt", 6, 0).rep).__name__ == "AtariFeatureNet"
     assert AtariLearner(TINY, "dqn", 6, 0).phi is None
 
