@@ -21,6 +21,7 @@ that mkdocs reports it and `mkdocs build --strict` fails, as on a broken link be
 import json
 import posixpath
 import re
+import tomllib
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -168,11 +169,19 @@ def on_post_page(output: str, page, config) -> str:
 HEADING = re.compile(r"<h1[^>]*>.*?</h1>", re.DOTALL)
 
 
+def release_tag(root: Path) -> str:
+    """The git tag the notebooks' install cell pins, v<pyproject.toml's version>, as
+    `aps_teach.course.build.release_tag` makes it (not imported: it would bring torch into every build): a
+    release that bumps the version moves the Colab links and the install cell together."""
+    return "v" + tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
+
+
 def launch_links(src_uri: str, config) -> str:
-    """Open in Colab (from the repository on GitHub, `repo_url`) and download links for a notebook page."""
+    """Open in Colab (the notebook as the release its install cell pins has it, from the repository on GitHub,
+    `repo_url`) and download links for a notebook page."""
     repo = (config.repo_url or "").rstrip("/").removeprefix("https://github.com/")
     name = posixpath.basename(src_uri)
-    colab = f"https://colab.research.google.com/github/{repo}/blob/main/{src_uri}"
+    colab = f"https://colab.research.google.com/github/{repo}/blob/{release_tag(repository(config))}/{src_uri}"
     return (f'<p class="launch"><a class="md-button" href="{colab}">Open in Colab</a> '
             f'<a class="md-button" href="{name}" download>Download {name}</a> '
             '<span class="launch-note">(Colab runs it once the repository is public: see '

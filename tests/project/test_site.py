@@ -159,3 +159,42 @@ def test_every_public_module_has_its_api_page_from_its_docstring(site):
         words = re.sub(r"[`*]", "", first).split()[:3]
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         assert " ".join(words) in " ".join(text.split()), module
+
+
+def load_hooks():
+    """docs/hooks.py as a module (mkdocs loads it by path, it is no package's)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_hooks", ROOT / "docs" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    return hooks
+
+
+def test_a_notebooks_colab_link_opens_the_release_its_install_cell_pins(site):
+    from aps_teach.course.build import REPOSITORY, install_requirement, release_tag
+
+    assert yaml.safe_load((ROOT / "mkdocs.yml").read_text())["repo_url"] == REPOSITORY
+    for path in NOTEBOOKS:
+        page = (site / "notebooks" / path.stem / "index.html").read_text()
+        colab = re.findall(r'href="(https://colab\.research\.google\.com/[^"]+)"', page)
+        assert colab == [f"https://colab.research.google.com/github/aps-teach/aps-teach/blob/{release_tag()}/"
+                         f"notebooks/{path.name}"], path.name
+        code = re.sub(r"<[^>]+>", "", page).replace("&quot;", '"')
+        assert f'"{install_requirement()}"' in code, path.name  # the install cell, as the page shows it
+
+
+def test_a_release_moves_the_colab_links_and_the_install_cell_together(tmp_path, monkeypatch):
+    """Both read the tag from pyproject.toml's version: bumped there, both follow."""
+    from types import SimpleNamespace
+
+    from aps_teach.course import build
+
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "aps-teach"\nversion = "9.8.7"\n')
+    (tmp_path / "mkdocs.yml").write_text("")
+    monkeypatch.setattr(build, "NOTEBOOK_DIR", tmp_path / "notebooks")
+    config = SimpleNamespace(repo_url=build.REPOSITORY, config_file_path=str(tmp_path / "mkdocs.yml"))
+    links = load_hooks().launch_links("notebooks/04_aps.ipynb", config)
+    assert build.install_requirement().endswith("@v9.8.7")
+    assert "/blob/v9.8.7/notebooks/04_aps.ipynb" in links
