@@ -188,6 +188,28 @@ def launch_links(src_uri: str, config) -> str:
             '<a href="../../course/#on-colab">On Colab</a>)</span></p>')
 
 
+SEARCH_EXCLUDE = ' data-search-exclude="1"'
+"""mkdocs-material's search leaves out an element with this attribute (and removes it from the page). Only
+elements that hold no element of their own tag: its parser forgets the exclusion at the first closing tag of
+the same name (a code cell's nested divs), so each part of a code cell is marked."""
+CODE_BLOCK = re.compile(r'<pre\b|<clipboard-copy\b|<div(?= class="(?:clipboard-copy-txt|jp-InputPrompt |'
+                        r'jp-OutputPrompt ))|<span(?= class="cell-tag")|<(?:span|div)(?= class="arithmatex")')
+UNMATHED = re.compile(r"<(pre|code|script|style)\b.*?</\1>", re.DOTALL)
+NOTEBOOK_MATH = re.compile(r"(?<![\\$])(\$\$[^<]+?\$\$|\$[^$<]+?(?<!\\)\$)")
+
+
+def on_page_content(html: str, page, config, files: Files) -> str:
+    """The page as it is, with its code left out of the search index: code blocks, a notebook's code cells
+    (their code, its copy for the copy button, their prompts and tags, their printed output) and equations
+    (arithmatex's on a docs page, a notebook's $ and $$ wrapped in a span for it), so that a search result
+    reads as prose, without raw LaTeX or code."""
+    html = CODE_BLOCK.sub(lambda match: match.group(0) + SEARCH_EXCLUDE, html)
+    if page.file.src_uri.endswith(".ipynb"):
+        html = outside([UNMATHED], html, lambda text: NOTEBOOK_MATH.sub(
+            lambda math: f"<span{SEARCH_EXCLUDE}>{math.group(0)}</span>", text))
+    return html
+
+
 def on_page_markdown(markdown: str, page, config, files: Files) -> str:
     """Each link written for GitHub, resolved in the repository, pointed at its place on the site."""
     if not page.file.src_uri.endswith(".md") or page.file.abs_src_path is None:  # a notebook (mkdocs-jupyter
@@ -218,11 +240,17 @@ def on_page_markdown(markdown: str, page, config, files: Files) -> str:
 
 def outside_code(markdown: str, change) -> str:
     """`change(markdown)` with its fenced blocks and code spans masked, then put back as written."""
+    return outside([FENCE, CODE_SPAN], markdown, change)
+
+
+def outside(patterns: list[re.Pattern], text: str, change) -> str:
+    """`change(text)` with what each pattern matches (in order) masked, then put back as written."""
     pieces = []
 
     def mask(match: re.Match) -> str:
         pieces.append(match.group(0))
         return f"\x00{len(pieces) - 1}\x00"
 
-    masked = CODE_SPAN.sub(mask, FENCE.sub(mask, markdown))
-    return MASK.sub(lambda mark: pieces[int(mark.group(1))], change(masked))
+    for pattern in patterns:
+        text = pattern.sub(mask, text)
+    return MASK.sub(lambda mark: pieces[int(mark.group(1))], change(text))

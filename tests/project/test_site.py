@@ -198,3 +198,22 @@ def test_a_release_moves_the_colab_links_and_the_install_cell_together(tmp_path,
     links = load_hooks().launch_links("notebooks/04_aps.ipynb", config)
     assert build.install_requirement().endswith("@v9.8.7")
     assert "/blob/v9.8.7/notebooks/04_aps.ipynb" in links
+
+
+def test_search_results_read_as_prose_without_latex_or_code(site):
+    """docs/hooks.py marks code blocks, a notebook's code cells (code, prompts, output) and equations for the
+    search plugin to leave out. The API pages are left as they are: a docstring about LaTeX may name it."""
+    entries = json.loads((site / "search" / "search_index.json").read_text())["docs"]
+    notebooks = [entry for entry in entries if entry["location"].startswith("notebooks/")]
+    assert {entry["location"].split("/")[1] for entry in notebooks} == {path.stem for path in NOTEBOOKS}
+    leaks = {"<pre>": "a code block or printed output", "In\xa0[": "a code cell's prompt",
+             "Copied!": "a copy button", "$": "a notebook's TeX", "\\(": "a page's TeX", "\\mathbb": "TeX",
+             "\\phi": "TeX", "\\top": "TeX", "print(f\"": "code"}
+    for entry in entries:
+        if entry["location"].startswith("reference/"):
+            continue
+        prose = re.sub(r"<code>.*?</code>", "", entry["text"])  # a name in a sentence stays searchable
+        found = [what for leak, what in leaks.items() if leak in prose]
+        assert found == [], (entry["location"], found, prose[:200])
+    page = next(entry["text"] for entry in notebooks if entry["location"] == "notebooks/04_aps/")
+    assert "APS keeps all of VISR's blue parts" in page  # the prose is still found
