@@ -217,3 +217,49 @@ def test_search_results_read_as_prose_without_latex_or_code(site):
         assert found == [], (entry["location"], found, prose[:200])
     page = next(entry["text"] for entry in notebooks if entry["location"] == "notebooks/04_aps/")
     assert "APS keeps all of VISR's blue parts" in page  # the prose is still found
+
+
+PAPERS = {"successor-features-and-gpi": ["1606.05312", "1901.10964"], "visr": ["1906.05030"],
+          "apt": ["2103.04551"], "aps": ["2108.13956"]}
+"""The papers the course builds (VISR, APT, APS, successor features and GPI), by their section on the
+references page, with their arXiv numbers."""
+
+
+def test_the_papers_are_linked_from_a_references_page_in_the_navigation(site):
+    assert {"Papers": "references.md"} in next(item for item in yaml.safe_load(
+        (ROOT / "mkdocs.yml").read_text())["nav"] if "Reference" in item)["Reference"]
+    page = (site / "references" / "index.html").read_text()
+    for section, numbers in PAPERS.items():
+        heading = re.search(rf'<h2 id="{section}">.*?(?=<h2 |</article>)', page, re.DOTALL)
+        assert heading, section
+        for number in numbers:
+            assert f'href="https://arxiv.org/abs/{number}"' in heading.group(0), (section, number)
+
+
+def test_cross_references_library_names_and_citations_are_links_that_resolve(site):
+    """docs/hooks.py (`link_references`) links "notebook 04a", `aps_teach.learner.tasks.fit_task` and
+    "Hansen et al., 2020" on every page; each link it makes reaches a page of the site, and its anchor an
+    element of that page."""
+    ids: dict[str, set[str]] = {}
+    made = {"notebooks": 0, "reference": 0, "references": 0}
+    for path in site.rglob("index.html"):
+        here = path.parent.relative_to(site).as_posix().removeprefix(".")
+        article = re.search(r"<article[^>]*>(.*)</article>", path.read_text(), re.DOTALL)
+        for href, anchor in re.findall(r'<a href="((?:\.\./)*[\w./-]*/)(?:#([^"]*))?"', article.group(1)):
+            target = posixpath.normpath(posixpath.join(here, href))
+            if target.split("/")[0] not in made:
+                continue
+            made[target.split("/")[0]] += 1
+            built = site / target / "index.html"
+            assert built.is_file(), (here, href)
+            if target not in ids:
+                ids[target] = set(re.findall(r'\bid="([^"]+)"', built.read_text()))
+            assert not anchor or anchor in ids[target], (here, href, anchor)
+    assert made["notebooks"] > 200 and made["reference"] > 200 and made["references"] >= 5, made
+    aps = (site / "notebooks" / "04_aps" / "index.html").read_text()
+    assert 'notebook <a href="../04b_aps_gridworlds/">04b</a> runs one seed' in aps
+    assert r"\text{notebook 02}" in aps  # an equation is left as written
+    learner = (site / "learner" / "index.html").read_text()
+    assert ('<a href="../reference/aps_teach.learner.tasks/#aps_teach.learner.tasks.gpi_action_values">'
+            "<code>learner.tasks.gpi_action_values</code></a>") in learner
+    assert '<a href="references/#visr">Hansen et al., 2020</a>' in (site / "index.html").read_text()
