@@ -1,5 +1,5 @@
 """The course website in a real browser: headless Chromium (Debian's chromium and chromium-driver, through
-Selenium) loads the home page, a notebook page per part of the course, the studies page and the
+Selenium) loads the home page, every notebook's page, the studies, learner and references pages and the
 pre-registration from the built site served on 127.0.0.1, waits for MathJax, and fails on what a reader would
 see broken: TeX left untypeset, a figure wider than the text column or drawn smaller than it is with no way
 to open it full size, a list rendered as part of a paragraph, a blank band (a strip of the column with nothing
@@ -26,11 +26,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-PAGES = ["", "notebooks/00_gridworlds/", "notebooks/02_visr/", "notebooks/03_apt/", "notebooks/04_aps/",
-         "notebooks/04c_zero_shot/", "notebooks/05_ablations/", "notebooks/06_atari/",
-         "notebooks/07_synthesis/", "studies/", "learner/", "preregistration/held_out/"]
-"""The home page, one notebook per part of the course (the gridworlds, VISR, APT, APS, zero-shot, ablations,
-Atari, the synthesis), the pages with the most tables and figures, and the pre-registration."""
+PAGES = ["", *(f"notebooks/{path.stem}/" for path in sorted((ROOT / "notebooks").glob("*.ipynb"))),
+         "studies/", "learner/", "preregistration/held_out/", "references/"]
+"""The home page, every notebook (a defect of one equation or one printed table is a notebook's own), the
+pages with the most tables and figures, the pre-registration and the references."""
 
 if not (CHROMIUM and DRIVER):
     if os.environ.get("APS_TEACH_BROWSER") == "1":
