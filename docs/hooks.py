@@ -337,9 +337,35 @@ def search_prose(html: str, page) -> str:
     reads as prose, without raw LaTeX or code."""
     html = CODE_BLOCK.sub(lambda match: match.group(0) + SEARCH_EXCLUDE, html)
     if page.file.src_uri.endswith(".ipynb"):
-        html = outside([UNMATHED], html, lambda text: NOTEBOOK_MATH.sub(
-            lambda math: f"<span{SEARCH_EXCLUDE}>{math.group(0)}</span>", text))
+        html = outside([UNMATHED], html, lambda text: NOTEBOOK_MATH.sub(math_for_search, text))
     return html
+
+
+def math_for_search(match: re.Match) -> str:
+    """A notebook's equation, left out of the search index; an inline one followed by its plain text for the
+    index alone (`hidden`: the reader sees the typeset equation), so a result reads "let q(· | w) be a von
+    Mises-Fisher density" rather than "let be a von Mises-Fisher density"."""
+    tex = match.group(0)
+    excluded = f"<span{SEARCH_EXCLUDE}>{tex}</span>"
+    return excluded if tex.startswith("$$") else f"{excluded}<span hidden>{tex_text(tex[1:-1])}</span>"
+
+
+TEX_TEXT = {"phi": "φ", "psi": "ψ", "kappa": "κ", "gamma": "γ", "alpha": "α", "beta": "β", "lambda": "λ",
+            "mu": "μ", "sigma": "σ", "theta": "θ", "epsilon": "ε", "varepsilon": "ε", "pi": "π", "tau": "τ",
+            "rho": "ρ", "delta": "δ", "Delta": "Δ", "top": "ᵀ", "mid": "|", "le": "≤", "leq": "≤", "ge": "≥",
+            "geq": "≥", "approx": "≈", "neq": "≠", "sum": "Σ", "log": "log", "exp": "exp", "max": "max",
+            "min": "min", "arg": "arg", "lVert": "‖", "rVert": "‖", "Vert": "‖", "cdot": "·", "in": "∈",
+            "infty": "∞", "to": "→", "times": "×", "pm": "±", "ldots": "…", "dots": "…", "sim": "~"}
+"""TeX commands in the plain text an inline equation is indexed by; any other command is dropped."""
+
+
+def tex_text(tex: str) -> str:
+    """Plain text for an inline TeX equation: \\text{..} and the like unwrapped, Greek letters and common
+    symbols as characters (`TEX_TEXT`), other commands, braces, ^ and _ dropped."""
+    text = re.sub(r"\\(?:text|mathrm|mathbf|mathit|mathbb|mathcal|operatorname)\{([^{}]*)\}", r"\1", tex)
+    text = re.sub(r"\\([A-Za-z]+)", lambda command: TEX_TEXT.get(command.group(1), " "), text)
+    text = re.sub(r"\\.|[{}^_]", "", text)
+    return " ".join(text.split())
 
 
 def on_page_markdown(markdown: str, page, config, files: Files) -> str:

@@ -202,7 +202,8 @@ def test_a_release_moves_the_colab_links_and_the_install_cell_together(tmp_path,
 
 def test_search_results_read_as_prose_without_latex_or_code(site):
     """docs/hooks.py marks code blocks, a notebook's code cells (code, prompts, output) and equations for the
-    search plugin to leave out. The API pages are left as they are: a docstring about LaTeX may name it."""
+    search plugin to leave out, an inline equation indexed by its plain text instead. The API pages are left
+    as they are: a docstring about LaTeX may name it."""
     entries = json.loads((site / "search" / "search_index.json").read_text())["docs"]
     notebooks = [entry for entry in entries if entry["location"].startswith("notebooks/")]
     assert {entry["location"].split("/")[1] for entry in notebooks} == {path.stem for path in NOTEBOOKS}
@@ -216,7 +217,8 @@ def test_search_results_read_as_prose_without_latex_or_code(site):
         found = [what for leak, what in leaks.items() if leak in prose]
         assert found == [], (entry["location"], found, prose[:200])
     page = next(entry["text"] for entry in notebooks if entry["location"] == "notebooks/04_aps/")
-    assert "APS keeps all of VISR's blue parts" in page  # the prose is still found
+    assert "APS keeps all of VISR's blue parts" in page  # the prose is still found, with its inline equations
+    assert "‖φ(s)‖ = 1, and let q(· | w) be a von Mises–Fisher density" in page  # as plain text
 
 
 PAPERS = {"successor-features-and-gpi": ["1606.05312", "1901.10964"], "visr": ["1906.05030"],
