@@ -210,7 +210,7 @@ CITATION = re.compile("|".join(f"({pattern})" for _, pattern in CITATIONS))
 REFERENCES = "references.md"
 """The references page (docs/references.md), where CITATIONS link."""
 CODE_NAME = re.compile(r"<code>([A-Za-z_][\w.]*\.[A-Za-z_]\w*)(\(\))?</code>")
-OUTSIDE_LINKS = re.compile(r"<(a|pre)\b.*?</\1>", re.DOTALL)
+OUTSIDE_LINKS = re.compile(r"<(a|pre|h[1-6])\b.*?</\1>", re.DOTALL)
 
 
 def on_page_content(html: str, page, config, files: Files) -> str:
@@ -221,15 +221,13 @@ def on_page_content(html: str, page, config, files: Files) -> str:
 
 def link_references(html: str, page, config) -> str:
     """A notebook named in prose ("notebook 04a", "notebooks 04b and 04c") links to its page, a paper's
-    citation ("Hansen et al., 2020", `CITATIONS`) to the references page, and a library
-    name in a code span (`aps_teach.learner.tasks.fit_task`, or `learner.tasks.fit_task` within aps_teach)
-    to its entry in the API reference, where the reference documents it (`api_entry`); a name already in a
-    link, a heading or a code block is left alone."""
+    citation ("Hansen et al., 2020", `CITATIONS`) to the references page, and a library name in a code span
+    (`aps_teach.learner.tasks.fit_task`, or `learner.tasks.fit_task` within aps_teach) to its entry in the API
+    reference, where the reference documents it (`api_entry`); what is already a link, a heading, code or
+    an equation is left alone."""
     root = repository(config)
     here = page.url.rstrip("/")
     pages = {path.stem.split("_")[0]: f"notebooks/{path.stem}/" for path in notebooks(root)}
-    mine = page.file.src_uri.removeprefix("notebooks/").split("_")[0] if page.file.src_uri.endswith(
-        ".ipynb") else None
 
     def url(target: str) -> str:
         return posixpath.relpath(target, here or ".") + "/"
@@ -237,7 +235,7 @@ def link_references(html: str, page, config) -> str:
     def notebook(match: re.Match) -> str:
         def one(number: re.Match) -> str:
             name = number.group(0)
-            if name not in pages or name == mine:
+            if name not in pages or pages[name] == page.url:  # not a notebook, or this one
                 return name
             return f'<a href="{url(pages[name])}">{name}</a>'
 
