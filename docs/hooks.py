@@ -16,11 +16,19 @@ its place on the site:
 A link to another repository file (source code, a CSV, `pyproject.toml`) becomes a link to that file in the
 repository on GitHub (`repo_url`); a link to a path the repository does not have is left as written, so
 that mkdocs reports it and `mkdocs build --strict` fails, as on a broken link between pages.
+
+On every page, "notebook 04a", a library name in a code span and a paper's citation become links (to the
+notebook, its API reference entry, the references page: `link_references`); a notebook page's Open in Colab
+link opens the release its install cell pins (`release_tag`); code and equations are left out of the search
+index (`search_prose`).
 """
 
+import ast
+import functools
 import json
 import posixpath
 import re
+import tomllib
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -75,6 +83,7 @@ def notebook_title(path: Path) -> str:
 def on_config(config):
     """The navigation's "Notebooks" section: every committed notebook, in file order, by its title; and its
     "API reference": a page per public module (`reference_modules`), by package."""
+    api_entry.cache_clear()  # `mkdocs serve` rebuilds with this module loaded: the sources may have changed
     if config.nav is None:  # no navigation written: mkdocs lists every page
         return config
     root = repository(config)
@@ -168,15 +177,193 @@ def on_post_page(output: str, page, config) -> str:
 HEADING = re.compile(r"<h1[^>]*>.*?</h1>", re.DOTALL)
 
 
+def release_tag(root: Path) -> str:
+    """The git tag the notebooks' install cell pins, v<pyproject.toml's version>, as
+    `aps_teach.course.build.release_tag` makes it (not imported: it would bring torch into every build): a
+    release that bumps the version moves the Colab links and the install cell together."""
+    return "v" + tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
+
+
 def launch_links(src_uri: str, config) -> str:
-    """Open in Colab (from the repository on GitHub, `repo_url`) and download links for a notebook page."""
+    """Open in Colab (the notebook as the release its install cell pins has it, from the repository on GitHub,
+    `repo_url`) and download links for a notebook page."""
     repo = (config.repo_url or "").rstrip("/").removeprefix("https://github.com/")
     name = posixpath.basename(src_uri)
-    colab = f"https://colab.research.google.com/github/{repo}/blob/main/{src_uri}"
+    colab = f"https://colab.research.google.com/github/{repo}/blob/{release_tag(repository(config))}/{src_uri}"
     return (f'<p class="launch"><a class="md-button" href="{colab}">Open in Colab</a> '
             f'<a class="md-button" href="{name}" download>Download {name}</a> '
             '<span class="launch-note">(Colab runs it once the repository is public: see '
             '<a href="../../course/#on-colab">On Colab</a>)</span></p>')
+
+
+PROTECTED = re.compile(r"<(a|pre|code|script|style|h[1-6])\b.*?</\1>|<[^>]+>", re.DOTALL)
+ARITHMATEX = re.compile(r'<(span|div) class="arithmatex">.*?</\1>', re.DOTALL)
+NOTEBOOK_MATH = re.compile(r"(?<![\\$])(\$\$[^<]+?\$\$|\$[^$<]+?(?<!\\)\$)")
+NOTEBOOK_REFERENCE = re.compile(r"\b([Nn]otebooks?\s+)(\d\d[a-z]?\b(?:(?:,\s*|\s+and\s+|\s+or\s+|\s*[–-]\s*)"
+                                r"\d\d[a-z]?\b)*)")
+NOTEBOOK_ID = re.compile(r"\d\d[a-z]?\b")
+CITATIONS = [("visr", r"Hansen et al\., 2020"), ("apt", r"Liu &amp; Abbeel, 2021a"),
+             ("aps", r"Liu &amp; Abbeel, (?:ICML 2021|2021b?)(?![a-z])"),
+             ("successor-features-and-gpi", r"Barreto et al\.(?:, 201[78])?")]
+"""Citations in prose (their patterns in a page's HTML), by their section on the references page."""
+CITATION = re.compile("|".join(f"({pattern})" for _, pattern in CITATIONS))
+REFERENCES = "references.md"
+"""The references page (docs/references.md), where CITATIONS link."""
+CODE_NAME = re.compile(r"<code>([A-Za-z_][\w.]*\.[A-Za-z_]\w*)(\(\))?</code>")
+OUTSIDE_LINKS = re.compile(r"<(a|pre|h[1-6])\b.*?</\1>", re.DOTALL)
+
+
+def on_page_content(html: str, page, config, files: Files) -> str:
+    """The page with its cross-references as links (`link_references`) and its code left out of the search
+    index (`search_prose`)."""
+    return search_prose(link_references(html, page, config), page)
+
+
+def link_references(html: str, page, config) -> str:
+    """A notebook named in prose ("notebook 04a", "notebooks 04b and 04c") links to its page, a paper's
+    citation ("Hansen et al., 2020", `CITATIONS`) to the references page, and a library name in a code span
+    (`aps_teach.learner.tasks.fit_task`, or `learner.tasks.fit_task` within aps_teach) to its entry in the API
+    reference, where the reference documents it (`api_entry`); what is already a link, a heading, code or
+    an equation is left alone."""
+    root = repository(config)
+    here = page.url.rstrip("/")
+    pages = {path.stem.split("_")[0]: f"notebooks/{path.stem}/" for path in notebooks(root)}
+
+    def url(target: str) -> str:
+        return posixpath.relpath(target, here or ".") + "/"
+
+    def notebook(match: re.Match) -> str:
+        def one(number: re.Match) -> str:
+            name = number.group(0)
+            if name not in pages or pages[name] == page.url:  # not a notebook, or this one
+                return name
+            return f'<a href="{url(pages[name])}">{name}</a>'
+
+        return match.group(1) + NOTEBOOK_ID.sub(one, match.group(2))
+
+    def code(match: re.Match) -> str:
+        entry = api_entry(root, match.group(1))
+        if entry is None:
+            return match.group(0)
+        module, anchor = entry
+        return f'<a href="{url(reference_page(module).removesuffix(".md"))}{anchor}">{match.group(0)}</a>'
+
+    def citation(match: re.Match) -> str:
+        if page.file.src_uri == REFERENCES:
+            return match.group(0)
+        anchor = CITATIONS[match.lastindex - 1][0]
+        return f'<a href="{url(REFERENCES.removesuffix(".md"))}#{anchor}">{match.group(0)}</a>'
+
+    html = outside([ARITHMATEX, PROTECTED, NOTEBOOK_MATH], html,
+                   lambda text: CITATION.sub(citation, NOTEBOOK_REFERENCE.sub(notebook, text)))
+    return outside([OUTSIDE_LINKS], html, lambda text: CODE_NAME.sub(code, text))
+
+
+@functools.cache
+def api_entry(root: Path, name: str) -> tuple[str, str] | None:
+    """(module, "#anchor" or "") of `name` on the API reference's pages, or None where they do not document
+    it: its module (a page of `reference_modules`), an object its module defines with a docstring (the
+    reference shows no other), or a documented member of such a class; a name a package's `__init__`
+    imports is looked for where it comes from, a name without its top package in aps_teach."""
+    modules = set(reference_modules(root))
+    for full in (name, f"aps_teach.{name}"):
+        parts = full.split(".")
+        for cut in range(len(parts), 0, -1):
+            module, rest = ".".join(parts[:cut]), parts[cut:]
+            if module in modules:
+                if not rest:
+                    return module, ""
+                return (module, f"#{full}") if documented(root, module, rest) else None
+            package = root.joinpath(*parts[:cut]) / "__init__.py"
+            if rest and package.is_file():
+                source = imported(package).get(rest[0])
+                if source and source != ".".join(parts[:cut]):
+                    return api_entry(root, ".".join([source, *rest]))
+    return None
+
+
+def definitions(body: list) -> dict[str, ast.AST]:
+    """The public names a module or class body defines with a docstring (a def, a class, or an assignment
+    followed by its string), by name."""
+    found = {}
+    for index, node in enumerate(body):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if ast.get_docstring(node):
+                found[node.name] = node
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and index + 1 < len(body):
+            following = body[index + 1]
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if (isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
+                    and isinstance(following.value.value, str)):
+                found.update({target.id: node for target in targets if isinstance(target, ast.Name)})
+    return {name: node for name, node in found.items() if not name.startswith("_")}
+
+
+def documented(root: Path, module: str, rest: list[str]) -> bool:
+    """Whether the API reference shows `module.rest` (`definitions`), a member at most two names deep."""
+    body = ast.parse((root / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8")).body
+    for depth, part in enumerate(rest):
+        node = definitions(body).get(part)
+        if node is None or (depth < len(rest) - 1 and not isinstance(node, ast.ClassDef)):
+            return False
+        body = getattr(node, "body", [])
+    return len(rest) <= 2
+
+
+def imported(package: Path) -> dict[str, str]:
+    """What a package's `__init__` imports from its own modules: name -> the module it comes from."""
+    names = {}
+    for node in ast.parse(package.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.update({alias.asname or alias.name: node.module for alias in node.names})
+    return names
+
+
+SEARCH_EXCLUDE = ' data-search-exclude="1"'
+"""mkdocs-material's search leaves out an element with this attribute (and removes it from the page). Only
+elements that hold no element of their own tag: its parser forgets the exclusion at the first closing tag of
+the same name (a code cell's nested divs), so each part of a code cell is marked."""
+CODE_BLOCK = re.compile(r'<pre\b|<clipboard-copy\b|<div(?= class="(?:clipboard-copy-txt|jp-InputPrompt |'
+                        r'jp-OutputPrompt ))|<span(?= class="cell-tag")|<(?:span|div)(?= class="arithmatex")')
+UNMATHED = re.compile(r"<(pre|code|script|style)\b.*?</\1>", re.DOTALL)
+
+
+def search_prose(html: str, page) -> str:
+    """The page as it is, with its code left out of the search index: code blocks, a notebook's code cells
+    (their code, its copy for the copy button, their prompts and tags, their printed output) and equations
+    (arithmatex's on a docs page, a notebook's $ and $$ wrapped in a span for it), so that a search result
+    reads as prose, without raw LaTeX or code."""
+    html = CODE_BLOCK.sub(lambda match: match.group(0) + SEARCH_EXCLUDE, html)
+    if page.file.src_uri.endswith(".ipynb"):
+        html = outside([UNMATHED], html, lambda text: NOTEBOOK_MATH.sub(math_for_search, text))
+    return html
+
+
+def math_for_search(match: re.Match) -> str:
+    """A notebook's equation, left out of the search index; an inline one followed by its plain text for the
+    index alone (`hidden`: the reader sees the typeset equation), so a result reads "let q(· | w) be a von
+    Mises-Fisher density" rather than "let be a von Mises-Fisher density"."""
+    tex = match.group(0)
+    excluded = f"<span{SEARCH_EXCLUDE}>{tex}</span>"
+    return excluded if tex.startswith("$$") else f"{excluded}<span hidden>{tex_text(tex[1:-1])}</span>"
+
+
+TEX_TEXT = {"phi": "φ", "psi": "ψ", "kappa": "κ", "gamma": "γ", "alpha": "α", "beta": "β", "lambda": "λ",
+            "mu": "μ", "sigma": "σ", "theta": "θ", "epsilon": "ε", "varepsilon": "ε", "pi": "π", "tau": "τ",
+            "rho": "ρ", "delta": "δ", "Delta": "Δ", "top": "ᵀ", "mid": "|", "le": "≤", "leq": "≤", "ge": "≥",
+            "geq": "≥", "approx": "≈", "neq": "≠", "sum": "Σ", "log": "log", "exp": "exp", "max": "max",
+            "min": "min", "arg": "arg", "lVert": "‖", "rVert": "‖", "Vert": "‖", "cdot": "·", "in": "∈",
+            "infty": "∞", "to": "→", "times": "×", "pm": "±", "ldots": "…", "dots": "…", "sim": "~"}
+"""TeX commands in the plain text an inline equation is indexed by; any other command is dropped."""
+
+
+def tex_text(tex: str) -> str:
+    """Plain text for an inline TeX equation: \\text{..} and the like unwrapped, Greek letters and common
+    symbols as characters (`TEX_TEXT`), other commands, braces, ^ and _ dropped."""
+    text = re.sub(r"\\(?:text|mathrm|mathbf|mathit|mathbb|mathcal|operatorname)\{([^{}]*)\}", r"\1", tex)
+    text = re.sub(r"\\([A-Za-z]+)", lambda command: TEX_TEXT.get(command.group(1), " "), text)
+    text = re.sub(r"\\.|[{}^_]", "", text)
+    return " ".join(text.split())
 
 
 def on_page_markdown(markdown: str, page, config, files: Files) -> str:
@@ -209,11 +396,17 @@ def on_page_markdown(markdown: str, page, config, files: Files) -> str:
 
 def outside_code(markdown: str, change) -> str:
     """`change(markdown)` with its fenced blocks and code spans masked, then put back as written."""
+    return outside([FENCE, CODE_SPAN], markdown, change)
+
+
+def outside(patterns: list[re.Pattern], text: str, change) -> str:
+    """`change(text)` with what each pattern matches (in order) masked, then put back as written."""
     pieces = []
 
     def mask(match: re.Match) -> str:
         pieces.append(match.group(0))
         return f"\x00{len(pieces) - 1}\x00"
 
-    masked = CODE_SPAN.sub(mask, FENCE.sub(mask, markdown))
-    return MASK.sub(lambda mark: pieces[int(mark.group(1))], change(masked))
+    for pattern in patterns:
+        text = pattern.sub(mask, text)
+    return MASK.sub(lambda mark: pieces[int(mark.group(1))], change(text))

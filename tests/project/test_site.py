@@ -159,3 +159,109 @@ def test_every_public_module_has_its_api_page_from_its_docstring(site):
         words = re.sub(r"[`*]", "", first).split()[:3]
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         assert " ".join(words) in " ".join(text.split()), module
+
+
+def load_hooks():
+    """docs/hooks.py as a module (mkdocs loads it by path, it is no package's)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_hooks", ROOT / "docs" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    return hooks
+
+
+def test_a_notebooks_colab_link_opens_the_release_its_install_cell_pins(site):
+    from aps_teach.course.build import REPOSITORY, install_requirement, release_tag
+
+    assert yaml.safe_load((ROOT / "mkdocs.yml").read_text())["repo_url"] == REPOSITORY
+    for path in NOTEBOOKS:
+        page = (site / "notebooks" / path.stem / "index.html").read_text()
+        colab = re.findall(r'href="(https://colab\.research\.google\.com/[^"]+)"', page)
+        assert colab == [f"https://colab.research.google.com/github/aps-teach/aps-teach/blob/{release_tag()}/"
+                         f"notebooks/{path.name}"], path.name
+        code = re.sub(r"<[^>]+>", "", page).replace("&quot;", '"')
+        assert f'"{install_requirement()}"' in code, path.name  # the install cell, as the page shows it
+
+
+def test_a_release_moves_the_colab_links_and_the_install_cell_together(tmp_path, monkeypatch):
+    """Both read the tag from pyproject.toml's version: bumped there, both follow."""
+    from types import SimpleNamespace
+
+    from aps_teach.course import build
+
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "aps-teach"\nversion = "9.8.7"\n')
+    (tmp_path / "mkdocs.yml").write_text("")
+    monkeypatch.setattr(build, "NOTEBOOK_DIR", tmp_path / "notebooks")
+    config = SimpleNamespace(repo_url=build.REPOSITORY, config_file_path=str(tmp_path / "mkdocs.yml"))
+    links = load_hooks().launch_links("notebooks/04_aps.ipynb", config)
+    assert build.install_requirement().endswith("@v9.8.7")
+    assert "/blob/v9.8.7/notebooks/04_aps.ipynb" in links
+
+
+def test_search_results_read_as_prose_without_latex_or_code(site):
+    """docs/hooks.py marks code blocks, a notebook's code cells (code, prompts, output) and equations for the
+    search plugin to leave out, an inline equation indexed by its plain text instead. The API pages are left
+    as they are: a docstring about LaTeX may name it."""
+    entries = json.loads((site / "search" / "search_index.json").read_text())["docs"]
+    notebooks = [entry for entry in entries if entry["location"].startswith("notebooks/")]
+    assert {entry["location"].split("/")[1] for entry in notebooks} == {path.stem for path in NOTEBOOKS}
+    leaks = {"<pre>": "a code block or printed output", "In\xa0[": "a code cell's prompt",
+             "Copied!": "a copy button", "$": "a notebook's TeX", "\\(": "a page's TeX", "\\mathbb": "TeX",
+             "\\phi": "TeX", "\\top": "TeX", "print(f\"": "code"}
+    for entry in entries:
+        if entry["location"].startswith("reference/"):
+            continue
+        prose = re.sub(r"<code>.*?</code>", "", entry["text"])  # a name in a sentence stays searchable
+        found = [what for leak, what in leaks.items() if leak in prose]
+        assert found == [], (entry["location"], found, prose[:200])
+    page = next(entry["text"] for entry in notebooks if entry["location"] == "notebooks/04_aps/")
+    assert "APS keeps all of VISR's blue parts" in page  # the prose is still found, with its inline equations
+    assert "‖φ(s)‖ = 1, and let q(· | w) be a von Mises–Fisher density" in page  # as plain text
+
+
+PAPERS = {"successor-features-and-gpi": ["1606.05312", "1901.10964"], "visr": ["1906.05030"],
+          "apt": ["2103.04551"], "aps": ["2108.13956"]}
+"""The papers the course builds (VISR, APT, APS, successor features and GPI), by their section on the
+references page, with their arXiv numbers."""
+
+
+def test_the_papers_are_linked_from_a_references_page_in_the_navigation(site):
+    assert {"Papers": "references.md"} in next(item for item in yaml.safe_load(
+        (ROOT / "mkdocs.yml").read_text())["nav"] if "Reference" in item)["Reference"]
+    page = (site / "references" / "index.html").read_text()
+    for section, numbers in PAPERS.items():
+        heading = re.search(rf'<h2 id="{section}">.*?(?=<h2 |</article>)', page, re.DOTALL)
+        assert heading, section
+        for number in numbers:
+            assert f'href="https://arxiv.org/abs/{number}"' in heading.group(0), (section, number)
+
+
+def test_cross_references_library_names_and_citations_are_links_that_resolve(site):
+    """docs/hooks.py (`link_references`) links "notebook 04a", `aps_teach.learner.tasks.fit_task` and
+    "Hansen et al., 2020" on every page; each link it makes reaches a page of the site, and its anchor an
+    element of that page."""
+    ids: dict[str, set[str]] = {}
+    made = {"notebooks": 0, "reference": 0, "references": 0}
+    for path in site.rglob("index.html"):
+        here = path.parent.relative_to(site).as_posix().removeprefix(".")
+        article = re.search(r"<article[^>]*>(.*)</article>", path.read_text(), re.DOTALL)
+        for href, anchor in re.findall(r'<a href="((?:\.\./)*[\w./-]*/)(?:#([^"]*))?"', article.group(1)):
+            target = posixpath.normpath(posixpath.join(here, href))
+            if target.split("/")[0] not in made:
+                continue
+            made[target.split("/")[0]] += 1
+            built = site / target / "index.html"
+            assert built.is_file(), (here, href)
+            if target not in ids:
+                ids[target] = set(re.findall(r'\bid="([^"]+)"', built.read_text()))
+            assert not anchor or anchor in ids[target], (here, href, anchor)
+    assert made["notebooks"] > 200 and made["reference"] > 200 and made["references"] >= 5, made
+    aps = (site / "notebooks" / "04_aps" / "index.html").read_text()
+    assert 'notebook <a href="../04b_aps_gridworlds/">04b</a> runs one seed' in aps
+    assert r"\text{notebook 02}" in aps  # an equation is left as written
+    learner = (site / "learner" / "index.html").read_text()
+    assert ('<a href="../reference/aps_teach.learner.tasks/#aps_teach.learner.tasks.gpi_action_values">'
+            "<code>learner.tasks.gpi_action_values</code></a>") in learner
+    assert '<a href="references/#visr">Hansen et al., 2020</a>' in (site / "index.html").read_text()
