@@ -43,6 +43,8 @@ GRIDWORLD_RUNS = {  # name: (method, AgentConfig changes)
     "aps-separate": ("aps", {"shared_encoder": False}),
     "apt-observation": ("apt", {"representation": "observation"}),
     "visr-sum": ("visr", {"nstep_reward": "sum"}),
+    "aps-knn-feature": ("aps", {"knn_feature": True}),
+    "aps-explore-conditioned": ("aps", {"knn_feature": True, "explore_conditioned": True}),
 }
 ATARI_METHODS = ("visr", "apt", "aps", "dqn")
 

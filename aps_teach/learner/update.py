@@ -2,16 +2,19 @@
 baseline are the same update with terms switched off (the table in `aps_teach.learner.agent`).
 
     1. sample a minibatch of n-step windows (s_t, a_t, w, s'_1..s'_m)     the caller: `batch.Batch`
-    2. phi(s') and the kNN space h(s') of the states the reward is paid at  `td_targets`
-    3. the intrinsic reward of Eq. 6 (pretraining) or the task reward     `rewards.intrinsic_reward`
+    2. phi(s') and the kNN space h(s') of the states the reward is paid at  `rewarded_features`
+    3. the intrinsic reward of Eq. 6 (pretraining) or the task reward     `window_rewards`
        (a `rewards.Objective` on the learner replaces Eq. 6 and the vMF loss: notebook 04d's capstone)
-    4. the successor-feature TD target with a double-Q bootstrap           `sf_td_target`
+    4. the successor-feature TD target with a double-Q bootstrap           `double_q_bootstrap`,
+                                                                           `sf_td_target`
     5. SF loss + vMF loss on phi (+ InfoNCE on APT's encoder f)            `gradient_step`
     6. gradient clip and an Adam step                                      `gradient_step`
     7. copy psi into its target network every `target_update_period`       `count_update`
 
-`Learner.update` runs 2-7. `gradient_step` (2-6) counts nothing and reads nothing back from the device,
-so the Atari wing can hand it to torch.compile (`aps_teach.atari.update_step`).
+`td_targets` runs 2-4 as the paper's path; this repository's variants (the kNN reward as a successor
+feature of its own, psi conditioned on the exploration weight) branch from it in one place,
+`knn_feature_cumulant`. `Learner.update` runs 2-7. `gradient_step` (2-6) counts nothing and reads nothing
+back from the device, so the Atari wing can hand it to torch.compile (`aps_teach.atari.update_step`).
 
 A seed group (`group.LearnerGroup`, S learners updated as one) passes batches with a leading seed dim: every
 shape below gains it, (B, ...) becoming (S, B, ...); each mean over the batch is a mean over its last dim,
@@ -88,68 +91,95 @@ def td_targets(learner: Trainable, batch: Batch
     code) pays the window one cumulant, that of s'_m: y = c_m + gamma^m alive psi_target(s'_m, a*, w), and
     the kNN particles are the B states s'_m. phi(s'_i) is the batch's `next_phi` when fine-tuning's replay
     stored it (phi is frozen then). With the kNN reward as a successor feature of its own
-    (`AgentConfig.knn_feature`, pretraining) y has d + 1 columns: base_i = (phi(s'_i), r_kNN(s'_i)) and
-    w~ = (exploit_weight w, explore_weight) replace base_i and w, so c_i = base_i (c_i^T w~ = r_i already);
-    conditioned on the exploration weight (`AgentConfig.explore_conditioned`) batch.w carries beta as a
-    last column, w~ = (exploit_weight w, beta explore_weight) and r_i = base_i^T w~.
+    (`knn_feature_cumulant`, pretraining) y has d + 1 columns and w~ replaces w.
     """
     cfg, pretraining = learner.config, learner.phase == "pretrain"
     last = pretraining and cfg.nstep_reward == "last"
-    w, lead = batch.w, batch.w.ndim - 1  # lead: the batch dims, (B,), or (S, B) for a group of S seeds
-    # 2. phi(s') and h(s') of the states the reward is paid at: s'_m alone ('last') or every s'_i
-    states = batch.boot_obs.unsqueeze(lead) if last else batch.next_obs  # (B, n', ...): n' = 1 or n
+    w = batch.w
+    phi, h = rewarded_features(learner, batch, last)  # 2.
+    with torch.no_grad():
+        mask = torch.ones(*w.shape[:-1], 1, device=w.device) if last else batch.mask
+        base = phi.detach() if phi is not None else torch.zeros(*mask.shape, cfg.feature_dim, device=w.device)
+        reward, stats, knn = window_rewards(learner, batch, phi, h, last)  # 3.
+        w_sf = w
+        if pretraining and cfg.sf_dim > cfg.feature_dim:  # this repository's variants, not the paper's
+            base, w_sf = knn_feature_cumulant(learner, base, w, knn)
+            if cfg.task_input_dim > cfg.feature_dim:  # Eq. 6 at the window's beta: r_i = base_i^T w~
+                reward = q_values(base, w_sf.unsqueeze(-2)).float()
+        boot = double_q_bootstrap(learner, batch, w_sf, base.shape[-1])  # 4.
+        through = pretraining and cfg.bootstrap_through_termination  # no terminal without a task
+        alive = torch.ones_like(batch.boot_alive) if through else batch.boot_alive
+        return sf_td_target(base, reward, w_sf, mask, cfg.gamma, boot, batch.boot_steps, alive), stats, phi
+
+
+def rewarded_features(learner: Trainable, batch: Batch, last: bool
+                      ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """Step 2: phi(s') (B, n', d) and the kNN space h(s') of the states the reward is paid at, s'_m alone
+    (n' = 1, `last`: with phi's graph, the vMF loss reuses it) or every s'_i (n' = n); phi is the batch's
+    stored `next_phi` while fine-tuning froze it, h None unless pretraining."""
+    pretraining, lead = learner.phase == "pretrain", batch.w.ndim - 1
     if batch.next_phi is not None:
         if pretraining:
             raise ValueError("a batch with stored phi(s') (next_phi) is only valid while phi is frozen "
                              "(fine-tuning); pretraining computes phi(s')")
-        phi, h = batch.next_phi, None
-    else:
-        with torch.set_grad_enabled(last):  # the vMF loss reuses phi(s'_m)
-            phi, h = learner.embed(states.flatten(lead - 1, lead), knn=pretraining)
-        windows = states.shape[lead - 1:lead + 1]  # (B, n')
-        phi, h = (None if v is None else v.unflatten(lead - 1, windows) for v in (phi, h))
-    with torch.no_grad():
-        mask = torch.ones(*w.shape[:-1], 1, device=w.device) if last else batch.mask
-        base = phi.detach() if phi is not None else torch.zeros(*mask.shape, cfg.feature_dim, device=w.device)
-        # 3. the intrinsic reward of Eq. 6 while pretraining, the task's reward while fine-tuning
-        if pretraining and learner.objective is not None:  # a reward written outside the library
-            reward = learner.objective.reward(phi[..., 0, :], w, h[..., 0, :], cfg.k)
-            check_shapes("your reward", {"r": (reward, tuple(w.shape[:-1]))}, f" for {len(w)} states s'_m")
-            reward, stats = reward[..., None].float(), {"reward_total": each_seed(torch.mean, lead, reward)}
-        elif pretraining:
-            valid = None if last else batch.mask
-            r = intrinsic_reward(phi, w[..., None, :cfg.feature_dim], h, cfg.k, valid=valid,
-                                 fixed_shapes=learner.fixed_shapes, exploit_weight=cfg.exploit_weight,
-                                 explore_weight=cfg.explore_weight, exponent=cfg.knn_exponent,
-                                 normaliser=learner.normaliser, sets=lead - 1)
-            mean = lambda values, m: valid_mean(values, m, learner.fixed_shapes)  # noqa: E731
-            reward, stats = r.total, {f"reward_{name}": each_seed(mean, lead, term, valid)
-                                      for name, term in r.terms()}
-        elif batch.reward is None:
-            raise ValueError("fine-tuning needs a batch with the task reward (a replay built with rewards)")
-        else:
-            reward, stats = batch.reward, {}
-            if learner.explore_bonus:  # fine-tuning that keeps exploring: + lambda(t) r_kNN(s'_m)
-                _, h = learner.embed(batch.boot_obs, knn=True)
-                r = intrinsic_reward(None, None, h, cfg.k, explore_weight=learner.explore_bonus,
-                                     exponent=cfg.knn_exponent, normaliser=learner.normaliser, sets=lead - 1)
-                reaching = torch.nn.functional.one_hot(batch.boot_steps.long() - 1, batch.mask.shape[-1])
-                reward = reward + reaching * r.total[..., None]  # paid on the step that reaches s'_m
-                stats["reward_explore"] = each_seed(torch.mean, lead, r.explore)
-        # the kNN reward as a successor feature of its own: cumulant (phi(s'), r_kNN(s')), weights w~
-        dims = cfg.sf_dim if pretraining else cfg.feature_dim
-        if dims > cfg.feature_dim:
-            base = torch.cat([base, r.explore.to(base.dtype)[..., None]], -1)
-        w_sf = learner.task_weights(w, explore=True) if dims > cfg.feature_dim else w
-        if pretraining and cfg.task_input_dim > cfg.feature_dim:  # Eq. 6 at the window's beta: base^T w~
-            reward = q_values(base, w_sf.unsqueeze(-2)).float()
-        # 4. double Q: a* from the online psi, its value from the target copy; the n-step SF target
-        boot_x = learner.inputs(batch.boot_obs)
-        a_star = q_values(learner.psi(boot_x, learner.psi_task(w))[..., :dims], w_sf.unsqueeze(-2)).argmax(-1)
-        boot = action_row(learner.psi_target(boot_x, learner.psi_task(w)), a_star)[..., :dims]
-        through = pretraining and cfg.bootstrap_through_termination  # no terminal without a task
-        alive = torch.ones_like(batch.boot_alive) if through else batch.boot_alive
-        return sf_td_target(base, reward, w_sf, mask, cfg.gamma, boot, batch.boot_steps, alive), stats, phi
+        return batch.next_phi, None
+    states = batch.boot_obs.unsqueeze(lead) if last else batch.next_obs  # (B, n', ...)
+    with torch.set_grad_enabled(last):
+        phi, h = learner.embed(states.flatten(lead - 1, lead), knn=pretraining)
+    windows = states.shape[lead - 1:lead + 1]  # (B, n')
+    return tuple(None if v is None else v.unflatten(lead - 1, windows) for v in (phi, h))
+
+
+def window_rewards(learner: Trainable, batch: Batch, phi: torch.Tensor | None, h: torch.Tensor | None,
+                   last: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor | None]:
+    """Step 3: the reward r_i (B, n') of each rewarded step, the mean of each of its terms, and the kNN
+    reward r_kNN(s') alone (None where it is not computed). Pretraining: Eq. 6, r = phi(s')^T w + r_kNN(s')
+    (or a `rewards.Objective` written outside the library); fine-tuning: the task reward from the replay,
+    plus lambda r_kNN(s'_m) on the step reaching s'_m when fine-tuning keeps exploring."""
+    cfg, lead, w = learner.config, batch.w.ndim - 1, batch.w
+    if learner.phase == "pretrain" and learner.objective is not None:  # a reward written outside the library
+        reward = learner.objective.reward(phi[..., 0, :], w, h[..., 0, :], cfg.k)
+        check_shapes("your reward", {"r": (reward, tuple(w.shape[:-1]))}, f" for {len(w)} states s'_m")
+        return reward[..., None].float(), {"reward_total": each_seed(torch.mean, lead, reward)}, None
+    if learner.phase == "pretrain":
+        valid = None if last else batch.mask
+        r = intrinsic_reward(phi, w[..., None, :cfg.feature_dim], h, cfg.k, valid=valid,
+                             fixed_shapes=learner.fixed_shapes, exploit_weight=cfg.exploit_weight,
+                             explore_weight=cfg.explore_weight, exponent=cfg.knn_exponent,
+                             normaliser=learner.normaliser, sets=lead - 1)
+        mean = lambda values, m: valid_mean(values, m, learner.fixed_shapes)  # noqa: E731
+        stats = {f"reward_{name}": each_seed(mean, lead, term, valid) for name, term in r.terms()}
+        return r.total, stats, r.explore
+    if batch.reward is None:
+        raise ValueError("fine-tuning needs a batch with the task reward (a replay built with rewards)")
+    if not learner.explore_bonus:
+        return batch.reward, {}, None
+    _, h = learner.embed(batch.boot_obs, knn=True)
+    r = intrinsic_reward(None, None, h, cfg.k, explore_weight=learner.explore_bonus,
+                         exponent=cfg.knn_exponent, normaliser=learner.normaliser, sets=lead - 1)
+    reaching = torch.nn.functional.one_hot(batch.boot_steps.long() - 1, batch.mask.shape[-1])
+    stats = {"reward_explore": each_seed(torch.mean, lead, r.explore)}
+    return batch.reward + reaching * r.total[..., None], stats, r.explore  # paid on the step reaching s'_m
+
+
+def knn_feature_cumulant(learner: Trainable, base: torch.Tensor, w: torch.Tensor, knn: torch.Tensor | None
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
+    """This repository's variant (`AgentConfig.knn_feature`): the kNN reward as a successor feature of its
+    own. The cumulant's base gains a column, base_i = (phi(s'_i), r_kNN(s'_i)), scored by w~ = (exploit_weight
+    w, explore_weight), or (exploit_weight w, beta explore_weight) when psi is conditioned on the exploration
+    weight (`AgentConfig.explore_conditioned`, beta w's last column), so that base_i^T w~ = r_i."""
+    if knn is None:
+        raise ValueError("the kNN reward as a successor feature of its own (knn_feature) needs the library's "
+                         "Eq. 6 reward, not an Objective written outside it")
+    return torch.cat([base, knn.to(base.dtype)[..., None]], -1), learner.task_weights(w, explore=True)
+
+
+def double_q_bootstrap(learner: Trainable, batch: Batch, w_sf: torch.Tensor, dims: int) -> torch.Tensor:
+    """Step 4's bootstrap psi_target(s'_m, a*, w) (B, dims) with a* = argmax_a psi(s'_m, a, w)^T w~: the
+    action from the online psi, its value from the target copy (double Q)."""
+    boot_x, task = learner.inputs(batch.boot_obs), learner.psi_task(batch.w)
+    a_star = q_values(learner.psi(boot_x, task)[..., :dims], w_sf.unsqueeze(-2)).argmax(-1)
+    return action_row(learner.psi_target(boot_x, task), a_star)[..., :dims]
 
 
 def sf_td_target(base: torch.Tensor, reward: torch.Tensor, w: torch.Tensor, mask: torch.Tensor, gamma: float,

@@ -59,3 +59,22 @@ def test_every_list_starts_after_a_blank_line(page):
                 not re.match(r"(\s*- |\s*\d+\. |\s+|\|)", before):
             glued.append(number)
     assert glued == [], f"{page}: lists glued to the line before them at lines {glued}"
+
+
+def test_the_learner_pages_algorithm_1_names_functions_that_exist_and_every_step_of_the_update():
+    """Each line of Algorithm 1 on docs/learner.md names the library function that does it: each name must
+    resolve in aps_teach.learner, and every step function of the update module must be named there."""
+    from aps_teach.learner import update
+
+    page = (ROOT / "docs" / "learner.md").read_text()
+    block = page.split("Algorithm 1 line by line", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+    names = re.findall(r"\b(agent|batch|tasks|rewards|update)\.(\w+)(?:\.(\w+))?", block)
+    assert len(names) >= 10, block
+    for module, name, attribute in names:
+        found = getattr(importlib.import_module(f"aps_teach.learner.{module}"), name, None)
+        assert found is not None, f"docs/learner.md names learner.{module}.{name}, which does not exist"
+        assert not attribute or hasattr(found, attribute), f"{module}.{name}.{attribute} does not exist"
+    steps = ("rewarded_features", "window_rewards", "double_q_bootstrap", "sf_td_target", "gradient_step",
+             "count_update")
+    assert [step for step in steps if f"update.{step}" not in block] == []
+    assert all(callable(getattr(update, step)) for step in steps)
