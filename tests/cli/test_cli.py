@@ -1,6 +1,8 @@
 """The `aps-teach` command line: help lists every command, a typo gets the nearest one, and bad input is
 one error line (exit status 2, no traceback) that names what was wrong, unless --debug asks for it."""
 
+import re
+
 import pytest
 
 from aps_teach.cli.common import run_cli
@@ -25,17 +27,20 @@ def test_help_lists_every_subcommand_of_each_group(group, capsys):
 
     from aps_teach.cli.main import SUBCOMMANDS
 
-    own = importlib.import_module(f"aps_teach.cli.{group}").COMMANDS
-    assert SUBCOMMANDS[group] == tuple(own)
+    module = importlib.import_module(f"aps_teach.cli.{group}")
+    assert SUBCOMMANDS[group] == tuple(module.COMMANDS)
+    listed = re.match(rf"`aps-teach {group} {{([^}}]*)}}`", module.__doc__)
+    assert listed, f"aps_teach/cli/{group}.py's docstring does not open with its command list"
+    assert tuple("".join(listed.group(1).split()).split(",")) == tuple(module.COMMANDS)
     with pytest.raises(SystemExit):
         main(["--help"])
     lines = capsys.readouterr().out.splitlines()
     (line,) = [line for line in lines if line.strip().startswith(f"aps-teach {group}")]
-    assert line.split(": ", 1)[1].split(", ") == list(own)
+    assert line.split(": ", 1)[1].split(", ") == list(module.COMMANDS)
     with pytest.raises(SystemExit):
         main([group, "--help"])
     shown = capsys.readouterr().out
-    assert all(name in shown for name in own)
+    assert all(name in shown for name in module.COMMANDS)
 
 
 @pytest.mark.parametrize("typo, command", [
