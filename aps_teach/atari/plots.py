@@ -190,3 +190,16 @@ def write_scores_figure(out: str | os.PathLike) -> Path | None:
     save_figure(fig, path)
     plt.close(fig)  # written, not shown (a notebook would otherwise display it)
     return path
+
+
+def write_study_curves(out: str | os.PathLike) -> Path | None:
+    """OUT/curves.png: `plot_study_curves` of a sweep's OUT/scores.csv (the figure of an Atari study and of
+    `aps-teach atari compare`); None while no run has finished."""
+    rows = read_rows(Path(out) / "scores.csv", SCORE_COLUMNS)
+    if not rows:
+        return None
+    fig = plot_study_curves(out, rows)
+    path = Path(out) / "curves.png"
+    save_figure(fig, path)
+    plt.close(fig)  # written, not shown
+    return path

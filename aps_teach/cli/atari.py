@@ -31,7 +31,7 @@ from aps_teach.atari.experiments import (
     score_row,
     start_run_dir,
 )
-from aps_teach.atari.plots import write_scores_figure
+from aps_teach.atari.plots import write_scores_figure, write_study_curves
 from aps_teach.atari.sweep import run_atari_sweep
 from aps_teach.atari.train import ScoreResult, evaluate, finetune, load_learner, pretrain
 from aps_teach.cli.common import (
@@ -188,8 +188,11 @@ def _study(cmd: Study) -> dict:
 
 
 def _tables(out: Path, comparisons) -> dict:
-    """`write_tables`, and each verdict as a line of the command's summary."""
+    """`write_tables` and the curves, and each verdict as a line of the command's summary."""
     summary = dict(write_tables(out, comparisons))
+    figure = write_study_curves(out)
+    if figure is not None:
+        summary["figure"] = figure
     for row in read_rows(out / "verdicts.csv") if "verdicts" in summary else []:
         marginal = ", marginal (Welch's interval reads otherwise)" if row["marginal"] == "yes" else ""
         summary[f"{row['game']}, {row['comparison']}"] = f"{interval_text(row)}, {row['reading']}{marginal}"

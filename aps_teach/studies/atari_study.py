@@ -24,7 +24,8 @@ computes what the file registers:
     OUT/aggregate.csv   per arm: human-normalised IQM over runs x games [95%], and its mean
     OUT/improvement.csv per comparison over its games: probability of improvement [95%], reading
     OUT/curves.png      training score against reward steps per game and arm (seeds' mean, band over seeds),
-                        the evaluation scores at the end
+                        the evaluation scores at the end (`atari.plots.write_study_curves`, drawn by the
+                        command)
 """
 
 from __future__ import annotations
@@ -36,18 +37,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 from scipy import stats as scipy_stats
 
 from aps_teach.atari.config import AtariConfig, AtariTrainConfig
 from aps_teach.atari.envs import check_game
 from aps_teach.atari.experiments import ATARI_METHODS, SCORE_COLUMNS
-from aps_teach.atari.plots import plot_study_curves
 from aps_teach.atari.scores import REFERENCE_SCORES, human_normalised, run_aggregates
 from aps_teach.atari.sweep import run_atari_sweep
 from aps_teach.infra.checks import check_seed
-from aps_teach.infra.figures import save_figure
 from aps_teach.infra.files import read_json, write_csv_atomic
 from aps_teach.infra.stats import difference_with_ci, improvement_with_ci, mean_with_ci
 from aps_teach.infra.sweeps import SweepReport, read_rows
@@ -304,9 +302,9 @@ def improvement_rows(comparisons: Sequence[Comparison], rows: Sequence[dict]) ->
 
 
 def write_tables(out: str | Path, comparisons: Sequence[Comparison]) -> dict[str, Path]:
-    """OUT/arms.csv, OUT/verdicts.csv (of `comparisons`), OUT/aggregate.csv and OUT/curves.png from a sweep's
-    OUT/scores.csv (atomically; the figure `atari.plots.plot_study_curves`); the paths written (none before a
-    run has finished)."""
+    """OUT/arms.csv, OUT/verdicts.csv (of `comparisons`), OUT/aggregate.csv and OUT/improvement.csv from a
+    sweep's OUT/scores.csv (atomically); the paths written (none before a run has finished). The figure,
+    OUT/curves.png, is the view's: `atari.plots.write_study_curves`."""
     out = Path(out)
     rows = read_rows(out / RESULTS, SCORE_COLUMNS)
     if not rows:
@@ -318,8 +316,4 @@ def write_tables(out: str | Path, comparisons: Sequence[Comparison]) -> dict[str
         if table:
             write_csv_atomic(out / f"{name}.csv", table)
             written[name] = out / f"{name}.csv"
-    fig = plot_study_curves(out, rows)
-    save_figure(fig, out / "curves.png")
-    plt.close(fig)
-    written["figure"] = out / "curves.png"
     return written
