@@ -86,7 +86,7 @@ from aps_teach.studies import task_families as tf
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 live_level = "easy"  # the live slice: one level of the study, every task of its family
 live_seeds = [0]  # the committed study has seeds 0-9
-live_arms = ["visr", "apt", "aps"]  # any arms of tf.ARMS
+live_arms = ["visr", "apt", "aps"]  # any arms of FAMILY_ARMS (aps_teach.studies.arms)
 study_budget = tf.FamilyBudget()  # the committed study's: 64k pretraining, 16k identification, 8k fine-tuning
 pretrain_steps = 400 if FAST else study_budget.pretrain_steps
 identify_steps = 200 if FAST else study_budget.identify_steps
@@ -107,7 +107,7 @@ from aps_teach.infra import stats
 from aps_teach.infra.sweeps import RunSpec, read_rows
 from aps_teach.studies import held_out
 from aps_teach.studies import plots as study_plots
-from aps_teach.studies.aps_parts import arm_name
+from aps_teach.studies.arms import FAMILY_ARMS, arm_name
 
 PAPER = ("visr", "apt", "aps")
 LEVELS = ("easy", "hard", "deep")
@@ -242,7 +242,7 @@ config = TrainConfig(num_envs=2, learning_starts=150, progress=False) if FAST el
 live, started = [], time.perf_counter()
 for arm in live_arms:
     for seed in live_seeds:
-        method, overrides = tf.ARMS[arm]
+        method, overrides = FAMILY_ARMS[arm]
         live += tf.run_family_rows(RunSpec(method, live_level, seed, overrides), budget, config)
 print(f"{len(live_arms) * len(live_seeds)} runs on {live_level}, {len({r['task'] for r in live})} tasks "
       f"each: "
@@ -252,7 +252,7 @@ print(f"{len(live_arms) * len(live_seeds)} runs on {live_level}, {len({r['task']
 
 def mean_score(rows, arm, keys, phase, seeds):
     return np.mean([float(r["normalised_score"]) for r in rows
-                    if arm_name(r["method"], r["overrides"], tf.ARMS) == arm and int(r["seed"]) in seeds
+                    if arm_name(r["method"], r["overrides"], FAMILY_ARMS) == arm and int(r["seed"]) in seeds
                     and (r["level"], r["phase"]) == (live_level, phase) and float(r["keys_needed"]) == keys])
 
 
@@ -285,7 +285,7 @@ else:
 cover = {}
 for arm in (*PAPER, *tf.CONTENDERS[1:], "random"):
     runs = {r["run_key"]: float(r["state_coverage"]) for r in study
-            if r["level"] == "deep" and arm_name(r["method"], r["overrides"], tf.ARMS) == arm}
+            if r["level"] == "deep" and arm_name(r["method"], r["overrides"], FAMILY_ARMS) == arm}
     cover[arm] = stats.mean_with_ci(list(runs.values()))
 print(f"coverage on deep, 64k pretraining steps, {committed_seeds} seeds: "
       + ", ".join(f"{a} {show(s)}" for a, s in cover.items()))
@@ -300,7 +300,7 @@ for level in ("hard", "deep"):
     for arm in ("visr", "aps", *tf.CONTENDERS[1:]):
         held[arm] = [np.mean([int(r["identified"]) for r in study
                               if (r["level"], r["phase"], r["keys_needed"]) == (level, phase, "2")
-                              and arm_name(r["method"], r["overrides"], tf.ARMS) == arm])
+                              and arm_name(r["method"], r["overrides"], FAMILY_ARMS) == arm])
                      for phase in ("zero_shot_relabelled", "zero_shot")]
     print("  share of (task, seed) pairs whose data held the task's reward, pretraining replay / 16k "
           "identification steps: " + ", ".join(f"{arm} {a:.2f} / {b:.2f}" for arm, (a, b) in held.items()))
@@ -327,7 +327,7 @@ def interval(row, prefix=""):
 
 for steps in (256_000, 1_000_000):
     rows = families[steps]  # every seed of this budget's study
-    runs = {(arm_name(r["method"], r["overrides"], tf.ARMS), r["run_key"]): float(r["state_coverage"])
+    runs = {(arm_name(r["method"], r["overrides"], FAMILY_ARMS), r["run_key"]): float(r["state_coverage"])
             for r in rows if r["level"] == "deep"}
     arms = list(dict.fromkeys(arm for arm, _ in runs))
     print(f"{steps:,} pretraining steps, {len({r['seed'] for r in rows})} seeds, coverage: " + ", ".join(
@@ -445,7 +445,7 @@ for part in ("detour-256k", "detour-1m"):
     rows = read_rows(course.committed_result(f"held_out/{part}/task_families.csv"), tf.COLUMNS)
     tasks = sorted({r["task"] for r in rows if r["phase"] == held_out.PRIMARY_PHASE})
     room = held_out.task_classes(rows[0]["level"], tasks)["behind B"]
-    arms = [arm for arm in tf.ARMS
+    arms = [arm for arm in FAMILY_ARMS
             if arm != "dqn, equal budget" and held_out.seed_scores(rows, arm, tasks=room)]
     print(f"{part}, fine-tuned, mean over seeds behind B ({len(room)} tasks): " + ", ".join(
         f"{arm} {np.mean(list(held_out.seed_scores(rows, arm, tasks=room).values())) + 0.0:.2f}"

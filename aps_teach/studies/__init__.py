@@ -14,5 +14,6 @@ zero-shot-loss` and `aps-teach atari study | compare`.
     cross_training  Section 6's X -> Y: a learner trained on the replay another method fills
     probes          measurements of a pretrained learner (skill coverage, how Q depends on w)
     atari_study     a pre-registered Atari study: its protocol read from the page, run part by part, compared
+    arms            arm naming: the task-family studies' arms, a results row's arm read back
     plots           the studies' figures (the view of this layer)
 """

@@ -50,9 +50,8 @@ from aps_teach.infra.files import read_json, write_csv_atomic
 from aps_teach.infra.locks import check_free
 from aps_teach.infra.stats import difference_with_ci, iqm_with_ci
 from aps_teach.infra.sweeps import SweepReport, read_rows
-from aps_teach.studies.aps_parts import arm_name
+from aps_teach.studies.arms import FAMILY_ARMS, arm_name
 from aps_teach.studies.task_families import (
-    ARMS,
     COLUMNS,
     FINETUNE_PROTOCOLS,
     RESULTS,
@@ -147,11 +146,11 @@ def read_protocol(path: str | Path = PREREGISTRATION) -> Protocol:
     seeds = _seed_range(path, seeds)
     parts = tuple(replace(part, seeds=seeds) for part in parts)
     for part in parts:
-        unknown = [arm for arm in part.arms if arm not in ARMS]
+        unknown = [arm for arm in part.arms if arm not in FAMILY_ARMS]
         if part.level not in gridworld.TASK_FAMILIES or unknown or part.pretrain_steps < 1:
             raise ValueError(f"{path}: part {part.name!r} names level {part.level!r} or arms {unknown} that "
                              f"the study does not have; levels: {', '.join(gridworld.TASK_FAMILIES)}; arms: "
-                             f"{', '.join(ARMS)}")
+                             f"{', '.join(FAMILY_ARMS)}")
     return Protocol(path, hashlib.sha256(text).hexdigest(), seeds[0], len(seeds), budget, parts, primary)
 
 
@@ -220,7 +219,7 @@ def seed_scores(rows: Sequence[dict], arm: str, phase: str = PRIMARY_PHASE,
     by_seed: dict[int, list[float]] = {}
     for row in rows:
         if row["phase"] == phase and (tasks is None or row["task"] in tasks) and \
-                arm_name(row["method"], row["overrides"], ARMS) == arm:
+                arm_name(row["method"], row["overrides"], FAMILY_ARMS) == arm:
             by_seed.setdefault(int(row["seed"]), []).append(float(row["normalised_score"]))
     return {seed: float(np.mean(scores)) for seed, scores in sorted(by_seed.items())}
 
@@ -380,7 +379,7 @@ def welch_readings(rows: Sequence[dict], level: str, part: str = "") -> list[dic
         out.append({"part": part, "reading": f"{contender} against both parents",
                     "registered": verdict_text(registered), "welch": verdict_text(welch),
                     "marginal": "yes" if marginal else "no"})
-    arms = {arm_name(row["method"], row["overrides"], ARMS) for row in rows}
+    arms = {arm_name(row["method"], row["overrides"], FAMILY_ARMS) for row in rows}
     for hypothesis, (x, y) in COMPARED.items():
         if x not in arms or y not in arms:
             continue
@@ -403,7 +402,7 @@ def arm_summary(rows: Sequence[dict], arm: str, phase: str) -> dict:
     w-conditioned arm the mean score of the pairs whose w was fitted on data that held the task's reward and
     of those whose data held none (`identification_split`). The random walk has its coverage alone (phase
     "random_walk")."""
-    mine = [row for row in rows if arm_name(row["method"], row["overrides"], ARMS) == arm]
+    mine = [row for row in rows if arm_name(row["method"], row["overrides"], FAMILY_ARMS) == arm]
     coverage = {key: float(np.mean([float(row[key]) for row in {row["seed"]: row for row in mine}.values()]))
                 if mine and mine[0][key] != "" else "" for key in ("state_coverage", "visitation_entropy")}
     if phase == "random_walk":
@@ -471,14 +470,15 @@ def write_part_tables(out_dir: str | Path, part: Part) -> list[Path]:
         return []
     phases = [phase for phase in ("zero_shot", "zero_shot_relabelled", *FINETUNE_PROTOCOLS)
               if any(row["phase"] == phase for row in rows)]
-    arms = [arm for arm in ARMS if arm in part.arms]
+    arms = [arm for arm in FAMILY_ARMS if arm in part.arms]
     summary = [found for phase in (*phases, "random_walk") for arm in arms
                if (found := arm_summary(rows, arm, phase))]
     pairs = []
     for x, y, subset_of in SECONDARY_PAIRS:
         if x in part.arms and y in part.arms:
-            tasks = sorted({row["task"] for row in rows if arm_name(row["method"], row["overrides"], ARMS)
-                            == subset_of}) if subset_of else None
+            tasks = sorted({row["task"] for row in rows
+                            if arm_name(row["method"], row["overrides"], FAMILY_ARMS) == subset_of}) \
+                if subset_of else None
             pairs.append({**pairwise(rows, x, y, PRIMARY_PHASE, tasks),
                           "tasks": "all" if tasks is None else "; ".join(tasks)})
     tables = {"verdicts": part_verdicts(rows, part.level), "summary": summary, "pairs": pairs}
@@ -502,7 +502,7 @@ def _fix_rows(diagnosis_rows: Sequence[dict], study_rows: Sequence[dict]) -> tup
         seeds = {int(row["seed"]) for row in rows}
         registered[arm] = [row for row in study_rows if row["phase"] == "zero_shot"
                            and int(row["seed"]) in seeds
-                           and arm_name(row["method"], row["overrides"], ARMS) == arm]
+                           and arm_name(row["method"], row["overrides"], FAMILY_ARMS) == arm]
         missing = seeds - {int(row["seed"]) for row in registered[arm]}
         if missing:
             raise ValueError(f"the study has no zero-shot rows of {arm} for seeds {sorted(missing)}: a fix "
@@ -523,7 +523,7 @@ def fix_verdicts(diagnosis_rows: Sequence[dict], study_rows: Sequence[dict]) -> 
     the registered study on the same level and seeds, `compare`d: x the fix, y the registered."""
     fixed, registered = _fix_rows(diagnosis_rows, study_rows)
     out = []
-    for arm in [arm for arm in ARMS if arm in fixed]:
+    for arm in [arm for arm in FAMILY_ARMS if arm in fixed]:
         fix, rows = fixed[arm]
         by_seed: dict[int, list[float]] = {}
         for row in rows:
@@ -548,7 +548,7 @@ def fix_by_class(diagnosis_rows: Sequence[dict], study_rows: Sequence[dict],
         if reference_rows else {}
     measures = ("r2", "planner_best", "planner_identified")
     out = []
-    for arm in [arm for arm in ARMS if arm in fixed]:
+    for arm in [arm for arm in FAMILY_ARMS if arm in fixed]:
         for task_class in dict.fromkeys(row["task_class"] for row in fixed[arm][1]):
             then = [float(row["normalised_score"]) for row in registered[arm]
                     if classes[row["task"]] == task_class]

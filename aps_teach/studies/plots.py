@@ -18,9 +18,10 @@ from aps_teach.infra.figures import method_colour, save_figure
 from aps_teach.infra.stats import mean_with_ci, solved_count, summarise
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.config import pretrains
-from aps_teach.studies.aps_parts import ARMS, arm_name
+from aps_teach.studies.aps_parts import ARMS
 from aps_teach.studies.aps_parts import COLUMNS as PARTS_COLUMNS
 from aps_teach.studies.aps_parts import RESULTS as PARTS_RESULTS
+from aps_teach.studies.arms import FAMILY_ARMS, arm_name
 from aps_teach.studies.budget import is_main_grid, study_rows
 from aps_teach.studies.finetune import ARMS as FINETUNE_ARMS
 from aps_teach.studies.finetune import COLUMNS as FINETUNE_COLUMNS
@@ -35,7 +36,6 @@ from aps_teach.studies.held_out import (
     read_part,
     seed_scores,
 )
-from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
 from aps_teach.studies.task_families import BUDGET_ARMS, budget_axis, class_aggregates
 from aps_teach.studies.task_families import COLUMNS as FAMILY_COLUMNS
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
@@ -319,7 +319,7 @@ def plot_parts(rows: Sequence[dict], levels: Sequence[str] | None = None):
     visitation entropy, zero-shot and fine-tuned success), one column per level; per arm the mean over
     seeds with its 95% bootstrap interval and every seed as a dot; success panels name k/N, the seeds
     that solve the level; the random walk is a dashed line in the coverage panels."""
-    rows = [{**row, "arm": arm_name(row["method"], row["overrides"])} for row in rows]
+    rows = [{**row, "arm": arm_name(row["method"], row["overrides"], ARMS)} for row in rows]
     levels = list(levels or dict.fromkeys(row["level"] for row in rows))
     arms = [arm for arm in ARMS if any(row["arm"] == arm for row in rows)]
     fig, axes = plt.subplots(len(PARTS_MEASURES), len(levels), figsize=(4.6 * len(levels), 12.5),

@@ -4,7 +4,7 @@ normalised by the task's exact references (0 the uniformly random policy, 1 the 
 
     rows = run_family_rows(RunSpec("aps", "deep", 0), FamilyBudget(pretrain_steps=64_000))
 
-Per run (an arm of `ARMS`, a level, a seed):
+Per run (an arm of `FAMILY_ARMS`, a level, a seed):
 - pretraining, reward-free, once (not dqn; `train.pretrain` at the default protocol), with its coverage and
   visitation entropy; the random arm is a uniformly random walk under the same protocol (coverage only);
 - for every task of the family (its env: `LevelSpec(level, task=task)`, the level's own boards):
@@ -66,30 +66,8 @@ from aps_teach.infra.sweeps import RunSpec, SweepReport, check_seed_group, confi
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import pretrains
 from aps_teach.learner.tasks import TaskFit, fit_task
-from aps_teach.studies.aps_parts import arm_name
+from aps_teach.studies.arms import FAMILY_ARMS, arm_name
 
-ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
-    "visr": ("visr", ()),
-    "apt": ("apt", ()),
-    "aps": ("aps", ()),
-    "aps, kNN feature": ("aps", (("agent.knn_feature", True),)),
-    "aps, explore-conditioned": ("aps", (("agent.knn_feature", True), ("agent.explore_conditioned", True))),
-    "aps, kNN feature, explore weight 0.5": ("aps", (("agent.knn_feature", True),
-                                                     ("agent.explore_weight", 0.5))),
-    "dqn": ("dqn", ()),
-    "dqn, equal budget": ("dqn", (("budget.finetune_adds_pretraining", True),
-                                  ("budget.tasks", "one per class"))),
-    "random": ("random", ()),
-}
-"""Arm -> (method, overrides of the default `TrainConfig`, and of the run's `FamilyBudget` for names that
-start "budget."): the paper's three methods; APS with the kNN reward as a successor feature of its own
-(`AgentConfig.knn_feature`), and that variant with psi conditioned on the exploration weight as well
-(`AgentConfig.explore_conditioned`, used at weight 0 on every task), this repository's variants, labelled as
-such; the ablation of that conditioning, the kNN-feature variant pretrained unconditioned at the weight the
-conditioned one explores with on average (beta ~ U[0, 1]: 0.5); the DQN baseline from scratch on each task
-with the same fine-tuning budget, and, on one task of each class (`FamilyBudget.tasks`), with the pretrained
-arms' whole budget, pretraining's env steps included (`FamilyBudget.finetune_adds_pretraining`); a uniformly
-random walk, the reference for coverage."""
 EXPLORATORY_ARMS = ("visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned", "dqn", "random")
 """The arms of the exploratory study on easy, hard and deep (`results/task_families`), its default."""
 FINETUNE_PROTOCOLS: dict[str, tuple[tuple[tuple[str, object], ...], bool, str]] = {
@@ -194,7 +172,7 @@ def check_family_plan(levels: Sequence[str], num_seeds: int, arms: Sequence[str]
     if train.engine != "compiled":
         raise ValueError(f"the task-family study relabels its replay by state index: it needs the compiled "
                          f"engine, got engine {train.engine!r}")
-    methods = [ARMS[arm][0] for arm in arms]
+    methods = [FAMILY_ARMS[arm][0] for arm in arms]
     idle = [protocol for protocol in budget.protocols
             if not any(protocol_applies(protocol, method) for method in methods)]
     reasons = [f"fine-tuning protocol {protocol!r} applies to none of the arms {', '.join(arms)}: "
@@ -202,7 +180,7 @@ def check_family_plan(levels: Sequence[str], num_seeds: int, arms: Sequence[str]
     if reasons and len(idle) == len(budget.protocols):  # a random walk alone fine-tunes nothing, rightly
         raise ValueError(reasons[0] + "; no arm would be fine-tuned")
     for arm in arms:
-        method, overrides = ARMS[arm]
+        method, overrides = FAMILY_ARMS[arm]
         arm_budget, config = split_overrides(overrides, budget, train)
         steps = Budget(pretrain_steps=arm_budget.pretrain_steps, identify_steps=arm_budget.identify_steps,
                        finetune_steps=arm_budget.scratch_steps, eval_episodes=arm_budget.eval_episodes)
@@ -375,7 +353,7 @@ COVERAGE_ONLY = {"task": "", "kind": "", "room": "", "keys_needed": "", "normali
 """A random walk's row has no task: its task columns are empty, so a study of that arm alone still has every
 column its readers need."""
 RESULTS = "task_families.csv"
-COLUMNS = {"run_key": "str", "method": tuple(dict.fromkeys(method for method, _ in ARMS.values())),
+COLUMNS = {"run_key": "str", "method": tuple(dict.fromkeys(method for method, _ in FAMILY_ARMS.values())),
            "level": tuple(gridworld.TASK_FAMILIES), "seed": "count", "overrides": "str",
            "phase": (*PHASES, "random_walk"), "task": "str", "kind": "str", "room": "str",
            "keys_needed": "float?",
@@ -391,12 +369,13 @@ SOLVED = 0.5
 def family_specs(levels: Sequence[str], num_seeds: int, arms: Sequence[str] = EXPLORATORY_ARMS,
                  first_seed: int = 0) -> list[RunSpec]:
     """Every arm of `arms` (default: `EXPLORATORY_ARMS`) x level x seed first_seed..first_seed+num_seeds-1, in
-    `ARMS` order."""
-    unknown = [arm for arm in arms if arm not in ARMS]
+    `FAMILY_ARMS` order."""
+    unknown = [arm for arm in arms if arm not in FAMILY_ARMS]
     if unknown or not arms or len(set(arms)) < len(arms):
-        raise ValueError(f"arms must name distinct arms of {', '.join(map(repr, ARMS))}; got {list(arms)}")
-    return [RunSpec(ARMS[arm][0], level, seed, ARMS[arm][1]) for arm in ARMS if arm in arms
-            for level in levels for seed in range(first_seed, first_seed + num_seeds)]
+        raise ValueError(f"arms must name distinct arms of {', '.join(map(repr, FAMILY_ARMS))}; "
+                         f"got {list(arms)}")
+    return [RunSpec(method, level, seed, overrides) for arm, (method, overrides) in FAMILY_ARMS.items()
+            if arm in arms for level in levels for seed in range(first_seed, first_seed + num_seeds)]
 
 
 def run_family_study(levels: Sequence[str] = tuple(gridworld.LEVELS), num_seeds: int = 10,
@@ -427,7 +406,7 @@ def _scores(rows: Sequence[dict], arm: str, level: str, phase: str) -> dict[str,
     scores: dict[str, list[float]] = {}
     for row in rows:
         if (row["level"], row["phase"]) == (level, phase) and arm_name(row["method"], row["overrides"],
-                                                                         ARMS) == arm:
+                                                                         FAMILY_ARMS) == arm:
             scores.setdefault(row["task"], []).append(float(row["normalised_score"]))
     return scores
 
@@ -438,7 +417,7 @@ def class_aggregates(rows: Sequence[dict], level: str, by: str, phase: str) -> l
     task's seeds resampled), how many of the class's tasks the arm solves (mean score >= `SOLVED`), and the
     runs pooled."""
     out = []
-    for arm in ARMS:
+    for arm in FAMILY_ARMS:
         scores = _scores(rows, arm, level, phase)
         classes: dict[str, list[str]] = {}
         for row in rows:
@@ -680,7 +659,7 @@ def coverage_table(studies: dict[int, Sequence[dict]]) -> list[dict]:
         runs: dict[tuple[str, str], dict[str, dict]] = {}
         for row in rows:
             if row["state_coverage"] != "":
-                arm = arm_name(row["method"], row["overrides"], ARMS)
+                arm = arm_name(row["method"], row["overrides"], FAMILY_ARMS)
                 runs.setdefault((row["level"], arm), {})[row["seed"]] = row
         for (level, arm), seeds in runs.items():
             out.append({"pretrain_steps": steps, "level": level, "arm": arm, "seeds": len(seeds),

@@ -37,7 +37,7 @@ from aps_teach.infra.checks import check_seeds
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.stats import mean_with_ci
 from aps_teach.infra.sweeps import RunSpec, SweepReport, run_sweep
-from aps_teach.studies.aps_parts import arm_name
+from aps_teach.studies.arms import arm_name
 from aps_teach.studies.cross_training import ARROW, parse_pair, pretrain_on_data_of
 
 LEVEL = "easy"

@@ -16,6 +16,7 @@ from aps_teach.infra.stats import difference_with_ci
 from aps_teach.infra.sweeps import RunSpec, read_rows
 from aps_teach.learner.config import AgentConfig
 from aps_teach.studies import held_out, task_families
+from aps_teach.studies.arms import FAMILY_ARMS, arm_name
 from aps_teach.studies.held_out import (
     MARGIN,
     check_unchanged,
@@ -28,7 +29,7 @@ from aps_teach.studies.held_out import (
     write_part_tables,
 )
 from aps_teach.studies.plots import plot_fix
-from aps_teach.studies.task_families import ARMS, FamilyBudget, class_representatives, run_family_rows
+from aps_teach.studies.task_families import FamilyBudget, class_representatives, run_family_rows
 from aps_teach.studies.zero_shot import ARMS_DIAGNOSED, read_diagnosis
 
 SMALL = (("num_envs", 4), ("learning_starts", 100), ("agent.batch_size", 32), ("agent.hidden", 16))
@@ -102,7 +103,7 @@ def test_a_part_runs_its_arms_on_the_registered_seeds_and_refuses_a_changed_prot
     record = json.loads((tmp_path / "out" / "easy-tiny" / "task_families.sweep.json").read_text())
     assert record["preregistration"] == protocol.sha256
     # the equal-budget dqn: one task per class, and only its fine-tuned phases
-    equal = [row for row in rows if task_families.arm_name(row["method"], row["overrides"], ARMS)
+    equal = [row for row in rows if arm_name(row["method"], row["overrides"], FAMILY_ARMS)
              == "dqn, equal budget"]
     representatives = [task.name for task in class_representatives(gridworld.task_family("easy"))]
     assert sorted({row["task"] for row in equal}) == sorted(representatives)
@@ -141,7 +142,7 @@ def test_the_equal_budget_dqn_fine_tunes_for_pretraining_plus_fine_tuning_steps(
     monkeypatch.setattr(task_families, "finetune_seeds", spy)
     budget = FamilyBudget(pretrain_steps=800, identify_steps=400, finetune_steps=400, eval_episodes=2,
                           protocols=("finetuned",))
-    rows = run_family_rows(RunSpec("dqn", "easy", 0, (*SMALL, *ARMS["dqn, equal budget"][1])), budget)
+    rows = run_family_rows(RunSpec("dqn", "easy", 0, (*SMALL, *FAMILY_ARMS["dqn, equal budget"][1])), budget)
     assert seen == [1200] * 4 and len(rows) == 4  # easy's classes: target, start room (+ green), behind A
     seen.clear()
     run_family_rows(RunSpec("dqn", "easy", 0, SMALL), budget)
@@ -170,12 +171,12 @@ def test_fine_tuning_from_the_relabelled_replay_uses_its_w(monkeypatch):
 
 
 def test_the_ablation_arm_is_the_knn_feature_variant_at_half_the_exploration_weight():
-    method, overrides = ARMS["aps, kNN feature, explore weight 0.5"]
+    method, overrides = FAMILY_ARMS["aps, kNN feature, explore weight 0.5"]
     budget, config = task_families.split_overrides(overrides, FamilyBudget(), TrainConfig())
     assert method == "aps" and config.agent.knn_feature and not config.agent.explore_conditioned
     assert config.agent.explore_weight == 0.5 == np.mean([0.0, 1.0])  # beta ~ U[0, 1] has mean 1/2
     assert budget == FamilyBudget()
-    budget, config = task_families.split_overrides(ARMS["dqn, equal budget"][1], FamilyBudget(),
+    budget, config = task_families.split_overrides(FAMILY_ARMS["dqn, equal budget"][1], FamilyBudget(),
                                                    TrainConfig())
     assert (budget.tasks, budget.finetune_adds_pretraining, config) == ("one per class", True, TrainConfig())
     assert budget.scratch_steps == 64_000 + 8_000
@@ -190,7 +191,7 @@ def rows_of(scores: dict[str, dict[int, dict[str, float]]], level: str = "easy")
     """Fine-tuned result rows from arm -> seed -> task -> score."""
     out = []
     for arm, seeds in scores.items():
-        method, overrides = ARMS[arm]
+        method, overrides = FAMILY_ARMS[arm]
         for seed, tasks in seeds.items():
             for task, score in tasks.items():
                 out.append({"method": method, "overrides": json.dumps(overrides) if overrides else "",
@@ -425,7 +426,7 @@ def test_the_committed_readings_welch_turns_over_are_the_three_the_pages_call_ma
 def diagnosis_rows(scores: dict[str, dict[int, dict[str, float]]], fix: list) -> list[dict]:
     """zero_shot.csv rows (the columns a fix's judgement reads) from arm -> seed -> task -> zero-shot."""
     family = gridworld.task_family("easy")
-    return [{"method": ARMS[arm][0], "overrides": json.dumps([*map(list, ARMS[arm][1]), *fix]),
+    return [{"method": FAMILY_ARMS[arm][0], "overrides": json.dumps([*map(list, FAMILY_ARMS[arm][1]), *fix]),
              "level": "easy", "seed": str(seed), "task": task, "task_class": family[task].task_class,
              "zero_shot": score, "zero_shot_no_gpi": score, "best_case": score, "r2": 0.5,
              "planner_best": 1.0, "planner_identified": 1.0, "psi_error": 0.1, "psi_scale": 1.0,

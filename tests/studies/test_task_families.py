@@ -293,9 +293,10 @@ def test_a_subset_of_arms_runs_alone_and_bad_arm_lists_are_refused():
     from typing import get_args
 
     from aps_teach.cli.gridworld import FamilyArm
-    from aps_teach.studies.task_families import ARMS, family_specs
+    from aps_teach.studies.arms import FAMILY_ARMS
+    from aps_teach.studies.task_families import family_specs
 
-    assert get_args(FamilyArm) == tuple(ARMS)  # the CLI's choices are the study's arms
+    assert get_args(FamilyArm) == tuple(FAMILY_ARMS)  # the CLI's choices are the study's arms
     specs = family_specs(["deep"], 2, ["aps, kNN feature", "visr"])
     assert [(s.method, s.overrides, s.seed) for s in specs] == [
         ("visr", (), 0), ("visr", (), 1), ("aps", (("agent.knn_feature", True),), 0),
