@@ -70,12 +70,10 @@ from aps_teach.studies.held_out import (
     PREREGISTRATION,
     check_unchanged,
     hypotheses,
-    interval_text,
     read_protocol,
     run_part,
     write_fix_tables,
     write_part_tables,
-    write_seed_metric_verdicts,
 )
 from aps_teach.studies.plots import (
     write_families_figure,
@@ -103,6 +101,7 @@ from aps_teach.studies.task_families import (
     write_family_tables,
 )
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
+from aps_teach.studies.verdicts import interval_text, write_seed_metric_verdicts
 from aps_teach.studies.zero_shot import (
     ARMS_DIAGNOSED,
     EVAL_EPISODES,

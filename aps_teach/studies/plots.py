@@ -26,19 +26,11 @@ from aps_teach.studies.budget import is_main_grid, study_rows
 from aps_teach.studies.finetune import ARMS as FINETUNE_ARMS
 from aps_teach.studies.finetune import COLUMNS as FINETUNE_COLUMNS
 from aps_teach.studies.finetune import RESULTS as FINETUNE_RESULTS
-from aps_teach.studies.held_out import (
-    FIX_CLASS_COLUMNS,
-    FIX_COLUMNS,
-    PRIMARY_PHASE,
-    Protocol,
-    interval_text,
-    part_verdicts,
-    read_part,
-    seed_scores,
-)
+from aps_teach.studies.held_out import FIX_CLASS_COLUMNS, FIX_COLUMNS, Protocol, read_part
 from aps_teach.studies.task_families import BUDGET_ARMS, budget_axis, class_aggregates
 from aps_teach.studies.task_families import COLUMNS as FAMILY_COLUMNS
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
+from aps_teach.studies.verdicts import PRIMARY_PHASE, interval_text, part_verdicts, seed_scores
 from aps_teach.studies.zero_shot import LINKS, capping_links, read_diagnosis
 from aps_teach.studies.zero_shot_loss import ARMS as LOSS_ARMS
 from aps_teach.studies.zero_shot_loss import COLUMNS as LOSS_COLUMNS

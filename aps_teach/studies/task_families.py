@@ -57,7 +57,7 @@ from aps_teach.grid.train import (
     task_data,
 )
 from aps_teach.infra.checks import InputTypeError, check_int, check_num_seeds, check_seed, check_type
-from aps_teach.infra.files import read_json, write_csv_atomic
+from aps_teach.infra.files import read_json
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.run_dir import say
 from aps_teach.infra.seeds import task_seed
@@ -67,6 +67,7 @@ from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import pretrains
 from aps_teach.learner.tasks import TaskFit, fit_task
 from aps_teach.studies.arms import FAMILY_ARMS, arm_name
+from aps_teach.studies.verdicts import CONTENDERS, PARENTS, write_table
 
 EXPLORATORY_ARMS = ("visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned", "dqn", "random")
 """The arms of the exploratory study on easy, hard and deep (`results/task_families`), its default."""
@@ -363,7 +364,8 @@ phase no reader knows is refused, not left out of every table."""
 GROUPINGS = ("room", "keys_needed", "kind")
 """The task classes a family's scores are aggregated by."""
 SOLVED = 0.5
-"""A task counts as solved by an arm when its mean normalised score over seeds is at least this."""
+"""A normalised score at least this counts as solved: a task's mean over seeds in the class tables
+(`class_aggregates`), a (task, seed) pair's in the held-out study's summaries (`held_out.arm_summary`)."""
 
 
 def family_specs(levels: Sequence[str], num_seeds: int, arms: Sequence[str] = EXPLORATORY_ARMS,
@@ -445,10 +447,6 @@ def improvement(rows: Sequence[dict], level: str, x: str, y: str, phase: str,
     return improvement_with_ci([mine[task] for task in shared], [theirs[task] for task in shared])
 
 
-PARENTS = ("visr", "apt")
-"""APS's parents: the arms APS and its variants are judged against."""
-CONTENDERS = ("aps", "aps, kNN feature", "aps, explore-conditioned")
-"""The paper's APS and this repository's variants."""
 FLOOR = 0.05
 """A class is 'nothing to decide' when every contender's and parent's IQM interval lies within this of 0,
 the uniformly random policy's score: all fail there alike; and a contender whose IQM is within it beats
@@ -636,19 +634,10 @@ def budget_axis(studies: dict[int, Sequence[dict]], level: str = "deep") -> list
     return out
 
 
-def _write_table(path: Path, rows: Sequence[dict]) -> Path | None:
-    """rows as a CSV at path, floats rounded to 4 decimals; None, writing nothing, when there are no rows."""
-    if not rows:
-        return None
-    write_csv_atomic(path, [{key: round(value, 4) if isinstance(value, float) else value
-                             for key, value in row.items()} for row in rows])
-    return path
-
-
 def write_budget_axis(path: str | Path, studies: dict[int, Sequence[dict]],
                       level: str = "deep") -> Path | None:
     """`budget_axis` of `studies` as a CSV at path (None while no arm of `BUDGET_ARMS` has a score)."""
-    return _write_table(Path(path), budget_axis(studies, level))
+    return write_table(Path(path), budget_axis(studies, level))
 
 
 def coverage_table(studies: dict[int, Sequence[dict]]) -> list[dict]:
@@ -670,7 +659,7 @@ def coverage_table(studies: dict[int, Sequence[dict]]) -> list[dict]:
 
 def write_coverage(path: str | Path, studies: dict[int, Sequence[dict]]) -> Path | None:
     """`coverage_table` of `studies` as a CSV at path (None while no run has pretrained)."""
-    return _write_table(Path(path), coverage_table(studies))
+    return write_table(Path(path), coverage_table(studies))
 
 
 def write_family_tables(out_dir: str | Path) -> list[Path]:
@@ -681,5 +670,5 @@ def write_family_tables(out_dir: str | Path) -> list[Path]:
     tables = {"coverage": coverage_table({study_pretrain_steps(out_dir): rows}) if rows else []}
     if any(row["phase"] != "random_walk" for row in rows):
         tables.update(zip(("classes", "verdicts", "improvement"), family_tables(rows), strict=True))
-    written = [_write_table(Path(out_dir) / f"{name}.csv", table) for name, table in tables.items()]
+    written = [write_table(Path(out_dir) / f"{name}.csv", table) for name, table in tables.items()]
     return [path for path in written if path is not None]

@@ -510,7 +510,7 @@ def test_held_out_refused_while_another_process_writes_a_part_names_the_lock(tmp
 
 def test_a_comparison_of_one_seed_has_no_interval_and_no_verdict():
     """It printed `+0.065 [+0.065, +0.065], above`: a single seed has no spread to resample."""
-    from aps_teach.studies.held_out import FEW_SEEDS, compare, interval_text
+    from aps_teach.studies.verdicts import FEW_SEEDS, compare, interval_text
 
     found = compare([0.565], [0.5])
     assert found["reading"] == FEW_SEEDS == "needs at least two seeds of each arm"

@@ -1,7 +1,7 @@
 """The pre-registered held-out study (`aps_teach.studies.held_out`): the protocol read from its file and held
-to it, the arms and protocols it adds to the task-family runner, and the registered statistics against
-hand-worked cases. Runs use the course's `easy` level at tiny budgets: the held-out levels stay unseen by the
-tests."""
+to it, the arms and protocols it adds to the task-family runner, its hypotheses and committed tables (the
+registered statistics themselves: `tests/studies/test_verdicts.py`). Runs use the course's `easy` level at
+tiny budgets: the held-out levels stay unseen by the tests."""
 
 import json
 import shutil
@@ -12,25 +12,22 @@ import pytest
 
 import gridworld
 from aps_teach.grid.train import TrainConfig
-from aps_teach.infra.stats import difference_with_ci
 from aps_teach.infra.sweeps import RunSpec, read_rows
 from aps_teach.learner.config import AgentConfig
 from aps_teach.studies import held_out, task_families
 from aps_teach.studies.arms import FAMILY_ARMS, arm_name
 from aps_teach.studies.held_out import (
-    MARGIN,
     check_unchanged,
-    compare,
-    decide,
     hypotheses,
-    leave_one_class_out,
     read_protocol,
     run_part,
     write_part_tables,
 )
 from aps_teach.studies.plots import plot_fix
 from aps_teach.studies.task_families import FamilyBudget, class_representatives, run_family_rows
+from aps_teach.studies.verdicts import FEW_SEEDS, PRIMARY_VARIANTS, compare, welch_readings
 from aps_teach.studies.zero_shot import ARMS_DIAGNOSED, read_diagnosis
+from tests.studies.test_verdicts import rows_of
 
 SMALL = (("num_envs", 4), ("learning_starts", 100), ("agent.batch_size", 32), ("agent.hidden", 16))
 TRAIN = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8, k=3), num_envs=2, learning_starts=100,
@@ -58,7 +55,7 @@ def test_the_committed_preregistration_is_a_valid_protocol_of_fresh_seeds_on_the
     assert {part.level for part in protocol.parts} == set(gridworld.HELD_OUT)
     assert protocol.primary_parts == ("detour-256k", "fork-256k")
     for part in protocol.parts:
-        assert {"visr", "apt", *held_out.CONTENDERS, "aps, kNN feature, explore weight 0.5"} <= set(part.arms)
+        assert {"visr", "apt", *PRIMARY_VARIANTS, "aps, kNN feature, explore weight 0.5"} <= set(part.arms)
     assert protocol.budget.protocols == ("finetuned", "finetuned_relabelled")
 
 
@@ -187,140 +184,6 @@ def test_seeds_start_where_asked():
     assert [spec.seed for spec in specs] == [10, 11, 12]
 
 
-def rows_of(scores: dict[str, dict[int, dict[str, float]]], level: str = "easy") -> list[dict]:
-    """Fine-tuned result rows from arm -> seed -> task -> score."""
-    out = []
-    for arm, seeds in scores.items():
-        method, overrides = FAMILY_ARMS[arm]
-        for seed, tasks in seeds.items():
-            for task, score in tasks.items():
-                out.append({"method": method, "overrides": json.dumps(overrides) if overrides else "",
-                            "seed": str(seed), "task": task, "phase": "finetuned", "level": level,
-                            "normalised_score": str(score)})
-    return out
-
-
-def test_compare_reads_the_seed_bootstrap_interval_as_registered():
-    assert compare([0.8, 0.9, 0.7], [0.1, 0.2, 0.3])["reading"] == "above"
-    assert compare([0.1, 0.2, 0.3], [0.8, 0.9, 0.7])["reading"] == "below"
-    close = compare([0.50, 0.51, 0.49, 0.50], [0.50, 0.49, 0.51, 0.50])
-    assert close["reading"] == "equivalent" and -MARGIN < close["low90"] and close["high90"] < MARGIN
-    assert compare([0.0, 0.5, 1.0], [0.2, 0.3, 0.9])["reading"] == "no difference found"
-    # the interval is the two-group seed bootstrap, by brute force
-    rng = np.random.default_rng(0)
-    x, y = rng.uniform(size=10), rng.uniform(size=10)
-    draws = np.random.default_rng(1)
-    brute = [draws.choice(x, 10).mean() - draws.choice(y, 10).mean() for _ in range(40_000)]
-    _, low, high = difference_with_ci(x, y)
-    assert low == pytest.approx(np.percentile(brute, 2.5), abs=0.01)
-    assert high == pytest.approx(np.percentile(brute, 97.5), abs=0.01)
-
-
-def test_welch_readings_use_scipys_interval_and_the_registered_rule():
-    """`interval="welch"` reads a comparison from Welch's t interval of the seeds' scores (scipy's), by the
-    registered rule; constant groups collapse it to the difference; an unknown interval is refused."""
-    from scipy.stats import ttest_ind
-
-    x, y = [0.52, 0.61, 0.47, 0.58, 0.55], [0.50, 0.44, 0.57, 0.49]
-    found = compare(x, y, "welch")
-    for confidence, ends in ((0.95, ("low", "high")), (0.90, ("low90", "high90"))):
-        by_hand = ttest_ind(x, y, equal_var=False).confidence_interval(confidence)
-        assert (found[ends[0]], found[ends[1]]) == pytest.approx((by_hand.low, by_hand.high))
-    assert found["difference"] == pytest.approx(np.mean(x) - np.mean(y))
-    assert found["reading"] == "no difference found" and found["low"] < 0 < found["high"]
-    assert compare([0.8, 0.9, 0.7], [0.1, 0.2, 0.3], "welch")["reading"] == "above"
-    flat = compare([0.5, 0.5], [0.5, 0.5], "welch")
-    assert (flat["low"], flat["high"], flat["reading"]) == (0.0, 0.0, "equivalent")
-    with pytest.raises(ValueError, match="unknown interval 'wald'; valid: bootstrap, welch"):
-        compare(x, y, "wald")
-
-
-def test_a_reading_the_two_intervals_disagree_on_is_marked_marginal():
-    """Seeds where the bootstrap's 90% interval lies within the margin and Welch's (wider on 3 seeds each)
-    does not: the equivalence is marginal; the contender's verdict, the same both ways, is not."""
-    family = gridworld.task_family("easy")
-    spread = {"visr": [0.28, 0.32, 0.36], "apt": [0.10, 0.12, 0.14], "aps": [0.28, 0.36, 0.32],
-              "aps, explore-conditioned": [0.50, 0.52, 0.54]}
-    rows = rows_of({arm: {seed: {task.name: value for task in family} for seed, value in enumerate(values)}
-                    for arm, values in spread.items()})
-    readings = {row["reading"]: row for row in held_out.welch_readings(rows, "easy", "easy-tiny")}
-    assert set(readings) == {"aps, explore-conditioned against both parents", "H5, aps against visr"}
-    verdict = readings["aps, explore-conditioned against both parents"]
-    robust = "beats both parents, robust to leaving out any one class"
-    assert verdict["registered"] == verdict["welch"] == robust
-    assert verdict["marginal"] == "no"
-    h5 = readings["H5, aps against visr"]
-    assert h5["registered"].startswith("equivalent (90% [") and h5["welch"].startswith("no difference found")
-    assert h5["marginal"] == "yes" and h5["part"] == "easy-tiny"
-
-
-def test_a_win_carried_by_one_class_is_not_robust_and_the_class_is_named():
-    family = gridworld.task_family("easy")
-    carried = {task.name: 1.0 if task.task_class == "behind A" else 0.2 for task in family}
-    flat = {task.name: 0.2 for task in family}
-    noise = [-0.01, 0.0, 0.01, 0.02, -0.02]
-    def arm(scores: dict, shift: float = 0.0) -> dict:
-        return {s: {t: v + shift + n for t, v in scores.items()} for s, n in enumerate(noise)}
-
-    scores = {"aps, explore-conditioned": arm(carried), "visr": arm(flat), "apt": arm(flat, -0.1)}
-    rows = rows_of(scores)
-    verdict, comparisons = decide(rows, "aps, explore-conditioned")
-    assert verdict == "beats both parents"
-    # by hand: 4 of 13 tasks at 1.0 instead of 0.2 lift the family mean by 0.8 * 4 / 13 over visr's
-    assert comparisons["visr"]["difference"] == pytest.approx(0.8 * 4 / 13)
-    dropped = leave_one_class_out(rows, "easy", "aps, explore-conditioned")
-    assert set(dropped) == {task.task_class for task in family}
-    assert dropped["behind A"] == "beats apt only" and dropped["start room"] == "beats both parents"
-    (row,) = [row for row in held_out.part_verdicts(rows, "easy")
-              if row["contender"] == "aps, explore-conditioned"]
-    assert (row["robust"], row["overturned_by"]) == ("no", "behind A")
-
-
-def test_a_comparison_and_a_verdict_read_the_same_from_the_library_and_from_a_csv():
-    row = {"verdict": "beats both parents", "robust": "no", "overturned_by": "behind A; behind B",
-           "visr_difference": "0.0564", "visr_low": "-0.0004", "visr_high": "0.1006"}  # a CSV row: strings
-    assert held_out.interval_text(row, "visr_") == "+0.056 [-0.000, +0.101]"
-    assert held_out.interval_text({"difference": -0.126, "low": -0.2, "high": 0.05}, digits=2) == \
-        "-0.13 [-0.20, +0.05]"
-    assert held_out.verdict_text(row) == \
-        "beats both parents, not robust (overturned without: behind A; behind B)"
-    assert held_out.verdict_text({**row, "robust": "yes"}) == \
-        "beats both parents, robust to leaving out any one class"
-    assert held_out.verdict_text({**row, "verdict": "beats apt only", "robust": ""}) == "beats apt only"
-
-
-def test_the_registered_metric_reads_each_budget_and_level_of_other_studies_apart(tmp_path):
-    noise = [-0.01, 0.0, 0.01, 0.02, -0.02]
-
-    def arm(level: str, value: float, seeds: int = 5) -> dict:
-        family = gridworld.task_family(level)
-        return {s: {t.name: value + n for t in family} for s, n in enumerate(noise[:seeds])}
-
-    def study(level: str, win: float, seeds: int = 5) -> list[dict]:
-        arms = {"visr": 0.3, "apt": 0.1, "aps": 0.3, "aps, explore-conditioned": 0.3 + win}
-        return rows_of({name: arm(level, value, seeds) for name, value in arms.items()}, level)
-
-    studies = {64_000: study("easy", 0.2) + study("hard", 0.0), 256_000: study("easy", 0.0, seeds=3)}
-    found = {(row["pretrain_steps"], row["level"], row["contender"]): row
-             for row in held_out.seed_metric_verdicts(studies)}
-    # the kNN-feature variant has no rows: no verdict; every other contender on every (budget, level)
-    assert set(found) == {(steps, level, contender) for steps, level in
-                          ((64_000, "easy"), (64_000, "hard"), (256_000, "easy"))
-                          for contender in ("aps", "aps, explore-conditioned")}
-    won = found[64_000, "easy", "aps, explore-conditioned"]
-    # by hand: the same noise on every arm, so each seed's difference is exactly the shift
-    assert won["visr_difference"] == pytest.approx(0.2) and won["apt_difference"] == pytest.approx(0.4)
-    assert (won["verdict"], won["robust"], won["seeds"]) == ("beats both parents", "yes", 5)
-    assert found[64_000, "hard", "aps, explore-conditioned"]["verdict"] == "beats apt only"
-    assert found[256_000, "easy", "aps"]["seeds"] == 3
-    assert found[64_000, "easy", "aps"]["visr_reading"] == "equivalent"
-    parent_alone = {64_000: rows_of({"visr": arm("easy", 0.3)})}
-    assert held_out.write_seed_metric_verdicts(tmp_path / "v.csv", parent_alone) is None
-    assert not (tmp_path / "v.csv").exists()
-    assert held_out.write_seed_metric_verdicts(tmp_path / "v.csv", studies) == tmp_path / "v.csv"
-    assert len(read_rows(tmp_path / "v.csv")) == 6
-
-
 def test_hypotheses_hold_only_where_every_primary_part_says_so(tmp_path):
     family = gridworld.task_family("easy")
     noise = [-0.01, 0.0, 0.01, 0.02, -0.02]
@@ -333,8 +196,8 @@ def test_hypotheses_hold_only_where_every_primary_part_says_so(tmp_path):
                         "visr": arm(0.2), "apt": arm(0.1)})
 
     protocol = held_out.Protocol(tmp_path / "p.md", "0" * 64, 0, 5, FamilyBudget(), (
-        held_out.Part("a", "easy", 800, ("visr", "apt", *held_out.CONTENDERS)),
-        held_out.Part("b", "easy", 800, ("visr", "apt", *held_out.CONTENDERS))), ("a", "b"))
+        held_out.Part("a", "easy", 800, ("visr", "apt", *PRIMARY_VARIANTS)),
+        held_out.Part("b", "easy", 800, ("visr", "apt", *PRIMARY_VARIANTS))), ("a", "b"))
     from aps_teach.infra.files import write_csv_atomic
 
     for name, win in (("a", True), ("b", False)):
@@ -394,7 +257,7 @@ def test_the_committed_readings_welch_turns_over_are_the_three_the_pages_call_ma
     root = Path(__file__).resolve().parents[2]
     protocol = read_protocol(root / held_out.PREREGISTRATION)
     found = [row for part in protocol.parts
-             for row in held_out.welch_readings(held_out.read_part(root / "results" / "held_out", part),
+             for row in welch_readings(held_out.read_part(root / "results" / "held_out", part),
                                                 part.level, part.name)]
     assert len(found) == 12
     assert [(row["part"], row["reading"]) for row in found if row["marginal"] == "yes"] == [
@@ -419,7 +282,7 @@ def test_the_committed_readings_welch_turns_over_are_the_three_the_pages_call_ma
     for steps, rows in studies.items():
         for level in dict.fromkeys(row["level"] for row in rows):
             mine = [row for row in rows if row["level"] == level]
-            readings = held_out.welch_readings(mine, level)
+            readings = welch_readings(mine, level)
             assert all(row["marginal"] == "no" for row in readings), (steps, level)
 
 
@@ -561,7 +424,7 @@ def test_a_fix_judged_on_one_seed_prints_no_interval_and_no_verdict(tmp_path, mo
     said = capsys.readouterr().out
     assert "fix, visr: +0.065 (no interval), needs at least two seeds of each arm" in said
     (row,) = read_rows(out / "fix_verdicts.csv")
-    assert row["reading"] == held_out.FEW_SEEDS and row["low"] == row["high"] == "nan"
+    assert row["reading"] == FEW_SEEDS and row["low"] == row["high"] == "nan"
 
 
 def test_the_committed_detour_diagnosis_reproduces_the_registered_zero_shot_of_its_seeds():

@@ -417,8 +417,8 @@ def test_the_committed_seed_verdicts_are_current_and_what_the_pages_state():
     import csv
     from pathlib import Path
 
-    from aps_teach.studies.held_out import seed_metric_verdicts
     from aps_teach.studies.task_families import budget_studies, read_family_studies
+    from aps_teach.studies.verdicts import seed_metric_verdicts
 
     root = Path(__file__).resolve().parents[2]
     results = root / "results"
