@@ -66,13 +66,11 @@ from aps_teach.learner.config import AgentConfig, Method, pretrains
 from aps_teach.studies.aps_parts import check_parts_plan, run_parts_study
 from aps_teach.studies.budget import StudyGrid, run_study
 from aps_teach.studies.held_out import (
-    FIX_COLUMNS,
     PREREGISTRATION,
     check_unchanged,
     hypotheses,
     read_protocol,
     run_part,
-    write_fix_tables,
     write_part_tables,
 )
 from aps_teach.studies.plots import (
@@ -112,6 +110,7 @@ from aps_teach.studies.zero_shot import (
     run_diagnosis,
 )
 from aps_teach.studies.zero_shot import RESULTS as DIAGNOSIS_RESULTS
+from aps_teach.studies.zero_shot_fix import FIX_COLUMNS, write_fix_tables
 from aps_teach.studies.zero_shot_loss import COLUMNS as LOSS_COLUMNS
 from aps_teach.studies.zero_shot_loss import RESULTS as LOSS_RESULTS
 from aps_teach.studies.zero_shot_loss import check_loss_plan, explanation, run_zero_shot_loss_study
@@ -485,7 +484,7 @@ class ZeroShot:
     against: Path | None = None
     """A task-family study of the same level and seeds to judge a fix against (the amendment's:
     results/held_out/detour-256k): each arm's zero-shot family score here against its score there
-    (held_out.fix_verdicts) into OUT/fix_verdicts.csv, per task class into OUT/fix_classes.csv, drawn in
+    (zero_shot_fix.fix_verdicts) into OUT/fix_verdicts.csv, per task class into OUT/fix_classes.csv, drawn in
     OUT/fix.png."""
     reference: Path | None = None
     """With --against: a diagnosis of the level without the fix (e.g. results/zero_shot/detour), whose R^2 and

@@ -16,5 +16,6 @@ zero-shot-loss` and `aps-teach atari study | compare`.
     atari_study     a pre-registered Atari study: its protocol read from the page, run part by part, compared
     arms            arm naming: the task-family studies' arms, a results row's arm read back
     verdicts        the registered metric, its verdicts and their text, and the form of the studies' tables
+    zero_shot_fix   the held-out study's zero-shot fix, judged against its registered zero-shot phase
     plots           the studies' figures (the view of this layer)
 """

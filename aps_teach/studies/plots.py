@@ -26,12 +26,13 @@ from aps_teach.studies.budget import is_main_grid, study_rows
 from aps_teach.studies.finetune import ARMS as FINETUNE_ARMS
 from aps_teach.studies.finetune import COLUMNS as FINETUNE_COLUMNS
 from aps_teach.studies.finetune import RESULTS as FINETUNE_RESULTS
-from aps_teach.studies.held_out import FIX_CLASS_COLUMNS, FIX_COLUMNS, Protocol, read_part
+from aps_teach.studies.held_out import Protocol, read_part
 from aps_teach.studies.task_families import BUDGET_ARMS, budget_axis, class_aggregates
 from aps_teach.studies.task_families import COLUMNS as FAMILY_COLUMNS
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
 from aps_teach.studies.verdicts import PRIMARY_PHASE, interval_text, part_verdicts, seed_scores
 from aps_teach.studies.zero_shot import LINKS, capping_links, read_diagnosis
+from aps_teach.studies.zero_shot_fix import FIX_CLASS_COLUMNS, FIX_COLUMNS
 from aps_teach.studies.zero_shot_loss import ARMS as LOSS_ARMS
 from aps_teach.studies.zero_shot_loss import COLUMNS as LOSS_COLUMNS
 from aps_teach.studies.zero_shot_loss import RESULTS as LOSS_RESULTS
@@ -621,8 +622,8 @@ def write_zero_shot_figure(out_dir: str | Path) -> Path | None:
 
 
 def plot_fix(verdicts: Sequence[dict], classes: Sequence[dict]):
-    """A zero-shot fix judged (`held_out.fix_verdicts` and `fix_by_class` rows): one panel per arm, per task
-    class the mean zero-shot score in the registered study (light) and under the fix (dark), and in the
+    """A zero-shot fix judged (`zero_shot_fix.fix_verdicts` and `fix_by_class` rows): one panel per arm, per
+    task class the mean zero-shot score in the registered study (light) and under the fix (dark), and in the
     panel's title the family score's change with its 95% interval and reading."""
     fix = ", ".join(f"{key} = {value}" for key, value in json.loads(verdicts[0]["fix"] or "[]"))
     fig, axes = plt.subplots(1, len(verdicts), figsize=(3.2 * len(verdicts), 4.6), sharey=True, squeeze=False)
