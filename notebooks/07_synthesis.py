@@ -107,6 +107,7 @@ from aps_teach.infra import stats
 from aps_teach.infra.sweeps import RunSpec, read_rows
 from aps_teach.studies import plots as study_plots
 from aps_teach.studies.arms import FAMILY_ARMS, arm_name
+from aps_teach.studies.families_budget import budget_axis
 from aps_teach.studies.verdicts import (
     COMPARED,
     CONTENDERS,
@@ -349,7 +350,7 @@ for steps in (256_000, 1_000_000):
         parents = ", ".join(f"{arm} {show(interval(judged[0], f'{arm}_'))}" for arm in PARENTS)
         print(f"  {where}, fine-tuned: {parents}; " + "; ".join(
             f"{row['arm']} {show(interval(row))}: {row['verdict']}" for row in judged))
-    scores = {r["arm"]: interval(r) for r in tf.budget_axis({steps: rows})
+    scores = {r["arm"]: interval(r) for r in budget_axis({steps: rows})
               if (r["phase"], r["tasks"]) == ("finetuned", "family")}
     beats_both = {arm: claim(wins(scores, arm, "visr") and wins(scores, arm, "apt"), scores.values())
                   for arm in CONTENDERS}

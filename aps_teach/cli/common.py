@@ -71,12 +71,15 @@ ExistingRunFlags = Annotated[ExistingRun, Flattened]
 ExecutorFlags = Annotated[ExecutorChoice, Flattened]
 
 
-def sweep_outcome(report: SweepReport) -> dict[str, int]:
-    """Each failed run's traceback on stderr; the number of runs completed, skipped and failed."""
-    for key, trace in report.failures.items():
+def sweep_outcome(reports: SweepReport | Sequence[SweepReport]) -> dict[str, int]:
+    """Each failed run's traceback on stderr; the number of runs completed, skipped and failed, over one
+    report or several (a study's parts, in order)."""
+    reports = [reports] if isinstance(reports, SweepReport) else reports
+    for key, trace in (item for report in reports for item in report.failures.items()):
         print(f"run {key} failed:\n{trace.rstrip()}", file=sys.stderr)
-    return {"completed": len(report.completed), "skipped": len(report.skipped),
-            "failed": len(report.failures)}
+    return {"completed": sum(len(report.completed) for report in reports),
+            "skipped": sum(len(report.skipped) for report in reports),
+            "failed": sum(len(report.failures) for report in reports)}
 
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError)

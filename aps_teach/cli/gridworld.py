@@ -65,6 +65,7 @@ from aps_teach.infra.sweeps import default_sweep_dir, read_rows
 from aps_teach.learner.config import AgentConfig, Method, pretrains
 from aps_teach.studies.aps_parts import check_parts_plan, run_parts_study
 from aps_teach.studies.budget import StudyGrid, run_study
+from aps_teach.studies.families_budget import BUDGET_ARMS, check_budget_axis, run_budget_axis
 from aps_teach.studies.held_out import (
     PREREGISTRATION,
     check_unchanged,
@@ -86,16 +87,11 @@ from aps_teach.studies.plots import (
     write_zero_shot_loss_figure,
 )
 from aps_teach.studies.task_families import (
-    BUDGET_ARMS,
     EXPLORATORY_ARMS,
     FamilyBudget,
-    budget_studies,
-    check_budget_axis,
     check_family_plan,
     read_family_studies,
     run_family_study,
-    write_budget_axis,
-    write_coverage,
     write_family_tables,
 )
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
@@ -383,23 +379,15 @@ class FamiliesBudget:
 
 
 def _families_budget(cmd: FamiliesBudget) -> dict:
-    done = {"completed": 0, "skipped": 0, "failed": 0}
-    for steps in cmd.pretrain_steps:
-        out = cmd.out / f"pretrain_{steps}"
-        try:
-            report = run_family_study([cmd.level], cmd.seeds, out, cmd.budget(steps), arms=cmd.arms,
-                                      workers=cmd.workers, seeds_per_group=cmd.seeds_per_group)
-        except KeyboardInterrupt:
-            raise Interrupted(f"budget axis stopped; its finished runs are kept in {cmd.out}: the same"
-                              " command continues it") from None
-        for key, count in sweep_outcome(report).items():
-            done[key] += count
-    studies = read_family_studies([*cmd.also, *budget_studies(cmd.out)])
-    on_level = {steps: [row for row in rows if row["level"] == cmd.level] for steps, rows in studies.items()}
-    return {**done, "results": cmd.out, "coverage": write_coverage(cmd.out / "coverage.csv", studies),
-            "seed verdicts": write_seed_metric_verdicts(cmd.out / "seed_verdicts.csv", on_level),
-            "table": write_budget_axis(cmd.out / "budget_axis.csv", studies, cmd.level),
-            "figure": write_family_budgets_figure(cmd.out / "budget_axis.png", studies, cmd.level)}
+    try:
+        axis = run_budget_axis(cmd.out, cmd.level, cmd.pretrain_steps, cmd.seeds, cmd.budget(1),
+                               arms=cmd.arms, also=cmd.also, workers=cmd.workers,
+                               seeds_per_group=cmd.seeds_per_group)
+    except KeyboardInterrupt:
+        raise Interrupted(f"budget axis stopped; its finished runs are kept in {cmd.out}: the same"
+                          " command continues it") from None
+    return {**sweep_outcome(axis.reports), "results": cmd.out, **axis.tables,
+            "figure": write_family_budgets_figure(cmd.out / "budget_axis.png", axis.studies, cmd.level)}
 
 
 @dataclass

@@ -7,6 +7,7 @@ zero-shot-loss` and `aps-teach atari study | compare`.
     aps_parts       APS with one part changed per arm, beside VISR, APT, DQN and a random walk
     finetune        why fine-tuning dipped: fine-tuning protocols on one set of pretrained learners
     task_families   one pretraining, many tasks: every arm scored on a level's task family
+    families_budget the task-family study's budget axis: the same arms at several pretraining budgets
     held_out        the pre-registered test of the task-family study on held-out levels and seeds
     zero_shot       zero-shot over a task family, diagnosed link by link
     zero_shot_loss  the pre-registered experiment on what costs APS zero-shot success on easy

@@ -23,13 +23,14 @@ from aps_teach.studies.aps_parts import COLUMNS as PARTS_COLUMNS
 from aps_teach.studies.aps_parts import RESULTS as PARTS_RESULTS
 from aps_teach.studies.arms import FAMILY_ARMS, arm_name
 from aps_teach.studies.budget import is_main_grid, study_rows
+from aps_teach.studies.families_budget import BUDGET_ARMS, budget_axis
 from aps_teach.studies.finetune import ARMS as FINETUNE_ARMS
 from aps_teach.studies.finetune import COLUMNS as FINETUNE_COLUMNS
 from aps_teach.studies.finetune import RESULTS as FINETUNE_RESULTS
 from aps_teach.studies.held_out import Protocol, read_part
-from aps_teach.studies.task_families import BUDGET_ARMS, budget_axis, class_aggregates
 from aps_teach.studies.task_families import COLUMNS as FAMILY_COLUMNS
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
+from aps_teach.studies.task_families import class_aggregates
 from aps_teach.studies.verdicts import PRIMARY_PHASE, interval_text, part_verdicts, seed_scores
 from aps_teach.studies.zero_shot import LINKS, capping_links, read_diagnosis
 from aps_teach.studies.zero_shot_fix import FIX_CLASS_COLUMNS, FIX_COLUMNS
@@ -449,8 +450,9 @@ def plot_families(rows: Sequence[dict], by: str = "room", levels: Sequence[str] 
 
 def plot_family_budgets(studies: dict[int, Sequence[dict]], level: str = "deep"):
     """The budget axis of the task-family study: against pretraining env steps (log scale), per arm the IQM
-    normalised score over seeds x tasks with its 95% stratified-bootstrap band (`task_families.budget_axis`),
-    fine-tuned (solid) and zero-shot (dashed); left the whole family of `level`, right its own target task."""
+    normalised score over seeds x tasks with its 95% stratified-bootstrap band
+    (`families_budget.budget_axis`), fine-tuned (solid) and zero-shot (dashed); left the whole family of
+    `level`, right its own target task."""
     points = budget_axis(studies, level)
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     for ax, tasks in zip(axes, ("family", "target"), strict=True):

@@ -37,7 +37,7 @@ import json
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -403,7 +403,7 @@ def run_family_study(levels: Sequence[str] = tuple(gridworld.LEVELS), num_seeds:
                      group_size=seeds_per_group)
 
 
-def _scores(rows: Sequence[dict], arm: str, level: str, phase: str) -> dict[str, list[float]]:
+def task_scores(rows: Sequence[dict], arm: str, level: str, phase: str) -> dict[str, list[float]]:
     """task -> the normalised scores of its seeds, for one arm, level and phase."""
     scores: dict[str, list[float]] = {}
     for row in rows:
@@ -420,7 +420,7 @@ def class_aggregates(rows: Sequence[dict], level: str, by: str, phase: str) -> l
     runs pooled."""
     out = []
     for arm in FAMILY_ARMS:
-        scores = _scores(rows, arm, level, phase)
+        scores = task_scores(rows, arm, level, phase)
         classes: dict[str, list[str]] = {}
         for row in rows:
             if row["level"] == level and row["phase"] == phase and row["task"] in scores:
@@ -430,7 +430,7 @@ def class_aggregates(rows: Sequence[dict], level: str, by: str, phase: str) -> l
         for value, tasks in classes.items():
             per_task = [scores[task] for task in tasks]
             iqm, low, high = iqm_with_ci(per_task)
-            solved = sum(np.mean(task_scores) >= SOLVED for task_scores in per_task)
+            solved = sum(np.mean(seed_scores) >= SOLVED for seed_scores in per_task)
             out.append({"arm": arm, by: value, "phase": phase, "iqm": iqm, "low": low, "high": high,
                         "solved": int(solved), "tasks": len(tasks), "runs": sum(len(s) for s in per_task)})
     return out
@@ -440,7 +440,7 @@ def improvement(rows: Sequence[dict], level: str, x: str, y: str, phase: str,
                 tasks: Sequence[str] | None = None) -> tuple[float, float, float]:
     """P(arm x > arm y) on `level`'s tasks (all, or `tasks`) in `phase`, with its stratified-bootstrap
     interval (`stats.improvement_with_ci`: per task, x's seeds against y's)."""
-    mine, theirs = _scores(rows, x, level, phase), _scores(rows, y, level, phase)
+    mine, theirs = task_scores(rows, x, level, phase), task_scores(rows, y, level, phase)
     shared = [task for task in (tasks if tasks is not None else mine) if task in mine and task in theirs]
     if not shared:
         raise ValueError(f"no task of {level} has {phase} scores for both {x!r} and {y!r}")
@@ -506,13 +506,6 @@ def family_tables(rows: Sequence[dict]) -> tuple[list[dict], list[dict], list[di
     return classes, verdicts, improvements
 
 
-BUDGET_ARMS = ("visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned")
-"""The arms of the budget axis: those that pretrain (dqn does not; the random walk has no score)."""
-BUDGET_PHASES = ("zero_shot", "finetuned")
-"""The evaluations the budget axis compares: zero-shot (default identification) and fine-tuned (the
-default protocol)."""
-
-
 def study_budget(out_dir: str | Path) -> dict:
     """The budget a task-family study in out_dir ran at, from its record (task_families.sweep.json): a
     ValueError of one line naming the file when it is missing, not JSON or holds no budget."""
@@ -536,54 +529,6 @@ def study_pretrain_steps(out_dir: str | Path) -> int:
     return int(study_budget(out_dir)["pretrain_steps"])
 
 
-PER_TASK = ("identify_steps", "finetune_steps", "eval_episodes", "tasks")
-"""The per-task budgets of a `FamilyBudget` and the tasks scored, equal along a budget axis (a record holds
-`tasks` only when it is not "all")."""
-
-
-def check_budget_axis(level: str, pretrain_steps: Sequence[int], also: Sequence[str | Path],
-                      budget: FamilyBudget) -> None:
-    """A budget axis's plan, before anything runs: distinct budgets, each a valid `FamilyBudget`; and each
-    study of `also` readable (`study_budget`), named once, holding rows on `level`, at a pretraining budget
-    neither run here nor another's, and at the same per-task budgets as `budget` (identification,
-    fine-tuning, evaluation), so that the axis compares pretraining alone."""
-    if not pretrain_steps or len(set(pretrain_steps)) < len(pretrain_steps):
-        raise ValueError(f"--pretrain-steps must list distinct budgets, got {list(pretrain_steps)}")
-    for steps in pretrain_steps:
-        replace(budget, pretrain_steps=steps)  # its checks
-    seen: dict[int, str] = {int(steps): "this command" for steps in pretrain_steps}
-    named = [Path(directory).resolve() for directory in also]
-    repeated = sorted({str(path) for path in named if named.count(path) > 1})
-    if repeated:
-        raise ValueError(f"--also names {repeated[0]} twice: each study once")
-    for directory in also:
-        recorded = study_budget(directory)
-        steps = int(recorded["pretrain_steps"])
-        if steps in seen:
-            raise ValueError(f"--also {directory} is at {steps:,} pretraining steps, as {seen[steps]} is: "
-                             "one study per budget on the axis")
-        seen[steps] = str(directory)
-        per_task = {name: getattr(budget, name) for name in PER_TASK}
-        theirs = {name: recorded.get(name, "all" if name == "tasks" else None) for name in PER_TASK}
-        clashing = {name: theirs[name] for name, value in per_task.items() if theirs[name] != value}
-        if clashing:
-            raise ValueError(f"--also {directory} ran at other per-task budgets ({clashing}) than this axis "
-                             f"({per_task}): the axis compares pretraining budgets alone")
-        levels = {row["level"] for row in read_rows(Path(directory) / RESULTS, COLUMNS)}
-        if level not in levels:
-            raise ValueError(f"--also {directory} has no rows on level {level} (its levels: "
-                             f"{', '.join(sorted(levels)) or 'none'}): give a study of the axis's level")
-
-
-def budget_studies(out_dir: str | Path) -> list[Path]:
-    """The task-family studies of a budget axis in out_dir: every out_dir/pretrain_<N>/ holding one, by N
-    (those of earlier commands too, so that the axis grows budget by budget)."""
-    sweep = RESULTS.replace(".csv", ".sweep.json")
-    found = [path.parent for path in Path(out_dir).glob(f"pretrain_*/{sweep}")
-             if path.parent.name.removeprefix("pretrain_").isdigit()]
-    return sorted(found, key=lambda path: int(path.name.removeprefix("pretrain_")))
-
-
 def read_family_studies(out_dirs: Sequence[str | Path]) -> dict[int, list[dict]]:
     """Pretraining env steps -> the rows of the task-family study in each of out_dirs (one study per
     budget: two at the same budget are refused)."""
@@ -594,50 +539,6 @@ def read_family_studies(out_dirs: Sequence[str | Path]) -> dict[int, list[dict]]
             raise ValueError(f"two studies at {steps} pretraining steps among {list(map(str, out_dirs))}")
         studies[steps] = read_rows(Path(directory) / RESULTS, COLUMNS)
     return studies
-
-
-def budget_axis(studies: dict[int, Sequence[dict]], level: str = "deep") -> list[dict]:
-    """Per pretraining budget (`studies`: env steps -> that study's rows), arm of `BUDGET_ARMS` and phase of
-    `BUDGET_PHASES`: the IQM normalised score over seeds x the family's tasks on `level` with its 95%
-    stratified-bootstrap interval, and the same over seeds for the level's own target task alone (the single
-    task of Figure 4), with the seeds each pools. Every budget pools the seeds that every study has on the
-    level (a 10-seed study beside 5-seed ones gives seeds 0-4), so the budgets compare on the same seeds.
-    Arms or phases a study lacks are left out; a study without rows on `level`, or studies sharing no seed
-    there, are a ValueError naming them (the axis would be empty)."""
-    seeds = [{row["seed"] for row in rows if row["level"] == level} for rows in studies.values()]
-    for steps, rows, found in zip(studies, studies.values(), seeds, strict=True):
-        if not found:
-            levels = ", ".join(dict.fromkeys(row["level"] for row in rows)) or "none"
-            raise ValueError(f"budget_axis: the study at {steps:,} pretraining steps has no rows on level "
-                             f"{level!r} (its levels: {levels}); give the level the studies ran on")
-    shared = set.intersection(*seeds) if seeds else set()
-    if seeds and not shared:
-        raise ValueError(f"budget_axis: the studies share no seed on level {level!r} (their seeds: "
-                         + "; ".join(f"{steps:,}: {', '.join(map(str, sorted(found, key=int)))}"
-                                     for steps, found in zip(studies, seeds, strict=True))
-                         + "); the budgets are compared on the seeds every study has")
-    out = []
-    for steps, rows in sorted(studies.items()):
-        rows = [row for row in rows if row["seed"] in shared]
-        for arm in BUDGET_ARMS:
-            for phase in BUDGET_PHASES:
-                scores = _scores(rows, arm, level, phase)
-                if not scores:
-                    continue
-                for tasks, name in ((list(scores), "family"), (["target"], "target")):
-                    per_task = [scores[task] for task in tasks if task in scores]
-                    if not per_task:
-                        continue
-                    iqm, low, high = iqm_with_ci(per_task)
-                    out.append({"pretrain_steps": steps, "arm": arm, "phase": phase, "tasks": name,
-                                "iqm": iqm, "low": low, "high": high, "seeds": len(per_task[0])})
-    return out
-
-
-def write_budget_axis(path: str | Path, studies: dict[int, Sequence[dict]],
-                      level: str = "deep") -> Path | None:
-    """`budget_axis` of `studies` as a CSV at path (None while no arm of `BUDGET_ARMS` has a score)."""
-    return write_table(Path(path), budget_axis(studies, level))
 
 
 def coverage_table(studies: dict[int, Sequence[dict]]) -> list[dict]:
@@ -655,11 +556,6 @@ def coverage_table(studies: dict[int, Sequence[dict]]) -> list[dict]:
                         **{key: float(np.mean([float(row[key]) for row in seeds.values()]))
                            for key in ("state_coverage", "visitation_entropy")}})
     return out
-
-
-def write_coverage(path: str | Path, studies: dict[int, Sequence[dict]]) -> Path | None:
-    """`coverage_table` of `studies` as a CSV at path (None while no run has pretrained)."""
-    return write_table(Path(path), coverage_table(studies))
 
 
 def write_family_tables(out_dir: str | Path) -> list[Path]:

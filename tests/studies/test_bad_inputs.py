@@ -550,7 +550,8 @@ def test_a_lambda_as_a_sweeps_run_is_one_line():
 
 def test_a_budget_axis_of_a_level_no_study_ran_is_refused():
     """budget_axis(read_family_studies([<a study of easy>]), level='hard') returned [] without a word."""
-    from aps_teach.studies.task_families import budget_axis, read_family_studies
+    from aps_teach.studies.families_budget import budget_axis
+    from aps_teach.studies.task_families import read_family_studies
 
     studies = read_family_studies([AXIS_256K])
     assert budget_axis(studies, "deep")
