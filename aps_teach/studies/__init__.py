@@ -16,6 +16,7 @@ zero-shot-loss` and `aps-teach atari study | compare`.
     probes          measurements of a pretrained learner (skill coverage, how Q depends on w)
     atari_study     a pre-registered Atari study: its protocol read from the page, run part by part, compared
     arms            arm naming: the task-family studies' arms, a results row's arm read back
+    protocol        a pre-registration's protocol block, the digest binding results to its text
     verdicts        the registered metric, its verdicts and their text, and the form of the studies' tables
     zero_shot_fix   the held-out study's zero-shot fix, judged against its registered zero-shot phase
     plots           the studies' figures (the view of this layer)

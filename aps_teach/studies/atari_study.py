@@ -30,9 +30,7 @@ computes what the file registers:
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,13 +47,13 @@ from aps_teach.infra.checks import check_seed
 from aps_teach.infra.files import read_json, write_csv_atomic
 from aps_teach.infra.stats import difference_with_ci, improvement_with_ci, mean_with_ci
 from aps_teach.infra.sweeps import SweepReport, read_rows
+from aps_teach.studies.protocol import Parts, check_digest, read_block
 
 PREREGISTRATION = Path("docs/preregistration/atari_first.md")
 """The first Atari study's pre-registration, relative to the repository's root (the command's default)."""
 CONFIDENCE = 0.95
 """The intervals every verdict reads."""
 RESULTS = "scores.csv"
-_BLOCK = re.compile(r"<!-- protocol -->\s*```json\s*(.*?)```\s*<!-- /protocol -->", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -78,7 +76,7 @@ class Comparison:
 
 
 @dataclass(frozen=True)
-class Protocol:
+class Protocol(Parts):
     """What the protocol block fixes, and the file's digest."""
 
     path: Path
@@ -88,12 +86,6 @@ class Protocol:
     comparisons: tuple[Comparison, ...]
     atari: AtariConfig
     num_envs: int
-
-    def part(self, name: str) -> Part:
-        for part in self.parts:
-            if part.name == name:
-                return part
-        raise ValueError(f"{self.path}: no part {name!r}; its parts: {', '.join(p.name for p in self.parts)}")
 
     def config(self, threads: int = 1) -> AtariTrainConfig:
         """The runs' configuration: the registered budgets and envs, `threads` per run, no progress bars."""
@@ -110,16 +102,9 @@ def read_protocol(path: str | Path = PREREGISTRATION) -> Protocol:
     """The protocol block of the pre-registration at `path`, checked; ValueError of one line naming the file
     when it is missing, has no block, or the block is not a valid protocol."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"the pre-registration {path} is missing: a study runs only under the protocol "
-                         "committed before its runs (give --preregistration its path)")
-    text = path.read_bytes()
-    found = _BLOCK.search(text.decode("utf-8", errors="replace"))
-    if found is None:
-        raise ValueError(f"{path} has no protocol block (```json between <!-- protocol --> and "
-                         "<!-- /protocol -->): not a pre-registration of an Atari study")
+    found, sha256 = read_block(path, "a study", "an Atari study")
     try:
-        block = json.loads(found.group(1))
+        block = json.loads(found)
         first, last = (check_seed(seed, "seeds") for seed in block["seeds"])
         if last < first:
             raise ValueError(f"seeds [{first}, {last}]: the last seed comes before the first")
@@ -145,23 +130,13 @@ def read_protocol(path: str | Path = PREREGISTRATION) -> Protocol:
         if missing:
             raise ValueError(f"{path}: comparison {c.contender} vs {c.baseline} needs arms no part runs: "
                              f"{', '.join(missing)}")
-    return Protocol(path, hashlib.sha256(text).hexdigest(), tuple(range(first, last + 1)), parts, comparisons,
-                    atari, num_envs)
+    return Protocol(path, sha256, tuple(range(first, last + 1)), parts, comparisons, atari, num_envs)
 
 
 def check_unchanged(protocol: Protocol, out: str | Path) -> None:
     """ValueError of one line naming the pre-registration if results in `out` were started under another
     text of it (their sweep record holds its SHA-256)."""
-    record = Path(out) / RESULTS.replace(".csv", ".sweep.json")
-    if not record.is_file():
-        return
-    saved = read_json(record, "a sweep record of this study", "restore it, or give a fresh --out")
-    recorded = saved.get("preregistration") if isinstance(saved, dict) else None
-    if recorded != protocol.sha256:
-        raise ValueError(f"{protocol.path} is not the text the results in {out} were started under "
-                         f"(SHA-256 {str(recorded)[:12]} there, {protocol.sha256[:12]} now): a registered "
-                         f"protocol does not change after its runs; restore it (git checkout -- "
-                         f"{protocol.path}) or write to a fresh --out")
+    check_digest(Path(out) / RESULTS.replace(".csv", ".sweep.json"), protocol.path, protocol.sha256, out)
 
 
 def run_part(protocol: Protocol, name: str, out: str | Path, *, games: Sequence[str] | None = None,

@@ -23,9 +23,7 @@ The zero-shot fix of the amendment (`docs/preregistration/held_out_fix.md`) is j
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
@@ -35,11 +33,12 @@ import numpy as np
 
 import gridworld
 from aps_teach.infra.checks import MAX_SEED, MAX_SEEDS
-from aps_teach.infra.files import read_json, write_csv_atomic
+from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import check_free
 from aps_teach.infra.stats import iqm_with_ci
 from aps_teach.infra.sweeps import SweepReport, read_rows
 from aps_teach.studies.arms import FAMILY_ARMS, arm_name
+from aps_teach.studies.protocol import Parts, check_digest, read_block
 from aps_teach.studies.task_families import (
     COLUMNS,
     FINETUNE_PROTOCOLS,
@@ -62,7 +61,6 @@ from aps_teach.studies.verdicts import (
 
 PREREGISTRATION = Path("docs/preregistration/held_out.md")
 """The pre-registration, relative to the repository's root (the commands' default)."""
-_BLOCK = re.compile(r"<!-- protocol -->\s*```json\s*(.*?)```\s*<!-- /protocol -->", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ class Part:
 
 
 @dataclass(frozen=True)
-class Protocol:
+class Protocol(Parts):
     """What the pre-registration's protocol block fixes, and the file's digest."""
 
     path: Path
@@ -98,12 +96,6 @@ class Protocol:
     primary_parts: tuple[str, ...]
     """The parts the primary hypotheses are decided on (a contender's win must hold on every one)."""
 
-    def part(self, name: str) -> Part:
-        for part in self.parts:
-            if part.name == name:
-                return part
-        raise ValueError(f"{self.path}: no part {name!r}; its parts: {', '.join(p.name for p in self.parts)}")
-
     def part_budget(self, part: Part) -> FamilyBudget:
         return FamilyBudget(**{**self.budget.__dict__, "pretrain_steps": part.pretrain_steps})
 
@@ -112,16 +104,9 @@ def read_protocol(path: str | Path = PREREGISTRATION) -> Protocol:
     """The protocol block of the pre-registration at `path`, checked; ValueError of one line naming the file
     when it is missing, has no block, or the block is not a valid protocol."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"the pre-registration {path} is missing: the held-out study runs only under the "
-                         "protocol committed before its runs (give --preregistration its path)")
-    text = path.read_bytes()
-    found = _BLOCK.search(text.decode("utf-8", errors="replace"))
-    if found is None:
-        raise ValueError(f"{path} has no protocol block (```json between <!-- protocol --> and "
-                         "<!-- /protocol -->): not a pre-registration of this study")
+    found, sha256 = read_block(path, "the held-out study", "this study")
     try:
-        block = json.loads(found.group(1), object_pairs_hook=_unique_keys)
+        block = json.loads(found, object_pairs_hook=_unique_keys)
         seeds = block["seeds"]
         budget = FamilyBudget(pretrain_steps=1, **block["budget"])
         parts = tuple(Part(name, spec["level"], int(spec["pretrain_steps"]), tuple(spec["arms"]))
@@ -139,7 +124,7 @@ def read_protocol(path: str | Path = PREREGISTRATION) -> Protocol:
             raise ValueError(f"{path}: part {part.name!r} names level {part.level!r} or arms {unknown} that "
                              f"the study does not have; levels: {', '.join(gridworld.TASK_FAMILIES)}; arms: "
                              f"{', '.join(FAMILY_ARMS)}")
-    return Protocol(path, hashlib.sha256(text).hexdigest(), seeds[0], len(seeds), budget, parts, primary)
+    return Protocol(path, sha256, seeds[0], len(seeds), budget, parts, primary)
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
@@ -172,19 +157,10 @@ def check_unchanged(protocol: Protocol, directory: str | Path) -> None:
     holds its SHA-256)."""
     check_free(directory)
     record = Path(directory) / RESULTS.replace(".csv", ".sweep.json")
-    if not record.is_file():
-        return
-    saved = read_json(record, "a sweep record of this study", "restore it, or give a fresh --out")
-    recorded = saved.get("preregistration") if isinstance(saved, dict) else None
-    if recorded is None:
-        raise ValueError(f"the results in {directory} were not started under a pre-registration "
-                         f"({record.name} names none: a task-family study's, not the held-out study's); give "
-                         "a fresh --out")
-    if recorded != protocol.sha256:
-        raise ValueError(f"{protocol.path} is not the text the results in {directory} were started under "
-                         f"(SHA-256 {str(recorded)[:12]} there, {protocol.sha256[:12]} now): a registered "
-                         f"protocol does not change after its runs; restore it (git checkout -- "
-                         f"{protocol.path}) or write to a fresh --out")
+    check_digest(record, protocol.path, protocol.sha256, directory,
+                 unregistered=f"the results in {directory} were not started under a pre-registration "
+                              f"({record.name} names none: a task-family study's, not the held-out study's); "
+                              "give a fresh --out")
 
 
 def run_part(protocol: Protocol, name: str, out_dir: str | Path, *, workers: int | None = None,
