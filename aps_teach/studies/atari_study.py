@@ -155,6 +155,20 @@ def run_part(protocol: Protocol, name: str, out: str | Path, *, games: Sequence[
                            record={"preregistration": protocol.sha256})
 
 
+def run_atari_study(protocol: Protocol, out: str | Path, parts: Sequence[str] | None = None, *,
+                    games: Sequence[str] | None = None, runs_at_once: int | None = None) -> list[SweepReport]:
+    """The study as `aps-teach atari study` runs it: each of `parts` (default: all, in the file's order) as
+    `run_part`, on those of `games` it has (default: all of its games; a part with none of them is passed
+    over); each part's report."""
+    reports = []
+    for name in parts or [part.name for part in protocol.parts]:
+        part = protocol.part(name)
+        chosen = [game for game in (games or part.games) if check_game(game) in part.games]
+        if chosen:
+            reports.append(run_part(protocol, name, out, games=chosen, runs_at_once=runs_at_once))
+    return reports
+
+
 def seed_scores(rows: Sequence[dict], game: str, arm: str) -> dict[int, float]:
     """seed -> the evaluation score of `arm` on `game`."""
     return {int(row["seed"]): float(row["score"]) for row in rows

@@ -317,3 +317,16 @@ def hypotheses(out_dir: str | Path, protocol: Protocol) -> list[dict]:
                         "outcome": "pending" if found is None else found["reading"],
                         "details": "" if found is None else interval_text(found, digits=2)})
     return out
+
+
+def run_held_out(protocol: Protocol, out_dir: str | Path, parts: Sequence[str] = (), *,
+                 workers: int | None = None, seeds_per_group: int = 5) -> list[SweepReport]:
+    """The study as the held-out command runs it: each of `parts` (default: every part, in the registered
+    order) run (`run_part`) and its tables written (`write_part_tables`), then the hypotheses,
+    OUT/hypotheses.csv; each part's report."""
+    reports = []
+    for name in parts or [part.name for part in protocol.parts]:
+        reports.append(run_part(protocol, name, out_dir, workers=workers, seeds_per_group=seeds_per_group))
+        write_part_tables(out_dir, protocol.part(name))
+    write_csv_atomic(Path(out_dir) / "hypotheses.csv", hypotheses(out_dir, protocol))
+    return reports

@@ -67,7 +67,7 @@ from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import pretrains
 from aps_teach.learner.tasks import TaskFit, fit_task
 from aps_teach.studies.arms import FAMILY_ARMS, arm_name
-from aps_teach.studies.verdicts import CONTENDERS, PARENTS, write_table
+from aps_teach.studies.verdicts import CONTENDERS, PARENTS, write_seed_metric_verdicts, write_table
 
 EXPLORATORY_ARMS = ("visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned", "dqn", "random")
 """The arms of the exploratory study on easy, hard and deep (`results/task_families`), its default."""
@@ -568,3 +568,16 @@ def write_family_tables(out_dir: str | Path) -> list[Path]:
         tables.update(zip(("classes", "verdicts", "improvement"), family_tables(rows), strict=True))
     written = [write_table(Path(out_dir) / f"{name}.csv", table) for name, table in tables.items()]
     return [path for path in written if path is not None]
+
+
+def run_families(levels: Sequence[str], num_seeds: int, out_dir: str | Path,
+                 budget: FamilyBudget = FamilyBudget(), *, arms: Sequence[str] = EXPLORATORY_ARMS,
+                 workers: int | None = None, seeds_per_group: int = 10) -> tuple[SweepReport, list[Path]]:
+    """The study as the families command runs it: `run_family_study`, then OUT/seed_verdicts.csv (the
+    registered metric read on this study, `verdicts.write_seed_metric_verdicts`) and `write_family_tables`;
+    its report, and the tables written (family tables first)."""
+    report = run_family_study(levels, num_seeds, out_dir, budget, arms=arms, workers=workers,
+                              seeds_per_group=seeds_per_group)
+    seed_verdicts = write_seed_metric_verdicts(Path(out_dir) / "seed_verdicts.csv",
+                                               read_family_studies([out_dir]))
+    return report, [path for path in [*write_family_tables(out_dir), seed_verdicts] if path]

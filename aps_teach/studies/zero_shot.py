@@ -41,6 +41,7 @@ from aps_teach.grid.envs import LevelSpec
 from aps_teach.grid.experiments import Budget, check_run
 from aps_teach.grid.train import evaluate, pretrain_seeds, task_data
 from aps_teach.infra.checks import check_int, check_seeds, check_type
+from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.seeds import task_seed
 from aps_teach.infra.sweeps import RunSpec, SweepReport, check_seed_group, config_hash, read_rows, run_sweep
@@ -338,3 +339,12 @@ def capping_links(rows: Sequence[dict]) -> list[dict]:
 def read_diagnosis(out_dir: str | Path) -> list[dict]:
     """The rows of out_dir/zero_shot.csv."""
     return read_rows(Path(out_dir) / RESULTS, COLUMNS)
+
+
+def run_zero_shot(level: str, seeds: Sequence[int], out_dir: str | Path, pretrain_steps: int = 256_000,
+                  **options) -> SweepReport:
+    """The diagnosis as the zero-shot command runs it: `run_diagnosis` (`options` as it takes them), then the
+    link that caps zero-shot per arm and task class, OUT/capping_links.csv (`capping_links`)."""
+    report = run_diagnosis(level, seeds, out_dir, pretrain_steps, **options)
+    write_csv_atomic(Path(out_dir) / "capping_links.csv", capping_links(read_diagnosis(out_dir)))
+    return report

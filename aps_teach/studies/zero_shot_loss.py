@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -34,9 +34,10 @@ from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.experiments import Budget, check_run
 from aps_teach.grid.train import evaluate, identify_task, pretrain
 from aps_teach.infra.checks import check_seeds
+from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.stats import mean_with_ci
-from aps_teach.infra.sweeps import RunSpec, SweepReport, run_sweep
+from aps_teach.infra.sweeps import RunSpec, SweepReport, read_rows, run_sweep
 from aps_teach.studies.arms import arm_name
 from aps_teach.studies.cross_training import ARROW, parse_pair, pretrain_on_data_of
 
@@ -252,3 +253,15 @@ def arms_table(rows: Sequence[dict]) -> str:
                 lines.append(f"| {arm} | {values} | {mean:.2f} [{low:.2f}, {high:.2f}] | "
                              f"{np.mean(entropy):.3f} |")
     return "\n".join(lines)
+
+
+def run_zero_shot_loss(seeds: Iterable[int], out_dir: str | Path, budget: Budget = Budget(), *,
+                       workers: int | None = None) -> tuple[SweepReport, list[str]]:
+    """The experiment as the zero-shot-loss command runs it: `run_zero_shot_loss_study`, then the registered
+    comparisons, OUT/effects.csv (`effects`, each with its verdict); its report, and the registered decision
+    (`explanation`)."""
+    report = run_zero_shot_loss_study(seeds, out_dir, budget, workers=workers)
+    rows = read_rows(Path(out_dir) / RESULTS, COLUMNS)
+    write_csv_atomic(Path(out_dir) / "effects.csv", [asdict(effect) | {"verdict": effect.verdict}
+                                                     for effect in effects(rows)])
+    return report, explanation(rows)

@@ -12,8 +12,8 @@ PACKAGES = ("aps_teach", "gridworld")
 DRAWING = {"aps_teach.grid.plots", "aps_teach.studies.plots", "aps_teach.atari.plots",
            "aps_teach.course.widgets", "aps_teach.course.schematic", "aps_teach.infra.figures"}
 """The view layer: figures and widgets."""
-ENTRY_POINTS = {"aps_teach.__main__", "aps_teach.cli.main", "aps_teach.cli.gridworld", "aps_teach.cli.atari",
-                "aps_teach.cli.demo"}
+ENTRY_POINTS = {"aps_teach.__main__", "aps_teach.cli.main", "aps_teach.cli.gridworld",
+                "aps_teach.cli.studies", "aps_teach.cli.atari", "aps_teach.cli.demo"}
 """The commands: they run a pipeline and draw what it returns."""
 
 

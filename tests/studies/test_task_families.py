@@ -242,7 +242,7 @@ def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
 def test_a_subset_of_arms_runs_alone_and_bad_arm_lists_are_refused():
     from typing import get_args
 
-    from aps_teach.cli.gridworld import FamilyArm
+    from aps_teach.cli.studies import FamilyArm
     from aps_teach.studies.arms import FAMILY_ARMS
     from aps_teach.studies.task_families import family_specs
 

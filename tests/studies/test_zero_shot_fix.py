@@ -10,7 +10,7 @@ import pytest
 
 import gridworld
 from aps_teach.infra.sweeps import read_rows
-from aps_teach.studies import task_families
+from aps_teach.studies import task_families, zero_shot
 from aps_teach.studies.arms import FAMILY_ARMS
 from aps_teach.studies.plots import plot_fix
 from aps_teach.studies.verdicts import FEW_SEEDS, compare
@@ -84,7 +84,6 @@ def test_the_zero_shot_command_judges_its_fix_against_a_study_and_refuses_bad_di
         tmp_path, monkeypatch, capsys):
     """The command's wiring, the diagnosis faked: detour's registered visr zero-shot scores of seeds 10 and
     11 raised by 0.1 under d = 64 read back as a change of +0.1, with the registered comparison's interval."""
-    from aps_teach.cli import gridworld as cli
     from aps_teach.cli.main import main
     from aps_teach.infra.files import write_csv_atomic
     from aps_teach.infra.sweeps import SweepReport
@@ -105,7 +104,7 @@ def test_the_zero_shot_command_judges_its_fix_against_a_study_and_refuses_bad_di
              "psi_agreement": 0.5, "identified": 1, "effective_rank": 30.0} for row in registered])
         return SweepReport(completed=["visr-10", "visr-11"])
 
-    monkeypatch.setattr(cli, "run_diagnosis", fake_diagnosis)
+    monkeypatch.setattr(zero_shot, "run_diagnosis", fake_diagnosis)  # the zero-shot command's runs
     out = tmp_path / "fix"
     command = ["gridworld", "zero-shot", "--out", str(out), "--level", "detour", "--seeds", "10", "11",
                "--arms", "visr", "--feature-dim", "64", "--against", str(study_dir)]
@@ -129,7 +128,6 @@ def test_the_zero_shot_command_judges_its_fix_against_a_study_and_refuses_bad_di
 
 def test_a_fix_judged_on_one_seed_prints_no_interval_and_no_verdict(tmp_path, monkeypatch, capsys):
     """It printed `+0.065 [+0.065, +0.065], above`."""
-    from aps_teach.cli import gridworld as cli
     from aps_teach.cli.main import main
     from aps_teach.infra.files import write_csv_atomic
     from aps_teach.infra.sweeps import SweepReport
@@ -150,7 +148,7 @@ def test_a_fix_judged_on_one_seed_prints_no_interval_and_no_verdict(tmp_path, mo
              "psi_agreement": 0.5, "identified": 1, "effective_rank": 30.0} for row in registered])
         return SweepReport(completed=["visr-10"])
 
-    monkeypatch.setattr(cli, "run_diagnosis", fake_diagnosis)
+    monkeypatch.setattr(zero_shot, "run_diagnosis", fake_diagnosis)  # the zero-shot command's runs
     out = tmp_path / "fix"
     assert main(["gridworld", "zero-shot", "--out", str(out), "--level", "detour", "--seeds", "10", "--arms",
                  "visr", "--feature-dim", "64", "--against", str(study_dir)]) == 0
