@@ -49,9 +49,9 @@ from aps_teach.infra.run_dir import FINISHED_HINT, RunDir, check_out
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.studies.atari_study import (
     PREREGISTRATION,
-    interval_text,
     read_protocol,
     run_atari_study,
+    score_interval,
     sweep_comparison,
     write_tables,
 )
@@ -187,7 +187,7 @@ def _tables(out: Path, comparisons) -> dict:
         summary["figure"] = figure
     for row in read_rows(out / "verdicts.csv") if "verdicts" in summary else []:
         marginal = ", marginal (Welch's interval reads otherwise)" if row["marginal"] == "yes" else ""
-        summary[f"{row['game']}, {row['comparison']}"] = f"{interval_text(row)}, {row['reading']}{marginal}"
+        summary[f"{row['game']}, {row['comparison']}"] = f"{score_interval(row)}, {row['reading']}{marginal}"
     return summary
 
 
@@ -195,7 +195,7 @@ def _tables(out: Path, comparisons) -> dict:
 class Compare:
     """Two arms of an Atari sweep in OUT compared on every game that has both (an arm: a method, or
     '<method> zero-shot'): the difference of seed means with its 95% seed-bootstrap interval and Welch's
-    beside it (`aps_teach.studies.atari_study.compare`), into OUT/verdicts.csv with OUT/arms.csv,
+    beside it (`aps_teach.studies.atari_study.compare_scores`), into OUT/verdicts.csv with OUT/arms.csv,
     OUT/aggregate.csv and OUT/curves.png. Runs nothing."""
 
     out: Path

@@ -72,7 +72,7 @@ EFFECTS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
 }
 """Effect name -> ((arm, values), (arm, values)): the first's zero-shot success minus the second's, paired by
 seed (the registered comparisons)."""
-FEW_SEEDS = "needs at least two seeds"
+ONE_SEED = "needs at least two seeds"
 """An effect's verdict from one seed: a single paired difference has no spread to resample."""
 FACTORS = {"values": "values: without the kNN return", "normaliser": "normaliser: without it",
            "data": "data: VISR's"}
@@ -165,9 +165,9 @@ class Effect:
     @property
     def verdict(self) -> str:
         """'raises it' / 'lowers it' when the interval lies wholly above / below 0, else 'no effect shown';
-        `FEW_SEEDS` with one seed (its interval is the mean itself: nothing to read)."""
+        `ONE_SEED` with one seed (its interval is the mean itself: nothing to read)."""
         if self.seeds < 2:
-            return FEW_SEEDS
+            return ONE_SEED
         return "raises it" if self.low > 0 else "lowers it" if self.high < 0 else "no effect shown"
 
 
@@ -202,8 +202,8 @@ def explanation(rows: Sequence[dict]) -> list[str]:
             lines.append(f"{factor}: not measured")
             continue
         effect = found[name]
-        if effect.verdict == FEW_SEEDS:
-            lines.append(f"{factor}: {FEW_SEEDS} ({effect.mean:+.2f}, {effect.seeds} seed, no interval)")
+        if effect.verdict == ONE_SEED:
+            lines.append(f"{factor}: {ONE_SEED} ({effect.mean:+.2f}, {effect.seeds} seed, no interval)")
             continue
         line = (f"{factor}: {effect.verdict} ({effect.mean:+.2f} [{effect.low:+.2f}, {effect.high:+.2f}], "
                 f"{effect.seeds} seeds)")
@@ -224,8 +224,8 @@ def explanation(rows: Sequence[dict]) -> list[str]:
                      + (f"the {acting} through it" if through else "nothing else moves it"))
     elif moving:
         lines.append(f"explanation: the factors that move it, each as found: {', '.join(moving)}")
-    elif any(found[name].verdict == FEW_SEEDS for name in FACTORS.values() if name in found):
-        lines.append(f"explanation: undecided, the comparisons {FEW_SEEDS}")
+    elif any(found[name].verdict == ONE_SEED for name in FACTORS.values() if name in found):
+        lines.append(f"explanation: undecided, the comparisons {ONE_SEED}")
     else:
         lines.append("explanation: no factor moves it at this budget")
     return lines

@@ -522,16 +522,16 @@ def test_a_comparison_of_one_seed_has_no_interval_and_no_verdict():
 
 
 def test_a_zero_shot_loss_effect_of_one_seed_has_no_verdict():
-    from aps_teach.studies.zero_shot_loss import FEW_SEEDS, effects, effects_table, explanation
+    from aps_teach.studies.zero_shot_loss import ONE_SEED, effects, effects_table, explanation
 
     rows = read_rows(ROOT / "results" / "zero_shot_loss" / "zero_shot_loss.csv")
     one = [row for row in rows if row["seed"] == "20"]
-    assert {effect.verdict for effect in effects(one)} == {FEW_SEEDS}
+    assert {effect.verdict for effect in effects(one)} == {ONE_SEED}
     assert all(np.isnan(effect.low) for effect in effects(one))
     lines = explanation(one)
     assert lines[-1] == "explanation: undecided, the comparisons needs at least two seeds" or \
         lines[-1].startswith("explanation: undecided")
-    assert all("[" not in line for line in lines[:3]) and all(FEW_SEEDS in line for line in lines[:3])
+    assert all("[" not in line for line in lines[:3]) and all(ONE_SEED in line for line in lines[:3])
     assert "| none | 1 | needs at least two seeds |" in effects_table(one)
 
 
