@@ -86,8 +86,8 @@ from aps_teach.grid.train import TrainConfig, pretrain
 from aps_teach.infra.stats import mean_with_ci
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.config import AgentConfig
-from aps_teach.studies import held_out
 from aps_teach.studies import task_families as tf
+from aps_teach.studies import verdicts
 from aps_teach.studies.probes import w_dependence
 
 started = time.perf_counter()
@@ -292,8 +292,8 @@ for arm in shown:
 # %%
 for row in read_rows(course.committed_result("task_families_budget/seed_verdicts.csv")):
     if row["contender"] != "aps":
-        print(f"{int(row['pretrain_steps']):>9,}, {row['contender']}: {held_out.verdict_text(row)} (against "
-              f"VISR {held_out.interval_text(row, 'visr_')})")
+        print(f"{int(row['pretrain_steps']):>9,}, {row['contender']}: {verdicts.verdict_text(row)} (against "
+              f"VISR {verdicts.interval_text(row, 'visr_')})")
 
 # %% [markdown]
 # The variants were found on deep, and the explore-conditioned one was designed after seeing deep's data: a
@@ -319,12 +319,12 @@ for row in hypotheses:
 parts = dict.fromkeys(part for row in hypotheses for part in row["parts"].split(", "))
 for part in parts:  # H4: equivalence is read from the 90% interval, within the registered margin
     for row in read_rows(course.committed_result(f"held_out/{part}/pairs.csv")):
-        if (row["x"], row["y"]) == held_out.COMPARED["H4"]:
-            print(f"H4, {part}, {row['x']} against {row['y']}: {held_out.interval_text(row)}, 90% "
+        if (row["x"], row["y"]) == verdicts.COMPARED["H4"]:
+            print(f"H4, {part}, {row['x']} against {row['y']}: {verdicts.interval_text(row)}, 90% "
                   f"[{float(row['low90']):+.3f}, {float(row['high90']):+.3f}]: {row['reading']}")
 for part in parts:
     rows = read_rows(course.committed_result(f"held_out/{part}/task_families.csv"), tf.COLUMNS)
-    for row in held_out.welch_readings(rows, rows[0]["level"], part):
+    for row in verdicts.welch_readings(rows, rows[0]["level"], part):
         if row["marginal"] == "yes":
             print(f"marginal: {part}, {row['reading']}: {row['registered']}; under Welch's interval: "
                   f"{row['welch']}")

@@ -86,7 +86,7 @@ from aps_teach.studies import task_families as tf
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
 live_level = "easy"  # the live slice: one level of the study, every task of its family
 live_seeds = [0]  # the committed study has seeds 0-9
-live_arms = ["visr", "apt", "aps"]  # any arms of tf.ARMS
+live_arms = ["visr", "apt", "aps"]  # any arms of FAMILY_ARMS (aps_teach.studies.arms)
 study_budget = tf.FamilyBudget()  # the committed study's: 64k pretraining, 16k identification, 8k fine-tuning
 pretrain_steps = 400 if FAST else study_budget.pretrain_steps
 identify_steps = 200 if FAST else study_budget.identify_steps
@@ -105,9 +105,20 @@ import numpy as np
 from aps_teach.grid.train import TrainConfig
 from aps_teach.infra import stats
 from aps_teach.infra.sweeps import RunSpec, read_rows
-from aps_teach.studies import held_out
 from aps_teach.studies import plots as study_plots
-from aps_teach.studies.aps_parts import arm_name
+from aps_teach.studies.arms import FAMILY_ARMS, arm_name
+from aps_teach.studies.families_budget import budget_axis
+from aps_teach.studies.verdicts import (
+    COMPARED,
+    CONTENDERS,
+    PARENTS,
+    PRIMARY_PHASE,
+    interval_text,
+    seed_scores,
+    task_classes,
+    verdict_text,
+    welch_readings,
+)
 
 PAPER = ("visr", "apt", "aps")
 LEVELS = ("easy", "hard", "deep")
@@ -206,7 +217,7 @@ for level in LEVELS:
           f"fine-tuned {show(tuned_apt)}; fine-tuned, APS above VISR more often than not: "
           f"{WORDS[tuned_visr[1] > 0.5]}, above APT: {WORDS[tuned_apt[1] > 0.5]}; zero-shot, below VISR: "
           f"{WORDS[zero_visr[2] < 0.5]}")
-judged = {arm: [r for r in family_verdicts if r["arm"] == arm] for arm in tf.CONTENDERS}
+judged = {arm: [r for r in family_verdicts if r["arm"] == arm] for arm in CONTENDERS}
 print("class cells (level x grouping x class x phase, every protocol) with an interval above both parents': "
       + "; ".join(f"{arm} {sum(r['verdict'] == 'beats both' for r in rows)} of {len(rows)}"
                   for arm, rows in judged.items()))
@@ -242,7 +253,7 @@ config = TrainConfig(num_envs=2, learning_starts=150, progress=False) if FAST el
 live, started = [], time.perf_counter()
 for arm in live_arms:
     for seed in live_seeds:
-        method, overrides = tf.ARMS[arm]
+        method, overrides = FAMILY_ARMS[arm]
         live += tf.run_family_rows(RunSpec(method, live_level, seed, overrides), budget, config)
 print(f"{len(live_arms) * len(live_seeds)} runs on {live_level}, {len({r['task'] for r in live})} tasks "
       f"each: "
@@ -252,7 +263,7 @@ print(f"{len(live_arms) * len(live_seeds)} runs on {live_level}, {len({r['task']
 
 def mean_score(rows, arm, keys, phase, seeds):
     return np.mean([float(r["normalised_score"]) for r in rows
-                    if arm_name(r["method"], r["overrides"], tf.ARMS) == arm and int(r["seed"]) in seeds
+                    if arm_name(r["method"], r["overrides"], FAMILY_ARMS) == arm and int(r["seed"]) in seeds
                     and (r["level"], r["phase"]) == (live_level, phase) and float(r["keys_needed"]) == keys])
 
 
@@ -283,9 +294,9 @@ else:
 
 # %%
 cover = {}
-for arm in (*PAPER, *tf.CONTENDERS[1:], "random"):
+for arm in (*PAPER, *CONTENDERS[1:], "random"):
     runs = {r["run_key"]: float(r["state_coverage"]) for r in study
-            if r["level"] == "deep" and arm_name(r["method"], r["overrides"], tf.ARMS) == arm}
+            if r["level"] == "deep" and arm_name(r["method"], r["overrides"], FAMILY_ARMS) == arm}
     cover[arm] = stats.mean_with_ci(list(runs.values()))
 print(f"coverage on deep, 64k pretraining steps, {committed_seeds} seeds: "
       + ", ".join(f"{a} {show(s)}" for a, s in cover.items()))
@@ -297,10 +308,10 @@ for level in ("hard", "deep"):
           f"IQMs): highest {max(float(r['iqm']) for r in rows) + 0.0:.3f}, highest interval end "
           f"{max(float(r['high']) for r in rows) + 0.0:.3f}")
     held = {}
-    for arm in ("visr", "aps", *tf.CONTENDERS[1:]):
+    for arm in ("visr", "aps", *CONTENDERS[1:]):
         held[arm] = [np.mean([int(r["identified"]) for r in study
                               if (r["level"], r["phase"], r["keys_needed"]) == (level, phase, "2")
-                              and arm_name(r["method"], r["overrides"], tf.ARMS) == arm])
+                              and arm_name(r["method"], r["overrides"], FAMILY_ARMS) == arm])
                      for phase in ("zero_shot_relabelled", "zero_shot")]
     print("  share of (task, seed) pairs whose data held the task's reward, pretraining replay / 16k "
           "identification steps: " + ", ".join(f"{arm} {a:.2f} / {b:.2f}" for arm, (a, b) in held.items()))
@@ -327,7 +338,7 @@ def interval(row, prefix=""):
 
 for steps in (256_000, 1_000_000):
     rows = families[steps]  # every seed of this budget's study
-    runs = {(arm_name(r["method"], r["overrides"], tf.ARMS), r["run_key"]): float(r["state_coverage"])
+    runs = {(arm_name(r["method"], r["overrides"], FAMILY_ARMS), r["run_key"]): float(r["state_coverage"])
             for r in rows if r["level"] == "deep"}
     arms = list(dict.fromkeys(arm for arm, _ in runs))
     print(f"{steps:,} pretraining steps, {len({r['seed'] for r in rows})} seeds, coverage: " + ", ".join(
@@ -336,17 +347,17 @@ for steps in (256_000, 1_000_000):
                                   ("keys_needed", "2", "the two-key tasks")):
         judged = [row for row in tf.class_verdicts(tf.class_aggregates(rows, "deep", grouping, "finetuned"))
                   if row[grouping] == name]  # the library's verdicts: above both intervals and the floor
-        parents = ", ".join(f"{arm} {show(interval(judged[0], f'{arm}_'))}" for arm in tf.PARENTS)
+        parents = ", ".join(f"{arm} {show(interval(judged[0], f'{arm}_'))}" for arm in PARENTS)
         print(f"  {where}, fine-tuned: {parents}; " + "; ".join(
             f"{row['arm']} {show(interval(row))}: {row['verdict']}" for row in judged))
-    scores = {r["arm"]: interval(r) for r in tf.budget_axis({steps: rows})
+    scores = {r["arm"]: interval(r) for r in budget_axis({steps: rows})
               if (r["phase"], r["tasks"]) == ("finetuned", "family")}
     beats_both = {arm: claim(wins(scores, arm, "visr") and wins(scores, arm, "apt"), scores.values())
-                  for arm in tf.CONTENDERS}
-    print("  every task, fine-tuned IQM: " + ", ".join(f"{arm} {show(scores[arm])}" for arm in tf.PARENTS)
+                  for arm in CONTENDERS}
+    print("  every task, fine-tuned IQM: " + ", ".join(f"{arm} {show(scores[arm])}" for arm in PARENTS)
           + "; " + "; ".join(f"{arm} {show(scores[arm])} beats both: {WORDS[said]}"
                              for arm, said in beats_both.items()))
-    for parent in tf.PARENTS:
+    for parent in PARENTS:
         p = tf.improvement(rows, "deep", "aps", parent, "finetuned")
         print(f"  every task, fine-tuned: P(APS > {parent.upper()}) {show(p)}; above {parent.upper()} more "
               f"often than not: {WORDS[p[1] > 0.5]}")
@@ -384,34 +395,34 @@ outcome = {row["hypothesis"]: row["outcome"] for row in registered if row["hypot
 print(f"H1: {outcome['H1']}; H2: {outcome['H2']}")
 for part, tables in parts.items():
     for row in tables["verdicts"]:
-        against = "; ".join(f"against {parent.upper()} {held_out.interval_text(row, parent + '_')} "
-                            f"{row[parent + '_reading']}" for parent in held_out.PARENTS)
-        print(f"{part}, {row['contender']}: {held_out.verdict_text(row)} ({against})")
+        against = "; ".join(f"against {parent.upper()} {interval_text(row, parent + '_')} "
+                            f"{row[parent + '_reading']}" for parent in PARENTS)
+        print(f"{part}, {row['contender']}: {verdict_text(row)} ({against})")
 for row in registered:  # H1 and H2 from the part verdicts above (H3: the detour-1m lines)
     if row["hypothesis"] in ("H1", "H2"):
         print(f"{row['hypothesis']} ({row['about']}; {row['parts']}): {row['outcome']}")
-for number, (x, y) in held_out.COMPARED.items():
+for number, (x, y) in COMPARED.items():
     for part, tables in parts.items():
         for row in tables["pairs"]:
             if (row["x"], row["y"]) == (x, y):
-                print(f"{number}, {part}, {x} against {y}: {held_out.interval_text(row)}, 90% "
+                print(f"{number}, {part}, {x} against {y}: {interval_text(row)}, 90% "
                       f"[{float(row['low90']):+.3f}, {float(row['high90']):+.3f}]: {row['reading']}")
 for part, tables in parts.items():
     dqn = [row for row in tables["pairs"] if row["y"] == "dqn, equal budget"]
     if dqn:
         print(f"{part}, against DQN given the whole budget on the task's reward "
               f"({len(dqn[0]['tasks'].split('; '))} tasks, one per class): "
-              + "; ".join(f"{row['x']} {held_out.interval_text(row)} {row['reading']}" for row in dqn))
+              + "; ".join(f"{row['x']} {interval_text(row)} {row['reading']}" for row in dqn))
 
 # %% [markdown]
 # The registered intervals resample seeds. Welch's $t$ interval of the same scores is a reasonable other
-# choice; a reading the two disagree on is *marginal* (`held_out.welch_readings` reads each both ways).
+# choice; a reading the two disagree on is *marginal* (`verdicts.welch_readings` reads each both ways).
 
 # %%
 marginal, readings = [], 0
 for part in parts:
     rows = read_rows(course.committed_result(f"held_out/{part}/task_families.csv"), tf.COLUMNS)
-    for row in held_out.welch_readings(rows, rows[0]["level"], part):
+    for row in welch_readings(rows, rows[0]["level"], part):
         readings += 1
         if row["marginal"] == "yes":
             marginal.append(row)
@@ -443,12 +454,12 @@ for part in ("detour-256k", "detour-1m"):
     if part not in parts:
         continue
     rows = read_rows(course.committed_result(f"held_out/{part}/task_families.csv"), tf.COLUMNS)
-    tasks = sorted({r["task"] for r in rows if r["phase"] == held_out.PRIMARY_PHASE})
-    room = held_out.task_classes(rows[0]["level"], tasks)["behind B"]
-    arms = [arm for arm in tf.ARMS
-            if arm != "dqn, equal budget" and held_out.seed_scores(rows, arm, tasks=room)]
+    tasks = sorted({r["task"] for r in rows if r["phase"] == PRIMARY_PHASE})
+    room = task_classes(rows[0]["level"], tasks)["behind B"]
+    arms = [arm for arm in FAMILY_ARMS
+            if arm != "dqn, equal budget" and seed_scores(rows, arm, tasks=room)]
     print(f"{part}, fine-tuned, mean over seeds behind B ({len(room)} tasks): " + ", ".join(
-        f"{arm} {np.mean(list(held_out.seed_scores(rows, arm, tasks=room).values())) + 0.0:.2f}"
+        f"{arm} {np.mean(list(seed_scores(rows, arm, tasks=room).values())) + 0.0:.2f}"
         for arm in arms))
 
 # %% [markdown]

@@ -80,7 +80,8 @@ from aps_teach.infra import stats
 from aps_teach.infra.stats import summarise
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.studies import plots as study_plots
-from aps_teach.studies.aps_parts import arm_name
+from aps_teach.studies.aps_parts import ARMS
+from aps_teach.studies.arms import arm_name
 
 PAPER = ("visr", "apt", "aps")
 LEVELS = ("easy", "hard", "deep")
@@ -218,7 +219,7 @@ print("APS on easy, zero-shot success by exploration weight: " + ", ".join(
     f"{w:g}: {s:.2f} ({n} seeds)" for w, (s, n) in weights.items()))
 tuned_hard = {arm: stats.mean_with_ci([float(r["success_rate"]) for r in parts
                                        if (r["level"], r["phase"]) == ("hard", "finetuned")
-                                       and arm_name(r["method"], r["overrides"]) == arm])
+                                       and arm_name(r["method"], r["overrides"], ARMS) == arm])
               for arm in ("dqn, epsilon 1", *PAPER)}
 print("hard, fine-tuned success (the parts study, 5 seeds): " + ", ".join(
     f"{arm} {show(tuned_hard[arm])}" for arm in tuned_hard) + "; DQN from epsilon 1 beats VISR, APT and APS: "

@@ -1,5 +1,6 @@
 """The `aps-teach` command: `main` (the quickstart, `demo`, and the dispatch to the two wings), `gridworld`
-and `atari` (their subcommands), `common` (subcommand parsing and the one-line error style they share).
+and `atari` (their subcommands; the gridworld's study commands in `studies`), `common` (subcommand parsing,
+the one-line error style and the options they share).
 
 Here, importing nothing heavy, is what `main` needs before its first import of torch: the --debug flag, so
 that Ctrl-C while the libraries load is one line too."""

@@ -41,21 +41,24 @@ from aps_teach.cli.common import (
     ExistingRunFlags,
     Flattened,
     run_subcommands,
+    stopped,
     sweep_outcome,
 )
 from aps_teach.infra.locks import owning
-from aps_teach.infra.run_dir import FINISHED_HINT, Interrupted, RunDir, check_out
+from aps_teach.infra.run_dir import FINISHED_HINT, RunDir, check_out
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.studies.atari_study import (
     PREREGISTRATION,
-    interval_text,
     read_protocol,
-    run_part,
+    run_atari_study,
+    score_interval,
     sweep_comparison,
     write_tables,
 )
 
 Train = Annotated[AtariTrainConfig, Flattened]
+RESUMES = "the same command continues it (unfinished runs resume from their checkpoints)"
+"""How a study or sweep stopped by Ctrl-C continues (`common.stopped`)."""
 
 
 @dataclass
@@ -171,20 +174,9 @@ def _study(cmd: Study) -> dict:
         protocol.part(name)  # every part known before any runs
     if len(set(names)) < len(names):
         raise ValueError(f"--parts names a part twice: {' '.join(names)}")
-    done = {"completed": 0, "skipped": 0, "failed": 0}
-    for name in names:
-        part = protocol.part(name)
-        games = [game for game in (cmd.games or part.games) if check_game(game) in part.games]
-        if not games:
-            continue
-        try:
-            report = run_part(protocol, name, cmd.out, games=games, runs_at_once=cmd.runs_at_once)
-        except KeyboardInterrupt:
-            raise Interrupted(f"study stopped; its finished runs are kept in {cmd.out}: the same command "
-                              "continues it (unfinished runs resume from their checkpoints)") from None
-        for outcome, count in sweep_outcome(report).items():
-            done[outcome] += count
-    return {**done, **_tables(cmd.out, protocol.comparisons)}
+    with stopped("study", cmd.out, RESUMES):
+        reports = run_atari_study(protocol, cmd.out, names, games=cmd.games, runs_at_once=cmd.runs_at_once)
+    return {**sweep_outcome(reports), **_tables(cmd.out, protocol.comparisons)}
 
 
 def _tables(out: Path, comparisons) -> dict:
@@ -195,7 +187,7 @@ def _tables(out: Path, comparisons) -> dict:
         summary["figure"] = figure
     for row in read_rows(out / "verdicts.csv") if "verdicts" in summary else []:
         marginal = ", marginal (Welch's interval reads otherwise)" if row["marginal"] == "yes" else ""
-        summary[f"{row['game']}, {row['comparison']}"] = f"{interval_text(row)}, {row['reading']}{marginal}"
+        summary[f"{row['game']}, {row['comparison']}"] = f"{score_interval(row)}, {row['reading']}{marginal}"
     return summary
 
 
@@ -203,7 +195,7 @@ def _tables(out: Path, comparisons) -> dict:
 class Compare:
     """Two arms of an Atari sweep in OUT compared on every game that has both (an arm: a method, or
     '<method> zero-shot'): the difference of seed means with its 95% seed-bootstrap interval and Welch's
-    beside it (`aps_teach.studies.atari_study.compare`), into OUT/verdicts.csv with OUT/arms.csv,
+    beside it (`aps_teach.studies.atari_study.compare_scores`), into OUT/verdicts.csv with OUT/arms.csv,
     OUT/aggregate.csv and OUT/curves.png. Runs nothing."""
 
     out: Path
@@ -218,11 +210,8 @@ def _compare(cmd: Compare) -> dict:
 
 
 def _sweep(cmd: Sweep) -> dict:
-    try:
+    with stopped("sweep", cmd.out, RESUMES):
         return _run_sweep(cmd)
-    except KeyboardInterrupt:
-        raise Interrupted(f"sweep stopped; its finished runs are kept in {cmd.out}: the same command "
-                          "continues it (unfinished runs resume from their checkpoints)") from None
 
 
 def _run_sweep(cmd: Sweep) -> dict:

@@ -1,5 +1,7 @@
-"""What every `aps-teach` command shares: subcommand parsing, one error style, and the options both wings'
-commands take (`ExistingRun`: --resume, --force; `ExecutorChoice`: --executor and the Ray options).
+"""What every `aps-teach` command shares: subcommand parsing, one error style, the options both wings'
+commands take (`ExistingRun`: --resume, --force; `ExecutorChoice`: --executor and the Ray options;
+`SeedGroups`: --seeds-per-group, of the gridworld's sweeps), a sweep's outcome (`sweep_outcome`) and where a
+command stopped by Ctrl-C stands (`stopped`).
 
 Bad input (a `ValueError`) and file trouble (an `OSError`: a missing, unreadable or read-only path) end a
 command with one line on stderr, `<prog>: error: <what was wrong and what is valid>`, and exit status 2,
@@ -23,6 +25,7 @@ from typing import Annotated
 import tyro
 
 from aps_teach.cli import pop_debug
+from aps_teach.infra.checks import check_int
 from aps_teach.infra.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
 from aps_teach.infra.run_dir import Interrupted, resume_command, resume_hint_on_interrupt, say
 from aps_teach.infra.sweeps import SweepReport
@@ -65,18 +68,44 @@ class ExecutorChoice:
             raise ValueError(str(error)) from None
 
 
+@dataclass
+class SeedGroups:
+    """How a sweep's runs that differ only in their seed train (flag --seeds-per-group)."""
+
+    seeds_per_group: int = 10
+    """Runs that differ only in their seed train together in groups of up to this many (the same numbers as
+    alone, less time: aps_teach.learner.group); 1: each run alone."""
+
+    def __post_init__(self) -> None:
+        check_int("--seeds-per-group", self.seeds_per_group)
+
+
 Flattened = tyro.conf.arg(name="")
 """A nested options dataclass whose flags sit at the command's top level (--resume, not --existing.resume)."""
 ExistingRunFlags = Annotated[ExistingRun, Flattened]
 ExecutorFlags = Annotated[ExecutorChoice, Flattened]
+SeedGroupFlags = Annotated[SeedGroups, Flattened]
 
 
-def sweep_outcome(report: SweepReport) -> dict[str, int]:
-    """Each failed run's traceback on stderr; the number of runs completed, skipped and failed."""
-    for key, trace in report.failures.items():
+@contextlib.contextmanager
+def stopped(what: str, kept: object, then: str = "the same command continues it") -> Iterator[None]:
+    """Inside, Ctrl-C ends the command saying where its work stands (`Interrupted`, one line):
+    '<what> stopped; its finished runs are kept in <kept>: <then>'."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise Interrupted(f"{what} stopped; its finished runs are kept in {kept}: {then}") from None
+
+
+def sweep_outcome(reports: SweepReport | Sequence[SweepReport]) -> dict[str, int]:
+    """Each failed run's traceback on stderr; the number of runs completed, skipped and failed, over one
+    report or several (a study's parts, in order)."""
+    reports = [reports] if isinstance(reports, SweepReport) else reports
+    for key, trace in (item for report in reports for item in report.failures.items()):
         print(f"run {key} failed:\n{trace.rstrip()}", file=sys.stderr)
-    return {"completed": len(report.completed), "skipped": len(report.skipped),
-            "failed": len(report.failures)}
+    return {"completed": sum(len(report.completed) for report in reports),
+            "skipped": sum(len(report.skipped) for report in reports),
+            "failed": sum(len(report.failures) for report in reports)}
 
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError)

@@ -18,6 +18,8 @@ from aps_teach.infra.devices import parse_device
 from aps_teach.infra.phases import check_compile_backend
 from aps_teach.learner.config import AgentConfig
 
+Level = Literal["easy", "hard", "deep"]
+"""The paper's three key levels (`gridworld.LEVELS`), as a command's option takes them."""
 MAX_NUM_ENVS = gridworld.vector.MAX_NUM_ENVS
 """The most gridworld env copies one batch steps (`TrainConfig.num_envs`; the vector env's own limit,
 65,536): each phase runs whole rounds of num_envs x 100 env steps, so 65,536 copies make one round 6.6

@@ -14,8 +14,6 @@ the results.
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -33,6 +31,7 @@ from aps_teach.infra.checks import check_num_seeds
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.stats import rate_text
 from aps_teach.infra.sweeps import RunSpec, SweepReport, run_sweep
+from aps_teach.studies.arms import arm_name
 from aps_teach.studies.probes import probe_budget, run_probe_rows
 
 ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
@@ -64,24 +63,6 @@ COLUMNS = {"run_key": "str", "method": tuple(dict.fromkeys(method for method, _ 
 """The columns of aps_parts.csv its readers need, and their kinds (`sweeps.read_rows`)."""
 
 
-@functools.lru_cache(maxsize=1024)
-def _pairs(overrides: str) -> tuple:
-    """A row's overrides (its JSON text) as pairs: parsed once per text (a study's tables ask millions of
-    times)."""
-    return tuple(tuple(pair) for pair in json.loads(overrides)) if overrides else ()
-
-
-def arm_name(method: str, overrides: str | Sequence, arms: dict = ARMS) -> str:
-    """The arm of `arms` (default `ARMS`) a results row belongs to (`overrides` as the row's JSON text or
-    as pairs)."""
-    key = (method, _pairs(overrides) if isinstance(overrides, str) else
-           tuple(tuple(pair) for pair in overrides or ()))
-    for name, arm in arms.items():
-        if arm == key:
-            return name
-    raise ValueError(f"{key} is no arm of the study; arms: {', '.join(arms)}")
-
-
 def parts_table(rows: Sequence[dict], level: str) -> str:
     """A markdown table of one level's arms: coverage and visitation entropy of pretraining (mean over
     seeds), zero-shot and fine-tuned success as `stats.rate_text` (mean [95% CI], k/N seeds solving), and
@@ -90,7 +71,7 @@ def parts_table(rows: Sequence[dict], level: str) -> str:
              "|---|---|---|---|---|---|"]
     mine = [row for row in rows if row["level"] == level]
     for arm in ARMS:
-        runs = [row for row in mine if arm_name(row["method"], row["overrides"]) == arm]
+        runs = [row for row in mine if arm_name(row["method"], row["overrides"], ARMS) == arm]
         last = [row for row in runs if row["phase"] in ("finetuned", "random_walk")]
         if not last:
             continue

@@ -10,10 +10,10 @@ computes what the file registers:
 
 - an arm is a method at a checkpoint: `aps` (fine-tuned), `aps zero-shot` (the pretrained learner under the
   identified w, with GPI), `dqn`, `random`; a seed's score is its evaluation's mean raw score;
-- a comparison (`compare`) of two arms on one game: the difference of their seed means, its 95% interval
-  from a bootstrap that resamples each arm's seeds on its own (`stats.difference_with_ci`), read 'above'
-  (wholly above 0), 'below' or 'no difference found', and Welch's 95% t-interval beside it: a reading the
-  two intervals disagree on is marked marginal. Fewer than two seeds an arm: no interval, no reading;
+- a comparison (`compare_scores`) of two arms on one game: the difference of their seed means, its 95%
+  interval from a bootstrap that resamples each arm's seeds on its own (`stats.difference_with_ci`), read
+  'above' (wholly above 0), 'below' or 'no difference found', and Welch's 95% t-interval beside it: a reading
+  the two intervals disagree on is marked marginal. Fewer than two seeds an arm: no interval, no reading;
 - per arm, rliable's IQM of human-normalised scores over runs x games with its stratified-bootstrap interval;
   per comparison over its games, rliable's probability of improvement with its interval.
 
@@ -30,9 +30,7 @@ computes what the file registers:
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,13 +47,12 @@ from aps_teach.infra.checks import check_seed
 from aps_teach.infra.files import read_json, write_csv_atomic
 from aps_teach.infra.stats import difference_with_ci, improvement_with_ci, mean_with_ci
 from aps_teach.infra.sweeps import SweepReport, read_rows
+from aps_teach.studies.protocol import Parts, check_digest, read_block
+from aps_teach.studies.verdicts import CONFIDENCE
 
 PREREGISTRATION = Path("docs/preregistration/atari_first.md")
 """The first Atari study's pre-registration, relative to the repository's root (the command's default)."""
-CONFIDENCE = 0.95
-"""The intervals every verdict reads."""
 RESULTS = "scores.csv"
-_BLOCK = re.compile(r"<!-- protocol -->\s*```json\s*(.*?)```\s*<!-- /protocol -->", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -69,7 +66,7 @@ class Part:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Arm `contender` against arm `baseline` on each of `games` (arms: `arm_name`)."""
+    """Arm `contender` against arm `baseline` on each of `games` (arms: `row_arm`)."""
 
     contender: str
     baseline: str
@@ -78,7 +75,7 @@ class Comparison:
 
 
 @dataclass(frozen=True)
-class Protocol:
+class Protocol(Parts):
     """What the protocol block fixes, and the file's digest."""
 
     path: Path
@@ -89,19 +86,13 @@ class Protocol:
     atari: AtariConfig
     num_envs: int
 
-    def part(self, name: str) -> Part:
-        for part in self.parts:
-            if part.name == name:
-                return part
-        raise ValueError(f"{self.path}: no part {name!r}; its parts: {', '.join(p.name for p in self.parts)}")
-
     def config(self, threads: int = 1) -> AtariTrainConfig:
         """The runs' configuration: the registered budgets and envs, `threads` per run, no progress bars."""
         return AtariTrainConfig(atari=self.atari, num_envs=self.num_envs, threads=threads, progress=False,
                                 tensorboard=False)
 
 
-def arm_name(row: dict) -> str:
+def row_arm(row: dict) -> str:
     """A scores.csv row's arm: its method, '<method> zero-shot' for a pretrained checkpoint's row."""
     return f"{row['method']} zero-shot" if row["checkpoint"] == "pretrain" else row["method"]
 
@@ -110,16 +101,9 @@ def read_protocol(path: str | Path = PREREGISTRATION) -> Protocol:
     """The protocol block of the pre-registration at `path`, checked; ValueError of one line naming the file
     when it is missing, has no block, or the block is not a valid protocol."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"the pre-registration {path} is missing: a study runs only under the protocol "
-                         "committed before its runs (give --preregistration its path)")
-    text = path.read_bytes()
-    found = _BLOCK.search(text.decode("utf-8", errors="replace"))
-    if found is None:
-        raise ValueError(f"{path} has no protocol block (```json between <!-- protocol --> and "
-                         "<!-- /protocol -->): not a pre-registration of an Atari study")
+    found, sha256 = read_block(path, "a study", "an Atari study")
     try:
-        block = json.loads(found.group(1))
+        block = json.loads(found)
         first, last = (check_seed(seed, "seeds") for seed in block["seeds"])
         if last < first:
             raise ValueError(f"seeds [{first}, {last}]: the last seed comes before the first")
@@ -145,23 +129,13 @@ def read_protocol(path: str | Path = PREREGISTRATION) -> Protocol:
         if missing:
             raise ValueError(f"{path}: comparison {c.contender} vs {c.baseline} needs arms no part runs: "
                              f"{', '.join(missing)}")
-    return Protocol(path, hashlib.sha256(text).hexdigest(), tuple(range(first, last + 1)), parts, comparisons,
-                    atari, num_envs)
+    return Protocol(path, sha256, tuple(range(first, last + 1)), parts, comparisons, atari, num_envs)
 
 
 def check_unchanged(protocol: Protocol, out: str | Path) -> None:
     """ValueError of one line naming the pre-registration if results in `out` were started under another
     text of it (their sweep record holds its SHA-256)."""
-    record = Path(out) / RESULTS.replace(".csv", ".sweep.json")
-    if not record.is_file():
-        return
-    saved = read_json(record, "a sweep record of this study", "restore it, or give a fresh --out")
-    recorded = saved.get("preregistration") if isinstance(saved, dict) else None
-    if recorded != protocol.sha256:
-        raise ValueError(f"{protocol.path} is not the text the results in {out} were started under "
-                         f"(SHA-256 {str(recorded)[:12]} there, {protocol.sha256[:12]} now): a registered "
-                         f"protocol does not change after its runs; restore it (git checkout -- "
-                         f"{protocol.path}) or write to a fresh --out")
+    check_digest(Path(out) / RESULTS.replace(".csv", ".sweep.json"), protocol.path, protocol.sha256, out)
 
 
 def run_part(protocol: Protocol, name: str, out: str | Path, *, games: Sequence[str] | None = None,
@@ -180,13 +154,27 @@ def run_part(protocol: Protocol, name: str, out: str | Path, *, games: Sequence[
                            record={"preregistration": protocol.sha256})
 
 
-def seed_scores(rows: Sequence[dict], game: str, arm: str) -> dict[int, float]:
+def run_atari_study(protocol: Protocol, out: str | Path, parts: Sequence[str] | None = None, *,
+                    games: Sequence[str] | None = None, runs_at_once: int | None = None) -> list[SweepReport]:
+    """The study as `aps-teach atari study` runs it: each of `parts` (default: all, in the file's order) as
+    `run_part`, on those of `games` it has (default: all of its games; a part with none of them is passed
+    over); each part's report."""
+    reports = []
+    for name in parts or [part.name for part in protocol.parts]:
+        part = protocol.part(name)
+        chosen = [game for game in (games or part.games) if check_game(game) in part.games]
+        if chosen:
+            reports.append(run_part(protocol, name, out, games=chosen, runs_at_once=runs_at_once))
+    return reports
+
+
+def game_scores(rows: Sequence[dict], game: str, arm: str) -> dict[int, float]:
     """seed -> the evaluation score of `arm` on `game`."""
     return {int(row["seed"]): float(row["score"]) for row in rows
-            if row["game"] == game and arm_name(row) == arm}
+            if row["game"] == game and row_arm(row) == arm}
 
 
-def compare(x: Sequence[float], y: Sequence[float]) -> dict:
+def compare_scores(x: Sequence[float], y: Sequence[float]) -> dict:
     """Arm x against arm y from their seeds' scores: the difference of means, its 95% bootstrap interval
     (each arm's seeds resampled), Welch's 95% t-interval, the reading of the bootstrap interval ('above',
     'below', 'no difference found') and whether Welch's reads otherwise (marginal). Fewer than two seeds in
@@ -205,7 +193,7 @@ def compare(x: Sequence[float], y: Sequence[float]) -> dict:
             "marginal": "yes" if read(welch_low, welch_high) != reading else "no"}
 
 
-def interval_text(row: dict, digits: int = 1) -> str:
+def score_interval(row: dict, digits: int = 1) -> str:
     """A comparison as '+d [+low, +high]' (or '+d' alone without an interval)."""
     difference = float(row["difference"])
     if row["low"] in ("", None):
@@ -215,11 +203,11 @@ def interval_text(row: dict, digits: int = 1) -> str:
 
 
 def verdict_rows(comparisons: Sequence[Comparison], rows: Sequence[dict]) -> list[dict]:
-    """One row per comparison and game with results for both arms: seeds, means, `compare`."""
+    """One row per comparison and game with results for both arms: seeds, means, `compare_scores`."""
     out = []
     for c in comparisons:
         for game in c.games:
-            x, y = seed_scores(rows, game, c.contender), seed_scores(rows, game, c.baseline)
+            x, y = game_scores(rows, game, c.contender), game_scores(rows, game, c.baseline)
             if not x or not y:
                 continue
             out.append({"comparison": f"{c.contender} vs {c.baseline}", "primary": c.primary, "game": game,
@@ -227,7 +215,7 @@ def verdict_rows(comparisons: Sequence[Comparison], rows: Sequence[dict]) -> lis
                         "contender_seeds": len(x), "baseline_seeds": len(y),
                         "contender_mean": float(np.mean(list(x.values()))),
                         "baseline_mean": float(np.mean(list(y.values()))),
-                        **compare(list(x.values()), list(y.values()))})
+                        **compare_scores(list(x.values()), list(y.values()))})
     return out
 
 
@@ -239,7 +227,7 @@ def sweep_comparison(out: str | Path, contender: str, baseline: str) -> Comparis
         raise ValueError(f"{out} holds a pre-registered study, whose verdicts.csv are its registered "
                          "comparisons (`aps-teach atari study` writes them); compare arms of a plain sweep")
     rows = read_rows(Path(out) / RESULTS, SCORE_COLUMNS)
-    have = {(row["game"], arm_name(row)) for row in rows}
+    have = {(row["game"], row_arm(row)) for row in rows}
     games = tuple(sorted({g for g, arm in have if arm == contender}
                          & {g for g, arm in have if arm == baseline}))
     if not games:
@@ -253,11 +241,11 @@ def arm_rows(rows: Sequence[dict]) -> list[dict]:
     """Per game and arm: seeds, the mean score with its 95% interval over seeds, the mean human-normalised
     score, and each seed's score."""
     out = []
-    for game, arm in sorted(dict.fromkeys((row["game"], arm_name(row)) for row in rows)):
-        scores = seed_scores(rows, game, arm)
+    for game, arm in sorted(dict.fromkeys((row["game"], row_arm(row)) for row in rows)):
+        scores = game_scores(rows, game, arm)
         mean, low, high = mean_with_ci(list(scores.values()), CONFIDENCE)
         normalised = [float(row["human_normalised"]) for row in rows
-                      if row["game"] == game and arm_name(row) == arm and row["human_normalised"] != ""]
+                      if row["game"] == game and row_arm(row) == arm and row["human_normalised"] != ""]
         out.append({"game": game, "arm": arm, "seeds": len(scores), "mean": mean, "low": low, "high": high,
                     "human_normalised": float(np.mean(normalised)) if normalised else "",
                     "scores": " ".join(f"{scores[s]:g}" for s in sorted(scores))})
@@ -268,10 +256,10 @@ def aggregate_rows(rows: Sequence[dict]) -> list[dict]:
     """Per arm, over the games with reference scores where it has results: rliable's IQM of human-normalised
     scores over runs x games with its stratified-bootstrap interval, and the mean of per-game means."""
     out = []
-    for arm in dict.fromkeys(arm_name(row) for row in rows):
+    for arm in dict.fromkeys(row_arm(row) for row in rows):
         games = sorted({row["game"] for row in rows
-                        if arm_name(row) == arm and row["game"] in REFERENCE_SCORES})
-        runs = [[float(row["human_normalised"]) for row in rows if row["game"] == g and arm_name(row) == arm]
+                        if row_arm(row) == arm and row["game"] in REFERENCE_SCORES})
+        runs = [[float(row["human_normalised"]) for row in rows if row["game"] == g and row_arm(row) == arm]
                 for g in games]
         if runs:
             out.append({"arm": arm, "games": len(games), **run_aggregates(runs),
@@ -287,7 +275,7 @@ def improvement_rows(comparisons: Sequence[Comparison], rows: Sequence[dict]) ->
     for c in comparisons:
         x, y, games = [], [], []
         for game in c.games:
-            a, b = (seed_scores(rows, game, arm) for arm in (c.contender, c.baseline))
+            a, b = (game_scores(rows, game, arm) for arm in (c.contender, c.baseline))
             if a and b and game in REFERENCE_SCORES:
                 x.append([human_normalised(v, game) for v in a.values()])
                 y.append([human_normalised(v, game) for v in b.values()])

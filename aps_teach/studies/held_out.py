@@ -5,77 +5,62 @@ variants beating both parents over deep's family with pretraining budget; the va
 exploration weight was designed after seeing deep's data. This module runs the test that was fixed before any
 run on the held-out levels (`gridworld.HELD_OUT`), in `docs/preregistration/held_out.md`: its protocol block
 (JSON between `<!-- protocol -->` and `<!-- /protocol -->`) names the parts (a level and a pretraining budget
-each), seeds, arms, budgets and fine-tuning protocols, and this module computes the registered verdicts:
-
-- the primary metric: per seed, the mean normalised score over the family's tasks fine-tuned under the
-  default protocol (`PRIMARY_PHASE`); an arm's score is its mean over seeds;
-- each comparison: the difference of two arms' scores with its 95% interval from a bootstrap that resamples
-  each arm's seeds (`stats.difference_with_ci`: a seed's tasks share its pretraining, so seeds are the
-  units), read as `compare` says: above, below, equivalent (the 90% interval within +-`MARGIN`) or no
-  difference found;
-- a contender beats both parents on a part when its difference from VISR's and from APT's each lies wholly
-  above 0 (`decide`), and that verdict is robust when it holds with any one class of tasks left out
-  (`leave_one_class_out`, classes: `gridworld.Task.task_class`).
-
-Every reading can also be taken from Welch's t intervals of the same seeds (`interval="welch"`, not
-registered): `welch_readings` sets each registered reading of a part beside it, and a reading the two
-intervals disagree on is marginal (on the committed parts: the explore-conditioned variant's robustness on
-detour-1m, H4 on detour-256k and H5 on detour-1m).
+each), seeds, arms, budgets and fine-tuning protocols. The registered metric and its verdicts are those of
+`aps_teach.studies.verdicts` (a contender beats both parents on a part when its seed-bootstrap difference
+from VISR's and from APT's each lies wholly above 0, robustly when it holds with any one class of tasks left
+out); this module reads them on each part (`write_part_tables`) and decides the hypotheses (`hypotheses`).
+Read under Welch's intervals instead (`verdicts.welch_readings`), three readings of the committed parts turn
+over: the explore-conditioned variant's robustness on detour-1m, H4 on detour-256k and H5 on detour-1m
+(marginal).
 
 A part's results are a task-family study in OUT/<part>/, resumable, its configuration record holding the
 pre-registration's SHA-256: a run into results started under another text of the file is refused
 (`check_unchanged`), as is a run without the file.
 
-The zero-shot fix of the amendment (`docs/preregistration/held_out_fix.md`) is judged by `fix_verdicts` and
-`fix_by_class`: a zero-shot diagnosis run under the fix (`aps_teach.studies.zero_shot`) against the registered
-study's zero-shot phase on the same level and seeds.
+The zero-shot fix of the amendment (`docs/preregistration/held_out_fix.md`) is judged in
+`aps_teach.studies.zero_shot_fix`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 import gridworld
 from aps_teach.infra.checks import MAX_SEED, MAX_SEEDS
-from aps_teach.infra.files import read_json, write_csv_atomic
+from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import check_free
-from aps_teach.infra.stats import difference_with_ci, iqm_with_ci
+from aps_teach.infra.stats import iqm_with_ci
 from aps_teach.infra.sweeps import SweepReport, read_rows
-from aps_teach.studies.aps_parts import arm_name
+from aps_teach.studies.arms import FAMILY_ARMS, arm_name
+from aps_teach.studies.protocol import Parts, check_digest, read_block
 from aps_teach.studies.task_families import (
-    ARMS,
     COLUMNS,
     FINETUNE_PROTOCOLS,
     RESULTS,
+    SOLVED,
     FamilyBudget,
     run_family_study,
 )
-from aps_teach.studies.zero_shot import capping_links, read_diagnosis, rows_by_arm
+from aps_teach.studies.verdicts import (
+    FEW_SEEDS,
+    PRIMARY_PHASE,
+    PRIMARY_VARIANTS,
+    interval_text,
+    pairwise,
+    part_verdicts,
+    rounded,
+    seed_scores,
+    verdict_text,
+)
 
 PREREGISTRATION = Path("docs/preregistration/held_out.md")
 """The pre-registration, relative to the repository's root (the commands' default)."""
-PRIMARY_PHASE = "finetuned"
-"""The phase of the primary metric: fine-tuned under the default protocol, w from the 16k identification."""
-PARENTS = ("visr", "apt")
-CONTENDERS = ("aps, explore-conditioned", "aps, kNN feature")
-"""The variants the primary hypotheses are about, in the order the pre-registration numbers them."""
-CONFIDENCE = 0.95
-"""The intervals every verdict reads."""
-MARGIN = 0.05
-"""Equivalence margin, in normalised score: two arms are equivalent when the 90% interval of their
-difference lies within +-MARGIN (two one-sided tests at 5%)."""
-SOLVED = 0.5
-"""A (task, seed) pair is solved when its normalised score is at least this (the k/N counts)."""
-_BLOCK = re.compile(r"<!-- protocol -->\s*```json\s*(.*?)```\s*<!-- /protocol -->", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -98,7 +83,7 @@ class Part:
 
 
 @dataclass(frozen=True)
-class Protocol:
+class Protocol(Parts):
     """What the pre-registration's protocol block fixes, and the file's digest."""
 
     path: Path
@@ -111,12 +96,6 @@ class Protocol:
     primary_parts: tuple[str, ...]
     """The parts the primary hypotheses are decided on (a contender's win must hold on every one)."""
 
-    def part(self, name: str) -> Part:
-        for part in self.parts:
-            if part.name == name:
-                return part
-        raise ValueError(f"{self.path}: no part {name!r}; its parts: {', '.join(p.name for p in self.parts)}")
-
     def part_budget(self, part: Part) -> FamilyBudget:
         return FamilyBudget(**{**self.budget.__dict__, "pretrain_steps": part.pretrain_steps})
 
@@ -125,16 +104,9 @@ def read_protocol(path: str | Path = PREREGISTRATION) -> Protocol:
     """The protocol block of the pre-registration at `path`, checked; ValueError of one line naming the file
     when it is missing, has no block, or the block is not a valid protocol."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"the pre-registration {path} is missing: the held-out study runs only under the "
-                         "protocol committed before its runs (give --preregistration its path)")
-    text = path.read_bytes()
-    found = _BLOCK.search(text.decode("utf-8", errors="replace"))
-    if found is None:
-        raise ValueError(f"{path} has no protocol block (```json between <!-- protocol --> and "
-                         "<!-- /protocol -->): not a pre-registration of this study")
+    found, sha256 = read_block(path, "the held-out study", "this study")
     try:
-        block = json.loads(found.group(1), object_pairs_hook=_unique_keys)
+        block = json.loads(found, object_pairs_hook=_unique_keys)
         seeds = block["seeds"]
         budget = FamilyBudget(pretrain_steps=1, **block["budget"])
         parts = tuple(Part(name, spec["level"], int(spec["pretrain_steps"]), tuple(spec["arms"]))
@@ -147,12 +119,12 @@ def read_protocol(path: str | Path = PREREGISTRATION) -> Protocol:
     seeds = _seed_range(path, seeds)
     parts = tuple(replace(part, seeds=seeds) for part in parts)
     for part in parts:
-        unknown = [arm for arm in part.arms if arm not in ARMS]
+        unknown = [arm for arm in part.arms if arm not in FAMILY_ARMS]
         if part.level not in gridworld.TASK_FAMILIES or unknown or part.pretrain_steps < 1:
             raise ValueError(f"{path}: part {part.name!r} names level {part.level!r} or arms {unknown} that "
                              f"the study does not have; levels: {', '.join(gridworld.TASK_FAMILIES)}; arms: "
-                             f"{', '.join(ARMS)}")
-    return Protocol(path, hashlib.sha256(text).hexdigest(), seeds[0], len(seeds), budget, parts, primary)
+                             f"{', '.join(FAMILY_ARMS)}")
+    return Protocol(path, sha256, seeds[0], len(seeds), budget, parts, primary)
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
@@ -185,19 +157,10 @@ def check_unchanged(protocol: Protocol, directory: str | Path) -> None:
     holds its SHA-256)."""
     check_free(directory)
     record = Path(directory) / RESULTS.replace(".csv", ".sweep.json")
-    if not record.is_file():
-        return
-    saved = read_json(record, "a sweep record of this study", "restore it, or give a fresh --out")
-    recorded = saved.get("preregistration") if isinstance(saved, dict) else None
-    if recorded is None:
-        raise ValueError(f"the results in {directory} were not started under a pre-registration "
-                         f"({record.name} names none: a task-family study's, not the held-out study's); give "
-                         "a fresh --out")
-    if recorded != protocol.sha256:
-        raise ValueError(f"{protocol.path} is not the text the results in {directory} were started under "
-                         f"(SHA-256 {str(recorded)[:12]} there, {protocol.sha256[:12]} now): a registered "
-                         f"protocol does not change after its runs; restore it (git checkout -- "
-                         f"{protocol.path}) or write to a fresh --out")
+    check_digest(record, protocol.path, protocol.sha256, directory,
+                 unregistered=f"the results in {directory} were not started under a pre-registration "
+                              f"({record.name} names none: a task-family study's, not the held-out study's); "
+                              "give a fresh --out")
 
 
 def run_part(protocol: Protocol, name: str, out_dir: str | Path, *, workers: int | None = None,
@@ -214,188 +177,6 @@ def run_part(protocol: Protocol, name: str, out_dir: str | Path, *, workers: int
                             first_seed=protocol.first_seed, record={"preregistration": protocol.sha256})
 
 
-def seed_scores(rows: Sequence[dict], arm: str, phase: str = PRIMARY_PHASE,
-                tasks: Sequence[str] | None = None) -> dict[int, float]:
-    """seed -> the mean normalised score over its tasks (all the arm has, or those of `tasks`) in `phase`."""
-    by_seed: dict[int, list[float]] = {}
-    for row in rows:
-        if row["phase"] == phase and (tasks is None or row["task"] in tasks) and \
-                arm_name(row["method"], row["overrides"], ARMS) == arm:
-            by_seed.setdefault(int(row["seed"]), []).append(float(row["normalised_score"]))
-    return {seed: float(np.mean(scores)) for seed, scores in sorted(by_seed.items())}
-
-
-FEW_SEEDS = "needs at least two seeds of each arm"
-"""The reading of a comparison, and the verdict of a decision, an arm of one seed leaves open: a single seed's
-score has no spread to resample, so no interval and no verdict can be read from it."""
-
-
-INTERVALS = ("bootstrap", "welch")
-"""How a comparison's intervals are computed: 'bootstrap', the registered seed bootstrap
-(`stats.difference_with_ci`), or 'welch', Welch's t interval of the same seeds' scores (unequal variances;
-`scipy.stats.ttest_ind(equal_var=False)`), the reasonable other interval a marginal reading turns over
-under."""
-
-
-def welch_interval(x: Sequence[float], y: Sequence[float], confidence: float) -> tuple[float, float, float]:
-    """(mean(x) - mean(y), low, high): Welch's t interval of the difference of two groups' means (each value
-    one seed's score); where both groups are constant the interval collapses to the difference."""
-    difference = float(np.mean(x)) - float(np.mean(y))
-    if np.ptp(x) == 0 and np.ptp(y) == 0:  # no spread: scipy would warn and return NaN ends
-        return difference, difference, difference
-    found = scipy_stats.ttest_ind(x, y, equal_var=False).confidence_interval(confidence)
-    low, high = (float(end) if np.isfinite(end) else difference for end in (found.low, found.high))
-    return difference, low, high
-
-
-def compare(x: Sequence[float], y: Sequence[float], interval: str = "bootstrap") -> dict:
-    """Arm x against arm y from their seeds' scores: the difference of means, its 95% interval (seeds
-    resampled, `stats.difference_with_ci`; Welch's t interval with `interval="welch"`) and its 90% interval,
-    and the reading: 'above' (the 95% interval wholly above 0), 'below' (wholly below), 'equivalent' (the
-    90% interval within +-`MARGIN`) or 'no difference found'; with fewer than two seeds on either side, no
-    interval (NaN) and the reading `FEW_SEEDS`."""
-    if interval not in INTERVALS:
-        raise ValueError(f"unknown interval {interval!r}; valid: {', '.join(INTERVALS)}")
-    if min(len(x), len(y)) < 2:
-        difference = float(np.mean(x)) - float(np.mean(y))
-        return {"difference": difference, **dict.fromkeys(("low", "high", "low90", "high90"), float("nan")),
-                "reading": FEW_SEEDS}
-    of = difference_with_ci if interval == "bootstrap" else welch_interval
-    difference, low, high = of(x, y, CONFIDENCE)
-    _, low90, high90 = of(x, y, 0.90)
-    reading = ("above" if low > 0 else "below" if high < 0 else
-               "equivalent" if -MARGIN < low90 and high90 < MARGIN else "no difference found")
-    return {"difference": difference, "low": low, "high": high, "low90": low90, "high90": high90,
-            "reading": reading}
-
-
-def decide(rows: Sequence[dict], contender: str, tasks: Sequence[str] | None = None,
-           phase: str = PRIMARY_PHASE, interval: str = "bootstrap") -> tuple[str, dict[str, dict]]:
-    """The registered decision for `contender` on one part's rows: 'beats both parents' when its difference
-    from each parent (`compare`, with `interval`) is 'above', else 'beats visr only', 'beats apt only' or
-    'beats neither' (`FEW_SEEDS` while an arm has one seed); and each comparison."""
-    mine = list(seed_scores(rows, contender, phase, tasks).values())
-    comparisons = {parent: compare(mine, list(seed_scores(rows, parent, phase, tasks).values()), interval)
-                   for parent in PARENTS}
-    if any(comparison["reading"] == FEW_SEEDS for comparison in comparisons.values()):
-        return FEW_SEEDS, comparisons
-    beaten = [parent for parent in PARENTS if comparisons[parent]["reading"] == "above"]
-    verdict = {2: "beats both parents", 0: "beats neither"}.get(len(beaten), f"beats {''.join(beaten)} only")
-    return verdict, comparisons
-
-
-def task_classes(level: str, tasks: Sequence[str]) -> dict[str, list[str]]:
-    """class -> the tasks of `tasks` in it (`gridworld.Task.task_class`), in the family's order."""
-    family, classes = gridworld.task_family(level), {}
-    for task in family:
-        if task.name in tasks:
-            classes.setdefault(task.task_class, []).append(task.name)
-    return classes
-
-
-def leave_one_class_out(rows: Sequence[dict], level: str, contender: str, phase: str = PRIMARY_PHASE,
-                        interval: str = "bootstrap") -> dict[str, str]:
-    """class -> `decide`'s verdict for `contender` with that class's tasks left out of every seed's mean."""
-    tasks = sorted({row["task"] for row in rows if row["phase"] == phase})
-    classes = task_classes(level, tasks)
-    return {name: decide(rows, contender, [task for task in tasks if task not in members], phase, interval)[0]
-            for name, members in classes.items()}
-
-
-def contender_verdict(rows: Sequence[dict], level: str, contender: str, interval: str = "bootstrap"
-                      ) -> dict | None:
-    """`contender`'s registered decision on rows of one level (or with `interval="welch"`, the same decision
-    read from Welch's intervals), each parent comparison, and the classes whose removal overturns a win
-    (`leave_one_class_out`; empty: robust, or no win to overturn); None while it or a parent has no rows."""
-    if not all(seed_scores(rows, arm) for arm in (contender, *PARENTS)):
-        return None
-    verdict, comparisons = decide(rows, contender, interval=interval)
-    dropped = leave_one_class_out(rows, level, contender, interval=interval) \
-        if verdict == "beats both parents" else {}
-    overturned = [name for name, other in dropped.items() if other != verdict]
-    return {"contender": contender, "verdict": verdict,
-            "robust": "" if not dropped else ("yes" if not overturned else "no"),
-            "overturned_by": "; ".join(overturned),
-            **{f"{parent}_{key}": value for parent, comparison in comparisons.items()
-               for key, value in comparison.items()}}
-
-
-def part_verdicts(rows: Sequence[dict], level: str) -> list[dict]:
-    """`contender_verdict` of each contender of `CONTENDERS` that has rows, on one part."""
-    return [found for contender in CONTENDERS if (found := contender_verdict(rows, level, contender))]
-
-
-def seed_metric_verdicts(studies: dict[int, Sequence[dict]]) -> list[dict]:
-    """The registered metric read on task-family studies it was not registered for (exploratory: their
-    levels and seeds had been looked at): per pretraining budget (`studies`: env steps -> a study's rows),
-    level and contender of the paper's APS and `CONTENDERS`, its `contender_verdict` on every seed the
-    study has, with the number of seeds."""
-    out = []
-    for steps, rows in sorted(studies.items()):
-        for level in dict.fromkeys(row["level"] for row in rows):
-            mine = [row for row in rows if row["level"] == level]
-            for contender in ("aps", *CONTENDERS):
-                if found := contender_verdict(mine, level, contender):
-                    seeds = len(seed_scores(mine, contender))
-                    out.append({"pretrain_steps": steps, "level": level, "seeds": seeds, **found})
-    return out
-
-
-def write_seed_metric_verdicts(path: str | Path, studies: dict[int, Sequence[dict]]) -> Path | None:
-    """`seed_metric_verdicts` of `studies` as a CSV at path (None, nothing written, while none has a
-    contender and both parents)."""
-    table = seed_metric_verdicts(studies)
-    if not table:
-        return None
-    write_csv_atomic(Path(path), _round(table))
-    return Path(path)
-
-
-def pairwise(rows: Sequence[dict], x: str, y: str, phase: str = PRIMARY_PHASE,
-             tasks: Sequence[str] | None = None, interval: str = "bootstrap") -> dict:
-    """`compare` of arm x against arm y in `phase` on `tasks` (default: every task both have)."""
-    mine, theirs = seed_scores(rows, x, phase, tasks), seed_scores(rows, y, phase, tasks)
-    if not mine or not theirs:
-        raise ValueError(f"no {phase} scores for {x!r} or {y!r} in these rows")
-    return {"x": x, "y": y, "phase": phase, **compare(list(mine.values()), list(theirs.values()), interval)}
-
-
-COMPARED = {"H4": ("aps, explore-conditioned", "aps, kNN feature, explore weight 0.5"), "H5": ("aps", "visr")}
-"""The registered comparisons of one arm with another (x, y), by hypothesis."""
-
-
-def welch_readings(rows: Sequence[dict], level: str, part: str = "") -> list[dict]:
-    """Every registered reading of one part's rows (each contender's verdict and its robustness, H1-H3;
-    the comparisons of `COMPARED`, H4 and H5) as registered, from the seed bootstrap, and from Welch's t
-    interval of the same seeds: one row each, with both readings (`verdict_text`, or `compare`'s reading
-    with its 90% interval) and 'marginal' "yes" where the two differ (a verdict, or its robustness, that
-    turns over under a reasonable other interval), else "no"."""
-    out = []
-    for contender in CONTENDERS:
-        registered = contender_verdict(rows, level, contender)
-        if registered is None:
-            continue
-        welch = contender_verdict(rows, level, contender, interval="welch")
-        marginal = (registered["verdict"], registered["robust"]) != (welch["verdict"], welch["robust"])
-        out.append({"part": part, "reading": f"{contender} against both parents",
-                    "registered": verdict_text(registered), "welch": verdict_text(welch),
-                    "marginal": "yes" if marginal else "no"})
-    arms = {arm_name(row["method"], row["overrides"], ARMS) for row in rows}
-    for hypothesis, (x, y) in COMPARED.items():
-        if x not in arms or y not in arms:
-            continue
-        found = {interval: pairwise(rows, x, y, interval=interval) for interval in INTERVALS}
-        said = {interval: f"{row['reading']} (90% {_interval90(row)})" for interval, row in found.items()}
-        turned = "yes" if found["bootstrap"]["reading"] != found["welch"]["reading"] else "no"
-        out.append({"part": part, "reading": f"{hypothesis}, {x} against {y}",
-                    "registered": said["bootstrap"], "welch": said["welch"], "marginal": turned})
-    return out
-
-
-def _interval90(row: dict) -> str:
-    return f"[{float(row['low90']):+.3f}, {float(row['high90']):+.3f}]"
-
-
 def arm_summary(rows: Sequence[dict], arm: str, phase: str) -> dict:
     """An arm's secondary numbers in a phase: the mean of its seeds' family means, the IQM over task x seed
     scores with its stratified-bootstrap interval, k/N, the (task, seed) pairs solved (score >= `SOLVED`),
@@ -403,7 +184,7 @@ def arm_summary(rows: Sequence[dict], arm: str, phase: str) -> dict:
     w-conditioned arm the mean score of the pairs whose w was fitted on data that held the task's reward and
     of those whose data held none (`identification_split`). The random walk has its coverage alone (phase
     "random_walk")."""
-    mine = [row for row in rows if arm_name(row["method"], row["overrides"], ARMS) == arm]
+    mine = [row for row in rows if arm_name(row["method"], row["overrides"], FAMILY_ARMS) == arm]
     coverage = {key: float(np.mean([float(row[key]) for row in {row["seed"]: row for row in mine}.values()]))
                 if mine and mine[0][key] != "" else "" for key in ("state_coverage", "visitation_entropy")}
     if phase == "random_walk":
@@ -446,18 +227,13 @@ def identification_split(rows: Sequence[dict], phase: str) -> dict:
 SECONDARY_PAIRS = (
     ("aps", "visr", None),
     ("aps, explore-conditioned", "aps, kNN feature, explore weight 0.5", None),
-    *((contender, "dqn", None) for contender in CONTENDERS),
-    *((contender, "dqn, equal budget", "dqn, equal budget") for contender in CONTENDERS),
+    *((contender, "dqn", None) for contender in PRIMARY_VARIANTS),
+    *((contender, "dqn, equal budget", "dqn, equal budget") for contender in PRIMARY_VARIANTS),
 )
 """The registered secondary comparisons (x, y, the arm whose tasks they are judged on; None: all): APS
 against VISR, the explore-conditioned variant against its ablation (the kNN-feature variant at its mean
 exploration weight, unconditioned), each contender against DQN from scratch with the same fine-tuning budget,
 and, on the one task per class it ran, against DQN given the whole budget."""
-
-
-def _round(rows: Sequence[dict]) -> list[dict]:
-    return [{key: round(value, 4) if isinstance(value, float) else value for key, value in row.items()}
-            for row in rows]
 
 
 def write_part_tables(out_dir: str | Path, part: Part) -> list[Path]:
@@ -471,144 +247,28 @@ def write_part_tables(out_dir: str | Path, part: Part) -> list[Path]:
         return []
     phases = [phase for phase in ("zero_shot", "zero_shot_relabelled", *FINETUNE_PROTOCOLS)
               if any(row["phase"] == phase for row in rows)]
-    arms = [arm for arm in ARMS if arm in part.arms]
+    arms = [arm for arm in FAMILY_ARMS if arm in part.arms]
     summary = [found for phase in (*phases, "random_walk") for arm in arms
                if (found := arm_summary(rows, arm, phase))]
     pairs = []
     for x, y, subset_of in SECONDARY_PAIRS:
         if x in part.arms and y in part.arms:
-            tasks = sorted({row["task"] for row in rows if arm_name(row["method"], row["overrides"], ARMS)
-                            == subset_of}) if subset_of else None
+            tasks = sorted({row["task"] for row in rows
+                            if arm_name(row["method"], row["overrides"], FAMILY_ARMS) == subset_of}) \
+                if subset_of else None
             pairs.append({**pairwise(rows, x, y, PRIMARY_PHASE, tasks),
                           "tasks": "all" if tasks is None else "; ".join(tasks)})
     tables = {"verdicts": part_verdicts(rows, part.level), "summary": summary, "pairs": pairs}
     paths = []
     for name, table in tables.items():
-        write_csv_atomic(directory / f"{name}.csv", _round(table))
+        write_csv_atomic(directory / f"{name}.csv", rounded(table))
         paths.append(directory / f"{name}.csv")
-    return paths
-
-
-def _fix_rows(diagnosis_rows: Sequence[dict], study_rows: Sequence[dict]) -> tuple[dict, dict]:
-    """{arm: (its fix, its diagnosis rows)} (`zero_shot.rows_by_arm`) and {arm: the study's zero-shot rows of
-    the same seeds}, checked to be one level and to hold every seed the diagnosis ran."""
-    fixed = rows_by_arm(diagnosis_rows)
-    levels = {row["level"] for rows in (diagnosis_rows, study_rows) for row in rows}
-    if len(levels) != 1:
-        raise ValueError(f"a fix is judged on one level, the study's and the diagnosis's; got "
-                         f"{sorted(levels)}")
-    registered = {}
-    for arm, (_, rows) in fixed.items():
-        seeds = {int(row["seed"]) for row in rows}
-        registered[arm] = [row for row in study_rows if row["phase"] == "zero_shot"
-                           and int(row["seed"]) in seeds
-                           and arm_name(row["method"], row["overrides"], ARMS) == arm]
-        missing = seeds - {int(row["seed"]) for row in registered[arm]}
-        if missing:
-            raise ValueError(f"the study has no zero-shot rows of {arm} for seeds {sorted(missing)}: a fix "
-                             "is judged against the same seeds")
-        unscored = sorted({row["task"] for row in rows} - {row["task"] for row in registered[arm]})
-        if unscored:
-            named = ", ".join(unscored[:3]) + (", ..." if len(unscored) > 3 else "")
-            raise ValueError(f"the study has no zero-shot rows of {arm} on {len(unscored)} of the tasks the "
-                             f"diagnosis scored ({named}; a study of one task per class?): a fix is judged "
-                             "on the same tasks")
-    return fixed, registered
-
-
-def fix_verdicts(diagnosis_rows: Sequence[dict], study_rows: Sequence[dict]) -> list[dict]:
-    """The zero-shot fix judged as its amendment registers it (docs/preregistration/held_out_fix.md): per arm
-    of a diagnosis run under the fix (`zero_shot.run_diagnosis` with its overrides), its zero-shot family
-    score (per seed the mean of `zero_shot` over the level's tasks) against the same arm's zero-shot phase in
-    the registered study on the same level and seeds, `compare`d: x the fix, y the registered."""
-    fixed, registered = _fix_rows(diagnosis_rows, study_rows)
-    out = []
-    for arm in [arm for arm in ARMS if arm in fixed]:
-        fix, rows = fixed[arm]
-        by_seed: dict[int, list[float]] = {}
-        for row in rows:
-            by_seed.setdefault(int(row["seed"]), []).append(float(row["zero_shot"]))
-        mine = [float(np.mean(scores)) for _, scores in sorted(by_seed.items())]
-        theirs = list(seed_scores(registered[arm], arm, "zero_shot").values())
-        out.append({"arm": arm, "fix": fix, "seeds": len(mine), "fixed": float(np.mean(mine)),
-                    "registered": float(np.mean(theirs)), **compare(mine, theirs)})
-    return out
-
-
-def fix_by_class(diagnosis_rows: Sequence[dict], study_rows: Sequence[dict],
-                 reference_rows: Sequence[dict] = ()) -> list[dict]:
-    """The fix's secondary numbers per arm and task class: the mean zero-shot score over tasks x seeds under
-    the fix and in the registered study (the same seeds); and the class's best-fit R^2 and exact planner's
-    scores (`zero_shot.capping_links`) under the fix and, from `reference_rows` (a diagnosis without the fix,
-    on its own seeds), without it."""
-    fixed, registered = _fix_rows(diagnosis_rows, study_rows)
-    classes = {row["task"]: row["task_class"] for row in diagnosis_rows}
-    links = {(row["arm"], row["task_class"]): row for row in capping_links(diagnosis_rows)}
-    before = {(row["arm"], row["task_class"]): row for row in capping_links(reference_rows)} \
-        if reference_rows else {}
-    measures = ("r2", "planner_best", "planner_identified")
-    out = []
-    for arm in [arm for arm in ARMS if arm in fixed]:
-        for task_class in dict.fromkeys(row["task_class"] for row in fixed[arm][1]):
-            then = [float(row["normalised_score"]) for row in registered[arm]
-                    if classes[row["task"]] == task_class]
-            now = links[(arm, task_class)]
-            old = before.get((arm, task_class), {})
-            out.append({"arm": arm, "task_class": task_class, "zero_shot_registered": float(np.mean(then)),
-                        "zero_shot_fixed": now["zero_shot"],
-                        **{f"{key}_{when}": row.get(key, "") for key in measures
-                           for when, row in (("reference", old), ("fixed", now))},
-                        "capping_link_reference": old.get("capping_link", ""),
-                        "capping_link_fixed": now["capping_link"]})
-    return out
-
-
-FIX_COLUMNS = {"arm": "str", "fix": "str", "seeds": "int", "fixed": "float", "registered": "float",
-               "difference": "float", "low": "float", "high": "float", "reading": "str"}
-"""The columns of fix_verdicts.csv its readers need (`sweeps.read_rows`)."""
-FIX_CLASS_COLUMNS = {"arm": "str", "task_class": "str", "zero_shot_registered": "float",
-                     "zero_shot_fixed": "float"}
-"""The columns of fix_classes.csv its readers need."""
-
-
-def write_fix_tables(out_dir: str | Path, study_dir: str | Path, reference_dir: str | Path | None = None
-                     ) -> tuple[Path, Path]:
-    """OUT/fix_verdicts.csv (`fix_verdicts`) and OUT/fix_classes.csv (`fix_by_class`) of the diagnosis in
-    out_dir under a fix, against the task-family study in study_dir (and a diagnosis without the fix in
-    reference_dir)."""
-    diagnosis = read_diagnosis(out_dir)
-    study = read_rows(Path(study_dir) / RESULTS, COLUMNS)
-    if not diagnosis or not study:
-        raise ValueError(f"a fix is judged on a diagnosis and a study with rows; {out_dir} holds "
-                         f"{len(diagnosis)}, {study_dir} {len(study)}")
-    reference = read_diagnosis(reference_dir) if reference_dir is not None else ()
-    paths = Path(out_dir) / "fix_verdicts.csv", Path(out_dir) / "fix_classes.csv"
-    write_csv_atomic(paths[0], _round(fix_verdicts(diagnosis, study)))
-    write_csv_atomic(paths[1], _round(fix_by_class(diagnosis, study, reference)))
     return paths
 
 
 def read_part(out_dir: str | Path, part: Part) -> list[dict]:
     """The rows of a part's results (empty before its first run), each of a seed of the protocol."""
     return read_rows(Path(out_dir) / part.name / RESULTS, part.columns)
-
-
-def interval_text(row: dict, prefix: str = "", digits: int = 3) -> str:
-    """A comparison as '+d [+low, +high]', signed, from `row`'s `<prefix>difference`, `<prefix>low` and
-    `<prefix>high` (floats, or the strings a results CSV reads back): `compare`'s dict with no prefix, a
-    `part_verdicts` row with prefix 'visr_' or 'apt_'. A comparison without an interval (`FEW_SEEDS`) is its
-    difference alone."""
-    difference, low, high = (float(row[prefix + key]) for key in ("difference", "low", "high"))
-    if np.isnan(low) or np.isnan(high):
-        return f"{difference:+.{digits}f} (no interval)"
-    return f"{difference:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
-
-
-def verdict_text(row: dict) -> str:
-    """A `part_verdicts` row's verdict, with whether a win survives leaving out any one class."""
-    robust = {"yes": ", robust to leaving out any one class", "no": f", not robust (overturned without: "
-              f"{row['overturned_by']})", "": ""}[row["robust"]]
-    return row["verdict"] + robust
 
 
 def hypotheses(out_dir: str | Path, protocol: Protocol) -> list[dict]:
@@ -624,7 +284,7 @@ def hypotheses(out_dir: str | Path, protocol: Protocol) -> list[dict]:
         rows_of[part.name] = read_part(out_dir, part)
         verdicts[part.name] = {row["contender"]: row for row in part_verdicts(rows_of[part.name], part.level)}
     out = []
-    for number, contender in enumerate(CONTENDERS, 1):
+    for number, contender in enumerate(PRIMARY_VARIANTS, 1):
         found = [verdicts[name].get(contender) for name in protocol.primary_parts]
         won = [name for name, row in zip(protocol.primary_parts, found, strict=True)
                if row and row["verdict"] == "beats both parents" and row["robust"] == "yes"]
@@ -639,7 +299,7 @@ def hypotheses(out_dir: str | Path, protocol: Protocol) -> list[dict]:
     for part in protocol.parts:
         if part.name in protocol.primary_parts:
             continue
-        for contender in CONTENDERS:
+        for contender in PRIMARY_VARIANTS:
             row = verdicts[part.name].get(contender)
             out.append({"hypothesis": "H3", "about": f"{contender} beats both parents", "parts": part.name,
                         "outcome": "pending" if row is None else verdict_text(row), "details": ""})
@@ -657,3 +317,16 @@ def hypotheses(out_dir: str | Path, protocol: Protocol) -> list[dict]:
                         "outcome": "pending" if found is None else found["reading"],
                         "details": "" if found is None else interval_text(found, digits=2)})
     return out
+
+
+def run_held_out(protocol: Protocol, out_dir: str | Path, parts: Sequence[str] = (), *,
+                 workers: int | None = None, seeds_per_group: int = 5) -> list[SweepReport]:
+    """The study as the held-out command runs it: each of `parts` (default: every part, in the registered
+    order) run (`run_part`) and its tables written (`write_part_tables`), then the hypotheses,
+    OUT/hypotheses.csv; each part's report."""
+    reports = []
+    for name in parts or [part.name for part in protocol.parts]:
+        reports.append(run_part(protocol, name, out_dir, workers=workers, seeds_per_group=seeds_per_group))
+        write_part_tables(out_dir, protocol.part(name))
+    write_csv_atomic(Path(out_dir) / "hypotheses.csv", hypotheses(out_dir, protocol))
+    return reports

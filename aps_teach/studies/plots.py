@@ -18,28 +18,22 @@ from aps_teach.infra.figures import method_colour, save_figure
 from aps_teach.infra.stats import mean_with_ci, solved_count, summarise
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.config import pretrains
-from aps_teach.studies.aps_parts import ARMS, arm_name
+from aps_teach.studies.aps_parts import ARMS
 from aps_teach.studies.aps_parts import COLUMNS as PARTS_COLUMNS
 from aps_teach.studies.aps_parts import RESULTS as PARTS_RESULTS
+from aps_teach.studies.arms import FAMILY_ARMS, arm_name
 from aps_teach.studies.budget import is_main_grid, study_rows
+from aps_teach.studies.families_budget import BUDGET_ARMS, budget_axis
 from aps_teach.studies.finetune import ARMS as FINETUNE_ARMS
 from aps_teach.studies.finetune import COLUMNS as FINETUNE_COLUMNS
 from aps_teach.studies.finetune import RESULTS as FINETUNE_RESULTS
-from aps_teach.studies.held_out import (
-    FIX_CLASS_COLUMNS,
-    FIX_COLUMNS,
-    PRIMARY_PHASE,
-    Protocol,
-    interval_text,
-    part_verdicts,
-    read_part,
-    seed_scores,
-)
-from aps_teach.studies.task_families import ARMS as FAMILY_ARMS
-from aps_teach.studies.task_families import BUDGET_ARMS, budget_axis, class_aggregates
+from aps_teach.studies.held_out import Protocol, read_part
 from aps_teach.studies.task_families import COLUMNS as FAMILY_COLUMNS
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
+from aps_teach.studies.task_families import class_aggregates
+from aps_teach.studies.verdicts import PRIMARY_PHASE, interval_text, part_verdicts, seed_scores
 from aps_teach.studies.zero_shot import LINKS, capping_links, read_diagnosis
+from aps_teach.studies.zero_shot_fix import FIX_CLASS_COLUMNS, FIX_COLUMNS
 from aps_teach.studies.zero_shot_loss import ARMS as LOSS_ARMS
 from aps_teach.studies.zero_shot_loss import COLUMNS as LOSS_COLUMNS
 from aps_teach.studies.zero_shot_loss import RESULTS as LOSS_RESULTS
@@ -319,7 +313,7 @@ def plot_parts(rows: Sequence[dict], levels: Sequence[str] | None = None):
     visitation entropy, zero-shot and fine-tuned success), one column per level; per arm the mean over
     seeds with its 95% bootstrap interval and every seed as a dot; success panels name k/N, the seeds
     that solve the level; the random walk is a dashed line in the coverage panels."""
-    rows = [{**row, "arm": arm_name(row["method"], row["overrides"])} for row in rows]
+    rows = [{**row, "arm": arm_name(row["method"], row["overrides"], ARMS)} for row in rows]
     levels = list(levels or dict.fromkeys(row["level"] for row in rows))
     arms = [arm for arm in ARMS if any(row["arm"] == arm for row in rows)]
     fig, axes = plt.subplots(len(PARTS_MEASURES), len(levels), figsize=(4.6 * len(levels), 12.5),
@@ -456,8 +450,9 @@ def plot_families(rows: Sequence[dict], by: str = "room", levels: Sequence[str] 
 
 def plot_family_budgets(studies: dict[int, Sequence[dict]], level: str = "deep"):
     """The budget axis of the task-family study: against pretraining env steps (log scale), per arm the IQM
-    normalised score over seeds x tasks with its 95% stratified-bootstrap band (`task_families.budget_axis`),
-    fine-tuned (solid) and zero-shot (dashed); left the whole family of `level`, right its own target task."""
+    normalised score over seeds x tasks with its 95% stratified-bootstrap band
+    (`families_budget.budget_axis`), fine-tuned (solid) and zero-shot (dashed); left the whole family of
+    `level`, right its own target task."""
     points = budget_axis(studies, level)
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     for ax, tasks in zip(axes, ("family", "target"), strict=True):
@@ -629,8 +624,8 @@ def write_zero_shot_figure(out_dir: str | Path) -> Path | None:
 
 
 def plot_fix(verdicts: Sequence[dict], classes: Sequence[dict]):
-    """A zero-shot fix judged (`held_out.fix_verdicts` and `fix_by_class` rows): one panel per arm, per task
-    class the mean zero-shot score in the registered study (light) and under the fix (dark), and in the
+    """A zero-shot fix judged (`zero_shot_fix.fix_verdicts` and `fix_by_class` rows): one panel per arm, per
+    task class the mean zero-shot score in the registered study (light) and under the fix (dark), and in the
     panel's title the family score's change with its 95% interval and reading."""
     fix = ", ".join(f"{key} = {value}" for key, value in json.loads(verdicts[0]["fix"] or "[]"))
     fig, axes = plt.subplots(1, len(verdicts), figsize=(3.2 * len(verdicts), 4.6), sharey=True, squeeze=False)

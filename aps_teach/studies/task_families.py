@@ -4,7 +4,7 @@ normalised by the task's exact references (0 the uniformly random policy, 1 the 
 
     rows = run_family_rows(RunSpec("aps", "deep", 0), FamilyBudget(pretrain_steps=64_000))
 
-Per run (an arm of `ARMS`, a level, a seed):
+Per run (an arm of `FAMILY_ARMS`, a level, a seed):
 - pretraining, reward-free, once (not dqn; `train.pretrain` at the default protocol), with its coverage and
   visitation entropy; the random arm is a uniformly random walk under the same protocol (coverage only);
 - for every task of the family (its env: `LevelSpec(level, task=task)`, the level's own boards):
@@ -37,7 +37,7 @@ import json
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -57,7 +57,7 @@ from aps_teach.grid.train import (
     task_data,
 )
 from aps_teach.infra.checks import InputTypeError, check_int, check_num_seeds, check_seed, check_type
-from aps_teach.infra.files import read_json, write_csv_atomic
+from aps_teach.infra.files import read_json
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.run_dir import say
 from aps_teach.infra.seeds import task_seed
@@ -66,30 +66,9 @@ from aps_teach.infra.sweeps import RunSpec, SweepReport, check_seed_group, confi
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.config import pretrains
 from aps_teach.learner.tasks import TaskFit, fit_task
-from aps_teach.studies.aps_parts import arm_name
+from aps_teach.studies.arms import FAMILY_ARMS, arm_name
+from aps_teach.studies.verdicts import CONTENDERS, PARENTS, write_seed_metric_verdicts, write_table
 
-ARMS: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {
-    "visr": ("visr", ()),
-    "apt": ("apt", ()),
-    "aps": ("aps", ()),
-    "aps, kNN feature": ("aps", (("agent.knn_feature", True),)),
-    "aps, explore-conditioned": ("aps", (("agent.knn_feature", True), ("agent.explore_conditioned", True))),
-    "aps, kNN feature, explore weight 0.5": ("aps", (("agent.knn_feature", True),
-                                                     ("agent.explore_weight", 0.5))),
-    "dqn": ("dqn", ()),
-    "dqn, equal budget": ("dqn", (("budget.finetune_adds_pretraining", True),
-                                  ("budget.tasks", "one per class"))),
-    "random": ("random", ()),
-}
-"""Arm -> (method, overrides of the default `TrainConfig`, and of the run's `FamilyBudget` for names that
-start "budget."): the paper's three methods; APS with the kNN reward as a successor feature of its own
-(`AgentConfig.knn_feature`), and that variant with psi conditioned on the exploration weight as well
-(`AgentConfig.explore_conditioned`, used at weight 0 on every task), this repository's variants, labelled as
-such; the ablation of that conditioning, the kNN-feature variant pretrained unconditioned at the weight the
-conditioned one explores with on average (beta ~ U[0, 1]: 0.5); the DQN baseline from scratch on each task
-with the same fine-tuning budget, and, on one task of each class (`FamilyBudget.tasks`), with the pretrained
-arms' whole budget, pretraining's env steps included (`FamilyBudget.finetune_adds_pretraining`); a uniformly
-random walk, the reference for coverage."""
 EXPLORATORY_ARMS = ("visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned", "dqn", "random")
 """The arms of the exploratory study on easy, hard and deep (`results/task_families`), its default."""
 FINETUNE_PROTOCOLS: dict[str, tuple[tuple[tuple[str, object], ...], bool, str]] = {
@@ -194,7 +173,7 @@ def check_family_plan(levels: Sequence[str], num_seeds: int, arms: Sequence[str]
     if train.engine != "compiled":
         raise ValueError(f"the task-family study relabels its replay by state index: it needs the compiled "
                          f"engine, got engine {train.engine!r}")
-    methods = [ARMS[arm][0] for arm in arms]
+    methods = [FAMILY_ARMS[arm][0] for arm in arms]
     idle = [protocol for protocol in budget.protocols
             if not any(protocol_applies(protocol, method) for method in methods)]
     reasons = [f"fine-tuning protocol {protocol!r} applies to none of the arms {', '.join(arms)}: "
@@ -202,7 +181,7 @@ def check_family_plan(levels: Sequence[str], num_seeds: int, arms: Sequence[str]
     if reasons and len(idle) == len(budget.protocols):  # a random walk alone fine-tunes nothing, rightly
         raise ValueError(reasons[0] + "; no arm would be fine-tuned")
     for arm in arms:
-        method, overrides = ARMS[arm]
+        method, overrides = FAMILY_ARMS[arm]
         arm_budget, config = split_overrides(overrides, budget, train)
         steps = Budget(pretrain_steps=arm_budget.pretrain_steps, identify_steps=arm_budget.identify_steps,
                        finetune_steps=arm_budget.scratch_steps, eval_episodes=arm_budget.eval_episodes)
@@ -375,7 +354,7 @@ COVERAGE_ONLY = {"task": "", "kind": "", "room": "", "keys_needed": "", "normali
 """A random walk's row has no task: its task columns are empty, so a study of that arm alone still has every
 column its readers need."""
 RESULTS = "task_families.csv"
-COLUMNS = {"run_key": "str", "method": tuple(dict.fromkeys(method for method, _ in ARMS.values())),
+COLUMNS = {"run_key": "str", "method": tuple(dict.fromkeys(method for method, _ in FAMILY_ARMS.values())),
            "level": tuple(gridworld.TASK_FAMILIES), "seed": "count", "overrides": "str",
            "phase": (*PHASES, "random_walk"), "task": "str", "kind": "str", "room": "str",
            "keys_needed": "float?",
@@ -385,18 +364,20 @@ phase no reader knows is refused, not left out of every table."""
 GROUPINGS = ("room", "keys_needed", "kind")
 """The task classes a family's scores are aggregated by."""
 SOLVED = 0.5
-"""A task counts as solved by an arm when its mean normalised score over seeds is at least this."""
+"""A normalised score at least this counts as solved: a task's mean over seeds in the class tables
+(`class_aggregates`), a (task, seed) pair's in the held-out study's summaries (`held_out.arm_summary`)."""
 
 
 def family_specs(levels: Sequence[str], num_seeds: int, arms: Sequence[str] = EXPLORATORY_ARMS,
                  first_seed: int = 0) -> list[RunSpec]:
     """Every arm of `arms` (default: `EXPLORATORY_ARMS`) x level x seed first_seed..first_seed+num_seeds-1, in
-    `ARMS` order."""
-    unknown = [arm for arm in arms if arm not in ARMS]
+    `FAMILY_ARMS` order."""
+    unknown = [arm for arm in arms if arm not in FAMILY_ARMS]
     if unknown or not arms or len(set(arms)) < len(arms):
-        raise ValueError(f"arms must name distinct arms of {', '.join(map(repr, ARMS))}; got {list(arms)}")
-    return [RunSpec(ARMS[arm][0], level, seed, ARMS[arm][1]) for arm in ARMS if arm in arms
-            for level in levels for seed in range(first_seed, first_seed + num_seeds)]
+        raise ValueError(f"arms must name distinct arms of {', '.join(map(repr, FAMILY_ARMS))}; "
+                         f"got {list(arms)}")
+    return [RunSpec(method, level, seed, overrides) for arm, (method, overrides) in FAMILY_ARMS.items()
+            if arm in arms for level in levels for seed in range(first_seed, first_seed + num_seeds)]
 
 
 def run_family_study(levels: Sequence[str] = tuple(gridworld.LEVELS), num_seeds: int = 10,
@@ -422,12 +403,12 @@ def run_family_study(levels: Sequence[str] = tuple(gridworld.LEVELS), num_seeds:
                      group_size=seeds_per_group)
 
 
-def _scores(rows: Sequence[dict], arm: str, level: str, phase: str) -> dict[str, list[float]]:
+def task_scores(rows: Sequence[dict], arm: str, level: str, phase: str) -> dict[str, list[float]]:
     """task -> the normalised scores of its seeds, for one arm, level and phase."""
     scores: dict[str, list[float]] = {}
     for row in rows:
         if (row["level"], row["phase"]) == (level, phase) and arm_name(row["method"], row["overrides"],
-                                                                         ARMS) == arm:
+                                                                         FAMILY_ARMS) == arm:
             scores.setdefault(row["task"], []).append(float(row["normalised_score"]))
     return scores
 
@@ -438,8 +419,8 @@ def class_aggregates(rows: Sequence[dict], level: str, by: str, phase: str) -> l
     task's seeds resampled), how many of the class's tasks the arm solves (mean score >= `SOLVED`), and the
     runs pooled."""
     out = []
-    for arm in ARMS:
-        scores = _scores(rows, arm, level, phase)
+    for arm in FAMILY_ARMS:
+        scores = task_scores(rows, arm, level, phase)
         classes: dict[str, list[str]] = {}
         for row in rows:
             if row["level"] == level and row["phase"] == phase and row["task"] in scores:
@@ -449,7 +430,7 @@ def class_aggregates(rows: Sequence[dict], level: str, by: str, phase: str) -> l
         for value, tasks in classes.items():
             per_task = [scores[task] for task in tasks]
             iqm, low, high = iqm_with_ci(per_task)
-            solved = sum(np.mean(task_scores) >= SOLVED for task_scores in per_task)
+            solved = sum(np.mean(seed_scores) >= SOLVED for seed_scores in per_task)
             out.append({"arm": arm, by: value, "phase": phase, "iqm": iqm, "low": low, "high": high,
                         "solved": int(solved), "tasks": len(tasks), "runs": sum(len(s) for s in per_task)})
     return out
@@ -459,17 +440,13 @@ def improvement(rows: Sequence[dict], level: str, x: str, y: str, phase: str,
                 tasks: Sequence[str] | None = None) -> tuple[float, float, float]:
     """P(arm x > arm y) on `level`'s tasks (all, or `tasks`) in `phase`, with its stratified-bootstrap
     interval (`stats.improvement_with_ci`: per task, x's seeds against y's)."""
-    mine, theirs = _scores(rows, x, level, phase), _scores(rows, y, level, phase)
+    mine, theirs = task_scores(rows, x, level, phase), task_scores(rows, y, level, phase)
     shared = [task for task in (tasks if tasks is not None else mine) if task in mine and task in theirs]
     if not shared:
         raise ValueError(f"no task of {level} has {phase} scores for both {x!r} and {y!r}")
     return improvement_with_ci([mine[task] for task in shared], [theirs[task] for task in shared])
 
 
-PARENTS = ("visr", "apt")
-"""APS's parents: the arms APS and its variants are judged against."""
-CONTENDERS = ("aps", "aps, kNN feature", "aps, explore-conditioned")
-"""The paper's APS and this repository's variants."""
 FLOOR = 0.05
 """A class is 'nothing to decide' when every contender's and parent's IQM interval lies within this of 0,
 the uniformly random policy's score: all fail there alike; and a contender whose IQM is within it beats
@@ -529,13 +506,6 @@ def family_tables(rows: Sequence[dict]) -> tuple[list[dict], list[dict], list[di
     return classes, verdicts, improvements
 
 
-BUDGET_ARMS = ("visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned")
-"""The arms of the budget axis: those that pretrain (dqn does not; the random walk has no score)."""
-BUDGET_PHASES = ("zero_shot", "finetuned")
-"""The evaluations the budget axis compares: zero-shot (default identification) and fine-tuned (the
-default protocol)."""
-
-
 def study_budget(out_dir: str | Path) -> dict:
     """The budget a task-family study in out_dir ran at, from its record (task_families.sweep.json): a
     ValueError of one line naming the file when it is missing, not JSON or holds no budget."""
@@ -559,54 +529,6 @@ def study_pretrain_steps(out_dir: str | Path) -> int:
     return int(study_budget(out_dir)["pretrain_steps"])
 
 
-PER_TASK = ("identify_steps", "finetune_steps", "eval_episodes", "tasks")
-"""The per-task budgets of a `FamilyBudget` and the tasks scored, equal along a budget axis (a record holds
-`tasks` only when it is not "all")."""
-
-
-def check_budget_axis(level: str, pretrain_steps: Sequence[int], also: Sequence[str | Path],
-                      budget: FamilyBudget) -> None:
-    """A budget axis's plan, before anything runs: distinct budgets, each a valid `FamilyBudget`; and each
-    study of `also` readable (`study_budget`), named once, holding rows on `level`, at a pretraining budget
-    neither run here nor another's, and at the same per-task budgets as `budget` (identification,
-    fine-tuning, evaluation), so that the axis compares pretraining alone."""
-    if not pretrain_steps or len(set(pretrain_steps)) < len(pretrain_steps):
-        raise ValueError(f"--pretrain-steps must list distinct budgets, got {list(pretrain_steps)}")
-    for steps in pretrain_steps:
-        replace(budget, pretrain_steps=steps)  # its checks
-    seen: dict[int, str] = {int(steps): "this command" for steps in pretrain_steps}
-    named = [Path(directory).resolve() for directory in also]
-    repeated = sorted({str(path) for path in named if named.count(path) > 1})
-    if repeated:
-        raise ValueError(f"--also names {repeated[0]} twice: each study once")
-    for directory in also:
-        recorded = study_budget(directory)
-        steps = int(recorded["pretrain_steps"])
-        if steps in seen:
-            raise ValueError(f"--also {directory} is at {steps:,} pretraining steps, as {seen[steps]} is: "
-                             "one study per budget on the axis")
-        seen[steps] = str(directory)
-        per_task = {name: getattr(budget, name) for name in PER_TASK}
-        theirs = {name: recorded.get(name, "all" if name == "tasks" else None) for name in PER_TASK}
-        clashing = {name: theirs[name] for name, value in per_task.items() if theirs[name] != value}
-        if clashing:
-            raise ValueError(f"--also {directory} ran at other per-task budgets ({clashing}) than this axis "
-                             f"({per_task}): the axis compares pretraining budgets alone")
-        levels = {row["level"] for row in read_rows(Path(directory) / RESULTS, COLUMNS)}
-        if level not in levels:
-            raise ValueError(f"--also {directory} has no rows on level {level} (its levels: "
-                             f"{', '.join(sorted(levels)) or 'none'}): give a study of the axis's level")
-
-
-def budget_studies(out_dir: str | Path) -> list[Path]:
-    """The task-family studies of a budget axis in out_dir: every out_dir/pretrain_<N>/ holding one, by N
-    (those of earlier commands too, so that the axis grows budget by budget)."""
-    sweep = RESULTS.replace(".csv", ".sweep.json")
-    found = [path.parent for path in Path(out_dir).glob(f"pretrain_*/{sweep}")
-             if path.parent.name.removeprefix("pretrain_").isdigit()]
-    return sorted(found, key=lambda path: int(path.name.removeprefix("pretrain_")))
-
-
 def read_family_studies(out_dirs: Sequence[str | Path]) -> dict[int, list[dict]]:
     """Pretraining env steps -> the rows of the task-family study in each of out_dirs (one study per
     budget: two at the same budget are refused)."""
@@ -619,59 +541,6 @@ def read_family_studies(out_dirs: Sequence[str | Path]) -> dict[int, list[dict]]
     return studies
 
 
-def budget_axis(studies: dict[int, Sequence[dict]], level: str = "deep") -> list[dict]:
-    """Per pretraining budget (`studies`: env steps -> that study's rows), arm of `BUDGET_ARMS` and phase of
-    `BUDGET_PHASES`: the IQM normalised score over seeds x the family's tasks on `level` with its 95%
-    stratified-bootstrap interval, and the same over seeds for the level's own target task alone (the single
-    task of Figure 4), with the seeds each pools. Every budget pools the seeds that every study has on the
-    level (a 10-seed study beside 5-seed ones gives seeds 0-4), so the budgets compare on the same seeds.
-    Arms or phases a study lacks are left out; a study without rows on `level`, or studies sharing no seed
-    there, are a ValueError naming them (the axis would be empty)."""
-    seeds = [{row["seed"] for row in rows if row["level"] == level} for rows in studies.values()]
-    for steps, rows, found in zip(studies, studies.values(), seeds, strict=True):
-        if not found:
-            levels = ", ".join(dict.fromkeys(row["level"] for row in rows)) or "none"
-            raise ValueError(f"budget_axis: the study at {steps:,} pretraining steps has no rows on level "
-                             f"{level!r} (its levels: {levels}); give the level the studies ran on")
-    shared = set.intersection(*seeds) if seeds else set()
-    if seeds and not shared:
-        raise ValueError(f"budget_axis: the studies share no seed on level {level!r} (their seeds: "
-                         + "; ".join(f"{steps:,}: {', '.join(map(str, sorted(found, key=int)))}"
-                                     for steps, found in zip(studies, seeds, strict=True))
-                         + "); the budgets are compared on the seeds every study has")
-    out = []
-    for steps, rows in sorted(studies.items()):
-        rows = [row for row in rows if row["seed"] in shared]
-        for arm in BUDGET_ARMS:
-            for phase in BUDGET_PHASES:
-                scores = _scores(rows, arm, level, phase)
-                if not scores:
-                    continue
-                for tasks, name in ((list(scores), "family"), (["target"], "target")):
-                    per_task = [scores[task] for task in tasks if task in scores]
-                    if not per_task:
-                        continue
-                    iqm, low, high = iqm_with_ci(per_task)
-                    out.append({"pretrain_steps": steps, "arm": arm, "phase": phase, "tasks": name,
-                                "iqm": iqm, "low": low, "high": high, "seeds": len(per_task[0])})
-    return out
-
-
-def _write_table(path: Path, rows: Sequence[dict]) -> Path | None:
-    """rows as a CSV at path, floats rounded to 4 decimals; None, writing nothing, when there are no rows."""
-    if not rows:
-        return None
-    write_csv_atomic(path, [{key: round(value, 4) if isinstance(value, float) else value
-                             for key, value in row.items()} for row in rows])
-    return path
-
-
-def write_budget_axis(path: str | Path, studies: dict[int, Sequence[dict]],
-                      level: str = "deep") -> Path | None:
-    """`budget_axis` of `studies` as a CSV at path (None while no arm of `BUDGET_ARMS` has a score)."""
-    return _write_table(Path(path), budget_axis(studies, level))
-
-
 def coverage_table(studies: dict[int, Sequence[dict]]) -> list[dict]:
     """Per pretraining budget (`studies`: env steps -> a study's rows), level and arm that pretrains or walks
     at random: the mean over its seeds of the pretraining's state coverage and visitation entropy."""
@@ -680,18 +549,13 @@ def coverage_table(studies: dict[int, Sequence[dict]]) -> list[dict]:
         runs: dict[tuple[str, str], dict[str, dict]] = {}
         for row in rows:
             if row["state_coverage"] != "":
-                arm = arm_name(row["method"], row["overrides"], ARMS)
+                arm = arm_name(row["method"], row["overrides"], FAMILY_ARMS)
                 runs.setdefault((row["level"], arm), {})[row["seed"]] = row
         for (level, arm), seeds in runs.items():
             out.append({"pretrain_steps": steps, "level": level, "arm": arm, "seeds": len(seeds),
                         **{key: float(np.mean([float(row[key]) for row in seeds.values()]))
                            for key in ("state_coverage", "visitation_entropy")}})
     return out
-
-
-def write_coverage(path: str | Path, studies: dict[int, Sequence[dict]]) -> Path | None:
-    """`coverage_table` of `studies` as a CSV at path (None while no run has pretrained)."""
-    return _write_table(Path(path), coverage_table(studies))
 
 
 def write_family_tables(out_dir: str | Path) -> list[Path]:
@@ -702,5 +566,18 @@ def write_family_tables(out_dir: str | Path) -> list[Path]:
     tables = {"coverage": coverage_table({study_pretrain_steps(out_dir): rows}) if rows else []}
     if any(row["phase"] != "random_walk" for row in rows):
         tables.update(zip(("classes", "verdicts", "improvement"), family_tables(rows), strict=True))
-    written = [_write_table(Path(out_dir) / f"{name}.csv", table) for name, table in tables.items()]
+    written = [write_table(Path(out_dir) / f"{name}.csv", table) for name, table in tables.items()]
     return [path for path in written if path is not None]
+
+
+def run_families(levels: Sequence[str], num_seeds: int, out_dir: str | Path,
+                 budget: FamilyBudget = FamilyBudget(), *, arms: Sequence[str] = EXPLORATORY_ARMS,
+                 workers: int | None = None, seeds_per_group: int = 10) -> tuple[SweepReport, list[Path]]:
+    """The study as the families command runs it: `run_family_study`, then OUT/seed_verdicts.csv (the
+    registered metric read on this study, `verdicts.write_seed_metric_verdicts`) and `write_family_tables`;
+    its report, and the tables written (family tables first)."""
+    report = run_family_study(levels, num_seeds, out_dir, budget, arms=arms, workers=workers,
+                              seeds_per_group=seeds_per_group)
+    seed_verdicts = write_seed_metric_verdicts(Path(out_dir) / "seed_verdicts.csv",
+                                               read_family_studies([out_dir]))
+    return report, [path for path in [*write_family_tables(out_dir), seed_verdicts] if path]

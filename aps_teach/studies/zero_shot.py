@@ -41,18 +41,19 @@ from aps_teach.grid.envs import LevelSpec
 from aps_teach.grid.experiments import Budget, check_run
 from aps_teach.grid.train import evaluate, pretrain_seeds, task_data
 from aps_teach.infra.checks import check_int, check_seeds, check_type
+from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.seeds import task_seed
 from aps_teach.infra.sweeps import RunSpec, SweepReport, check_seed_group, config_hash, read_rows, run_sweep
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.tasks import TaskFit, fit_task
-from aps_teach.studies.task_families import ARMS
+from aps_teach.studies.arms import FAMILY_ARMS
 
 LINKS = ("phi", "identification", "psi")
 """The links the score lost is split over, in the chain's order."""
 ARMS_DIAGNOSED = ("visr", "aps", "aps, kNN feature", "aps, explore-conditioned")
 """The w-conditioned arms of the task-family study (the ablation has the kNN-feature variant's networks)."""
-DIAGNOSABLE = tuple(arm for arm, (method, _) in ARMS.items() if method in ("visr", "aps"))
+DIAGNOSABLE = tuple(arm for arm, (method, _) in FAMILY_ARMS.items() if method in ("visr", "aps"))
 """The arms of the task-family study a diagnosis can run: those that act on a task vector w."""
 IDENTIFY_STEPS, EVAL_EPISODES = 16_000, 32
 """Each task's identification and evaluation budgets, the task-family study's."""
@@ -247,7 +248,7 @@ def check_diagnosis_plan(level: str, seeds: Sequence[int], pretrain_steps: int, 
     train = train or TrainConfig(progress=False)
     check_type("train", train, TrainConfig, "a TrainConfig (e.g. TrainConfig(progress=False))")
     for arm in arms:
-        method, arm_overrides = ARMS[arm]
+        method, arm_overrides = FAMILY_ARMS[arm]
         config = with_overrides(train, (*arm_overrides, *overrides))
         check_run(level, Budget(pretrain_steps=steps, identify_steps=identify_steps,
                                 eval_episodes=eval_episodes), config, method=method)
@@ -266,7 +267,7 @@ def run_diagnosis(level: str, seeds: Sequence[int], out_dir: str | Path, pretrai
     train = train or TrainConfig(progress=False)
     seeds = check_diagnosis_plan(level, seeds, pretrain_steps, arms, overrides, train,
                                  identify_steps=identify_steps, eval_episodes=eval_episodes)
-    specs = [RunSpec(ARMS[arm][0], level, seed, (*ARMS[arm][1], *overrides))
+    specs = [RunSpec(FAMILY_ARMS[arm][0], level, seed, (*FAMILY_ARMS[arm][1], *overrides))
              for arm in arms for seed in seeds]
     kwargs = {"pretrain_steps": pretrain_steps, "identify_steps": identify_steps,
               "eval_episodes": eval_episodes, "train": train}
@@ -289,14 +290,14 @@ def losses(row: dict) -> dict[str, float]:
 
 
 def diagnosed_arm(method: str, overrides: str) -> tuple[str, str]:
-    """(arm, fix) of a zero_shot.csv row: the arm of `ARMS` whose method is the row's and whose overrides
-    begin the row's (`run_diagnosis` appends a fix under test after them; the longest such arm), and the
-    fix, the overrides after the arm's as JSON ('' when none)."""
+    """(arm, fix) of a zero_shot.csv row: the arm of `FAMILY_ARMS` whose method is the row's and whose
+    overrides begin the row's (`run_diagnosis` appends a fix under test after them; the longest such arm), and
+    the fix, the overrides after the arm's as JSON ('' when none)."""
     pairs = tuple(tuple(pair) for pair in json.loads(overrides)) if overrides else ()
-    matches = [(name, arm_overrides) for name, (arm_method, arm_overrides) in ARMS.items()
+    matches = [(name, arm_overrides) for name, (arm_method, arm_overrides) in FAMILY_ARMS.items()
                if arm_method == method and pairs[:len(arm_overrides)] == arm_overrides]
     if not matches:
-        raise ValueError(f"{(method, pairs)} begins no arm of the study; arms: {', '.join(ARMS)}")
+        raise ValueError(f"{(method, pairs)} begins no arm of the study; arms: {', '.join(FAMILY_ARMS)}")
     name, arm_overrides = max(matches, key=lambda match: len(match[1]))
     fix = pairs[len(arm_overrides):]
     return name, json.dumps([list(pair) for pair in fix]) if fix else ""
@@ -338,3 +339,12 @@ def capping_links(rows: Sequence[dict]) -> list[dict]:
 def read_diagnosis(out_dir: str | Path) -> list[dict]:
     """The rows of out_dir/zero_shot.csv."""
     return read_rows(Path(out_dir) / RESULTS, COLUMNS)
+
+
+def run_zero_shot(level: str, seeds: Sequence[int], out_dir: str | Path, pretrain_steps: int = 256_000,
+                  **options) -> SweepReport:
+    """The diagnosis as the zero-shot command runs it: `run_diagnosis` (`options` as it takes them), then the
+    link that caps zero-shot per arm and task class, OUT/capping_links.csv (`capping_links`)."""
+    report = run_diagnosis(level, seeds, out_dir, pretrain_steps, **options)
+    write_csv_atomic(Path(out_dir) / "capping_links.csv", capping_links(read_diagnosis(out_dir)))
+    return report

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -34,10 +34,11 @@ from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.experiments import Budget, check_run
 from aps_teach.grid.train import evaluate, identify_task, pretrain
 from aps_teach.infra.checks import check_seeds
+from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.overrides import with_overrides
 from aps_teach.infra.stats import mean_with_ci
-from aps_teach.infra.sweeps import RunSpec, SweepReport, run_sweep
-from aps_teach.studies.aps_parts import arm_name
+from aps_teach.infra.sweeps import RunSpec, SweepReport, read_rows, run_sweep
+from aps_teach.studies.arms import arm_name
 from aps_teach.studies.cross_training import ARROW, parse_pair, pretrain_on_data_of
 
 LEVEL = "easy"
@@ -71,7 +72,7 @@ EFFECTS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
 }
 """Effect name -> ((arm, values), (arm, values)): the first's zero-shot success minus the second's, paired by
 seed (the registered comparisons)."""
-FEW_SEEDS = "needs at least two seeds"
+ONE_SEED = "needs at least two seeds"
 """An effect's verdict from one seed: a single paired difference has no spread to resample."""
 FACTORS = {"values": "values: without the kNN return", "normaliser": "normaliser: without it",
            "data": "data: VISR's"}
@@ -164,9 +165,9 @@ class Effect:
     @property
     def verdict(self) -> str:
         """'raises it' / 'lowers it' when the interval lies wholly above / below 0, else 'no effect shown';
-        `FEW_SEEDS` with one seed (its interval is the mean itself: nothing to read)."""
+        `ONE_SEED` with one seed (its interval is the mean itself: nothing to read)."""
         if self.seeds < 2:
-            return FEW_SEEDS
+            return ONE_SEED
         return "raises it" if self.low > 0 else "lowers it" if self.high < 0 else "no effect shown"
 
 
@@ -201,8 +202,8 @@ def explanation(rows: Sequence[dict]) -> list[str]:
             lines.append(f"{factor}: not measured")
             continue
         effect = found[name]
-        if effect.verdict == FEW_SEEDS:
-            lines.append(f"{factor}: {FEW_SEEDS} ({effect.mean:+.2f}, {effect.seeds} seed, no interval)")
+        if effect.verdict == ONE_SEED:
+            lines.append(f"{factor}: {ONE_SEED} ({effect.mean:+.2f}, {effect.seeds} seed, no interval)")
             continue
         line = (f"{factor}: {effect.verdict} ({effect.mean:+.2f} [{effect.low:+.2f}, {effect.high:+.2f}], "
                 f"{effect.seeds} seeds)")
@@ -223,8 +224,8 @@ def explanation(rows: Sequence[dict]) -> list[str]:
                      + (f"the {acting} through it" if through else "nothing else moves it"))
     elif moving:
         lines.append(f"explanation: the factors that move it, each as found: {', '.join(moving)}")
-    elif any(found[name].verdict == FEW_SEEDS for name in FACTORS.values() if name in found):
-        lines.append(f"explanation: undecided, the comparisons {FEW_SEEDS}")
+    elif any(found[name].verdict == ONE_SEED for name in FACTORS.values() if name in found):
+        lines.append(f"explanation: undecided, the comparisons {ONE_SEED}")
     else:
         lines.append("explanation: no factor moves it at this budget")
     return lines
@@ -252,3 +253,15 @@ def arms_table(rows: Sequence[dict]) -> str:
                 lines.append(f"| {arm} | {values} | {mean:.2f} [{low:.2f}, {high:.2f}] | "
                              f"{np.mean(entropy):.3f} |")
     return "\n".join(lines)
+
+
+def run_zero_shot_loss(seeds: Iterable[int], out_dir: str | Path, budget: Budget = Budget(), *,
+                       workers: int | None = None) -> tuple[SweepReport, list[str]]:
+    """The experiment as the zero-shot-loss command runs it: `run_zero_shot_loss_study`, then the registered
+    comparisons, OUT/effects.csv (`effects`, each with its verdict); its report, and the registered decision
+    (`explanation`)."""
+    report = run_zero_shot_loss_study(seeds, out_dir, budget, workers=workers)
+    rows = read_rows(Path(out_dir) / RESULTS, COLUMNS)
+    write_csv_atomic(Path(out_dir) / "effects.csv", [asdict(effect) | {"verdict": effect.verdict}
+                                                     for effect in effects(rows)])
+    return report, explanation(rows)

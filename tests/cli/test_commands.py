@@ -9,7 +9,7 @@ from pathlib import Path
 import gridworld
 from aps_teach.cli.main import main
 from aps_teach.infra.sweeps import read_rows
-from aps_teach.studies.held_out import interval_text, verdict_text
+from aps_teach.studies.verdicts import interval_text, verdict_text
 from aps_teach.studies.zero_shot import COLUMNS as ZERO_SHOT_COLUMNS
 from tests.cli.conftest import files
 

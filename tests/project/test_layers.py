@@ -12,8 +12,8 @@ PACKAGES = ("aps_teach", "gridworld")
 DRAWING = {"aps_teach.grid.plots", "aps_teach.studies.plots", "aps_teach.atari.plots",
            "aps_teach.course.widgets", "aps_teach.course.schematic", "aps_teach.infra.figures"}
 """The view layer: figures and widgets."""
-ENTRY_POINTS = {"aps_teach.__main__", "aps_teach.cli.main", "aps_teach.cli.gridworld", "aps_teach.cli.atari",
-                "aps_teach.cli.demo"}
+ENTRY_POINTS = {"aps_teach.__main__", "aps_teach.cli.main", "aps_teach.cli.gridworld",
+                "aps_teach.cli.studies", "aps_teach.cli.atari", "aps_teach.cli.demo"}
 """The commands: they run a pipeline and draw what it returns."""
 
 
@@ -142,9 +142,17 @@ def runtime_imports(name: str) -> set[str]:
     return {m for m in imported_names(name, ast.unparse(tree), MODULES) if m in MODULES} - {name}
 
 
+def holds_code(source: str) -> bool:
+    """Whether a module's text holds more than a docstring."""
+    body = ast.parse(source).body
+    docstring = bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    return len(body) > docstring
+
+
 PACKAGE_FILES = {"aps_teach", "aps_teach.__main__"} | {
-    name for name, path in MODULES.items() if path.name == "__init__.py" and not path.read_text().strip()}
-"""The package itself, `python -m`'s entry and empty package __init__ files: outside the table."""
+    name for name, path in MODULES.items() if path.name == "__init__.py" and not holds_code(SOURCES[name])}
+"""The package itself, `python -m`'s entry and package __init__ files that hold no code (a docstring at most:
+the folder's map, `tests/project/test_maps.py`): outside the table."""
 LAYERS = layer_table()
 
 
@@ -163,6 +171,27 @@ def test_every_module_of_the_library_sits_in_a_folder():
 def test_a_module_imports_only_its_own_row_of_the_layer_table_or_rows_above(module):
     upward = sorted(m for m in runtime_imports(module) if LAYERS.get(m, -1) > LAYERS[module])
     assert not upward, f"{module} (row {LAYERS[module]}) imports {upward} from rows below it"
+
+
+STUDIES = sorted(name for name in MODULES if name.startswith("aps_teach.studies.") and name not in DRAWING)
+"""The studies and what they share: aps_teach/studies/ but its view."""
+
+
+@pytest.mark.parametrize("module", [name for name in STUDIES
+                                    if LAYERS[name] > LAYERS["aps_teach.studies.verdicts"]])
+def test_a_study_builds_only_on_the_studies_of_the_rows_above_its_own(module):
+    """Which study may build on which is the table's order: a study imports no study of its own row."""
+    beside = sorted(m for m in runtime_imports(module) if m in STUDIES and LAYERS[m] == LAYERS[module])
+    assert not beside, f"{module} (row {LAYERS[module]}) imports {beside} of its own row"
+
+
+def test_the_studies_share_a_row_above_them_and_the_studies_built_on_studies_sit_below():
+    shared = {"aps_teach.studies.arms", "aps_teach.studies.verdicts", "aps_teach.studies.protocol"}
+    assert {LAYERS[name] for name in shared} == {LAYERS["aps_teach.studies.verdicts"]}
+    assert LAYERS["aps_teach.studies.verdicts"] < LAYERS["aps_teach.studies.task_families"] \
+        < LAYERS["aps_teach.studies.held_out"] < LAYERS["aps_teach.studies.plots"]
+    for name in shared:  # what the studies share imports no study
+        assert not [m for m in runtime_imports(name) if m in STUDIES and m not in shared], name
 
 
 def named_imports(name: str, source: str) -> set[str]:

@@ -12,7 +12,7 @@ import pytest
 
 from aps_teach.cli.main import main
 from aps_teach.studies import atari_study
-from aps_teach.studies.atari_study import compare, read_protocol
+from aps_teach.studies.atari_study import compare_scores, read_protocol
 
 TABLES = ("arms.csv", "verdicts.csv", "aggregate.csv", "improvement.csv", "curves.png")
 
@@ -50,7 +50,7 @@ def welch(x, y, confidence=0.95):
     ([1.0, 1.2, 1.4], [0.0, 0.1, 1.1], "above", "yes"),  # bootstrap [+0.17, +1.27]; Welch's [-0.55, +2.15]
 ])
 def test_a_comparison_reads_its_bootstrap_interval_and_marks_where_welchs_disagrees(x, y, reading, marginal):
-    got = compare(x, y)
+    got = compare_scores(x, y)
     assert got["difference"] == pytest.approx(np.mean(x) - np.mean(y))
     assert (got["reading"], got["marginal"]) == (reading, marginal)
     assert (got["welch_low"], got["welch_high"]) == pytest.approx(welch(x, y))
@@ -59,9 +59,9 @@ def test_a_comparison_reads_its_bootstrap_interval_and_marks_where_welchs_disagr
 
 
 def test_one_seed_gives_no_interval_and_no_verdict():
-    got = compare([5.0], [1.0, 2.0])
+    got = compare_scores([5.0], [1.0, 2.0])
     assert got["difference"] == 3.5 and got["low"] == "" and got["reading"] == "needs two seeds an arm"
-    assert atari_study.interval_text(got) == "+3.5"
+    assert atari_study.score_interval(got) == "+3.5"
 
 
 @pytest.mark.parametrize("text, message", [
@@ -100,7 +100,7 @@ def test_the_study_command_runs_its_protocol_to_the_end_and_refuses_an_edited_on
     [verdict] = atari_study.read_rows(out / "verdicts.csv")
     scores = {m: [float(r["score"]) for r in rows if r["method"] == m] for m in ("dqn", "random")}
     assert float(verdict["difference"]) == pytest.approx(np.mean(scores["dqn"]) - np.mean(scores["random"]))
-    assert f"{atari_study.interval_text(verdict)}, {verdict['reading']}" in printed
+    assert f"{atari_study.score_interval(verdict)}, {verdict['reading']}" in printed
 
     before = {name: (out / name).read_bytes() for name in TABLES if name.endswith(".csv")}
     assert main(["atari", "study", "--out", str(out), "--preregistration", str(prereg)]) == 0

@@ -510,7 +510,7 @@ def test_held_out_refused_while_another_process_writes_a_part_names_the_lock(tmp
 
 def test_a_comparison_of_one_seed_has_no_interval_and_no_verdict():
     """It printed `+0.065 [+0.065, +0.065], above`: a single seed has no spread to resample."""
-    from aps_teach.studies.held_out import FEW_SEEDS, compare, interval_text
+    from aps_teach.studies.verdicts import FEW_SEEDS, compare, interval_text
 
     found = compare([0.565], [0.5])
     assert found["reading"] == FEW_SEEDS == "needs at least two seeds of each arm"
@@ -522,16 +522,16 @@ def test_a_comparison_of_one_seed_has_no_interval_and_no_verdict():
 
 
 def test_a_zero_shot_loss_effect_of_one_seed_has_no_verdict():
-    from aps_teach.studies.zero_shot_loss import FEW_SEEDS, effects, effects_table, explanation
+    from aps_teach.studies.zero_shot_loss import ONE_SEED, effects, effects_table, explanation
 
     rows = read_rows(ROOT / "results" / "zero_shot_loss" / "zero_shot_loss.csv")
     one = [row for row in rows if row["seed"] == "20"]
-    assert {effect.verdict for effect in effects(one)} == {FEW_SEEDS}
+    assert {effect.verdict for effect in effects(one)} == {ONE_SEED}
     assert all(np.isnan(effect.low) for effect in effects(one))
     lines = explanation(one)
     assert lines[-1] == "explanation: undecided, the comparisons needs at least two seeds" or \
         lines[-1].startswith("explanation: undecided")
-    assert all("[" not in line for line in lines[:3]) and all(FEW_SEEDS in line for line in lines[:3])
+    assert all("[" not in line for line in lines[:3]) and all(ONE_SEED in line for line in lines[:3])
     assert "| none | 1 | needs at least two seeds |" in effects_table(one)
 
 
@@ -550,7 +550,8 @@ def test_a_lambda_as_a_sweeps_run_is_one_line():
 
 def test_a_budget_axis_of_a_level_no_study_ran_is_refused():
     """budget_axis(read_family_studies([<a study of easy>]), level='hard') returned [] without a word."""
-    from aps_teach.studies.task_families import budget_axis, read_family_studies
+    from aps_teach.studies.families_budget import budget_axis
+    from aps_teach.studies.task_families import read_family_studies
 
     studies = read_family_studies([AXIS_256K])
     assert budget_axis(studies, "deep")

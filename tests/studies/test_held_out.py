@@ -1,7 +1,7 @@
 """The pre-registered held-out study (`aps_teach.studies.held_out`): the protocol read from its file and held
-to it, the arms and protocols it adds to the task-family runner, and the registered statistics against
-hand-worked cases. Runs use the course's `easy` level at tiny budgets: the held-out levels stay unseen by the
-tests."""
+to it, the arms and protocols it adds to the task-family runner, its hypotheses and committed tables (the
+registered statistics themselves: `tests/studies/test_verdicts.py`). Runs use the course's `easy` level at
+tiny budgets: the held-out levels stay unseen by the tests."""
 
 import json
 import shutil
@@ -12,24 +12,20 @@ import pytest
 
 import gridworld
 from aps_teach.grid.train import TrainConfig
-from aps_teach.infra.stats import difference_with_ci
 from aps_teach.infra.sweeps import RunSpec, read_rows
 from aps_teach.learner.config import AgentConfig
 from aps_teach.studies import held_out, task_families
+from aps_teach.studies.arms import FAMILY_ARMS, arm_name
 from aps_teach.studies.held_out import (
-    MARGIN,
     check_unchanged,
-    compare,
-    decide,
     hypotheses,
-    leave_one_class_out,
     read_protocol,
     run_part,
     write_part_tables,
 )
-from aps_teach.studies.plots import plot_fix
-from aps_teach.studies.task_families import ARMS, FamilyBudget, class_representatives, run_family_rows
-from aps_teach.studies.zero_shot import ARMS_DIAGNOSED, read_diagnosis
+from aps_teach.studies.task_families import FamilyBudget, class_representatives, run_family_rows
+from aps_teach.studies.verdicts import PRIMARY_VARIANTS, welch_readings
+from tests.studies.test_verdicts import rows_of
 
 SMALL = (("num_envs", 4), ("learning_starts", 100), ("agent.batch_size", 32), ("agent.hidden", 16))
 TRAIN = TrainConfig(agent=AgentConfig(hidden=16, batch_size=8, k=3), num_envs=2, learning_starts=100,
@@ -57,7 +53,7 @@ def test_the_committed_preregistration_is_a_valid_protocol_of_fresh_seeds_on_the
     assert {part.level for part in protocol.parts} == set(gridworld.HELD_OUT)
     assert protocol.primary_parts == ("detour-256k", "fork-256k")
     for part in protocol.parts:
-        assert {"visr", "apt", *held_out.CONTENDERS, "aps, kNN feature, explore weight 0.5"} <= set(part.arms)
+        assert {"visr", "apt", *PRIMARY_VARIANTS, "aps, kNN feature, explore weight 0.5"} <= set(part.arms)
     assert protocol.budget.protocols == ("finetuned", "finetuned_relabelled")
 
 
@@ -102,7 +98,7 @@ def test_a_part_runs_its_arms_on_the_registered_seeds_and_refuses_a_changed_prot
     record = json.loads((tmp_path / "out" / "easy-tiny" / "task_families.sweep.json").read_text())
     assert record["preregistration"] == protocol.sha256
     # the equal-budget dqn: one task per class, and only its fine-tuned phases
-    equal = [row for row in rows if task_families.arm_name(row["method"], row["overrides"], ARMS)
+    equal = [row for row in rows if arm_name(row["method"], row["overrides"], FAMILY_ARMS)
              == "dqn, equal budget"]
     representatives = [task.name for task in class_representatives(gridworld.task_family("easy"))]
     assert sorted({row["task"] for row in equal}) == sorted(representatives)
@@ -141,7 +137,7 @@ def test_the_equal_budget_dqn_fine_tunes_for_pretraining_plus_fine_tuning_steps(
     monkeypatch.setattr(task_families, "finetune_seeds", spy)
     budget = FamilyBudget(pretrain_steps=800, identify_steps=400, finetune_steps=400, eval_episodes=2,
                           protocols=("finetuned",))
-    rows = run_family_rows(RunSpec("dqn", "easy", 0, (*SMALL, *ARMS["dqn, equal budget"][1])), budget)
+    rows = run_family_rows(RunSpec("dqn", "easy", 0, (*SMALL, *FAMILY_ARMS["dqn, equal budget"][1])), budget)
     assert seen == [1200] * 4 and len(rows) == 4  # easy's classes: target, start room (+ green), behind A
     seen.clear()
     run_family_rows(RunSpec("dqn", "easy", 0, SMALL), budget)
@@ -170,12 +166,12 @@ def test_fine_tuning_from_the_relabelled_replay_uses_its_w(monkeypatch):
 
 
 def test_the_ablation_arm_is_the_knn_feature_variant_at_half_the_exploration_weight():
-    method, overrides = ARMS["aps, kNN feature, explore weight 0.5"]
+    method, overrides = FAMILY_ARMS["aps, kNN feature, explore weight 0.5"]
     budget, config = task_families.split_overrides(overrides, FamilyBudget(), TrainConfig())
     assert method == "aps" and config.agent.knn_feature and not config.agent.explore_conditioned
     assert config.agent.explore_weight == 0.5 == np.mean([0.0, 1.0])  # beta ~ U[0, 1] has mean 1/2
     assert budget == FamilyBudget()
-    budget, config = task_families.split_overrides(ARMS["dqn, equal budget"][1], FamilyBudget(),
+    budget, config = task_families.split_overrides(FAMILY_ARMS["dqn, equal budget"][1], FamilyBudget(),
                                                    TrainConfig())
     assert (budget.tasks, budget.finetune_adds_pretraining, config) == ("one per class", True, TrainConfig())
     assert budget.scratch_steps == 64_000 + 8_000
@@ -184,140 +180,6 @@ def test_the_ablation_arm_is_the_knn_feature_variant_at_half_the_exploration_wei
 def test_seeds_start_where_asked():
     specs = task_families.family_specs(["easy"], 3, ["visr"], first_seed=10)
     assert [spec.seed for spec in specs] == [10, 11, 12]
-
-
-def rows_of(scores: dict[str, dict[int, dict[str, float]]], level: str = "easy") -> list[dict]:
-    """Fine-tuned result rows from arm -> seed -> task -> score."""
-    out = []
-    for arm, seeds in scores.items():
-        method, overrides = ARMS[arm]
-        for seed, tasks in seeds.items():
-            for task, score in tasks.items():
-                out.append({"method": method, "overrides": json.dumps(overrides) if overrides else "",
-                            "seed": str(seed), "task": task, "phase": "finetuned", "level": level,
-                            "normalised_score": str(score)})
-    return out
-
-
-def test_compare_reads_the_seed_bootstrap_interval_as_registered():
-    assert compare([0.8, 0.9, 0.7], [0.1, 0.2, 0.3])["reading"] == "above"
-    assert compare([0.1, 0.2, 0.3], [0.8, 0.9, 0.7])["reading"] == "below"
-    close = compare([0.50, 0.51, 0.49, 0.50], [0.50, 0.49, 0.51, 0.50])
-    assert close["reading"] == "equivalent" and -MARGIN < close["low90"] and close["high90"] < MARGIN
-    assert compare([0.0, 0.5, 1.0], [0.2, 0.3, 0.9])["reading"] == "no difference found"
-    # the interval is the two-group seed bootstrap, by brute force
-    rng = np.random.default_rng(0)
-    x, y = rng.uniform(size=10), rng.uniform(size=10)
-    draws = np.random.default_rng(1)
-    brute = [draws.choice(x, 10).mean() - draws.choice(y, 10).mean() for _ in range(40_000)]
-    _, low, high = difference_with_ci(x, y)
-    assert low == pytest.approx(np.percentile(brute, 2.5), abs=0.01)
-    assert high == pytest.approx(np.percentile(brute, 97.5), abs=0.01)
-
-
-def test_welch_readings_use_scipys_interval_and_the_registered_rule():
-    """`interval="welch"` reads a comparison from Welch's t interval of the seeds' scores (scipy's), by the
-    registered rule; constant groups collapse it to the difference; an unknown interval is refused."""
-    from scipy.stats import ttest_ind
-
-    x, y = [0.52, 0.61, 0.47, 0.58, 0.55], [0.50, 0.44, 0.57, 0.49]
-    found = compare(x, y, "welch")
-    for confidence, ends in ((0.95, ("low", "high")), (0.90, ("low90", "high90"))):
-        by_hand = ttest_ind(x, y, equal_var=False).confidence_interval(confidence)
-        assert (found[ends[0]], found[ends[1]]) == pytest.approx((by_hand.low, by_hand.high))
-    assert found["difference"] == pytest.approx(np.mean(x) - np.mean(y))
-    assert found["reading"] == "no difference found" and found["low"] < 0 < found["high"]
-    assert compare([0.8, 0.9, 0.7], [0.1, 0.2, 0.3], "welch")["reading"] == "above"
-    flat = compare([0.5, 0.5], [0.5, 0.5], "welch")
-    assert (flat["low"], flat["high"], flat["reading"]) == (0.0, 0.0, "equivalent")
-    with pytest.raises(ValueError, match="unknown interval 'wald'; valid: bootstrap, welch"):
-        compare(x, y, "wald")
-
-
-def test_a_reading_the_two_intervals_disagree_on_is_marked_marginal():
-    """Seeds where the bootstrap's 90% interval lies within the margin and Welch's (wider on 3 seeds each)
-    does not: the equivalence is marginal; the contender's verdict, the same both ways, is not."""
-    family = gridworld.task_family("easy")
-    spread = {"visr": [0.28, 0.32, 0.36], "apt": [0.10, 0.12, 0.14], "aps": [0.28, 0.36, 0.32],
-              "aps, explore-conditioned": [0.50, 0.52, 0.54]}
-    rows = rows_of({arm: {seed: {task.name: value for task in family} for seed, value in enumerate(values)}
-                    for arm, values in spread.items()})
-    readings = {row["reading"]: row for row in held_out.welch_readings(rows, "easy", "easy-tiny")}
-    assert set(readings) == {"aps, explore-conditioned against both parents", "H5, aps against visr"}
-    verdict = readings["aps, explore-conditioned against both parents"]
-    robust = "beats both parents, robust to leaving out any one class"
-    assert verdict["registered"] == verdict["welch"] == robust
-    assert verdict["marginal"] == "no"
-    h5 = readings["H5, aps against visr"]
-    assert h5["registered"].startswith("equivalent (90% [") and h5["welch"].startswith("no difference found")
-    assert h5["marginal"] == "yes" and h5["part"] == "easy-tiny"
-
-
-def test_a_win_carried_by_one_class_is_not_robust_and_the_class_is_named():
-    family = gridworld.task_family("easy")
-    carried = {task.name: 1.0 if task.task_class == "behind A" else 0.2 for task in family}
-    flat = {task.name: 0.2 for task in family}
-    noise = [-0.01, 0.0, 0.01, 0.02, -0.02]
-    def arm(scores: dict, shift: float = 0.0) -> dict:
-        return {s: {t: v + shift + n for t, v in scores.items()} for s, n in enumerate(noise)}
-
-    scores = {"aps, explore-conditioned": arm(carried), "visr": arm(flat), "apt": arm(flat, -0.1)}
-    rows = rows_of(scores)
-    verdict, comparisons = decide(rows, "aps, explore-conditioned")
-    assert verdict == "beats both parents"
-    # by hand: 4 of 13 tasks at 1.0 instead of 0.2 lift the family mean by 0.8 * 4 / 13 over visr's
-    assert comparisons["visr"]["difference"] == pytest.approx(0.8 * 4 / 13)
-    dropped = leave_one_class_out(rows, "easy", "aps, explore-conditioned")
-    assert set(dropped) == {task.task_class for task in family}
-    assert dropped["behind A"] == "beats apt only" and dropped["start room"] == "beats both parents"
-    (row,) = [row for row in held_out.part_verdicts(rows, "easy")
-              if row["contender"] == "aps, explore-conditioned"]
-    assert (row["robust"], row["overturned_by"]) == ("no", "behind A")
-
-
-def test_a_comparison_and_a_verdict_read_the_same_from_the_library_and_from_a_csv():
-    row = {"verdict": "beats both parents", "robust": "no", "overturned_by": "behind A; behind B",
-           "visr_difference": "0.0564", "visr_low": "-0.0004", "visr_high": "0.1006"}  # a CSV row: strings
-    assert held_out.interval_text(row, "visr_") == "+0.056 [-0.000, +0.101]"
-    assert held_out.interval_text({"difference": -0.126, "low": -0.2, "high": 0.05}, digits=2) == \
-        "-0.13 [-0.20, +0.05]"
-    assert held_out.verdict_text(row) == \
-        "beats both parents, not robust (overturned without: behind A; behind B)"
-    assert held_out.verdict_text({**row, "robust": "yes"}) == \
-        "beats both parents, robust to leaving out any one class"
-    assert held_out.verdict_text({**row, "verdict": "beats apt only", "robust": ""}) == "beats apt only"
-
-
-def test_the_registered_metric_reads_each_budget_and_level_of_other_studies_apart(tmp_path):
-    noise = [-0.01, 0.0, 0.01, 0.02, -0.02]
-
-    def arm(level: str, value: float, seeds: int = 5) -> dict:
-        family = gridworld.task_family(level)
-        return {s: {t.name: value + n for t in family} for s, n in enumerate(noise[:seeds])}
-
-    def study(level: str, win: float, seeds: int = 5) -> list[dict]:
-        arms = {"visr": 0.3, "apt": 0.1, "aps": 0.3, "aps, explore-conditioned": 0.3 + win}
-        return rows_of({name: arm(level, value, seeds) for name, value in arms.items()}, level)
-
-    studies = {64_000: study("easy", 0.2) + study("hard", 0.0), 256_000: study("easy", 0.0, seeds=3)}
-    found = {(row["pretrain_steps"], row["level"], row["contender"]): row
-             for row in held_out.seed_metric_verdicts(studies)}
-    # the kNN-feature variant has no rows: no verdict; every other contender on every (budget, level)
-    assert set(found) == {(steps, level, contender) for steps, level in
-                          ((64_000, "easy"), (64_000, "hard"), (256_000, "easy"))
-                          for contender in ("aps", "aps, explore-conditioned")}
-    won = found[64_000, "easy", "aps, explore-conditioned"]
-    # by hand: the same noise on every arm, so each seed's difference is exactly the shift
-    assert won["visr_difference"] == pytest.approx(0.2) and won["apt_difference"] == pytest.approx(0.4)
-    assert (won["verdict"], won["robust"], won["seeds"]) == ("beats both parents", "yes", 5)
-    assert found[64_000, "hard", "aps, explore-conditioned"]["verdict"] == "beats apt only"
-    assert found[256_000, "easy", "aps"]["seeds"] == 3
-    assert found[64_000, "easy", "aps"]["visr_reading"] == "equivalent"
-    parent_alone = {64_000: rows_of({"visr": arm("easy", 0.3)})}
-    assert held_out.write_seed_metric_verdicts(tmp_path / "v.csv", parent_alone) is None
-    assert not (tmp_path / "v.csv").exists()
-    assert held_out.write_seed_metric_verdicts(tmp_path / "v.csv", studies) == tmp_path / "v.csv"
-    assert len(read_rows(tmp_path / "v.csv")) == 6
 
 
 def test_hypotheses_hold_only_where_every_primary_part_says_so(tmp_path):
@@ -332,8 +194,8 @@ def test_hypotheses_hold_only_where_every_primary_part_says_so(tmp_path):
                         "visr": arm(0.2), "apt": arm(0.1)})
 
     protocol = held_out.Protocol(tmp_path / "p.md", "0" * 64, 0, 5, FamilyBudget(), (
-        held_out.Part("a", "easy", 800, ("visr", "apt", *held_out.CONTENDERS)),
-        held_out.Part("b", "easy", 800, ("visr", "apt", *held_out.CONTENDERS))), ("a", "b"))
+        held_out.Part("a", "easy", 800, ("visr", "apt", *PRIMARY_VARIANTS)),
+        held_out.Part("b", "easy", 800, ("visr", "apt", *PRIMARY_VARIANTS))), ("a", "b"))
     from aps_teach.infra.files import write_csv_atomic
 
     for name, win in (("a", True), ("b", False)):
@@ -393,7 +255,7 @@ def test_the_committed_readings_welch_turns_over_are_the_three_the_pages_call_ma
     root = Path(__file__).resolve().parents[2]
     protocol = read_protocol(root / held_out.PREREGISTRATION)
     found = [row for part in protocol.parts
-             for row in held_out.welch_readings(held_out.read_part(root / "results" / "held_out", part),
+             for row in welch_readings(held_out.read_part(root / "results" / "held_out", part),
                                                 part.level, part.name)]
     assert len(found) == 12
     assert [(row["part"], row["reading"]) for row in found if row["marginal"] == "yes"] == [
@@ -418,176 +280,7 @@ def test_the_committed_readings_welch_turns_over_are_the_three_the_pages_call_ma
     for steps, rows in studies.items():
         for level in dict.fromkeys(row["level"] for row in rows):
             mine = [row for row in rows if row["level"] == level]
-            readings = held_out.welch_readings(mine, level)
+            readings = welch_readings(mine, level)
             assert all(row["marginal"] == "no" for row in readings), (steps, level)
 
 
-def diagnosis_rows(scores: dict[str, dict[int, dict[str, float]]], fix: list) -> list[dict]:
-    """zero_shot.csv rows (the columns a fix's judgement reads) from arm -> seed -> task -> zero-shot."""
-    family = gridworld.task_family("easy")
-    return [{"method": ARMS[arm][0], "overrides": json.dumps([*map(list, ARMS[arm][1]), *fix]),
-             "level": "easy", "seed": str(seed), "task": task, "task_class": family[task].task_class,
-             "zero_shot": score, "zero_shot_no_gpi": score, "best_case": score, "r2": 0.5,
-             "planner_best": 1.0, "planner_identified": 1.0, "psi_error": 0.1, "psi_scale": 1.0,
-             "psi_agreement": 0.5, "identified": 1}
-            for arm, seeds in scores.items() for seed, tasks in seeds.items()
-            for task, score in tasks.items()]
-
-
-def test_a_fix_is_judged_against_the_same_arm_and_seeds_of_the_registered_study(tmp_path):
-    family = gridworld.task_family("easy")
-    behind_a = [task.name for task in family if task.task_class == "behind A"]
-    fix = [["agent.feature_dim", 64]]
-    # the fix lifts visr's behind-A tasks from 0.2 to 0.9 on seeds 10 and 11, and leaves aps's as they were
-    registered = {arm: {seed: {task.name: 0.2 + 0.01 * seed for task in family} for seed in (10, 11, 12)}
-                  for arm in ("visr", "aps")}
-    fixed = {"visr": {seed: {task.name: (0.9 if task.name in behind_a else 0.2) + 0.01 * seed
-                             for task in family} for seed in (10, 11)},
-             "aps": {seed: dict(registered["aps"][seed]) for seed in (10, 11)}}
-    study = [{**row, "phase": "zero_shot"} for row in rows_of(registered)]
-    diagnosis = diagnosis_rows(fixed, fix)
-    verdicts = {row["arm"]: row for row in held_out.fix_verdicts(diagnosis, study)}
-    assert list(verdicts) == ["visr", "aps"]
-    visr = verdicts["visr"]
-    # by hand: seed 12 is not the fix's, so the registered score is the mean of seeds 10 and 11 alone
-    assert visr["registered"] == pytest.approx(0.2 + 0.105)
-    assert visr["difference"] == pytest.approx(0.7 * len(behind_a) / len(family))
-    assert (visr["seeds"], visr["fix"], visr["reading"]) == (2, json.dumps(fix), "above")
-    assert verdicts["aps"]["difference"] == pytest.approx(0.0)
-    by_class = {(row["arm"], row["task_class"]): row for row in held_out.fix_by_class(diagnosis, study)}
-    assert by_class["visr", "behind A"]["zero_shot_fixed"] == pytest.approx(0.9 + 0.105)
-    assert by_class["visr", "behind A"]["zero_shot_registered"] == pytest.approx(0.2 + 0.105)
-    assert by_class["visr", "start room"]["zero_shot_fixed"] == pytest.approx(0.2 + 0.105)
-    assert by_class["visr", "behind A"]["r2_reference"] == ""  # no reference diagnosis given
-    reference = diagnosis_rows({"visr": {0: {task.name: 0.1 for task in family}}}, [])
-    reference = [{**row, "r2": 0.25} for row in reference]
-    with_reference = held_out.fix_by_class(diagnosis, study, reference)
-    assert {row["r2_reference"] for row in with_reference if row["arm"] == "visr"} == {0.25}
-    assert {row["r2_fixed"] for row in with_reference} == {0.5}
-    with pytest.raises(ValueError, match=r"no zero-shot rows of visr for seeds \[13\]"):
-        held_out.fix_verdicts(diagnosis_rows({"visr": {13: fixed["visr"][10]}}, fix), study)
-    with pytest.raises(ValueError, match="one level"):
-        held_out.fix_verdicts(diagnosis, [{**row, "level": "deep"} for row in study])
-
-
-def test_the_fix_figure_draws_each_class_registered_and_fixed(tmp_path):
-    verdicts = [{"arm": "visr", "fix": '[["agent.feature_dim", 64]]', "difference": -0.1, "low": -0.2,
-                 "high": -0.05, "reading": "below"}]
-    classes = [{"arm": "visr", "task_class": "behind A", "zero_shot_registered": 0.5, "zero_shot_fixed": 0.2},
-               {"arm": "visr", "task_class": "target", "zero_shot_registered": 0.0, "zero_shot_fixed": 0.1}]
-    fig = plot_fix(verdicts, classes)
-    heights = {}
-    for patch in fig.axes[0].patches:
-        heights.setdefault(patch.get_gid(), []).append(round(patch.get_height(), 6))
-    assert heights == {"visr/zero_shot_registered": [0.5, 0.0], "visr/zero_shot_fixed": [0.2, 0.1]}
-    assert "below" in fig.axes[0].get_title()
-
-
-def test_the_zero_shot_command_judges_its_fix_against_a_study_and_refuses_bad_directories(
-        tmp_path, monkeypatch, capsys):
-    """The command's wiring, the diagnosis faked: detour's registered visr zero-shot scores of seeds 10 and
-    11 raised by 0.1 under d = 64 read back as a change of +0.1, with the registered comparison's interval."""
-    from aps_teach.cli import gridworld as cli
-    from aps_teach.cli.main import main
-    from aps_teach.infra.files import write_csv_atomic
-    from aps_teach.infra.sweeps import SweepReport
-
-    study_dir = Path(__file__).resolve().parents[2] / "results" / "held_out" / "detour-256k"
-    registered = [row for row in read_rows(study_dir / "task_families.csv", task_families.COLUMNS)
-                  if row["method"] == "visr" and row["phase"] == "zero_shot" and int(row["seed"]) in (10, 11)]
-    classes = {task.name: task.task_class for task in gridworld.task_family("detour")}
-
-    def fake_diagnosis(level, seeds, out, *args, **kwargs):
-        write_csv_atomic(Path(out) / "zero_shot.csv", [
-            {"run_key": f"visr-{row['seed']}", "method": "visr", "level": level, "seed": row["seed"],
-             "overrides": '[["agent.feature_dim", 64]]', "task": row["task"],
-             "task_class": classes[row["task"]],
-             **dict.fromkeys(("zero_shot", "zero_shot_no_gpi", "best_case"),
-                             float(row["normalised_score"]) + 0.1),
-             "r2": 0.5, "planner_best": 1.0, "planner_identified": 1.0, "psi_error": 0.1, "psi_scale": 1.0,
-             "psi_agreement": 0.5, "identified": 1, "effective_rank": 30.0} for row in registered])
-        return SweepReport(completed=["visr-10", "visr-11"])
-
-    monkeypatch.setattr(cli, "run_diagnosis", fake_diagnosis)
-    out = tmp_path / "fix"
-    command = ["gridworld", "zero-shot", "--out", str(out), "--level", "detour", "--seeds", "10", "11",
-               "--arms", "visr", "--feature-dim", "64", "--against", str(study_dir)]
-    assert main(command) == 0
-    seeds = {seed: [float(row["normalised_score"]) for row in registered if int(row["seed"]) == seed]
-             for seed in (10, 11)}
-    before = [float(np.mean(scores)) for scores in seeds.values()]
-    expected = compare([score + 0.1 for score in before], before)  # the registered, unpaired comparison
-    assert expected["difference"] == pytest.approx(0.1)
-    assert (f"fix, visr: +0.100 [{expected['low']:+.3f}, {expected['high']:+.3f}], {expected['reading']}"
-            in capsys.readouterr().out)
-    assert {path.name for path in out.iterdir()} >= {"fix_verdicts.csv", "fix_classes.csv", "fix.png"}
-    for extra, message in (
-            (["--reference", str(tmp_path)], f"--reference {tmp_path} holds no zero_shot.csv"),
-            (["--against", str(tmp_path)], f"--against {tmp_path} holds no task_families.csv")):
-        assert main([*command, *extra]) == 2
-        assert message in capsys.readouterr().err
-    assert main([*command[:-2], "--reference", str(out)]) == 2
-    assert "--reference goes with --against" in capsys.readouterr().err
-
-
-def test_a_fix_judged_on_one_seed_prints_no_interval_and_no_verdict(tmp_path, monkeypatch, capsys):
-    """It printed `+0.065 [+0.065, +0.065], above`."""
-    from aps_teach.cli import gridworld as cli
-    from aps_teach.cli.main import main
-    from aps_teach.infra.files import write_csv_atomic
-    from aps_teach.infra.sweeps import SweepReport
-
-    study_dir = Path(__file__).resolve().parents[2] / "results" / "held_out" / "detour-256k"
-    registered = [row for row in read_rows(study_dir / "task_families.csv", task_families.COLUMNS)
-                  if row["method"] == "visr" and row["phase"] == "zero_shot" and row["seed"] == "10"]
-    classes = {task.name: task.task_class for task in gridworld.task_family("detour")}
-
-    def fake_diagnosis(level, seeds, out, *args, **kwargs):
-        write_csv_atomic(Path(out) / "zero_shot.csv", [
-            {"run_key": "visr-10", "method": "visr", "level": level, "seed": 10,
-             "overrides": '[["agent.feature_dim", 64]]', "task": row["task"],
-             "task_class": classes[row["task"]],
-             **dict.fromkeys(("zero_shot", "zero_shot_no_gpi", "best_case"),
-                             float(row["normalised_score"]) + 0.065),
-             "r2": 0.5, "planner_best": 1.0, "planner_identified": 1.0, "psi_error": 0.1, "psi_scale": 1.0,
-             "psi_agreement": 0.5, "identified": 1, "effective_rank": 30.0} for row in registered])
-        return SweepReport(completed=["visr-10"])
-
-    monkeypatch.setattr(cli, "run_diagnosis", fake_diagnosis)
-    out = tmp_path / "fix"
-    assert main(["gridworld", "zero-shot", "--out", str(out), "--level", "detour", "--seeds", "10", "--arms",
-                 "visr", "--feature-dim", "64", "--against", str(study_dir)]) == 0
-    said = capsys.readouterr().out
-    assert "fix, visr: +0.065 (no interval), needs at least two seeds of each arm" in said
-    (row,) = read_rows(out / "fix_verdicts.csv")
-    assert row["reading"] == held_out.FEW_SEEDS and row["low"] == row["high"] == "nan"
-
-
-def test_the_committed_detour_diagnosis_reproduces_the_registered_zero_shot_of_its_seeds():
-    """What makes the fix's comparison like for like: the diagnosis at d = 16 on detour seeds 10-12
-    (results/zero_shot/detour, pretrained apart) scores every arm's zero-shot exactly as the registered study
-    did on those seeds, so a fix's change is the fix's alone."""
-    root = Path(__file__).resolve().parents[2] / "results"
-    study = read_rows(root / "held_out" / "detour-256k" / "task_families.csv", task_families.COLUMNS)
-    verdicts = held_out.fix_verdicts(read_diagnosis(root / "zero_shot" / "detour"), study)
-    assert [row["arm"] for row in verdicts] == list(ARMS_DIAGNOSED)
-    for row in verdicts:
-        assert (row["seeds"], row["fix"]) == (3, "")
-        assert row["fixed"] == pytest.approx(row["registered"], abs=1e-12)
-
-
-def test_the_committed_fix_tables_are_what_the_pages_state():
-    """That they are current is tests/cli/test_documented_commands.py's: it runs the printed zero-shot command
-    that judges the fix on a copy of them, rewriting every table byte for byte."""
-    root = Path(__file__).resolve().parents[2]
-    committed = root / "results" / "held_out" / "fix_d64"
-    page = " ".join((root / "docs" / "studies.md").read_text().split())
-    readme = (root / "README.md").read_text()
-    verdicts = read_rows(committed / "fix_verdicts.csv")
-    assert [(row["arm"], row["seeds"]) for row in verdicts] == [(arm, "10") for arm in ARMS_DIAGNOSED]
-    for row in verdicts:
-        said = f"{float(row['difference']):+.3f} [{float(row['low']):+.3f}, {float(row['high']):+.3f}]"
-        assert f"| {said} | {row['reading']} |" in page and said in readme, row["arm"]
-    readings = {row["reading"] for row in verdicts}
-    assert "above" not in readings and "below" in readings
-    assert "**The fix lowers zero-shot**" in page

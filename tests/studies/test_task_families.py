@@ -2,7 +2,6 @@
 identifications and after fine-tuning, each score normalised by the task's exact references."""
 
 import dataclasses
-import json
 
 import numpy as np
 import pytest
@@ -188,20 +187,19 @@ def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
     from aps_teach.infra.sweeps import read_rows
+    from aps_teach.studies.families_budget import write_budget_axis
     from aps_teach.studies.plots import write_families_figure, write_family_budgets_figure
     from aps_teach.studies.task_families import (
         COLUMNS,
-        CONTENDERS,
         EXPLORATORY_ARMS,
         GROUPINGS,
-        PARENTS,
         RESULTS,
         family_tables,
         read_family_studies,
         run_family_study,
-        write_budget_axis,
         write_family_tables,
     )
+    from aps_teach.studies.verdicts import CONTENDERS, PARENTS
 
     train = TrainConfig(agent=AgentConfig(hidden=16, batch_size=32), num_envs=4, learning_starts=100,
                         progress=False)
@@ -241,61 +239,14 @@ def test_the_study_sweeps_every_arm_resumes_and_draws_its_figure(tmp_path):
         run_family_study(["open10"], 1, tmp_path / "other", BUDGET)
 
 
-def test_the_budget_axis_pools_the_family_and_the_target_alone_per_budget_arm_and_phase():
-    """Hand-worked IQMs: the family pools 8 scores [0, 0, 1, 1, 1, 1, 1, 1] (IQM of the middle four: 1.0);
-    the target alone [0, 0, 1, 1] (IQM of the middle two: 0.5); each budget keeps its own rows."""
-    from aps_teach.studies.task_families import budget_axis
-
-    def rows(target: list[float], box: list[float]) -> list[dict]:
-        return [{"method": "aps", "overrides": "", "level": "deep", "phase": "finetuned", "task": task,
-                 "seed": seed, "normalised_score": score}
-                for task, scores in (("target", target), ("box", box)) for seed, score in enumerate(scores)]
-
-    points = budget_axis({64_000: rows([0, 0, 1, 1], [1, 1, 1, 1]), 1_000: rows([0, 0, 0, 0], [0, 0, 0, 1])})
-    got = {(p["pretrain_steps"], p["tasks"]): p["iqm"] for p in points}
-    assert got == pytest.approx({(64_000, "family"): 1.0, (64_000, "target"): 0.5, (1_000, "family"): 0.0,
-                                 (1_000, "target"): 0.0})
-    assert [p["pretrain_steps"] for p in points][0] == 1_000  # budgets in order
-    assert {(p["arm"], p["phase"], p["seeds"]) for p in points} == {("aps", "finetuned", 4)}
-
-
-def test_the_budget_axis_pools_only_the_seeds_every_budget_has():
-    """A 64k study of seeds 0-5 beside a 1M study of seeds 0-3: the 64k point pools seeds 0-3 alone (target
-    scores [0, 0, 1, 1]: IQM 0.5; with seeds 4-5 at 1, [0, 0, 1, 1, 1, 1], it would be 0.75)."""
-    from aps_teach.studies.task_families import budget_axis
-
-    def rows(scores: list[float]) -> list[dict]:
-        return [{"method": "visr", "overrides": "", "level": "deep", "phase": "finetuned", "task": "target",
-                 "seed": seed, "normalised_score": score} for seed, score in enumerate(scores)]
-
-    points = budget_axis({64_000: rows([0, 0, 1, 1, 1, 1]), 1_000_000: rows([1, 1, 1, 1])})
-    got = {(p["pretrain_steps"], p["tasks"]): (p["iqm"], p["seeds"]) for p in points}
-    assert got[(64_000, "target")] == (pytest.approx(0.5), 4)
-    assert got[(1_000_000, "target")] == (pytest.approx(1.0), 4)
-
-
-def test_the_budget_axis_finds_every_budget_earlier_commands_ran(tmp_path):
-    """Two families-budget commands, one budget each, into one OUT: the axis reads both, in budget order,
-    and nothing else in OUT (a directory without a study, a name that is not pretrain_<N>)."""
-    from aps_teach.studies.task_families import RESULTS, budget_studies, study_pretrain_steps
-
-    for name, steps in (("pretrain_1000000", 1_000_000), ("pretrain_256000", 256_000), ("pretrain_x", 5)):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / RESULTS.replace(".csv", ".sweep.json")).write_text(
-            json.dumps({"budget": {"pretrain_steps": steps}}))
-    (tmp_path / "pretrain_64000").mkdir()  # no study in it
-    found = budget_studies(tmp_path)
-    assert [path.name for path in found] == ["pretrain_256000", "pretrain_1000000"]
-    assert [study_pretrain_steps(path) for path in found] == [256_000, 1_000_000]
-
-
 def test_a_subset_of_arms_runs_alone_and_bad_arm_lists_are_refused():
     from typing import get_args
 
-    from aps_teach.cli.gridworld import FamilyArm
-    from aps_teach.studies.task_families import ARMS, family_specs
+    from aps_teach.cli.studies import FamilyArm
+    from aps_teach.studies.arms import FAMILY_ARMS
+    from aps_teach.studies.task_families import family_specs
 
-    assert get_args(FamilyArm) == tuple(ARMS)  # the CLI's choices are the study's arms
+    assert get_args(FamilyArm) == tuple(FAMILY_ARMS)  # the CLI's choices are the study's arms
     specs = family_specs(["deep"], 2, ["aps, kNN feature", "visr"])
     assert [(s.method, s.overrides, s.seed) for s in specs] == [
         ("visr", (), 0), ("visr", (), 1), ("aps", (("agent.knn_feature", True),), 0),
@@ -399,25 +350,13 @@ def test_the_committed_study_says_what_the_readme_and_the_studies_page_say():
         assert said in readme and said in page, said
 
 
-def test_the_committed_budget_axis_is_what_the_studies_page_shows():
-    import csv
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    page = " ".join((root / "docs" / "studies.md").read_text().split())
-    rows = [r for r in csv.DictReader((root / "results" / "task_families_budget" / "budget_axis.csv").open())
-            if (r["phase"], r["tasks"]) == ("finetuned", "family")]
-    assert {int(r["pretrain_steps"]) for r in rows} == {64_000, 256_000, 1_000_000}
-    for r in rows:
-        assert f"{float(r['iqm']):.2f} [{float(r['low']):.2f}, {float(r['high']):.2f}]" in page, r
-
-
 def test_the_committed_seed_verdicts_are_current_and_what_the_pages_state():
     import csv
     from pathlib import Path
 
-    from aps_teach.studies.held_out import seed_metric_verdicts
-    from aps_teach.studies.task_families import budget_studies, read_family_studies
+    from aps_teach.studies.families_budget import budget_studies
+    from aps_teach.studies.task_families import read_family_studies
+    from aps_teach.studies.verdicts import seed_metric_verdicts
 
     root = Path(__file__).resolve().parents[2]
     results = root / "results"
