@@ -26,7 +26,7 @@
 # By the end of this notebook you will know what the agent sees, what it is paid, and — by
 # watching a random policy — what makes each level hard for it.
 #
-# **How long.** About 36 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 42 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and about 20 seconds of compute on a 2-core CPU in teaching mode.
 
 # %%

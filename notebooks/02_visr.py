@@ -28,7 +28,7 @@
 # * say why the discriminator's loss can rise while it gets better, and measure it;
 # * read VISR's pretraining loop written out (optional), checked against the library's weight for weight.
 #
-# **How long.** About 49 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 53 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and about half a minute of compute in teaching mode on a 2-core CPU (longer on a busy
 # machine). Notebook 02a finds a task's w by least squares (an exercise); 02b puts the pretrained agent to
 # work: what its skills do, zero-shot and fine-tuning on the levels' tasks, the paper's Figure 4; 02c gives

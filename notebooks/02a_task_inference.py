@@ -28,7 +28,7 @@
 # * read the identification data of each level (which rewards the skills reached) and the R² of the fit,
 #   and say why a small R² is no verdict on w.
 #
-# **How long.** About 41 minutes of study: reading what it says and prints, predictions, the exercise,
+# **How long.** About 44 minutes of study: reading what it says and prints, predictions, the exercise,
 # and about half a minute of compute in teaching mode on a 2-core CPU (it pretrains VISR on both levels
 # again, as notebook 02 did). Notebook 02b then acts on each level's task with the identified w.
 

@@ -27,7 +27,7 @@
 # * say what fine-tuning can learn from, and why its success can dip before it recovers;
 # * say why VISR solves the easy level zero-shot and why it cannot solve the hard one.
 #
-# **How long.** About 50 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 56 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and 2 to 4 minutes of compute in teaching mode on a 2-core CPU (longer on a busy machine). It
 # follows notebooks 02 and 02a (VISR's discriminator, pretraining and task inference) and recomputes what it
 # needs from them; notebook 02c continues with any task on any maze.

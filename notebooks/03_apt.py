@@ -31,7 +31,7 @@
 # * write the kNN particle reward yourself, and name the library's decisions about it (the particle
 #   itself, the exponent, the normaliser).
 #
-# **How long.** About 58 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 63 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and the exercise; a few seconds of compute.
 #
 # **What reproduces from the paper.** The paper states that the particle estimator is

@@ -28,7 +28,7 @@
 # $\phi(s)^\top w$; place APS in the paper's Table 1; and write APS's reward (Eq. 6) from the two terms
 # you have built.
 #
-# **How long.** About 56 minutes of study, counted as the README's course table says: reading, its
+# **How long.** About 59 minutes of study, counted as the README's course table says: reading, its
 # derivations and predictions, and seconds of compute. Notebook 04a then writes Algorithm 1: the n-step
 # successor-feature target (an exercise) and the update in ten lines, checked against the library.
 

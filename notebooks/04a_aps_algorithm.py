@@ -25,7 +25,7 @@
 # cumulant; run Algorithm 1 in ten lines against the library; and say where the library departs from the
 # paper and why.
 #
-# **How long.** About 57 minutes of study, counted as the README's course table says: one function to
+# **How long.** About 63 minutes of study, counted as the README's course table says: one function to
 # derive and write, and seconds of compute. Notebook 04b then puts APS on the grid.
 
 # %%

@@ -25,7 +25,7 @@
 # fine-tuning too; measure how often GPI changes the greedy action, and explain why APS's own skill tends
 # to win GPI's max.
 #
-# **How long.** About 60 minutes of study, counted as the README's course table says, with about two
+# **How long.** About 67 minutes of study, counted as the README's course table says, with about two
 # minutes of compute on a 2-core CPU, longer on a busy machine (the last cell prints this run's time).
 # Notebook 04c continues with *where* zero-shot success gets lost.
 

@@ -27,7 +27,7 @@
 # zero-shot loss on the easy level holds. (Painting a task of your own on a maze is notebook 02c's;
 # its painter takes any learner, APS's too.)
 #
-# **How long.** About 60 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 68 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and about a minute of compute on a 2-core CPU in teaching mode, longer on a busy machine (the
 # last cell prints this run's time).
 #

@@ -28,7 +28,7 @@
 # the vMF loss makes skills recognisable whatever the reward pays; and show, with measured reward scales,
 # that the kNN distance normaliser is a weight in disguise.
 #
-# **How long.** About 60 minutes of study: reading what it says and prints, its figure, predictions and
+# **How long.** About 70 minutes of study: reading what it says and prints, its figure, predictions and
 # questions, two functions to write and about a minute and a half of compute on a 2-core CPU in teaching
 # mode, longer on a busy machine (the last cell prints this run's time; the README's course table says
 # how study time is counted). Notebooks 05, 05b and 05c follow with the ablations.

@@ -28,7 +28,7 @@
 # live and in the committed studies; read what the task-family study and its pre-registered test on held-out
 # levels say of the variants.
 #
-# **How long.** About 60 minutes of study: reading what it says and prints, its figure and questions, one
+# **How long.** About 66 minutes of study: reading what it says and prints, its figure and questions, one
 # exercise, and about a minute of CPU in teaching mode.
 
 # %%

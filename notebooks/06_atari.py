@@ -33,7 +33,7 @@
 # authors' n-step intrinsic reward with the exact sum; and size the **conv encoder** against the
 # gridworld's.
 #
-# **How long.** About 34 minutes of study: reading what it says and prints and its figures; a few
+# **How long.** About 37 minutes of study: reading what it says and prints and its figures; a few
 # seconds of compute.
 
 # %%

@@ -24,7 +24,7 @@
 # coverage and visitation entropy; say what a claim that "holds" only because every interval touches 0 is
 # worth; name the mechanisms measured behind the verdicts; and read the paper's Atari aggregates critically.
 #
-# **How long.** About 26 minutes of study: reading what it says and prints, a prediction; seconds of
+# **How long.** About 31 minutes of study: reading what it says and prints, a prediction; seconds of
 # compute (it reads committed results only).
 #
 # **The rule for every verdict.** A *beats* B when A's 95% interval lies wholly above B's (notebook 04,

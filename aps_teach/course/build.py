@@ -165,8 +165,14 @@ def _seconds(cell) -> float:
 
 
 WORDS_PER_MINUTE = 100
-"""Reading speed for the course's prose, dense with equations and code excerpts, and for what its cells
-print (verdicts, tables of numbers)."""
+"""Reading speed for the course's prose and code (the words of its markdown and code cells), dense with
+equations and code excerpts. Source: the first model's rate, which the one timed read of the course (a
+learner's read of all 22 notebooks, recorded in issue 58) left standing: what it found slower was printed
+output (`PRINTED_WORDS_PER_MINUTE`) and the exercises (`exercises.MINUTES`). Code is counted at this rate
+too: nothing timed says otherwise."""
+PRINTED_WORDS_PER_MINUTE = 55
+"""Reading speed for what the cells print (verdicts, tables of numbers). Source: the learner's timed read
+recorded in issue 58, "dense verdict output reads at 50-60 words a minute, not 100"; 55 is its middle."""
 MINUTES_PER_EXPERIMENT = 5
 """Time to do one exercise that is an experiment (a section headed "Exercise ..." with no function to write:
 set up a run and decide from it), beyond its reading, predictions and explanations, counted apart. An exercise
@@ -185,6 +191,11 @@ MINUTES_PER_EXPLANATION = 2
 """Time to answer one "**Explain it**" question before opening its answer."""
 EXERCISE_STARTER = re.compile(r"^def my_(\w+)\(.*\):\n    raise NotImplementedError.*\n", re.MULTILINE)
 """An exercise's starter in a notebook: `def my_<name>(...):` whose body raises NotImplementedError."""
+SECTION_TIME = re.compile(r"^\*About \d+ minutes?\.\*$", re.MULTILINE)
+"""The line under a `## ` heading that states its section's study time (`write_times` writes it there)."""
+DEEP_DIVE = "**A deep dive**, off the course's core path (VISR → APT → APS → capstone → synthesis)."
+"""The sentence that opens the paragraph before a deep dive's "**How long.**" (`write_times` writes it
+into every notebook not on `CORE_PATH`)."""
 
 
 @dataclass(frozen=True)
@@ -214,16 +225,22 @@ class Section:
     """Display equations in its markdown."""
     steps: int = 0
     """Their relations beyond each one's first (`derivation_steps`)."""
+    reruns: float = 0.0
+    """Compute of its exercises' cells run again: once per further attempt at each exercise in the cell
+    (`exercises.ATTEMPTS` - 1), at the compute the cell recorded; in the capstone each attempt pretrains
+    again."""
 
     @property
     def minutes(self) -> float:
-        """Study time: (words + printed) / WORDS_PER_MINUTE + exercise_minutes + figures * MINUTES_PER_FIGURE
-        + predictions * MINUTES_PER_PREDICTION + explanations * MINUTES_PER_EXPLANATION + equations *
-        MINUTES_PER_EQUATION + steps * MINUTES_PER_STEP + seconds / 60."""
-        return ((self.words + self.printed) / WORDS_PER_MINUTE + self.exercise_minutes
-                + self.figures * MINUTES_PER_FIGURE + self.predictions * MINUTES_PER_PREDICTION
+        """Study time: words / WORDS_PER_MINUTE + printed / PRINTED_WORDS_PER_MINUTE + exercise_minutes
+        + figures * MINUTES_PER_FIGURE + predictions * MINUTES_PER_PREDICTION + explanations *
+        MINUTES_PER_EXPLANATION + equations * MINUTES_PER_EQUATION + steps * MINUTES_PER_STEP
+        + (seconds + reruns) / 60."""
+        return (self.words / WORDS_PER_MINUTE + self.printed / PRINTED_WORDS_PER_MINUTE
+                + self.exercise_minutes + self.figures * MINUTES_PER_FIGURE
+                + self.predictions * MINUTES_PER_PREDICTION
                 + self.explanations * MINUTES_PER_EXPLANATION + self.equations * MINUTES_PER_EQUATION
-                + self.steps * MINUTES_PER_STEP + self.seconds / 60)
+                + self.steps * MINUTES_PER_STEP + (self.seconds + self.reruns) / 60)
 
 
 def derivation_steps(equation: str) -> int:
@@ -236,18 +253,53 @@ def derivation_steps(equation: str) -> int:
     return max(0, len(RELATION.findall("".join(outside))) - 1)
 
 
-def sections(executed: Path) -> list[Section]:
-    """The sections of an executed notebook, in order: the cells under each `## ` heading (those before
-    the first under "opening", dropped if they hold nothing)."""
+def uncounted(markdown: str) -> str:
+    """`markdown` without the lines `write_times` writes (`SECTION_TIME`, `DEEP_DIVE`), so that writing them
+    changes no count."""
+    return SECTION_TIME.sub("", markdown.replace(DEEP_DIVE, ""))
+
+
+def _split(executed: Path) -> list[tuple[str, list]]:
+    """The cells of an executed notebook under each `## ` heading, in order, "opening" first (those before the
+    first heading, perhaps none); a markdown cell holding a heading is cut at it, its lines above it left to
+    the section before. The install cell is left out; markdown is `uncounted`."""
     found: list[tuple[str, list]] = [("opening", [])]
     boilerplate = install_cell().strip()
     for cell in nbformat.read(executed, as_version=4).cells:
-        headings = [line[3:].strip() for line in cell.source.splitlines() if line.startswith("## ")]
-        if cell.cell_type == "markdown" and headings:
-            found.append((headings[0], []))
-        if cell.source.strip() != boilerplate:
+        if cell.source.strip() == boilerplate:
+            continue
+        if cell.cell_type != "markdown":
             found[-1][1].append(cell)
-    return [_section(name, cells) for name, cells in found if name != "opening" or cells]
+            continue
+        piece: list[str] = []
+        for line in uncounted(cell.source).split("\n"):
+            if line.startswith("## "):
+                if "\n".join(piece).strip():
+                    found[-1][1].append(nbformat.v4.new_markdown_cell("\n".join(piece)))
+                found.append((line[3:].strip(), []))
+                piece = []
+            piece.append(line)
+        if "\n".join(piece).strip():
+            found[-1][1].append(nbformat.v4.new_markdown_cell("\n".join(piece)))
+    return found
+
+
+def sections(executed: Path) -> list[Section]:
+    """The sections of an executed notebook, in order: what lies under each `## ` heading (`_split`), what
+    lies before the first under "opening", dropped if it holds nothing."""
+    return [_section(name, cells) for index, (name, cells) in enumerate(_split(executed)) if index or cells]
+
+
+def exercise_minutes(cell) -> float:
+    """A learner's time on the exercises whose starters a code cell holds (`EXERCISE_STARTER`; 0 for none):
+    each one's `exercises.MINUTES` (its attempts times minutes per attempt) and the cell's recorded compute
+    (`_seconds`) once per run: one run, then one more per further attempt at each exercise in it. The
+    capstone's cell pretrains on every run, so its retraining is counted."""
+    found = [EXERCISES[name] for name in EXERCISE_STARTER.findall(cell.source + "\n")]
+    if not found:
+        return 0.0
+    runs = 1 + sum(exercise.attempts - 1 for exercise in found)
+    return sum(exercise.minutes for exercise in found) + runs * _seconds(cell) / 60
 
 
 def _section(name: str, cells: list) -> Section:
@@ -261,10 +313,13 @@ def _section(name: str, cells: list) -> Section:
     printed = [output.get("text", "") if output.get("output_type") == "stream"
                else output.get("data", {}).get("text/plain", "") if "image/png" not in output.get("data", {})
                else "" for output in outputs]
+    reruns = sum(_seconds(cell) * sum(EXERCISES[starter].attempts - 1
+                                      for starter in EXERCISE_STARTER.findall(cell.source + "\n"))
+                 for cell in cells if cell.cell_type == "code")
     return Section(name, sum(len(cell.source.split()) for cell in cells), max(headed, len(starters)),
                    sum(EXERCISES[starter].minutes for starter in starters)
                    + max(0, headed - len(starters)) * MINUTES_PER_EXPERIMENT,
-                   sum(_seconds(cell) for cell in cells if cell.cell_type == "code"),
+                   sum(_seconds(cell) for cell in cells if cell.cell_type == "code"), reruns=reruns,
                    printed=sum(len(text.split()) for text in printed),
                    figures=sum("image/png" in output.get("data", {}) for output in outputs),
                    predictions=markdown.count("**Predict"), explanations=markdown.count("**Explain it"),
@@ -294,8 +349,6 @@ def times_table(names: list[str]) -> str:
     return "\n".join(lines)
 
 
-MAX_STUDY_MINUTES = 60
-"""The most study time one notebook may ask for (`study_minutes`): longer, it is split in two."""
 STATED_TIME = re.compile(r"(\*\*How[\s#]+long\.\*\*[\s#]+About[\s#]+)(\d+|MINUTES)"
                          r"([\s#]+minutes[\s#]+of[\s#]+study)")
 """Where a notebook's opening states its study time ("MINUTES" before it was first measured), in its

@@ -11,8 +11,8 @@ import pytest
 
 from aps_teach.course import exercises
 from aps_teach.course.build import (
+    DEEP_DIVE,
     EXERCISE_STARTER,
-    MAX_STUDY_MINUTES,
     MINUTES_PER_EQUATION,
     MINUTES_PER_EXPERIMENT,
     MINUTES_PER_EXPLANATION,
@@ -20,10 +20,12 @@ from aps_teach.course.build import (
     MINUTES_PER_PREDICTION,
     MINUTES_PER_STEP,
     NOTEBOOK_DIR,
+    PRINTED_WORDS_PER_MINUTE,
     STATED_TIME,
     WORDS_PER_MINUTE,
     Section,
     derivation_steps,
+    exercise_minutes,
     install_cell,
     install_requirement,
     out_of_sync,
@@ -995,20 +997,72 @@ def test_sections_count_each_sections_words_exercises_and_compute(tmp_path):
     nbformat.write(notebook, path)
     # "pass" is a word of each timed cell; the figure's text/plain is not printed words, the result's is
     # the heading with no starter is an experiment; my_gpi is a one-line exercise; the equation's = inside
-    # braces is no step, its = and \ge outside are a relation and one step
-    assert sections(path) == [Section("opening", 1, 0, 0, 1.5),
-                              Section("First", 18, 1, MINUTES_PER_EXPERIMENT, 6.75, printed=4, figures=1,
+    # braces is no step, its = and \ge outside are a relation and one step; "# Title", above the first heading
+    # in its cell, is the opening's
+    assert sections(path) == [Section("opening", 1 + 2, 0, 0, 1.5),
+                              Section("First", 16, 1, MINUTES_PER_EXPERIMENT, 6.75, printed=4, figures=1,
                                       predictions=1),
                               Section("Second", 5 + 5 + 7, 1, exercises.GPI.minutes, 0.0, explanations=1,
                                       equations=1, steps=1)]
     first = sections(path)[1]
-    assert first.minutes == pytest.approx((18 + 4) / WORDS_PER_MINUTE + MINUTES_PER_EXPERIMENT
-                                          + MINUTES_PER_FIGURE + MINUTES_PER_PREDICTION + 6.75 / 60)
+    assert first.minutes == pytest.approx(16 / WORDS_PER_MINUTE + 4 / PRINTED_WORDS_PER_MINUTE
+                                          + MINUTES_PER_EXPERIMENT + MINUTES_PER_FIGURE
+                                          + MINUTES_PER_PREDICTION + 6.75 / 60)
     assert sections(path)[2].minutes == pytest.approx(17 / WORDS_PER_MINUTE + exercises.GPI.minutes
                                                       + MINUTES_PER_EXPLANATION + MINUTES_PER_EQUATION
                                                       + MINUTES_PER_STEP)
-    assert exercises.GPI.minutes == 5 and exercises.SF_TD_TARGET.minutes == 30
+    assert exercises.GPI.minutes == 1.5 * 4 and exercises.SF_TD_TARGET.minutes == 3 * 12  # attempts x minutes
     assert study_minutes(path) == pytest.approx(sum(s.minutes for s in sections(path)))
+
+
+def test_a_heading_inside_a_markdown_cell_starts_a_section_and_the_written_lines_are_not_counted(tmp_path):
+    """Each `## ` heading starts a section, one in the middle of a cell too (the lines above it stay with the
+    section before); the section time and the deep-dive sentence that `write_times` writes count no words."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        f"# Title\n\n{DEEP_DIVE}\n\n## First\n\n*About 9 minutes.*\n\none two\n\n## Second\n\nthree")])
+    path = tmp_path / "split.ipynb"
+    nbformat.write(notebook, path)
+    assert [(section.name, section.words) for section in sections(path)] == [
+        ("opening", 2), ("First", 2 + 2), ("Second", 2 + 1)]  # "##" is a word
+
+
+def test_each_further_attempt_at_an_exercise_runs_its_cell_again(tmp_path):
+    """The capstone's cell holds two starters and pretrains each time it runs: expected attempts 2 (a
+    function) and 1.5 (a one-line function), so the cell runs 1 + 1 + 0.5 times; the section counts its first
+    run as compute and the rest as reruns."""
+    cell = _timed_cell("10:00:00", 30.0)
+    cell.source = ("def my_aps_reward(phi, w, h, k):\n    raise NotImplementedError  # yours\n\n\n"
+                   "def my_vmf_loss(phi, w):\n    raise NotImplementedError  # yours\n")
+    assert exercises.APS_REWARD.attempts == 2 and exercises.VMF_LOSS.attempts == 1.5
+    assert exercise_minutes(cell) == pytest.approx(exercises.APS_REWARD.minutes + exercises.VMF_LOSS.minutes
+                                                   + 2.5 * 30 / 60)
+    assert exercise_minutes(_timed_cell("10:00:00", 30.0)) == 0
+    path = tmp_path / "capstone.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("## Capstone"), cell]), path)
+    (section,) = sections(path)
+    assert (section.seconds, section.reruns) == (30.0, 45.0)
+    assert section.minutes == pytest.approx(section.words / WORDS_PER_MINUTE + exercise_minutes(cell))
+
+
+def test_the_time_model_agrees_with_the_timed_read_of_the_course():
+    """The one timed read of the course, a learner's read of all 22 notebooks recorded in issue 58: "1,061
+    minutes (17.7 h) stated; a learner's estimate 18.5-27.5 h (~23 h). Dense verdict output reads at 50-60
+    words a minute, not 100; the n-step target takes 25-45 minutes, the capstone with retraining 20-35." The
+    model's course total, its n-step target (04a's exercise) and its capstone (04d's two functions, each run
+    of the cell pretraining again) must fall in the learner's ranges."""
+    total = sum(study_minutes(source.with_suffix(".ipynb")) for source in SOURCES)
+    assert 18.5 * 60 <= total <= 27.5 * 60, f"{total / 60:.1f} hours"
+
+    def exercise_cell(name: str, exercise: str):
+        (cell,) = [cell for cell in nbformat.read(NOTEBOOK_DIR / f"{name}.ipynb", as_version=4).cells
+                   if cell.cell_type == "code" and f"def my_{exercise}(" in cell.source]
+        return cell
+
+    n_step = exercise_minutes(exercise_cell("04a_aps_algorithm", "sf_td_target"))
+    assert 25 <= n_step <= 45, n_step
+    capstone = exercise_minutes(exercise_cell("04d_capstone", "aps_reward"))
+    assert 20 <= capstone <= 35, capstone
+    assert capstone > exercises.APS_REWARD.minutes + exercises.VMF_LOSS.minutes  # its retraining counted
 
 
 @pytest.mark.parametrize("equation, steps", [
@@ -1061,8 +1115,7 @@ def test_the_course_page_states_each_notebooks_recorded_compute_and_each_is_with
 def test_the_course_table_and_each_opening_give_the_measured_study_time(page):
     """The course table (the README's and the course page's) states each notebook's study time as
     `study_minutes` computes it from the committed notebook, each row linking to the notebook, and the total
-    as the sum of the rows as stated; every notebook's opening says how long it takes, the same number, and
-    none takes more than MAX_STUDY_MINUTES."""
+    as the sum of the rows as stated; every notebook's opening says how long it takes, the same number."""
     text = page.read_text()
     found = re.findall(r"^\| \[`(\w+)`\]\(([^)]+)\) \|.*\| (\d+) min \|$", text, re.MULTILINE)
     rows = {name: minutes for name, _, minutes in found}
@@ -1077,4 +1130,3 @@ def test_the_course_table_and_each_opening_give_the_measured_study_time(page):
         stated = STATED_TIME.search(source.read_text())
         assert stated, f"{source.stem} does not say how long it takes (**How long.** About N minutes ...)"
         assert stated[2] == str(round(minutes)), (source.stem, minutes)  # python -m ... --write-times
-        assert round(minutes) <= MAX_STUDY_MINUTES, f"{source.stem} takes {minutes:.0f} minutes: split it"
