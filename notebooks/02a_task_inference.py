@@ -103,6 +103,8 @@ print(f"VISR pretrained on {', '.join(levels)}: {pretrain_steps:,} reward-free e
 # %% [markdown]
 # ## Task inference by least squares
 #
+# *About 37 minutes.*
+#
 # A new task arrives as a reward, here the level's +1 per key and +10 at the target. If it were
 # linear in the features, r(s') = φ(s')ᵀw, then Q(s, a, w) = ψ(s, a, w)ᵀw would be that task's
 # value. So collect N transitions (the pretrained skills with random w), stack the rows φ(s') into
@@ -220,6 +222,8 @@ plt.show()
 #
 #
 # ## What this run found
+#
+# *About 1 minute.*
 
 # %%
 for level in levels:
@@ -229,6 +233,8 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 
 # %% [markdown]
 # ## Summary
+#
+# *About 1 minute.*
 #
 # * A task is a direction w found by least squares, rewards regressed *on* the features:
 #   $w \propto (\Phi^\top \Phi)^{-1} \Phi^\top r$, the rows of $\Phi$ the $\phi(s')$ of data paid $r$.

@@ -97,6 +97,8 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 # %% [markdown]
 # ## Capstone: APS on a reward you wrote
 #
+# *About 54 minutes.*
+#
 # Write the two functions:
 #
 # * `my_aps_reward(phi, w, h, k)`: Eq. 6 with both weights 1, for a batch of $B$ reached states whose
@@ -221,6 +223,8 @@ plt.show()
 # %% [markdown]
 # ## The distance normaliser: a weight in disguise
 #
+# *About 7 minutes.*
+#
 # The capstone trains without the running normaliser of the authors' code, which divides each neighbour
 # distance by the running mean $m$ of all neighbour distances so far:
 # $\log\big(1 + \frac{1}{k} \sum_j \lVert h_i - h_j \rVert / m\big)$. The library's APS keeps it. The next
@@ -267,6 +271,8 @@ print(normaliser_verdict)
 # %% [markdown]
 # ## What this run found
 #
+# *About 2 minutes.*
+#
 # Each line below is computed from an output above.
 
 # %%
@@ -279,6 +285,8 @@ print(f"* {normaliser_verdict}")
 
 # %% [markdown]
 # ## Summary
+#
+# *About 3 minutes.*
 #
 # * You wrote APS's reward (Eq. 6) and vMF loss (Eq. 5) and trained APS on them; a judge looked at the
 #   agents on the deep level, on three seeds: does each explore beyond a control trained on its seed

@@ -131,6 +131,8 @@ def probe(variants):
 # %% [markdown]
 # ## Exercise 3: feature dimension d
 #
+# *About 14 minutes.*
+#
 # **Hypothesis.** With more dimensions, $\phi$ can express more tasks linearly, so the level's own reward
 # (keys and target) should be fitted better: a higher $R^2$ of $r \approx \phi(s')^\top c$. But $\phi$
 # lives on the unit sphere, so each coordinate shrinks as $d$ grows: a unit vector spread evenly over $d$
@@ -168,6 +170,8 @@ print("1/sqrt(d):", ", ".join(f"d={d}: {1 / np.sqrt(d):.3f}" for d in feature_di
 # </details>
 #
 # ## Exercise 4: exploitation vs exploration weights
+#
+# *About 17 minutes.*
 #
 # **Hypothesis.** The intrinsic reward is
 #
@@ -220,6 +224,8 @@ assert identical
 #
 # ## Exercise 5: find the silent bug
 #
+# *About 11 minutes.*
+#
 # A colleague asks a follow-up question: *does k matter more when exploration has to work without the
 # task term's help?* They meant to start from one variant of Exercise 4 and vary k:
 
@@ -261,6 +267,8 @@ assert all(len(values) == 1 for values in flat.values())
 # </details>
 #
 # ## Summary
+#
+# *About 4 minutes.*
 #
 # - More feature dimensions let $\phi$ express the level's sparse reward better, and each coordinate
 #   shrinks towards $1/\sqrt{d}$ on the unit sphere; $R^2$ far below 1 need not stop zero-shot success.

@@ -121,6 +121,8 @@ print(f"default budget of one full run: {DEFAULT_PRETRAIN_STEPS:,} pretraining +
 # %% [markdown]
 # ## Exercise 6: scalar vs vector successor-feature loss, GPI on and off
 #
+# *About 18 minutes.*
+#
 # These two choices act only through $\psi$ when the agent acts on a task. A key level offers one task
 # and a yes-or-no outcome per episode; the zero-shot transfer benchmark offers many tasks per pretraining
 # and a graded score, so this exercise uses it: pretrain on the open maze `open10` without reward, then
@@ -180,6 +182,8 @@ for loss in ("vector", "scalar"):
 # </details>
 #
 # ## Exercise 7: X → Y in miniature (optional)
+#
+# *About 17 minutes.*
 #
 # Optional: with two seeds it is a sketch, not a test, and it is the most expensive cell here.
 #
@@ -243,6 +247,8 @@ print(f"the X -> Y runs have the budget and configuration of the committed runs:
 #
 # ## Exercise 8: VISR vs APS at zero-shot transfer, open room and four rooms
 #
+# *About 17 minutes.*
+#
 # **Hypothesis.** APS explores more than VISR while keeping VISR's task inference, so after the same
 # reward-free pretraining its zero-shot transfer to new reward maps should be at least as good, and the
 # gap should be larger in the four-room maze, where covering the rooms takes exploration.
@@ -299,6 +305,8 @@ for maze in ("open10", "fourroom"):
 # </details>
 #
 # ## Summary
+#
+# *About 4 minutes.*
 #
 # - Graded scores over many tasks measure what a key level's yes-or-no outcome cannot: here, what the
 #   successor-feature loss and GPI change once the agent acts on a task.

@@ -153,6 +153,8 @@ def class_scores(table, level, keys, phase="finetuned"):
 # %% [markdown]
 # ## Where each method wins, class by class
 #
+# *About 18 minutes.*
+#
 # The committed study (`results/task_families/`, `docs/studies.md`): 64k reward-free pretraining steps, then
 # per task 16k steps of the skills under random $w$ to identify the task (VISR, APS), and 8k steps of
 # fine-tuning from epsilon 0.3; 10 seeds. A task class is the tasks needing the same number of keys: the
@@ -229,6 +231,8 @@ else:
 #
 # ## Live: one seed of the study on `easy`
 #
+# *About 9 minutes.*
+#
 # The library's protocol, `task_families.run_family_rows`: pretrain once, then for every task of the family
 # identify $w$ (VISR, APS), evaluate zero-shot, fine-tune a copy and evaluate it. Only the default fine-tuning
 # protocol runs here (the study also ran two others). At the study's budgets and settings the rows should be
@@ -275,6 +279,8 @@ else:
 
 # %% [markdown]
 # ## The measured ceiling, and the variant that lifts it
+#
+# *About 18 minutes.*
 #
 # At the study's budgets the paper's APS wins no class. Two measurements on `deep` say where its ceiling
 # lies: **coverage**, the share of the level's (position, keys held) states visited while pretraining; and
@@ -359,6 +365,8 @@ for steps in (256_000, 1_000_000):
 
 # %% [markdown]
 # ## The held-out test
+#
+# *About 17 minutes.*
 #
 # A win found where it was looked for proves little, so the variants were tested where no one had looked,
 # under a protocol committed before any run (`docs/preregistration/held_out.md`): two new levels (`detour`,
@@ -453,6 +461,8 @@ for part in ("detour-256k", "detour-1m"):
 
 # %% [markdown]
 # ## Summary: one story
+#
+# *About 3 minutes.*
 #
 # * **VISR** (task inference): fine-tuned, it beats APT on every level's one-key tasks; zero-shot, APS stays
 #   behind it.

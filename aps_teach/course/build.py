@@ -343,7 +343,8 @@ def times_table(names: list[str]) -> str:
         lines += [f"  {section.minutes:5.1f} min  {section.words:5,} words  {section.printed:5,} printed  "
                   f"{section.figures} figures  {section.predictions} predictions  {section.explanations} "
                   f"explain-its  {section.equations} equations ({section.steps} steps)  "
-                  f"{section.exercises} exercises ({section.exercise_minutes:.0f} min)  "
+                  f"{section.exercises} exercises ({section.exercise_minutes:.0f} min, reruns "
+                  f"{section.reruns:.0f} s)  "
                   f"{section.seconds:6.1f} s  {section.name}"
                   for section in found]
     return "\n".join(lines)
@@ -359,32 +360,80 @@ TOTAL = re.compile(r"In\s+all,\s+\d+\s+minutes,\s+about\s+[\d.]+\s+hours\.")
 """A course table's total."""
 
 
+def section_time(minutes: float) -> str:
+    """The line `write_times` writes under a section's heading: its study time, rounded, at least a minute."""
+    whole = max(1, round(minutes))
+    return f"*About {whole} minute{'' if whole == 1 else 's'}.*"
+
+
+def _with_section_times(lines: list[str], times: list[str], comment: str) -> list[str]:
+    """`lines` of markdown (each after `comment`, "# " in a .py) with `times.pop(0)` written under each `## `
+    heading, a blank line between, in place of the one written before."""
+    blank, heading = comment.rstrip(), f"{comment}## "
+    edited: list[str] = []
+    index = 0
+    while index < len(lines):
+        edited.append(lines[index])
+        index += 1
+        if edited[-1].startswith(heading):
+            if not times:
+                raise ValueError(f"more `## ` headings than sections, at {edited[-1]!r}")
+            if index + 1 < len(lines) and lines[index] == blank and SECTION_TIME.match(
+                    lines[index + 1].removeprefix(comment)):
+                index += 2
+            edited += [blank, comment + times.pop(0)]
+    return edited
+
+
+def _py_with_section_times(text: str, times: list[str]) -> str:
+    """A py:percent source with `_with_section_times` applied to its markdown cells only."""
+    edited: list[str] = []
+    markdown: list[str] | None = None  # the lines of the markdown cell being read
+    for line in text.split("\n"):
+        if line.startswith("# %%") and markdown is not None:
+            edited += _with_section_times(markdown, times, "# ")
+            markdown = None
+        if markdown is not None:
+            markdown.append(line)
+        else:
+            edited.append(line)
+            if line.startswith("# %% [markdown]"):
+                markdown = []
+    return "\n".join(edited + _with_section_times(markdown or [], times, "# "))
+
+
 def write_times(root: Path = NOTEBOOK_DIR.parent, tables: tuple[str, ...] = ("README.md", "docs/course.md")
                 ) -> list[Path]:
     """Write each notebook's study time (`study_minutes` of its committed .ipynb, rounded) where the
-    course states it: its opening (`STATED_TIME`, in the .py and the .ipynb alike, one number for another,
-    so the words counted do not change), and each row (`TABLE_ROW`) and the total (`TOTAL`, the rows' sum)
-    of the course tables under `root`. Returns the files changed."""
-    minutes = {path.stem: round(study_minutes(path.with_suffix(".ipynb")))
-               for path in sources(root / "notebooks")}
+    course states it: its opening (`STATED_TIME`, one number for another, so the words counted do not
+    change) and under each `## ` heading its section's (`section_time`, a line not counted: `uncounted`), in
+    the .py and the .ipynb alike; and each row (`TABLE_ROW`) and the total (`TOTAL`, the rows' sum) of the
+    course tables under `root`. Returns the files changed."""
+    found = {path.stem: [_section(*part) for part in _split(path.with_suffix(".ipynb"))]
+             for path in sources(root / "notebooks")}
+    minutes = {name: round(sum(section.minutes for section in parts)) for name, parts in found.items()}
     changed = []
 
     def stated(text: str, name: str) -> str:
         return STATED_TIME.sub(lambda match: f"{match[1]}{minutes[name]}{match[3]}", text)
 
-    for name in minutes:
+    for name, parts in found.items():
+        times = [section_time(section.minutes) for section in parts[1:]]  # parts[0]: the opening
         source = root / "notebooks" / f"{name}.py"
         paired = source.with_suffix(".ipynb")
         notebook = nbformat.read(paired, as_version=4)
-        edited = [cell for cell in notebook.cells if cell.cell_type == "markdown"
-                  and stated(cell.source, name) != cell.source]
-        for cell in edited:
-            cell.source = stated(cell.source, name)
-        if edited:
+        left, right = list(times), list(times)  # each heading takes the next
+        for cell in notebook.cells:
+            if cell.cell_type == "markdown":
+                cell.source = "\n".join(_with_section_times(stated(cell.source, name).split("\n"), left, ""))
+        text = _py_with_section_times(stated(source.read_text(), name), right)
+        if left or right:
+            raise ValueError(f"{source.name} has fewer `## ` headings in markdown cells than {paired.name}")
+        if notebook != nbformat.read(paired, as_version=4):
             nbformat.write(notebook, paired)
             changed.append(paired)
-        if stated(source.read_text(), name) != source.read_text():
-            source.write_text(stated(source.read_text(), name))
+        if text != source.read_text():
+            source.write_text(text)
             changed.append(source)
     total = sum(minutes.values())
     for table in tables:

@@ -29,6 +29,7 @@ from aps_teach.course.build import (
     install_cell,
     install_requirement,
     out_of_sync,
+    section_time,
     sections,
     sources,
     study_minutes,
@@ -1098,6 +1099,54 @@ def test_write_times_states_the_models_minutes_in_the_opening_and_the_tables(tmp
     assert out_of_sync(folder / "00_a_notebook.py") is None
     assert (tmp_path / "README.md").read_text() == f"{row} 5 min |\n\nIn all, 5 minutes, about 0.1 hours.\n"
     assert write_times(tmp_path, tables=("README.md",)) == []
+
+
+def test_write_times_writes_each_sections_time_under_its_heading_in_both_files(tmp_path):
+    """A tiny pair with three sections, one heading in the middle of a cell and one with a stale time: each
+    `## ` heading gets its section's minutes on the line below it (the stale one replaced, not doubled), the
+    .py and the .ipynb alike and in sync, the counts unchanged, and a second call changes nothing."""
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    opening = "# 00 · A notebook\n\n**How long.** About MINUTES minutes of study: " + "word " * 200
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell(opening),
+        nbformat.v4.new_markdown_cell("## First\n\n" + "read " * 300),
+        _timed_cell("10:00:00", 30.0),
+        nbformat.v4.new_markdown_cell("More of the first.\n\n## Second\n\n*About 99 minutes.*\n\nshort"),
+        nbformat.v4.new_markdown_cell("## Third\n\n**Explain it.** Why?"),
+    ])
+    notebook.metadata["jupytext"] = {"formats": "ipynb,py:percent"}
+    jupytext.write(notebook, folder / "00_a_notebook.py", fmt="py:percent")
+    nbformat.write(notebook, folder / "00_a_notebook.ipynb")
+    (tmp_path / "README.md").write_text("")
+    before = sections(folder / "00_a_notebook.ipynb")
+    assert [section.name for section in before] == ["opening", "First", "Second", "Third"]
+    assert [section_time(section.minutes) for section in before[1:]] == [  # 307 words, 30 s; 3; "Explain it"
+        "*About 4 minutes.*", "*About 1 minute.*", "*About 2 minutes.*"]
+    changed = write_times(tmp_path, tables=("README.md",))
+    assert sorted(path.name for path in changed) == ["00_a_notebook.ipynb", "00_a_notebook.py"]
+    assert sections(folder / "00_a_notebook.ipynb") == before  # the lines written are not counted
+    source = (folder / "00_a_notebook.py").read_text()
+    assert "# ## First\n#\n# *About 4 minutes.*\n#\n# read read" in source
+    assert "# ## Second\n#\n# *About 1 minute.*\n#\n# short" in source and "99" not in source
+    assert source.endswith("# ## Third\n#\n# *About 2 minutes.*\n#\n# **Explain it.** Why?\n")
+    assert "**How long.** About 8 minutes of study" in source  # 3.57 + 0.03 + 2.05 and the opening's 2.11
+    assert out_of_sync(folder / "00_a_notebook.py") is None
+    cells = nbformat.read(folder / "00_a_notebook.ipynb", as_version=4).cells
+    assert cells[3].source == "More of the first.\n\n## Second\n\n*About 1 minute.*\n\nshort"
+    assert write_times(tmp_path, tables=("README.md",)) == []
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
+def test_each_section_states_its_time_under_its_heading(source):
+    """Under each `## ` heading, the line "*About N minutes.*" gives the model's time of that section
+    (`python -m aps_teach.course.build --write-times` writes it; the .ipynb agrees, the pair in sync)."""
+    text = source.read_text()
+    stated = re.findall(r"^# ## .*\n#\n# (\*About \d+ minutes?\.\*)$", text, re.MULTILINE)
+    found = sections(source.with_suffix(".ipynb"))
+    headed = found[1:] if found[0].name == "opening" else found
+    assert len(re.findall(r"^# ## ", text, re.MULTILINE)) == len(stated) == len(headed)
+    assert stated == [section_time(section.minutes) for section in headed]
 
 
 def test_the_course_page_states_each_notebooks_recorded_compute_and_each_is_within_ten_minutes():
