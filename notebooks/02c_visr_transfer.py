@@ -25,6 +25,8 @@
 # * score a zero-shot policy between a random policy (0) and the optimum (1), both exact by
 #   dynamic programming, and set one painted task beside the committed transfer benchmark.
 #
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
 # **How long.** About 36 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and painting a task; under a minute of compute in teaching mode on a 2-core CPU (longer on a
 # busy machine). It follows notebooks 02 and 02a (VISR's discriminator, skills, task inference) and 02b

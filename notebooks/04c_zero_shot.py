@@ -27,6 +27,8 @@
 # zero-shot loss on the easy level holds. (Painting a task of your own on a maze is notebook 02c's;
 # its painter takes any learner, APS's too.)
 #
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
 # **How long.** About 68 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and about a minute of compute on a 2-core CPU in teaching mode, longer on a busy machine (the
 # last cell prints this run's time).

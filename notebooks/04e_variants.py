@@ -28,6 +28,8 @@
 # live and in the committed studies; read what the task-family study and its pre-registered test on held-out
 # levels say of the variants.
 #
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
 # **How long.** About 66 minutes of study: reading what it says and prints, its figure and questions, one
 # exercise, and about a minute of CPU in teaching mode.
 

@@ -29,6 +29,8 @@
 # as a mean with a 95% interval, a dot for every run and a verdict computed from the numbers; test whether
 # APS's shared encoder and its number of neighbours $k$ matter, and read a null result for what it is.
 #
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
 # **How long.** About 55 minutes of study: reading what it says and prints, its figures and questions, two
 # exercises and their sweeps, about 1.5 minutes of CPU in teaching mode, about a minute of wall time on two
 # free cores and several on a busy machine (the last cell prints this run's wall and CPU time). Sweep

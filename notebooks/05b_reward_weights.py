@@ -24,6 +24,8 @@
 # exact agreement between variants as a check (APS with no exploration term reproduces VISR to the last
 # digit) and as a symptom (a disconnected knob); find a silent bug in a sweep.
 #
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
 # **How long.** About 52 minutes of study: reading what it says and prints, its figures and questions,
 # three exercises and their sweeps, about 2.5 minutes of CPU in teaching mode, 1–2 minutes of wall time
 # on two free cores and several on a busy machine (the last cell prints this run's wall and CPU time).

@@ -27,6 +27,8 @@
 # miniature and say what two seeds can settle; compare VISR's and APS's zero-shot transfer to new reward
 # maps, and diagnose what limits it.
 #
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
 # **How long.** About 62 minutes of study: what it says and prints, its figures and questions, three
 # exercises and their sweeps, about 3 minutes of CPU in teaching mode, 1–2 minutes of wall time on two
 # free cores, most of it the X → Y study (the last cell prints this run's). Sweep results are kept on

@@ -33,6 +33,8 @@
 # authors' n-step intrinsic reward with the exact sum; and size the **conv encoder** against the
 # gridworld's.
 #
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
 # **How long.** About 37 minutes of study: reading what it says and prints and its figures; a few
 # seconds of compute.
 

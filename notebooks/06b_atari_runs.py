@@ -23,6 +23,8 @@
 # transitions**; run the pipeline with `run_atari_sweep` and read its learning curves and **zero-shot**
 # and **fine-tuned scores**; and **launch a GPU run** and point this notebook at its results.
 #
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
 # **How long.** About 50 minutes of study: reading what it says and prints, its figures and the
 # exercise; about a minute of compute on a 2-core CPU in teaching mode, most of it the live Breakout sweep,
 # longer on a busy machine.

@@ -24,6 +24,8 @@
 # coverage and visitation entropy; say what a claim that "holds" only because every interval touches 0 is
 # worth; name the mechanisms measured behind the verdicts; and read the paper's Atari aggregates critically.
 #
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
 # **How long.** About 31 minutes of study: reading what it says and prints, a prediction; seconds of
 # compute (it reads committed results only).
 #

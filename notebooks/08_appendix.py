@@ -26,6 +26,8 @@
 # with the committed file row by row and read a mismatch for what it is; write a sweep of `RunSpec`s with
 # overrides and resume it.
 #
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
 # **How long.** About 26 minutes of study: reading what it says and prints, its figures, predictions and
 # questions; under a minute of compute on a 2-core CPU in teaching mode (the last cell prints this run's
 # time).

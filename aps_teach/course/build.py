@@ -193,9 +193,20 @@ EXERCISE_STARTER = re.compile(r"^def my_(\w+)\(.*\):\n    raise NotImplementedEr
 """An exercise's starter in a notebook: `def my_<name>(...):` whose body raises NotImplementedError."""
 SECTION_TIME = re.compile(r"^\*About \d+ minutes?\.\*$", re.MULTILINE)
 """The line under a `## ` heading that states its section's study time (`write_times` writes it there)."""
-DEEP_DIVE = "**A deep dive**, off the course's core path (VISR → APT → APS → capstone → synthesis)."
-"""The sentence that opens the paragraph before a deep dive's "**How long.**" (`write_times` writes it
-into every notebook not on `CORE_PATH`)."""
+CORE_PATH = ("00_gridworlds", "01_successor_features", "02_visr", "02a_task_inference",
+             "02b_visr_adaptation", "03_apt", "03b_apt_gridworlds", "04_aps", "04a_aps_algorithm",
+             "04b_aps_gridworlds", "04d_capstone", "07_synthesis")
+"""The notebooks of the course's core path, VISR → APT → APS → capstone → synthesis: the levels and the
+successor features the methods stand on (00, 01); each method derived (02 and 02a, 03, 04 and 04a) and run on
+the gridworlds (02b, 03b, 04b); the capstone (04d); the synthesis (07). About two working days of study under
+the time model (`write_times` writes its total into the course tables). Every other notebook is a deep dive,
+marked so in its opening (`DEEP_DIVE`), as Neuromatch marks its bonus sections: VISR's transfer to painted
+tasks (02c), where zero-shot success gets lost (04c), the variants beyond the paper (04e), the ablations (05,
+05b, 05c), Atari (06, 06b), the paper's claims decided (07b) and the engineering appendix (08)."""
+DEEP_DIVE = ("**Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first "
+             "pass.")
+"""The paragraph before a deep dive's "**How long.**" (`write_times` writes it into the opening of every
+notebook not on `CORE_PATH`, and takes it out of one that is)."""
 
 
 @dataclass(frozen=True)
@@ -354,10 +365,35 @@ STATED_TIME = re.compile(r"(\*\*How[\s#]+long\.\*\*[\s#]+About[\s#]+)(\d+|MINUTE
                          r"([\s#]+minutes[\s#]+of[\s#]+study)")
 """Where a notebook's opening states its study time ("MINUTES" before it was first measured), in its
 markdown or in its .py, where a line break inside it continues after "# "."""
-TABLE_ROW = re.compile(r"^(\| \[`(\w+)`\]\([^)]+\) \|.*\| )(\d+)( min \|)$", re.MULTILINE)
-"""A row of a course table: the notebook's name, then its study time in the last column."""
+TABLE_ROW = re.compile(r"^(\| \[`(\w+)`\]\([^)]+\) \| )(core|deep dive)( \|.*\| )(\d+)( min \|)$",
+                       re.MULTILINE)
+"""A row of a course table: the notebook's name, "core" or "deep dive" (`CORE_PATH`), what it teaches, its
+study time."""
 TOTAL = re.compile(r"In\s+all,\s+\d+\s+minutes,\s+about\s+[\d.]+\s+hours\.")
 """A course table's total."""
+CORE_TOTAL = re.compile(r"The\s+core\s+path\s+takes\s+\d+\s+minutes,\s+about\s+[\d.]+\s+hours;\s+the\s+deep"
+                        r"\s+dives\s+\d+\s+minutes,\s+about\s+[\d.]+\s+hours\.")
+"""A course table's split of its total between `CORE_PATH` and the deep dives."""
+
+
+def core_total(minutes: dict[str, int], core: tuple[str, ...] = CORE_PATH) -> str:
+    """The sentence `CORE_TOTAL` matches, from each notebook's rounded minutes."""
+    on = sum(value for name, value in minutes.items() if name in core)
+    off = sum(minutes.values()) - on
+    return (f"The core path takes {on} minutes, about {on / 60:.1f} hours; the deep dives {off} minutes, "
+            f"about {off / 60:.1f} hours.")
+
+
+def with_deep_dive(text: str, deep: bool, comment: str = "") -> str:
+    """`text` (a notebook's markdown, or its .py with `comment` "# ") with the paragraph `DEEP_DIVE` before
+    its first "**How long.**" when `deep`, without it otherwise."""
+    blank = comment.rstrip()
+    text = text.replace(f"{comment}{DEEP_DIVE}\n{blank}\n", "")
+    if not deep:
+        return text
+    paragraph = f"{comment}{DEEP_DIVE}\n{blank}\n"
+    return re.sub(rf"^{re.escape(comment)}\*\*How long\.\*\*", lambda match: paragraph + match[0], text,
+                  count=1, flags=re.MULTILINE)
 
 
 def section_time(minutes: float) -> str:
@@ -402,19 +438,22 @@ def _py_with_section_times(text: str, times: list[str]) -> str:
     return "\n".join(edited + _with_section_times(markdown or [], times, "# "))
 
 
-def write_times(root: Path = NOTEBOOK_DIR.parent, tables: tuple[str, ...] = ("README.md", "docs/course.md")
-                ) -> list[Path]:
+def write_times(root: Path = NOTEBOOK_DIR.parent, tables: tuple[str, ...] = ("README.md", "docs/course.md"),
+                core: tuple[str, ...] = CORE_PATH) -> list[Path]:
     """Write each notebook's study time (`study_minutes` of its committed .ipynb, rounded) where the
     course states it: its opening (`STATED_TIME`, one number for another, so the words counted do not
     change) and under each `## ` heading its section's (`section_time`, a line not counted: `uncounted`), in
-    the .py and the .ipynb alike; and each row (`TABLE_ROW`) and the total (`TOTAL`, the rows' sum) of the
-    course tables under `root`. Returns the files changed."""
+    the .py and the .ipynb alike, with the paragraph `DEEP_DIVE` in the opening of each notebook not on `core`
+    (not counted either); and in the course tables under `root`, each row (`TABLE_ROW`: its path, core or
+    deep dive, and its minutes), the total (`TOTAL`, the rows' sum) and its split between the core path and
+    the deep dives (`CORE_TOTAL`). Returns the files changed."""
     found = {path.stem: [_section(*part) for part in _split(path.with_suffix(".ipynb"))]
              for path in sources(root / "notebooks")}
     minutes = {name: round(sum(section.minutes for section in parts)) for name, parts in found.items()}
     changed = []
 
-    def stated(text: str, name: str) -> str:
+    def stated(text: str, name: str, comment: str = "") -> str:
+        text = with_deep_dive(text, name not in core, comment)
         return STATED_TIME.sub(lambda match: f"{match[1]}{minutes[name]}{match[3]}", text)
 
     for name, parts in found.items():
@@ -426,7 +465,7 @@ def write_times(root: Path = NOTEBOOK_DIR.parent, tables: tuple[str, ...] = ("RE
         for cell in notebook.cells:
             if cell.cell_type == "markdown":
                 cell.source = "\n".join(_with_section_times(stated(cell.source, name).split("\n"), left, ""))
-        text = _py_with_section_times(stated(source.read_text(), name), right)
+        text = _py_with_section_times(stated(source.read_text(), name, "# "), right)
         if left or right:
             raise ValueError(f"{source.name} has fewer `## ` headings in markdown cells than {paired.name}")
         if notebook != nbformat.read(paired, as_version=4):
@@ -438,8 +477,10 @@ def write_times(root: Path = NOTEBOOK_DIR.parent, tables: tuple[str, ...] = ("RE
     total = sum(minutes.values())
     for table in tables:
         path = root / table
-        text = TABLE_ROW.sub(lambda match: f"{match[1]}{minutes[match[2]]}{match[4]}", path.read_text())
+        text = TABLE_ROW.sub(lambda match: f"{match[1]}{'core' if match[2] in core else 'deep dive'}"
+                             f"{match[4]}{minutes[match[2]]}{match[6]}", path.read_text())
         text = TOTAL.sub(f"In all, {total} minutes, about {total / 60:.1f} hours.", text)
+        text = CORE_TOTAL.sub(core_total(minutes, core), text)
         if text != path.read_text():
             path.write_text(text)
             changed.append(path)

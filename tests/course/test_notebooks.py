@@ -11,6 +11,7 @@ import pytest
 
 from aps_teach.course import exercises
 from aps_teach.course.build import (
+    CORE_PATH,
     DEEP_DIVE,
     EXERCISE_STARTER,
     MINUTES_PER_EQUATION,
@@ -24,6 +25,7 @@ from aps_teach.course.build import (
     STATED_TIME,
     WORDS_PER_MINUTE,
     Section,
+    core_total,
     derivation_steps,
     exercise_minutes,
     install_cell,
@@ -1079,8 +1081,10 @@ def test_an_exercise_of_an_unknown_kind_is_refused():
 
 
 def test_write_times_states_the_models_minutes_in_the_opening_and_the_tables(tmp_path):
-    """A notebook pair whose opening says MINUTES and a table row and total that are stale: written, all
-    three give the model's count, the pair stays in sync, and a second call changes nothing."""
+    """A notebook pair whose opening says MINUTES and a table row, total and core split that are stale:
+    written, all give the model's count, the notebook (not on the core path) says it is a deep dive before
+    "**How long.**", the row says "deep dive", the pair stays in sync, and a second call changes nothing; put
+    on the core path, the notebook loses the sentence and the row says "core"."""
     folder = tmp_path / "notebooks"
     folder.mkdir()
     opening = "# 00 · A notebook\n\n**How long.** About MINUTES minutes of\nstudy: " + "word " * 380
@@ -1089,16 +1093,28 @@ def test_write_times_states_the_models_minutes_in_the_opening_and_the_tables(tmp
     notebook.metadata["jupytext"] = {"formats": "ipynb,py:percent"}
     jupytext.write(notebook, folder / "00_a_notebook.py", fmt="py:percent")
     nbformat.write(notebook, folder / "00_a_notebook.ipynb")
-    row = "| [`00_a_notebook`](notebooks/00_a_notebook.ipynb) | it |"
-    (tmp_path / "README.md").write_text(f"{row} 3 min |\n\nIn all, 3 minutes,\nabout 0.1 hours.\n")
-    minutes = round(study_minutes(folder / "00_a_notebook.ipynb"))
+    row = "| [`00_a_notebook`](notebooks/00_a_notebook.ipynb) | {} | it | {} min |"
+    split = "The core path takes {} minutes, about {} hours; the deep dives {} minutes, about {} hours."
+    (tmp_path / "README.md").write_text(f"{row.format('core', 3)}\n\nIn all, 3 minutes,\nabout 0.1 hours. "
+                                        f"{split.format(3, 0.1, 0, 0.0)}\n")
+    before = study_minutes(folder / "00_a_notebook.ipynb")
+    minutes = round(before)
     assert minutes == round((len(opening.split()) + 1) / WORDS_PER_MINUTE + 0.75) == 5  # its words and 45 s
     changed = write_times(tmp_path, tables=("README.md",))
     assert sorted(path.name for path in changed) == ["00_a_notebook.ipynb", "00_a_notebook.py", "README.md"]
-    assert "**How long.** About 5 minutes of\n# study" in (folder / "00_a_notebook.py").read_text()
+    written = (folder / "00_a_notebook.py").read_text()
+    assert f"# {DEEP_DIVE}\n#\n# **How long.** About 5 minutes of\n# study" in written
     assert out_of_sync(folder / "00_a_notebook.py") is None
-    assert (tmp_path / "README.md").read_text() == f"{row} 5 min |\n\nIn all, 5 minutes, about 0.1 hours.\n"
+    assert study_minutes(folder / "00_a_notebook.ipynb") == before  # the sentence is not counted
+    assert (tmp_path / "README.md").read_text() == (f"{row.format('deep dive', 5)}\n\nIn all, 5 minutes, "
+                                                    f"about 0.1 hours. {split.format(0, 0.0, 5, 0.1)}\n")
     assert write_times(tmp_path, tables=("README.md",)) == []
+    changed = write_times(tmp_path, tables=("README.md",), core=("00_a_notebook",))
+    assert sorted(path.name for path in changed) == ["00_a_notebook.ipynb", "00_a_notebook.py", "README.md"]
+    assert DEEP_DIVE not in (folder / "00_a_notebook.py").read_text()
+    assert out_of_sync(folder / "00_a_notebook.py") is None
+    assert row.format("core", 5) in (tmp_path / "README.md").read_text()
+    assert split.format(5, 0.1, 0, 0.0) in (tmp_path / "README.md").read_text()
 
 
 def test_write_times_writes_each_sections_time_under_its_heading_in_both_files(tmp_path):
@@ -1164,18 +1180,40 @@ def test_the_course_page_states_each_notebooks_recorded_compute_and_each_is_with
 def test_the_course_table_and_each_opening_give_the_measured_study_time(page):
     """The course table (the README's and the course page's) states each notebook's study time as
     `study_minutes` computes it from the committed notebook, each row linking to the notebook, and the total
-    as the sum of the rows as stated; every notebook's opening says how long it takes, the same number."""
+    as the sum of the rows as stated, split between the core path and the deep dives; each row says "core"
+    for a notebook of `CORE_PATH`, "deep dive" for any other; every notebook's opening says how long it takes,
+    the same number, and a deep dive's says it is one (`DEEP_DIVE`), just before."""
     text = page.read_text()
-    found = re.findall(r"^\| \[`(\w+)`\]\(([^)]+)\) \|.*\| (\d+) min \|$", text, re.MULTILINE)
-    rows = {name: minutes for name, _, minutes in found}
+    found = re.findall(r"^\| \[`(\w+)`\]\(([^)]+)\) \| (core|deep dive) \|.*\| (\d+) min \|$", text,
+                       re.MULTILINE)
+    rows = {name: minutes for name, _, _, minutes in found}
     assert set(rows) == {source.stem for source in SOURCES} and len(found) == len(SOURCES)
-    for name, link, _ in found:
+    for name, link, path, _ in found:
         assert (page.parent / link).resolve() == NOTEBOOK_DIR / f"{name}.ipynb", (name, link)
-    total = sum(round(study_minutes(source.with_suffix(".ipynb"))) for source in SOURCES)  # the rows' sum
+        assert path == ("core" if name in CORE_PATH else "deep dive"), name
+    minutes = {source.stem: round(study_minutes(source.with_suffix(".ipynb"))) for source in SOURCES}
+    total = sum(minutes.values())  # the rows' sum
     assert f"In all, {total} minutes, about {total / 60:.1f} hours." in " ".join(text.split())
+    assert core_total(minutes) in " ".join(text.split())
     for source in SOURCES:
         minutes = study_minutes(source.with_suffix(".ipynb"))
         assert int(rows[source.stem]) == round(minutes), (source.stem, minutes)
         stated = STATED_TIME.search(source.read_text())
         assert stated, f"{source.stem} does not say how long it takes (**How long.** About N minutes ...)"
         assert stated[2] == str(round(minutes)), (source.stem, minutes)  # python -m ... --write-times
+        deep = f"# {DEEP_DIVE}\n#\n# **How long.**" in source.read_text()
+        assert deep == (source.stem not in CORE_PATH), source.stem
+        assert source.read_text().count(DEEP_DIVE) == deep, source.stem
+
+
+def test_the_core_path_runs_visr_apt_aps_capstone_synthesis_in_about_two_working_days():
+    """The core path (issue 58: "VISR → APT → APS → capstone → synthesis ... that a learner can finish in
+    about two working days, the rest as deep dives"): notebooks that exist, in course order, the five named
+    stages on it, no more than 16 hours under the model, and the deep dives the rest."""
+    order = [source.stem for source in SOURCES]
+    assert list(CORE_PATH) == [name for name in order if name in CORE_PATH]
+    assert len(set(CORE_PATH)) == len(CORE_PATH)
+    assert {"02_visr", "03_apt", "04_aps", "04d_capstone", "07_synthesis"} <= set(CORE_PATH)
+    core = sum(study_minutes(NOTEBOOK_DIR / f"{name}.ipynb") for name in CORE_PATH)
+    assert 8 * 60 <= core <= 16 * 60, f"{core / 60:.1f} hours"
+    assert len(CORE_PATH) < len(SOURCES)
