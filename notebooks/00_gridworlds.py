@@ -26,7 +26,7 @@
 # By the end of this notebook you will know what the agent sees, what it is paid, and — by
 # watching a random policy — what makes each level hard for it.
 #
-# **How long.** About 36 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 42 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and about 20 seconds of compute on a 2-core CPU in teaching mode.
 
 # %%
@@ -83,6 +83,8 @@ fast_mode_banner(FAST)
 # %% [markdown]
 # ## The two levels
 #
+# *About 5 minutes.*
+#
 # A level is ASCII art; this legend is all there is to it (you can pass your own art to
 # `gridworld.make`, and malformed art is refused with a message saying what is wrong):
 
@@ -104,6 +106,8 @@ fig.tight_layout(rect=(0, 0.12, 1, 1))
 
 # %% [markdown]
 # ## What the agent sees, does and is paid
+#
+# *About 8 minutes.*
 #
 # The environments speak the Gymnasium API. An observation is a stack of one-hot planes, one per
 # kind of thing, so every cell is 1 in exactly one plane. Holding a key is visible: its key and
@@ -152,6 +156,8 @@ for ax, level in zip(axes, gridworld.LEVELS, strict=True):
 
 # %% [markdown]
 # ## A random policy
+#
+# *About 25 minutes.*
 #
 # The simplest explorer picks uniformly random actions. How far does it get in
 # `num_episodes` episodes per level? The library collects the visitation counts and how often
@@ -285,6 +291,8 @@ for level in ("hard", "deep"):
 
 #
 # ## Summary
+#
+# *About 1 minute.*
 #
 # * Three levels, each a chain of key-passageway pairs; the agent sees one-hot planes, acts with four
 #   moves, and is paid $r_t = \mathbb{1}[\text{key picked up}] + 10\,\mathbb{1}[\text{target reached}]$,

@@ -30,7 +30,7 @@
 # $\psi$ for a second task, and combines several policies with **generalised policy improvement (GPI)**,
 # which you will write yourself.
 #
-# **How long.** About 48 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 50 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and the exercise; a few seconds of compute.
 #
 # The gridworlds are small enough to do everything exactly, in tables (`aps_teach.grid.tabular`); later
@@ -100,6 +100,8 @@ fast_mode_banner(FAST)
 # %% [markdown]
 # ## Features whose span contains the task
 #
+# *About 1 minute.*
+#
 # On a key-passageway level, take as features the *events* of a move: did it pick up each key, did
 # it reach the target? The evaluation reward (+1 per key, +10 at the target) is then exactly
 # linear in them, with $w = (1, 10)$ on the easy level. We check that against the environment's own
@@ -113,6 +115,8 @@ print("environment reward == phi^T w for every move:", np.allclose(easy.events @
 
 # %% [markdown]
 # ## ψ by temporal differences, checked against direct policy evaluation
+#
+# *About 8 minutes.*
 #
 # $\psi$ obeys a Bellman equation of its own, with $\phi$ in the place of the reward,
 #
@@ -149,6 +153,8 @@ plt.show()
 
 # %% [markdown]
 # ## A second task for free
+#
+# *About 7 minutes.*
 #
 # Now change the task without learning anything: $w = (1, 0)$ pays only for the key. The same $\psi$
 # gives its $Q$ at once, and it again agrees with policy evaluation on that reward. The value maps
@@ -190,6 +196,8 @@ print(f"key held: largest |V| of the key-only task {np.abs(key_values[~no_key]).
 # how far TD has converged (compare the errors printed above). Same $\psi$, two tasks, no new learning.
 #
 # ## Generalised policy improvement
+#
+# *About 23 minutes.*
 #
 # $\psi$ tells us how good *any* policy we have is for *any* task. GPI uses that to act better than
 # each of them: given policies $\pi_1, \dots, \pi_n$ with successor features $\psi_i$, act greedily on
@@ -330,6 +338,8 @@ plt.show()
 
 # %% [markdown]
 # ## Summary
+#
+# *About 1 minute.*
 #
 # * When the reward is linear in features, $r = \phi^\top w$, every policy's value splits into a
 #   task-free part and the task: $Q^\pi(s, a) = \psi^\pi(s, a)^\top w$, with

@@ -28,7 +28,7 @@
 # * say why the discriminator's loss can rise while it gets better, and measure it;
 # * read VISR's pretraining loop written out (optional), checked against the library's weight for weight.
 #
-# **How long.** About 49 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 53 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and about half a minute of compute in teaching mode on a 2-core CPU (longer on a busy
 # machine). Notebook 02a finds a task's w by least squares (an exercise); 02b puts the pretrained agent to
 # work: what its skills do, zero-shot and fine-tuning on the levels' tasks, the paper's Figure 4; 02c gives
@@ -112,6 +112,8 @@ print(f"feature dimension d = {d} | {config.num_envs} envs in lockstep | w redra
 # %% [markdown]
 # ## The discriminator and its reward
 #
+# *About 13 minutes.*
+#
 # VISR has two networks: φ(s), an MLP whose output is divided by its norm so that it lies on the
 # unit sphere in $\mathbb{R}^d$, and ψ(s, a, w), the successor features of *skill w*, the policy
 # greedy on Q(s, a, w) = ψ(s, a, w)ᵀw. While pretraining, every copy of the environment draws a
@@ -161,6 +163,8 @@ for kappa in (1.0, 5.0):
 
 # %% [markdown]
 # ## Pretraining on both levels, without reward
+#
+# *About 24 minutes.*
 #
 # `train.pretrain` runs Algorithm 1 of the paper with VISR's reward in place of APS's: a batch of
 # environments in lockstep, ε-greedy actions on ψ(s, a, w)ᵀw, replayed n-step windows, one
@@ -317,6 +321,8 @@ for level in levels:
 # %% [markdown]
 # ## VISR's pretraining loop, written out (optional)
 #
+# *About 6 minutes.*
+#
 # Optional: `train.pretrain` runs this loop; here it is in plain code on the library's pieces (the env
 # batch, `Learner.act`, `Learner.update`, `NStepReplay`, each round's seeds). Every round resets the envs
 # and each env redraws w on the sphere every `task_resample_every` steps, so every episode starts with a
@@ -386,6 +392,8 @@ print(f"the loop written out: {loop_verdict}")
 
 # %% [markdown]
 # ## What this run found
+#
+# *About 2 minutes.*
 
 # %%
 for level in levels:
@@ -399,6 +407,8 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 
 # %% [markdown]
 # ## Summary
+#
+# *About 3 minutes.*
 #
 # * VISR's φ is a von Mises-Fisher discriminator: log q(w | s') = κ φ(s')ᵀw + const, so one dot
 #   product is both its training signal (Eq. 5) and the skills' reward.

@@ -28,7 +28,7 @@
 # * read the identification data of each level (which rewards the skills reached) and the R² of the fit,
 #   and say why a small R² is no verdict on w.
 #
-# **How long.** About 41 minutes of study: reading what it says and prints, predictions, the exercise,
+# **How long.** About 44 minutes of study: reading what it says and prints, predictions, the exercise,
 # and about half a minute of compute in teaching mode on a 2-core CPU (it pretrains VISR on both levels
 # again, as notebook 02 did). Notebook 02b then acts on each level's task with the identified w.
 
@@ -102,6 +102,8 @@ print(f"VISR pretrained on {', '.join(levels)}: {pretrain_steps:,} reward-free e
 
 # %% [markdown]
 # ## Task inference by least squares
+#
+# *About 37 minutes.*
 #
 # A new task arrives as a reward, here the level's +1 per key and +10 at the target. If it were
 # linear in the features, r(s') = φ(s')ᵀw, then Q(s, a, w) = ψ(s, a, w)ᵀw would be that task's
@@ -220,6 +222,8 @@ plt.show()
 #
 #
 # ## What this run found
+#
+# *About 1 minute.*
 
 # %%
 for level in levels:
@@ -229,6 +233,8 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 
 # %% [markdown]
 # ## Summary
+#
+# *About 1 minute.*
 #
 # * A task is a direction w found by least squares, rewards regressed *on* the features:
 #   $w \propto (\Phi^\top \Phi)^{-1} \Phi^\top r$, the rows of $\Phi$ the $\phi(s')$ of data paid $r$.

@@ -27,7 +27,7 @@
 # * say what fine-tuning can learn from, and why its success can dip before it recovers;
 # * say why VISR solves the easy level zero-shot and why it cannot solve the hard one.
 #
-# **How long.** About 50 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 56 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and 2 to 4 minutes of compute in teaching mode on a 2-core CPU (longer on a busy machine). It
 # follows notebooks 02 and 02a (VISR's discriminator, pretraining and task inference) and recomputes what it
 # needs from them; notebook 02c continues with any task on any maze.
@@ -159,6 +159,8 @@ for level in levels:
 # %% [markdown]
 # ## What a skill does
 #
+# *About 8 minutes.*
+#
 # A skill is a direction w. Draw a few uniformly on the sphere and follow each greedily (ε = 0, no
 # GPI) from the same start cell on the easy level. Do the skills go where their own reward
 # φ(s')ᵀw is high? The maps show that reward for every cell, before the green key is picked up
@@ -210,6 +212,8 @@ for level in levels:
 # target, and only the absorbing target lets the second kind exist at all.
 #
 # ## Zero-shot
+#
+# *About 11 minutes.*
 #
 # With w in hand the agent acts at once, greedily, with GPI over w and a few fresh skills
 # (`train.evaluate`). Both the identified w and the oracle's are tried: if the oracle's fails too,
@@ -269,6 +273,8 @@ for level in levels:
 # </details>
 #
 # ## Fine-tuning
+#
+# *About 12 minutes.*
 #
 # When zero-shot is not enough, train on: `train.finetune` keeps φ frozen and the identified w, and
 # trains ψ(·, ·, w) on the task reward for `finetune_steps` env steps. ε starts at
@@ -344,6 +350,8 @@ print(f"the committed curve dips below its zero-shot value and recovers by the e
 #
 # ## Where VISR never went on the hard level
 #
+# *About 8 minutes.*
+#
 # Each panel is one combination of keys held; a cell is coloured by whether pretraining ever
 # visited it in that combination. The hard task pays on one route: the green key, the purple key, then
 # the upper-right room with the target, the *last room*, open only once both keys are held.
@@ -401,6 +409,8 @@ print("the holes include states the hard task pays for: the last room or the rou
 # ever reached it) and whether a task's w selects that skill, which the zero-shot section tested.
 #
 # ## What this run found
+#
+# *About 1 minute.*
 
 # %%
 for level in levels:
@@ -415,6 +425,8 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 
 # %% [markdown]
 # ## Summary
+#
+# *About 3 minutes.*
 #
 # * A skill w is the greedy policy on ψ(s, a, w)ᵀw, and it earns its own reward φ(s')ᵀw, but that
 #   reward asks for distinguishable, not far: a skill parked in the first room is as identifiable as one

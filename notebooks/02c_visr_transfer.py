@@ -25,7 +25,9 @@
 # * score a zero-shot policy between a random policy (0) and the optimum (1), both exact by
 #   dynamic programming, and set one painted task beside the committed transfer benchmark.
 #
-# **How long.** About 34 minutes of study: reading what it says and prints, its figures, predictions and
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
+# **How long.** About 36 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and painting a task; under a minute of compute in teaching mode on a 2-core CPU (longer on a
 # busy machine). It follows notebooks 02 and 02a (VISR's discriminator, skills, task inference) and 02b
 # (zero-shot
@@ -103,6 +105,8 @@ for name in gridworld.MAZES:
 # %% [markdown]
 # ## Why the networks read centred inputs
 #
+# *About 13 minutes.*
+#
 # The observation is a one-hot board, one channel per kind of object. About 100 of the maze's 800
 # entries (walls, floor) are on in *every* state and only a handful differ between states. Fed raw,
 # the always-on entries dominate every first-layer activation and Adam moves their weights
@@ -164,6 +168,8 @@ print(f"raw boards kept phi's spread over the cells (at least 80% of the centred
 # </details>
 #
 # ## Paint a task
+#
+# *About 17 minutes.*
 #
 # A reward map pays R[cell] at every step for the cell the agent is on; episodes run to the step
 # limit and start anywhere. With a widget frontend (Jupyter, Colab) toggle cells in the grid (each
@@ -256,6 +262,8 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 # </details>
 #
 # ## Summary
+#
+# *About 2 minutes.*
 #
 # * The networks read centred observations on the entries that vary. On raw one-hot boards many of
 #   φ's units die. The verdict lines above say whether the survivors still separated the cells in

@@ -31,7 +31,7 @@
 # * write the kNN particle reward yourself, and name the library's decisions about it (the particle
 #   itself, the exponent, the normaliser).
 #
-# **How long.** About 58 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 63 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and the exercise; a few seconds of compute.
 #
 # **What reproduces from the paper.** The paper states that the particle estimator is
@@ -97,6 +97,8 @@ started = time.perf_counter()
 
 # %% [markdown]
 # ## Entropy from nearest neighbours
+#
+# *About 16 minutes.*
 #
 # Take n samples x_1, …, x_n from an unknown density p on $\mathbb{R}^d$, and let ε_i be the distance
 # from x_i to its k-th nearest *other* sample. The ball of radius ε_i around x_i holds about k of the
@@ -190,6 +192,8 @@ for name in clouds:
 # %% [markdown]
 # ## From the estimator to a reward
 #
+# *About 25 minutes.*
+#
 # Of everything in the estimator only $\frac{d}{n}\sum_i \log\varepsilon_i$ depends on the samples,
 # and it is a sum with **one term per particle**. A particle far from its neighbours contributes a
 # large term, so an agent that keeps reaching states far from the ones it has seen raises the
@@ -239,6 +243,8 @@ knn_reward = exercises.check_knn_reward(my_knn_reward)
 
 # %% [markdown]
 # ## What the reward measures
+#
+# *About 9 minutes.*
 #
 # So the batch mean of r is not an entropy estimate (it is not even in nats). What the agent needs
 # is that it rises when the particles spread out, and that each particle's share is larger where
@@ -306,6 +312,8 @@ fig.tight_layout()
 #
 # ## The normaliser, and the library's decisions
 #
+# *About 5 minutes.*
+#
 # The representation f is trained at the same time as the policy, so the scale of h keeps changing.
 # The reference code divides each distance by the running mean m of all distances seen so far
 # (`AgentConfig.knn_normalise = True`); the reward then measures spread relative to history. With a
@@ -339,6 +347,8 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 # </details>
 #
 # ## Summary
+#
+# *About 3 minutes.*
 #
 # * The Kozachenko–Leonenko estimator turns k-th-neighbour distances into an entropy estimate. It is
 #   nearly unbiased on the 2-D Gaussian; on the uniform square the edges bias it upwards, more for

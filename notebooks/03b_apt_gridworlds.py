@@ -26,7 +26,7 @@
 #   APT's reward cell by cell, live in the reward explorer;
 # * read zero-shot success and success along fine-tuning, and say why APT cannot succeed zero-shot.
 #
-# **How long.** About 55 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 64 minutes of study: reading what it says and prints, its figures, predictions and
 # questions; 3 minutes of compute in teaching mode on a 2-core CPU, much longer on a busy machine. It
 # follows notebooks 02 (VISR) and 03 (APT's reward).
 #
@@ -127,6 +127,8 @@ print(f"committed, the intervals: VISR's wholly above APT's on easy (zero-shot) 
 # %% [markdown]
 # ## APT as a setting of the one learner
 #
+# *About 7 minutes.*
+#
 # In the library APT is one setting of the same successor-feature learner as VISR
 # (`AgentConfig(method="apt")`); it differs in three places:
 #
@@ -166,6 +168,8 @@ print("\n".join(line[4:] for line in loss_lines))
 
 # %% [markdown]
 # ## Pretraining both methods
+#
+# *About 11 minutes.*
 #
 # Pretrain VISR and APT on both levels with the same budget and the same seeds, keeping
 # snapshots of the networks and the replay along the way (`pretrain_with_snapshots`, which is
@@ -226,6 +230,8 @@ for level in levels:
 
 # %% [markdown]
 # ## Coverage
+#
+# *About 8 minutes.*
 #
 # Coverage counts the distinct (position, keys held) states visited while pretraining, out of all
 # the level's reachable states. The curves show it growing over pretraining, one thin line per
@@ -291,6 +297,8 @@ fig.tight_layout()
 # %% [markdown]
 # ## What APT is paid for, cell by cell
 #
+# *About 6 minutes.*
+#
 # `cell_maps.reward_maps` evaluates the exploration reward the snapshot's learner would pay for
 # reaching each cell, against one update's worth of particles from its replay (with the learner's
 # normaliser as a fixed scale). Early and late in pretraining, on the hard level:
@@ -333,6 +341,8 @@ explorer = reward_explorer({"apt": apt_snapshots, "visr": runs["hard", "visr", s
 
 # %% [markdown]
 # ## Adaptation: zero-shot and along fine-tuning
+#
+# *About 11 minutes.*
 #
 # The paper expects APT to adapt slowly: its pretraining learns no task-conditioned behaviour, so
 # when the task reward arrives there is nothing to infer, only a Q-function to retrain. VISR infers
@@ -384,6 +394,8 @@ for level in tuned_levels:
 
 # %% [markdown]
 # ## What this run shows
+#
+# *About 12 minutes.*
 #
 # The paper's account of these levels is "APT explores further, VISR adapts faster". The cell below
 # puts each claim to this run's seeds, and the exploration claim to the committed sweep's coverage
@@ -443,6 +455,8 @@ for level in tuned_levels:
 # </details>
 #
 # ## Summary
+#
+# *About 2 minutes.*
 #
 # * In the library APT is the successor-feature learner with w fixed to e₁, the kNN reward of
 #   Eq. (1) on a contrastively trained f(s'), self-excluded by index and divided by a running mean.

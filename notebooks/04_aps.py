@@ -28,7 +28,7 @@
 # $\phi(s)^\top w$; place APS in the paper's Table 1; and write APS's reward (Eq. 6) from the two terms
 # you have built.
 #
-# **How long.** About 56 minutes of study, counted as the README's course table says: reading, its
+# **How long.** About 59 minutes of study, counted as the README's course table says: reading, its
 # derivations and predictions, and seconds of compute. Notebook 04a then writes Algorithm 1: the n-step
 # successor-feature target (an exercise) and the update in ten lines, checked against the library.
 
@@ -102,6 +102,8 @@ plt.show()
 # %% [markdown]
 # ## The committed Figure 4, and the paper's three claims
 #
+# *About 9 minutes.*
+#
 # `results/gridworld/figure4.csv`, shipped with the package, holds the repository's reproduction of the
 # paper's Figure 4 (`aps-teach gridworld sweep`, 10 seeds): each run pretrained reward-free, identified its
 # task, was evaluated zero-shot, then fine-tuned on the task reward and evaluated again (DQN: no
@@ -164,6 +166,8 @@ for level in levels:
 # bars.
 #
 # ## Two ways to write I(s; z)
+#
+# *About 41 minutes.*
 #
 # VISR and APS maximise the same quantity, the mutual information between the skill $z$ (a task vector
 # $w$ once $z \equiv w$) and the states its policy visits. Mutual information can be split two ways, and
@@ -359,6 +363,8 @@ print(f"vmf_reward + particle_entropy_reward equals intrinsic_reward (Eq. 6): "
 # %% [markdown]
 # ## What this run found
 #
+# *About 2 minutes.*
+#
 # Each line below is computed from an output above.
 
 # %%
@@ -371,6 +377,8 @@ print(f"* Eq. 6 from the two terms you built equals the library's reward: "
 
 # %% [markdown]
 # ## Summary
+#
+# *About 3 minutes.*
 #
 # * Mutual information splits two ways: VISR's $H(z) - H(z \mid s)$ pays recognisable skills; APS's
 #   $H(s) - H(s \mid z)$ pays coverage (Eq. 2) and consistency, bounded by $\mathbb{E}[\log q(s \mid z)]$

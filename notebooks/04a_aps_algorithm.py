@@ -25,7 +25,7 @@
 # cumulant; run Algorithm 1 in ten lines against the library; and say where the library departs from the
 # paper and why.
 #
-# **How long.** About 57 minutes of study, counted as the README's course table says: one function to
+# **How long.** About 63 minutes of study, counted as the README's course table says: one function to
 # derive and write, and seconds of compute. Notebook 04b then puts APS on the grid.
 
 # %%
@@ -87,6 +87,8 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 # %% [markdown]
 # ## APS's reward, and Algorithm 1
 #
+# *About 4 minutes.*
+#
 # Notebook 04 derived the pieces; here they are, as the loop uses them.
 #
 # * **Exploration** is APT's particle reward (Eq. 2): in a batch, each $h = f(s')$ of a state reached is a
@@ -123,6 +125,8 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 #
 # ## Exercise: the n-step successor-feature TD target
 #
+# *About 42 minutes.*
+#
 # Line 12 regresses the scalar $\psi^\top w$. The library learns $\psi$ as a vector instead, with the
 # *cumulant*
 #
@@ -154,6 +158,8 @@ sf_td_target = exercises.check_sf_td_target(my_sf_td_target)
 
 # %% [markdown]
 # ## Algorithm 1 in ten lines
+#
+# *About 13 minutes.*
 #
 # Now the update itself, lines 10–14, for one replay batch of n-step windows, as in the authors' code
 # (`AgentConfig.nstep_reward = "last"`): the reward of a window's last state $s'_m$ stands for the whole
@@ -253,6 +259,8 @@ plt.show()
 # %% [markdown]
 # ## What this run found
 #
+# *About 1 minute.*
+#
 # Each line below is computed from an output above.
 
 # %%
@@ -260,6 +268,8 @@ print(f"* the ten lines of Algorithm 1 compute the library's losses: {agree}")
 
 # %% [markdown]
 # ## Summary
+#
+# *About 2 minutes.*
 #
 # * APS is VISR's loop with APT's kNN term added to the reward, on the same $\phi$ (Eq. 6). You wrote the
 #   TD target; the ten lines of Algorithm 1 built on it compute what the library computes.

@@ -25,7 +25,7 @@
 # fine-tuning too; measure how often GPI changes the greedy action, and explain why APS's own skill tends
 # to win GPI's max.
 #
-# **How long.** About 60 minutes of study, counted as the README's course table says, with about two
+# **How long.** About 67 minutes of study, counted as the README's course table says, with about two
 # minutes of compute on a 2-core CPU, longer on a busy machine (the last cell prints this run's time).
 # Notebook 04c continues with *where* zero-shot success gets lost.
 
@@ -114,6 +114,8 @@ print(f"figure4.csv: {len(file_rows)} rows, {file_seeds} seeds")
 
 # %% [markdown]
 # ## Both reward terms as heatmaps
+#
+# *About 23 minutes.*
 #
 # Pretrain APS reward-free on the hard level, keeping a *snapshot* every few rounds: the frozen networks,
 # a sample of the replay's next states (the kNN particles) and the visit counts per cell.
@@ -268,6 +270,8 @@ explorer.show()
 # %% [markdown]
 # ## Your own seed of Figure 4
 #
+# *About 19 minutes.*
+#
 # Now the three methods on both levels with the parameters cell's budgets and seed; the APS run on the
 # hard level is the one whose heatmaps you just saw. Every method is evaluated zero-shot on both levels
 # (VISR and APS after identifying the task); fine-tuning runs on the levels in `finetune_levels`, with
@@ -387,6 +391,8 @@ print(f"hard, zero-shot: the best pretrained method's mean success is {best_hard
 # %% [markdown]
 # ## GPI at work
 #
+# *About 16 minutes.*
+#
 # Every zero-shot evaluation above acted with GPI: the identified $w$ plus ten fresh skills $z_i$. How
 # often does asking the other skills change the action at all? For every cell of each level (no key
 # held) and 16 random tasks $w$, the next cell compares the GPI action with the greedy action of the
@@ -470,6 +476,8 @@ print(f"APS's exploration return for its own skill: about {knn_mean:.2f} (the kN
 # %% [markdown]
 # ## What this run found
 #
+# *About 2 minutes.*
+#
 # Each line below is computed from an output above.
 
 # %%
@@ -483,6 +491,8 @@ print(f"* {gpi_verdict}")
 
 # %% [markdown]
 # ## Summary
+#
+# *About 1 minute.*
 #
 # * The heatmaps put both of APS's reward terms on the grid; whether the exploration term pays most where
 #   the replay has been least, and whether $\phi(s')^\top w$ forms regions or speckle, is measured, not

@@ -27,7 +27,9 @@
 # zero-shot loss on the easy level holds. (Painting a task of your own on a maze is notebook 02c's;
 # its painter takes any learner, APS's too.)
 #
-# **How long.** About 60 minutes of study: reading what it says and prints, its figures, predictions and
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
+# **How long.** About 68 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and about a minute of compute on a 2-core CPU in teaching mode, longer on a busy machine (the
 # last cell prints this run's time).
 #
@@ -136,6 +138,8 @@ print("committed Figure 4 sweep, zero-shot on hard: every pretrained method at 0
 
 # %% [markdown]
 # ## Three links, each tested on its own
+#
+# *About 43 minutes.*
 #
 # Zero-shot acting on a key level is a chain: identification data → fitted reward $\phi(s')^\top c$
 # (least squares) → policy $\arg\max_a \psi(s, a, w)^\top w$ (with GPI). Its three links, named as the
@@ -409,6 +413,8 @@ plt.show()
 #
 # ## What costs APS zero-shot success on easy
 #
+# *About 14 minutes.*
+#
 # The line "aps on easy" above names the link: $\psi$ loses most. But why does APS's $\psi$ fail where
 # VISR's succeeds? The course offered three explanations: $\psi$'s values hold the kNN term's return, near
 # 0 at the crowded target, so the greedy policy turns away from it; the distance normaliser weighs that
@@ -474,6 +480,8 @@ print(f"zero-shot success, mean over {', '.join(map(str, sorted({len(s) for s in
 # </details>
 #
 # ## Summary
+#
+# *About 1 minute.*
 #
 # * Zero-shot success needs three links, phi, identification and psi; an oracle $w$ and an exact planner
 #   test each, and `blame.zero_shot_blame` names the one that lost most, by two routes.

@@ -28,7 +28,7 @@
 # the vMF loss makes skills recognisable whatever the reward pays; and show, with measured reward scales,
 # that the kNN distance normaliser is a weight in disguise.
 #
-# **How long.** About 60 minutes of study: reading what it says and prints, its figure, predictions and
+# **How long.** About 70 minutes of study: reading what it says and prints, its figure, predictions and
 # questions, two functions to write and about a minute and a half of compute on a 2-core CPU in teaching
 # mode, longer on a busy machine (the last cell prints this run's time; the README's course table says
 # how study time is counted). Notebooks 05, 05b and 05c follow with the ablations.
@@ -96,6 +96,8 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 
 # %% [markdown]
 # ## Capstone: APS on a reward you wrote
+#
+# *About 54 minutes.*
 #
 # Write the two functions:
 #
@@ -221,6 +223,8 @@ plt.show()
 # %% [markdown]
 # ## The distance normaliser: a weight in disguise
 #
+# *About 7 minutes.*
+#
 # The capstone trains without the running normaliser of the authors' code, which divides each neighbour
 # distance by the running mean $m$ of all neighbour distances so far:
 # $\log\big(1 + \frac{1}{k} \sum_j \lVert h_i - h_j \rVert / m\big)$. The library's APS keeps it. The next
@@ -267,6 +271,8 @@ print(normaliser_verdict)
 # %% [markdown]
 # ## What this run found
 #
+# *About 2 minutes.*
+#
 # Each line below is computed from an output above.
 
 # %%
@@ -279,6 +285,8 @@ print(f"* {normaliser_verdict}")
 
 # %% [markdown]
 # ## Summary
+#
+# *About 3 minutes.*
 #
 # * You wrote APS's reward (Eq. 6) and vMF loss (Eq. 5) and trained APS on them; a judge looked at the
 #   agents on the deep level, on three seeds: does each explore beyond a control trained on its seed

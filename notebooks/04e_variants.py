@@ -28,7 +28,9 @@
 # live and in the committed studies; read what the task-family study and its pre-registered test on held-out
 # levels say of the variants.
 #
-# **How long.** About 60 minutes of study: reading what it says and prints, its figure and questions, one
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
+# **How long.** About 66 minutes of study: reading what it says and prints, its figure and questions, one
 # exercise, and about a minute of CPU in teaching mode.
 
 # %%
@@ -95,6 +97,8 @@ started = time.perf_counter()
 # %% [markdown]
 # ## One reward, one set of successor features: where the exploration return goes
 #
+# *About 10 minutes.*
+#
 # APS trains $\psi(s, a, w)$ by temporal differences on a cumulant $c$ whose projection on $w$ is the reward
 # (notebook 04's TD target): with $\phi$'s features as the base,
 #
@@ -129,6 +133,8 @@ started = time.perf_counter()
 # %% [markdown]
 # ## Exercise: the values of the kNN-feature variant
 #
+# *About 20 minutes.*
+#
 # Write `my_knn_feature_q(psi, w, beta, exploit_weight, explore_weight)`: `psi` is $(B, A, d + 1)$, the
 # successor features of $B$ states for each of $A$ actions, the last column the kNN reward's; `w` is
 # $(B, d)$, `beta` $(B,)$; return $Q$, $(B, A)$, as in the equation above. The checker compares yours with
@@ -158,6 +164,8 @@ knn_feature_q = exercises.check_knn_feature_q(my_knn_feature_q)
 # than APS's, given that their reward still pays $\phi(s')^\top w$?
 #
 # ## The three, trained
+#
+# *About 18 minutes.*
 #
 # The next cell pretrains each on the deep level for the course's default budget and measures two things:
 # **coverage**, the share of the level's (position, keys held) states visited, with the visitation entropy
@@ -267,6 +275,8 @@ plt.show()
 #
 # ## What the variants are worth: the task-family study
 #
+# *About 12 minutes.*
+#
 # Behaviour is one thing; the question of reward-free pretraining is how well one pretraining serves many
 # tasks. The task-family study (notebook 07; `aps_teach.studies.task_families`) pretrains each arm once per
 # seed on a level, then scores it on every task of the level's family after a short fine-tuning,
@@ -331,6 +341,8 @@ for part in parts:
 
 # %% [markdown]
 # ## Summary
+#
+# *About 3 minutes.*
 #
 # - APS's one set of successor features carries the exploration return along $w$, so $\psi$ must multiply
 #   it by its own input; where the reward holds no $w$ (APT's reward alone), its values then move with $w$

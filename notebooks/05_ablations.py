@@ -29,7 +29,9 @@
 # as a mean with a 95% interval, a dot for every run and a verdict computed from the numbers; test whether
 # APS's shared encoder and its number of neighbours $k$ matter, and read a null result for what it is.
 #
-# **How long.** About 52 minutes of study: reading what it says and prints, its figures and questions, two
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
+# **How long.** About 55 minutes of study: reading what it says and prints, its figures and questions, two
 # exercises and their sweeps, about 1.5 minutes of CPU in teaching mode, about a minute of wall time on two
 # free cores and several on a busy machine (the last cell prints this run's wall and CPU time). Sweep
 # results are kept on disk, so running a cell again costs nothing.
@@ -130,6 +132,8 @@ print(f"the probes pretrain for {probe_budget.pretrain_steps / DEFAULT_PRETRAIN_
 # %% [markdown]
 # ## The full result first: Figure 4
 #
+# *About 11 minutes.*
+#
 # The repository's reproduction of the paper's Figure 4 ran every method on both key levels with 10
 # seeds at the library's default budget (`aps-teach gridworld sweep`; the results ship with the package).
 # Dark bars are zero-shot success, right after pretraining and task identification; full bars are
@@ -183,6 +187,8 @@ print(f"methods with a fine-tuned success above 0 on hard in some run: {solved o
 #
 # ## The measuring instrument
 #
+# *About 5 minutes.*
+#
 # A variant measured by success rates needs whole runs, for every seed, and separates variants only
 # where some succeed and some fail. So each ablation below measures what reward-free pretraining
 # produced, with a *probe* (`aps_teach.studies.probes.run_probe_rows`): one pretraining of the variant, then,
@@ -225,6 +231,8 @@ def probe(variants):
 # %% [markdown]
 # ## Exercise 1: share the encoder, or not?
 #
+# *About 13 minutes.*
+#
 # **Hypothesis.** APS computes its kNN exploration reward in the space of $\phi$, the same features its
 # task term uses ($h = \phi(s')$). The paper reports that this beats an APT-style encoder $f$ trained by
 # contrastive learning: $\phi$ keeps what matters for the intrinsic reward. If so, the shared variant
@@ -265,6 +273,8 @@ for label in encoders:
 #
 # ## Exercise 2: how many neighbours, k?
 #
+# *About 15 minutes.*
+#
 # **Hypothesis.** The particle reward averages the distances to the $k$ nearest neighbours. A small $k$
 # is local and noisy; a large $k$ is smoother but blurs nearby structure. The paper searches
 # $k \in \{3, 5, 10\}$. The exploration reward's size should grow with $k$ (more distant neighbours enter
@@ -302,6 +312,8 @@ verdicts["2 k"] = show(k_rows, k_metrics, list(ks))
 # </details>
 #
 # ## Summary
+#
+# *About 4 minutes.*
 #
 # - An ablation is only as good as its measurement. Fine-tuned success is what the paper reports, but it
 #   costs a whole run per variant and seed, and it cannot separate variants that all succeed or all fail

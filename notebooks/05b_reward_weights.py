@@ -24,7 +24,9 @@
 # exact agreement between variants as a check (APS with no exploration term reproduces VISR to the last
 # digit) and as a symptom (a disconnected knob); find a silent bug in a sweep.
 #
-# **How long.** About 48 minutes of study: reading what it says and prints, its figures and questions,
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
+# **How long.** About 52 minutes of study: reading what it says and prints, its figures and questions,
 # three exercises and their sweeps, about 2.5 minutes of CPU in teaching mode, 1–2 minutes of wall time
 # on two free cores and several on a busy machine (the last cell prints this run's wall and CPU time).
 # Sweep results are kept on disk, so running a cell again costs nothing.
@@ -131,6 +133,8 @@ def probe(variants):
 # %% [markdown]
 # ## Exercise 3: feature dimension d
 #
+# *About 14 minutes.*
+#
 # **Hypothesis.** With more dimensions, $\phi$ can express more tasks linearly, so the level's own reward
 # (keys and target) should be fitted better: a higher $R^2$ of $r \approx \phi(s')^\top c$. But $\phi$
 # lives on the unit sphere, so each coordinate shrinks as $d$ grows: a unit vector spread evenly over $d$
@@ -168,6 +172,8 @@ print("1/sqrt(d):", ", ".join(f"d={d}: {1 / np.sqrt(d):.3f}" for d in feature_di
 # </details>
 #
 # ## Exercise 4: exploitation vs exploration weights
+#
+# *About 17 minutes.*
 #
 # **Hypothesis.** The intrinsic reward is
 #
@@ -220,6 +226,8 @@ assert identical
 #
 # ## Exercise 5: find the silent bug
 #
+# *About 11 minutes.*
+#
 # A colleague asks a follow-up question: *does k matter more when exploration has to work without the
 # task term's help?* They meant to start from one variant of Exercise 4 and vary k:
 
@@ -261,6 +269,8 @@ assert all(len(values) == 1 for values in flat.values())
 # </details>
 #
 # ## Summary
+#
+# *About 4 minutes.*
 #
 # - More feature dimensions let $\phi$ express the level's sparse reward better, and each coordinate
 #   shrinks towards $1/\sqrt{d}$ on the unit sphere; $R^2$ far below 1 need not stop zero-shot success.

@@ -27,7 +27,9 @@
 # miniature and say what two seeds can settle; compare VISR's and APS's zero-shot transfer to new reward
 # maps, and diagnose what limits it.
 #
-# **How long.** About 57 minutes of study: what it says and prints, its figures and questions, three
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
+# **How long.** About 62 minutes of study: what it says and prints, its figures and questions, three
 # exercises and their sweeps, about 3 minutes of CPU in teaching mode, 1–2 minutes of wall time on two
 # free cores, most of it the X → Y study (the last cell prints this run's). Sweep results are kept on
 # disk, so running a cell again costs nothing.
@@ -121,6 +123,8 @@ print(f"default budget of one full run: {DEFAULT_PRETRAIN_STEPS:,} pretraining +
 # %% [markdown]
 # ## Exercise 6: scalar vs vector successor-feature loss, GPI on and off
 #
+# *About 18 minutes.*
+#
 # These two choices act only through $\psi$ when the agent acts on a task. A key level offers one task
 # and a yes-or-no outcome per episode; the zero-shot transfer benchmark offers many tasks per pretraining
 # and a graded score, so this exercise uses it: pretrain on the open maze `open10` without reward, then
@@ -180,6 +184,8 @@ for loss in ("vector", "scalar"):
 # </details>
 #
 # ## Exercise 7: X → Y in miniature (optional)
+#
+# *About 17 minutes.*
 #
 # Optional: with two seeds it is a sketch, not a test, and it is the most expensive cell here.
 #
@@ -243,6 +249,8 @@ print(f"the X -> Y runs have the budget and configuration of the committed runs:
 #
 # ## Exercise 8: VISR vs APS at zero-shot transfer, open room and four rooms
 #
+# *About 17 minutes.*
+#
 # **Hypothesis.** APS explores more than VISR while keeping VISR's task inference, so after the same
 # reward-free pretraining its zero-shot transfer to new reward maps should be at least as good, and the
 # gap should be larger in the four-room maze, where covering the rooms takes exploration.
@@ -299,6 +307,8 @@ for maze in ("open10", "fourroom"):
 # </details>
 #
 # ## Summary
+#
+# *About 4 minutes.*
 #
 # - Graded scores over many tasks measure what a key level's yes-or-no outcome cannot: here, what the
 #   successor-feature loss and GPI change once the agent acts on a task.

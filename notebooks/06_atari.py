@@ -33,7 +33,9 @@
 # authors' n-step intrinsic reward with the exact sum; and size the **conv encoder** against the
 # gridworld's.
 #
-# **How long.** About 34 minutes of study: reading what it says and prints and its figures; a few
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
+# **How long.** About 37 minutes of study: reading what it says and prints and its figures; a few
 # seconds of compute.
 
 # %%
@@ -100,6 +102,8 @@ paper = AtariConfig()  # every number of the protocol and of training, the paper
 # %% [markdown]
 # ## 1. What the agent sees
 #
+# *About 3 minutes.*
+#
 # An Atari agent sees the screen brought down to **84×84 grey levels**, and since one picture cannot show
 # which way the ball moves, its observation is the **last 4 such frames**, stacked: a uint8 array
 # (4, 84, 84). At the start of a game the stack holds zeros in place of the earlier frames.
@@ -121,6 +125,8 @@ plt.show()
 
 # %% [markdown]
 # ## 2. The protocol: what a step and an episode are
+#
+# *About 9 minutes.*
 #
 # The numbers live in `AtariConfig` (each field cites its line in the paper; `sources_table()` prints
 # them all). The ones that shape what the learner sees:
@@ -201,6 +207,8 @@ print(f"a replay that stored every step would give about {len(next_stacks) / len
 # %% [markdown]
 # ## 3. n-step windows, by hand
 #
+# *About 15 minutes.*
+#
 # The learner's targets use n-step returns (n = 10 in the paper) over a window of $m \le n$ steps:
 #
 # $$y_t = \sum_{i=0}^{m-1} \gamma^i r_{t+i} + \gamma^m\, \text{alive}\; \psi(s_{t+m}, a', w),
@@ -277,6 +285,8 @@ for mode in ("last", "sum"):
 #
 # ## 4. The conv encoder
 #
+# *About 3 minutes.*
+#
 # φ and ψ read stacks through the conv layers of the paper's tables (32, 64, 64 channels; kernels 8,
 # 4, 3; strides 4, 2, 1; 84 → 20 → 9 → 7 pixels a side). φ adds 1024 ELU units and 5 outputs on the
 # sphere; ψ has 512 ReLU units and one MLP per feature dimension conditioned on w. Their call
@@ -305,6 +315,8 @@ print(f"pixels make phi {count(atari_learner.phi) / count(grid_learner.phi):.0f}
 # need φ(s'): one per window with `nstep_reward="last"`, every window state with `"sum"`).
 #
 # ## Summary
+#
+# *About 1 minute.*
 #
 # - The learner is the gridworld's; Atari changes the inputs (4 stacked 84×84 grey frames) and the networks
 #   (a conv torso, tens of times the parameters).

@@ -23,7 +23,9 @@
 # transitions**; run the pipeline with `run_atari_sweep` and read its learning curves and **zero-shot**
 # and **fine-tuned scores**; and **launch a GPU run** and point this notebook at its results.
 #
-# **How long.** About 48 minutes of study: reading what it says and prints, its figures and the
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
+# **How long.** About 50 minutes of study: reading what it says and prints, its figures and the
 # exercise; about a minute of compute on a 2-core CPU in teaching mode, most of it the live Breakout sweep,
 # longer on a busy machine.
 
@@ -131,6 +133,8 @@ envs.close()
 # %% [markdown]
 # ## 1. Augmentation: a random shift, then intensity
 #
+# *About 22 minutes.*
+#
 # With pixels a learner can overfit to exact positions. Each sampled stack is **shifted** by up to 4
 # pixels (the picture padded with copies of its border, then an 84×84 window cropped at offsets drawn
 # uniformly, `augment.random_shift`) and its brightness **scaled** by a random factor near 1. One draw per
@@ -177,6 +181,8 @@ shift = exercises.check_shift(my_shift)
 # %% [markdown]
 # ## 2. The replay in memory
 #
+# *About 2 minutes.*
+#
 # The paper's replay is unbounded: 5M pretraining steps. Storing each transition as (stack, next stack)
 # repeats every frame 8 times; the frame replay stores each frame once, with the step's action, w and
 # flags, and rebuilds stacks by index. `FrameReplay.bytes_per_transition` counts the bytes (a stack of 4
@@ -196,6 +202,8 @@ for name, shape in layouts.items():
 # free memory first and says so if the replay would not fit (`--atari.replay-capacity` bounds it).
 #
 # ## 3. A tiny live run on the CPU
+#
+# *About 8 minutes.*
 #
 # The whole pipeline, per method: pretrain without rewards (not DQN), identify w by least squares on
 # rollouts with the game's reward (VISR, APS) and score the agent **zero-shot** under it (GPI over w and
@@ -242,6 +250,8 @@ for path in sorted(sweep_dir.rglob("*")):
 #
 # ## 4. Launching a real run on a GPU
 #
+# *About 2 minutes.*
+#
 # The same code runs on CUDA: give `--device cuda`. One run at the paper's settings (5M pretraining
 # steps, then 40K steps of task identification, 60K of fine-tuning, 125K of evaluation):
 #
@@ -276,6 +286,8 @@ for path in sorted(sweep_dir.rglob("*")):
 # folder and give the same command with `--resume` in a new session.
 #
 # ## 5. Reading results: learning curves and scores
+#
+# *About 9 minutes.*
 #
 # Everything below reads files only: set `results_dir` in the parameters cell to the `--out` of your GPU
 # sweep and run from there; without it, it reads the live run above. First the pretraining curves from
@@ -334,6 +346,8 @@ plt.show()
 # games far above 1, the median ignores all but the middle game.
 #
 # ## Summary
+#
+# *About 1 minute.*
 #
 # - Each sampled stack is shifted by up to 4 pixels and its brightness scaled, one draw for its 4 frames;
 #   the replay stores single uint8 frames: 7.1 GB per 1M transitions instead of 28 or 56 as stacks.

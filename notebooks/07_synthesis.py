@@ -39,7 +39,7 @@
 # APS and the variant and budget that lift it. Notebook 07b then decides the paper's own Section 4.3 claims
 # and sets its Atari numbers beside them.
 #
-# **How long.** About 60 minutes of study: reading what it says and prints, its figures and predictions;
+# **How long.** About 73 minutes of study: reading what it says and prints, its figures and predictions;
 # one seed of the paper's three methods on one level, live at the study's budgets: about 2.5 minutes of
 # compute on a quiet 2-core CPU, up to 6 on a shared one (the last cell prints this run's time).
 #
@@ -164,6 +164,8 @@ def class_scores(table, level, keys, phase="finetuned"):
 # %% [markdown]
 # ## Where each method wins, class by class
 #
+# *About 18 minutes.*
+#
 # The committed study (`results/task_families/`, `docs/studies.md`): 64k reward-free pretraining steps, then
 # per task 16k steps of the skills under random $w$ to identify the task (VISR, APS), and 8k steps of
 # fine-tuning from epsilon 0.3; 10 seeds. A task class is the tasks needing the same number of keys: the
@@ -240,6 +242,8 @@ else:
 #
 # ## Live: one seed of the study on `easy`
 #
+# *About 9 minutes.*
+#
 # The library's protocol, `task_families.run_family_rows`: pretrain once, then for every task of the family
 # identify $w$ (VISR, APS), evaluate zero-shot, fine-tune a copy and evaluate it. Only the default fine-tuning
 # protocol runs here (the study also ran two others). At the study's budgets and settings the rows should be
@@ -286,6 +290,8 @@ else:
 
 # %% [markdown]
 # ## The measured ceiling, and the variant that lifts it
+#
+# *About 18 minutes.*
 #
 # At the study's budgets the paper's APS wins no class. Two measurements on `deep` say where its ceiling
 # lies: **coverage**, the share of the level's (position, keys held) states visited while pretraining; and
@@ -370,6 +376,8 @@ for steps in (256_000, 1_000_000):
 
 # %% [markdown]
 # ## The held-out test
+#
+# *About 17 minutes.*
 #
 # A win found where it was looked for proves little, so the variants were tested where no one had looked,
 # under a protocol committed before any run (`docs/preregistration/held_out.md`): two new levels (`detour`,
@@ -464,6 +472,8 @@ for part in ("detour-256k", "detour-1m"):
 
 # %% [markdown]
 # ## Summary: one story
+#
+# *About 3 minutes.*
 #
 # * **VISR** (task inference): fine-tuned, it beats APT on every level's one-key tasks; zero-shot, APS stays
 #   behind it.

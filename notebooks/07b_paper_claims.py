@@ -24,7 +24,9 @@
 # coverage and visitation entropy; say what a claim that "holds" only because every interval touches 0 is
 # worth; name the mechanisms measured behind the verdicts; and read the paper's Atari aggregates critically.
 #
-# **How long.** About 26 minutes of study: reading what it says and prints, a prediction; seconds of
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
+# **How long.** About 31 minutes of study: reading what it says and prints, a prediction; seconds of
 # compute (it reads committed results only).
 #
 # **The rule for every verdict.** A *beats* B when A's 95% interval lies wholly above B's (notebook 04,
@@ -100,6 +102,8 @@ def wins(scores, a, b):
 # %% [markdown]
 # ## The paper's Section 4.3 claims, on each level's one task
 #
+# *About 11 minutes.*
+#
 # The paper's three gridworld claims: **(1)** VISR beats APT on easy (successor features adapt fast);
 # **(2)** APT beats VISR where exploring is needed (hard, here also `deep`); **(3)** APS is best or tied-best
 # everywhere. Each is decided from the committed Figure 4 sweep (one task per level, 10 seeds; 64k
@@ -168,6 +172,8 @@ print("deep's own target, fine-tuned success (Figure 4: 32k fine-tuning steps): 
 # %% [markdown]
 # ## Why: the measured mechanisms
 #
+# *About 8 minutes.*
+#
 # * **Zero-shot blame** (notebook 04c): each zero-shot failure is put on one link of identification data →
 #   fitted reward $\phi(s')^\top c$ → policy $\arg\max_a \psi(s, a, w)^\top w$.
 # * **APS's exploration value rides on $w$** (notebook 04b, "GPI at work"): with
@@ -228,6 +234,8 @@ print("hard, fine-tuned success (the parts study, 5 seeds): " + ", ".join(
 # %% [markdown]
 # ## Atari: the paper's numbers beside these
 #
+# *About 7 minutes.*
+#
 # The paper's Atari protocol: a long reward-free pretraining (250M steps in its text, 5M in its
 # hyperparameter table), the task identified by least squares from 10 episodes (at most 40k steps), then
 # fine-tuning on top of DrQ for the rest of a 100k-step budget. It reports human-normalised scores,
@@ -273,6 +281,8 @@ print(f"Atari results committed in this repository: {committed_atari}")
 # course's only measurement of the three methods.
 #
 # ## Summary
+#
+# *About 2 minutes.*
 #
 # * Of the paper's three gridworld claims, VISR beating APT on easy holds; APT beating VISR where exploring
 #   is needed holds in exploration (hard's visitation entropy, deep's coverage), not in success; APS best or

@@ -26,7 +26,9 @@
 # with the committed file row by row and read a mismatch for what it is; write a sweep of `RunSpec`s with
 # overrides and resume it.
 #
-# **How long.** About 24 minutes of study: reading what it says and prints, its figures, predictions and
+# **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
+#
+# **How long.** About 26 minutes of study: reading what it says and prints, its figures, predictions and
 # questions; under a minute of compute on a 2-core CPU in teaching mode (the last cell prints this run's
 # time).
 
@@ -101,6 +103,8 @@ config = TrainConfig(progress=False)
 # %% [markdown]
 # ## A run's fingerprint: the configuration hash
 #
+# *About 3 minutes.*
+#
 # A results row is only worth comparing with another if both came from the same configuration. Every
 # row the library writes carries `config_hash(budget, config)`: the first 12 hex digits of a SHA-256 of
 # the budget and the whole `TrainConfig` (the agent's settings included) written as sorted JSON. Any
@@ -125,6 +129,8 @@ print(f"this notebook's live run: {config_hash(budget, config)}"
 
 # %% [markdown]
 # ## Same seed, same digits; one ulp apart, other runs
+#
+# *About 8 minutes.*
 #
 # Every entry point takes a seed, and every random draw comes from generators seeded from it: the
 # networks' initial weights, the environments' resets, $\epsilon$-greedy and the replay's samples. So two
@@ -193,6 +199,8 @@ plt.show()
 #
 # ## Your seed against the committed file
 #
+# *About 5 minutes.*
+#
 # The test of that on your machine: run one method of the committed Figure 4 with the sweep's budget and
 # seed 0, and compare its zero-shot and fine-tuned rows with the file's, number for number. (In fast mode
 # the budget differs, the hash says so, and nothing is compared.)
@@ -228,6 +236,8 @@ print(f"reproduction: {reproduction}")
 #
 # ## Sweeps: specs, keys and resuming
 #
+# *About 4 minutes.*
+#
 # A sweep is a list of `RunSpec(method, env, seed, overrides)`. The overrides are dotted config fields,
 # `(("agent.k", 5),)`, and a spec's `key` names the run: `method-env-seed`, plus a hash of the
 # overrides when there are any. `run_sweep(specs, run, results_csv)` hands the pending specs to worker
@@ -256,6 +266,8 @@ print(f"{results.name} now holds {len(keys)} runs: {', '.join(keys)}")
 
 # %% [markdown]
 # ## Summary
+#
+# *About 2 minutes.*
 #
 # * A configuration hash fingerprints the budget and the whole configuration; rows are compared only
 #   under one hash.

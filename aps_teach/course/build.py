@@ -165,8 +165,14 @@ def _seconds(cell) -> float:
 
 
 WORDS_PER_MINUTE = 100
-"""Reading speed for the course's prose, dense with equations and code excerpts, and for what its cells
-print (verdicts, tables of numbers)."""
+"""Reading speed for the course's prose and code (the words of its markdown and code cells), dense with
+equations and code excerpts. Source: the first model's rate, which the one timed read of the course (a
+learner's read of all 22 notebooks, recorded in issue 58) left standing: what it found slower was printed
+output (`PRINTED_WORDS_PER_MINUTE`) and the exercises (`exercises.MINUTES`). Code is counted at this rate
+too: nothing timed says otherwise."""
+PRINTED_WORDS_PER_MINUTE = 55
+"""Reading speed for what the cells print (verdicts, tables of numbers). Source: the learner's timed read
+recorded in issue 58, "dense verdict output reads at 50-60 words a minute, not 100"; 55 is its middle."""
 MINUTES_PER_EXPERIMENT = 5
 """Time to do one exercise that is an experiment (a section headed "Exercise ..." with no function to write:
 set up a run and decide from it), beyond its reading, predictions and explanations, counted apart. An exercise
@@ -185,6 +191,22 @@ MINUTES_PER_EXPLANATION = 2
 """Time to answer one "**Explain it**" question before opening its answer."""
 EXERCISE_STARTER = re.compile(r"^def my_(\w+)\(.*\):\n    raise NotImplementedError.*\n", re.MULTILINE)
 """An exercise's starter in a notebook: `def my_<name>(...):` whose body raises NotImplementedError."""
+SECTION_TIME = re.compile(r"^\*About \d+ minutes?\.\*$", re.MULTILINE)
+"""The line under a `## ` heading that states its section's study time (`write_times` writes it there)."""
+CORE_PATH = ("00_gridworlds", "01_successor_features", "02_visr", "02a_task_inference",
+             "02b_visr_adaptation", "03_apt", "03b_apt_gridworlds", "04_aps", "04a_aps_algorithm",
+             "04b_aps_gridworlds", "04d_capstone", "07_synthesis")
+"""The notebooks of the course's core path, VISR → APT → APS → capstone → synthesis: the levels and the
+successor features the methods stand on (00, 01); each method derived (02 and 02a, 03, 04 and 04a) and run on
+the gridworlds (02b, 03b, 04b); the capstone (04d); the synthesis (07). About two working days of study under
+the time model (`write_times` writes its total into the course tables). Every other notebook is a deep dive,
+marked so in its opening (`DEEP_DIVE`), as Neuromatch marks its bonus sections: VISR's transfer to painted
+tasks (02c), where zero-shot success gets lost (04c), the variants beyond the paper (04e), the ablations (05,
+05b, 05c), Atari (06, 06b), the paper's claims decided (07b) and the engineering appendix (08)."""
+DEEP_DIVE = ("**Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first "
+             "pass.")
+"""The paragraph before a deep dive's "**How long.**" (`write_times` writes it into the opening of every
+notebook not on `CORE_PATH`, and takes it out of one that is)."""
 
 
 @dataclass(frozen=True)
@@ -214,16 +236,22 @@ class Section:
     """Display equations in its markdown."""
     steps: int = 0
     """Their relations beyond each one's first (`derivation_steps`)."""
+    reruns: float = 0.0
+    """Compute of its exercises' cells run again: once per further attempt at each exercise in the cell
+    (`exercises.ATTEMPTS` - 1), at the compute the cell recorded; in the capstone each attempt pretrains
+    again."""
 
     @property
     def minutes(self) -> float:
-        """Study time: (words + printed) / WORDS_PER_MINUTE + exercise_minutes + figures * MINUTES_PER_FIGURE
-        + predictions * MINUTES_PER_PREDICTION + explanations * MINUTES_PER_EXPLANATION + equations *
-        MINUTES_PER_EQUATION + steps * MINUTES_PER_STEP + seconds / 60."""
-        return ((self.words + self.printed) / WORDS_PER_MINUTE + self.exercise_minutes
-                + self.figures * MINUTES_PER_FIGURE + self.predictions * MINUTES_PER_PREDICTION
+        """Study time: words / WORDS_PER_MINUTE + printed / PRINTED_WORDS_PER_MINUTE + exercise_minutes
+        + figures * MINUTES_PER_FIGURE + predictions * MINUTES_PER_PREDICTION + explanations *
+        MINUTES_PER_EXPLANATION + equations * MINUTES_PER_EQUATION + steps * MINUTES_PER_STEP
+        + (seconds + reruns) / 60."""
+        return (self.words / WORDS_PER_MINUTE + self.printed / PRINTED_WORDS_PER_MINUTE
+                + self.exercise_minutes + self.figures * MINUTES_PER_FIGURE
+                + self.predictions * MINUTES_PER_PREDICTION
                 + self.explanations * MINUTES_PER_EXPLANATION + self.equations * MINUTES_PER_EQUATION
-                + self.steps * MINUTES_PER_STEP + self.seconds / 60)
+                + self.steps * MINUTES_PER_STEP + (self.seconds + self.reruns) / 60)
 
 
 def derivation_steps(equation: str) -> int:
@@ -236,18 +264,53 @@ def derivation_steps(equation: str) -> int:
     return max(0, len(RELATION.findall("".join(outside))) - 1)
 
 
-def sections(executed: Path) -> list[Section]:
-    """The sections of an executed notebook, in order: the cells under each `## ` heading (those before
-    the first under "opening", dropped if they hold nothing)."""
+def uncounted(markdown: str) -> str:
+    """`markdown` without the lines `write_times` writes (`SECTION_TIME`, `DEEP_DIVE`), so that writing them
+    changes no count."""
+    return SECTION_TIME.sub("", markdown.replace(DEEP_DIVE, ""))
+
+
+def _split(executed: Path) -> list[tuple[str, list]]:
+    """The cells of an executed notebook under each `## ` heading, in order, "opening" first (those before the
+    first heading, perhaps none); a markdown cell holding a heading is cut at it, its lines above it left to
+    the section before. The install cell is left out; markdown is `uncounted`."""
     found: list[tuple[str, list]] = [("opening", [])]
     boilerplate = install_cell().strip()
     for cell in nbformat.read(executed, as_version=4).cells:
-        headings = [line[3:].strip() for line in cell.source.splitlines() if line.startswith("## ")]
-        if cell.cell_type == "markdown" and headings:
-            found.append((headings[0], []))
-        if cell.source.strip() != boilerplate:
+        if cell.source.strip() == boilerplate:
+            continue
+        if cell.cell_type != "markdown":
             found[-1][1].append(cell)
-    return [_section(name, cells) for name, cells in found if name != "opening" or cells]
+            continue
+        piece: list[str] = []
+        for line in uncounted(cell.source).split("\n"):
+            if line.startswith("## "):
+                if "\n".join(piece).strip():
+                    found[-1][1].append(nbformat.v4.new_markdown_cell("\n".join(piece)))
+                found.append((line[3:].strip(), []))
+                piece = []
+            piece.append(line)
+        if "\n".join(piece).strip():
+            found[-1][1].append(nbformat.v4.new_markdown_cell("\n".join(piece)))
+    return found
+
+
+def sections(executed: Path) -> list[Section]:
+    """The sections of an executed notebook, in order: what lies under each `## ` heading (`_split`), what
+    lies before the first under "opening", dropped if it holds nothing."""
+    return [_section(name, cells) for index, (name, cells) in enumerate(_split(executed)) if index or cells]
+
+
+def exercise_minutes(cell) -> float:
+    """A learner's time on the exercises whose starters a code cell holds (`EXERCISE_STARTER`; 0 for none):
+    each one's `exercises.MINUTES` (its attempts times minutes per attempt) and the cell's recorded compute
+    (`_seconds`) once per run: one run, then one more per further attempt at each exercise in it. The
+    capstone's cell pretrains on every run, so its retraining is counted."""
+    found = [EXERCISES[name] for name in EXERCISE_STARTER.findall(cell.source + "\n")]
+    if not found:
+        return 0.0
+    runs = 1 + sum(exercise.attempts - 1 for exercise in found)
+    return sum(exercise.minutes for exercise in found) + runs * _seconds(cell) / 60
 
 
 def _section(name: str, cells: list) -> Section:
@@ -261,10 +324,13 @@ def _section(name: str, cells: list) -> Section:
     printed = [output.get("text", "") if output.get("output_type") == "stream"
                else output.get("data", {}).get("text/plain", "") if "image/png" not in output.get("data", {})
                else "" for output in outputs]
+    reruns = sum(_seconds(cell) * sum(EXERCISES[starter].attempts - 1
+                                      for starter in EXERCISE_STARTER.findall(cell.source + "\n"))
+                 for cell in cells if cell.cell_type == "code")
     return Section(name, sum(len(cell.source.split()) for cell in cells), max(headed, len(starters)),
                    sum(EXERCISES[starter].minutes for starter in starters)
                    + max(0, headed - len(starters)) * MINUTES_PER_EXPERIMENT,
-                   sum(_seconds(cell) for cell in cells if cell.cell_type == "code"),
+                   sum(_seconds(cell) for cell in cells if cell.cell_type == "code"), reruns=reruns,
                    printed=sum(len(text.split()) for text in printed),
                    figures=sum("image/png" in output.get("data", {}) for output in outputs),
                    predictions=markdown.count("**Predict"), explanations=markdown.count("**Explain it"),
@@ -288,56 +354,133 @@ def times_table(names: list[str]) -> str:
         lines += [f"  {section.minutes:5.1f} min  {section.words:5,} words  {section.printed:5,} printed  "
                   f"{section.figures} figures  {section.predictions} predictions  {section.explanations} "
                   f"explain-its  {section.equations} equations ({section.steps} steps)  "
-                  f"{section.exercises} exercises ({section.exercise_minutes:.0f} min)  "
+                  f"{section.exercises} exercises ({section.exercise_minutes:.0f} min, reruns "
+                  f"{section.reruns:.0f} s)  "
                   f"{section.seconds:6.1f} s  {section.name}"
                   for section in found]
     return "\n".join(lines)
 
 
-MAX_STUDY_MINUTES = 60
-"""The most study time one notebook may ask for (`study_minutes`): longer, it is split in two."""
 STATED_TIME = re.compile(r"(\*\*How[\s#]+long\.\*\*[\s#]+About[\s#]+)(\d+|MINUTES)"
                          r"([\s#]+minutes[\s#]+of[\s#]+study)")
 """Where a notebook's opening states its study time ("MINUTES" before it was first measured), in its
 markdown or in its .py, where a line break inside it continues after "# "."""
-TABLE_ROW = re.compile(r"^(\| \[`(\w+)`\]\([^)]+\) \|.*\| )(\d+)( min \|)$", re.MULTILINE)
-"""A row of a course table: the notebook's name, then its study time in the last column."""
+TABLE_ROW = re.compile(r"^(\| \[`(\w+)`\]\([^)]+\) \| )(core|deep dive)( \|.*\| )(\d+)( min \|)$",
+                       re.MULTILINE)
+"""A row of a course table: the notebook's name, "core" or "deep dive" (`CORE_PATH`), what it teaches, its
+study time."""
 TOTAL = re.compile(r"In\s+all,\s+\d+\s+minutes,\s+about\s+[\d.]+\s+hours\.")
 """A course table's total."""
+CORE_TOTAL = re.compile(r"The\s+core\s+path\s+takes\s+\d+\s+minutes,\s+about\s+[\d.]+\s+hours;\s+the\s+deep"
+                        r"\s+dives\s+\d+\s+minutes,\s+about\s+[\d.]+\s+hours\.")
+"""A course table's split of its total between `CORE_PATH` and the deep dives."""
 
 
-def write_times(root: Path = NOTEBOOK_DIR.parent, tables: tuple[str, ...] = ("README.md", "docs/course.md")
-                ) -> list[Path]:
+def core_total(minutes: dict[str, int], core: tuple[str, ...] = CORE_PATH) -> str:
+    """The sentence `CORE_TOTAL` matches, from each notebook's rounded minutes."""
+    on = sum(value for name, value in minutes.items() if name in core)
+    off = sum(minutes.values()) - on
+    return (f"The core path takes {on} minutes, about {on / 60:.1f} hours; the deep dives {off} minutes, "
+            f"about {off / 60:.1f} hours.")
+
+
+def with_deep_dive(text: str, deep: bool, comment: str = "") -> str:
+    """`text` (a notebook's markdown, or its .py with `comment` "# ") with the paragraph `DEEP_DIVE` before
+    its first "**How long.**" when `deep`, without it otherwise."""
+    blank = comment.rstrip()
+    text = text.replace(f"{comment}{DEEP_DIVE}\n{blank}\n", "")
+    if not deep:
+        return text
+    paragraph = f"{comment}{DEEP_DIVE}\n{blank}\n"
+    return re.sub(rf"^{re.escape(comment)}\*\*How long\.\*\*", lambda match: paragraph + match[0], text,
+                  count=1, flags=re.MULTILINE)
+
+
+def section_time(minutes: float) -> str:
+    """The line `write_times` writes under a section's heading: its study time, rounded, at least a minute."""
+    whole = max(1, round(minutes))
+    return f"*About {whole} minute{'' if whole == 1 else 's'}.*"
+
+
+def _with_section_times(lines: list[str], times: list[str], comment: str) -> list[str]:
+    """`lines` of markdown (each after `comment`, "# " in a .py) with `times.pop(0)` written under each `## `
+    heading, a blank line between, in place of the one written before."""
+    blank, heading = comment.rstrip(), f"{comment}## "
+    edited: list[str] = []
+    index = 0
+    while index < len(lines):
+        edited.append(lines[index])
+        index += 1
+        if edited[-1].startswith(heading):
+            if not times:
+                raise ValueError(f"more `## ` headings than sections, at {edited[-1]!r}")
+            if index + 1 < len(lines) and lines[index] == blank and SECTION_TIME.match(
+                    lines[index + 1].removeprefix(comment)):
+                index += 2
+            edited += [blank, comment + times.pop(0)]
+    return edited
+
+
+def _py_with_section_times(text: str, times: list[str]) -> str:
+    """A py:percent source with `_with_section_times` applied to its markdown cells only."""
+    edited: list[str] = []
+    markdown: list[str] | None = None  # the lines of the markdown cell being read
+    for line in text.split("\n"):
+        if line.startswith("# %%") and markdown is not None:
+            edited += _with_section_times(markdown, times, "# ")
+            markdown = None
+        if markdown is not None:
+            markdown.append(line)
+        else:
+            edited.append(line)
+            if line.startswith("# %% [markdown]"):
+                markdown = []
+    return "\n".join(edited + _with_section_times(markdown or [], times, "# "))
+
+
+def write_times(root: Path = NOTEBOOK_DIR.parent, tables: tuple[str, ...] = ("README.md", "docs/course.md"),
+                core: tuple[str, ...] = CORE_PATH) -> list[Path]:
     """Write each notebook's study time (`study_minutes` of its committed .ipynb, rounded) where the
-    course states it: its opening (`STATED_TIME`, in the .py and the .ipynb alike, one number for another,
-    so the words counted do not change), and each row (`TABLE_ROW`) and the total (`TOTAL`, the rows' sum)
-    of the course tables under `root`. Returns the files changed."""
-    minutes = {path.stem: round(study_minutes(path.with_suffix(".ipynb")))
-               for path in sources(root / "notebooks")}
+    course states it: its opening (`STATED_TIME`, one number for another, so the words counted do not
+    change) and under each `## ` heading its section's (`section_time`, a line not counted: `uncounted`), in
+    the .py and the .ipynb alike, with the paragraph `DEEP_DIVE` in the opening of each notebook not on `core`
+    (not counted either); and in the course tables under `root`, each row (`TABLE_ROW`: its path, core or
+    deep dive, and its minutes), the total (`TOTAL`, the rows' sum) and its split between the core path and
+    the deep dives (`CORE_TOTAL`). Returns the files changed."""
+    found = {path.stem: [_section(*part) for part in _split(path.with_suffix(".ipynb"))]
+             for path in sources(root / "notebooks")}
+    minutes = {name: round(sum(section.minutes for section in parts)) for name, parts in found.items()}
     changed = []
 
-    def stated(text: str, name: str) -> str:
+    def stated(text: str, name: str, comment: str = "") -> str:
+        text = with_deep_dive(text, name not in core, comment)
         return STATED_TIME.sub(lambda match: f"{match[1]}{minutes[name]}{match[3]}", text)
 
-    for name in minutes:
+    for name, parts in found.items():
+        times = [section_time(section.minutes) for section in parts[1:]]  # parts[0]: the opening
         source = root / "notebooks" / f"{name}.py"
         paired = source.with_suffix(".ipynb")
         notebook = nbformat.read(paired, as_version=4)
-        edited = [cell for cell in notebook.cells if cell.cell_type == "markdown"
-                  and stated(cell.source, name) != cell.source]
-        for cell in edited:
-            cell.source = stated(cell.source, name)
-        if edited:
+        left, right = list(times), list(times)  # each heading takes the next
+        for cell in notebook.cells:
+            if cell.cell_type == "markdown":
+                cell.source = "\n".join(_with_section_times(stated(cell.source, name).split("\n"), left, ""))
+        text = _py_with_section_times(stated(source.read_text(), name, "# "), right)
+        if left or right:
+            raise ValueError(f"{source.name} has fewer `## ` headings in markdown cells than {paired.name}")
+        if notebook != nbformat.read(paired, as_version=4):
             nbformat.write(notebook, paired)
             changed.append(paired)
-        if stated(source.read_text(), name) != source.read_text():
-            source.write_text(stated(source.read_text(), name))
+        if text != source.read_text():
+            source.write_text(text)
             changed.append(source)
     total = sum(minutes.values())
     for table in tables:
         path = root / table
-        text = TABLE_ROW.sub(lambda match: f"{match[1]}{minutes[match[2]]}{match[4]}", path.read_text())
+        text = TABLE_ROW.sub(lambda match: f"{match[1]}{'core' if match[2] in core else 'deep dive'}"
+                             f"{match[4]}{minutes[match[2]]}{match[6]}", path.read_text())
         text = TOTAL.sub(f"In all, {total} minutes, about {total / 60:.1f} hours.", text)
+        text = CORE_TOTAL.sub(core_total(minutes, core), text)
         if text != path.read_text():
             path.write_text(text)
             changed.append(path)
