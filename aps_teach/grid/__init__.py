@@ -4,6 +4,7 @@ them against. The same roles as `aps_teach.atari`, under the same names where th
     config         TrainConfig: how the learner meets the levels, and its checks
     envs           a batch of levels stepped in lockstep on either engine, with coverage bookkeeping
     replay         n-step replay for N parallel environments
+    memory         will a run fit? every memory estimate and check of this wing, before anything is allocated
     rounds         the round loop of a phase, a generator driven per seed group
     train          the phases: pretrain -> identify_task -> evaluate -> finetune
     experiments    a whole run and its directory (`run_gridworld`, `Budget`)

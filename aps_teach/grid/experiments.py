@@ -14,10 +14,10 @@ import torch
 import gridworld
 from aps_teach.grid.blame import ZeroShotBlame, zero_shot_blame
 from aps_teach.grid.config import RUN_SETTINGS, TrainConfig, with_method
+from aps_teach.grid.memory import check_memory
 from aps_teach.grid.rounds import RoundEnd, RoundHook, check_identity
 from aps_teach.grid.train import (
     SuccessResult,
-    check_memory,
     evaluate,
     finetune,
     finetune_seeds,

@@ -24,9 +24,9 @@ from tqdm.auto import tqdm
 import gridworld
 from aps_teach.grid.config import RUN_SETTINGS, TrainConfig
 from aps_teach.grid.envs import EnvBatch
+from aps_teach.grid.memory import check_phase_memory
 from aps_teach.grid.replay import NStepReplay
 from aps_teach.infra.files import load_checkpoint, save_checkpoint, write_csv_atomic
-from aps_teach.infra.memory import check_fits
 from aps_teach.infra.phases import PhaseLog, check_checkpoint, linear_schedule, restore_metrics
 from aps_teach.infra.run_dir import PHASE_NAMES, say
 from aps_teach.infra.seeds import round_seeds
@@ -54,35 +54,6 @@ class RoundEnd:
     envs: EnvBatch
     metrics: dict
     """The round's metrics row: keys a hook adds are logged with it (metrics.csv, checkpoints)."""
-
-
-def update_bytes(agent: AgentConfig) -> int:
-    """A rough lower bound of one update's working memory: the kNN distances between the minibatch's
-    particles (P x P floats, a few copies) and the networks' activations over its B x (n + 1) states."""
-    particles = agent.particles if agent.uses_knn else 0
-    states = agent.batch_size * (agent.n_step + 1)
-    return 4 * (3 * particles ** 2 + 8 * states * max(agent.hidden, 8 * agent.feature_dim))
-
-
-def check_phase_memory(phase: str, steps: int, config: TrainConfig, horizon: int,
-                       obs: tuple[tuple[int, ...], torch.dtype]) -> None:
-    """ValueError, before anything is allocated, if a phase's replay (every step of the phase, whole rounds)
-    and one update would not fit in free memory; the advice names what helps: fewer steps when the replay
-    is the larger part, else a smaller update. `obs` is the replay's (observation shape, dtype)."""
-    cells = math.ceil(steps / (config.num_envs * horizon)) * horizon * config.num_envs
-    task_dim = config.agent.stored_task_dim(phase)
-    per_cell = NStepReplay.bytes_per_cell(obs[0], task_dim, store_rewards=phase != "pretrain",
-                                          store_features=phase != "pretrain", obs_dtype=obs[1])
-    replay, update = cells * per_cell, update_bytes(config.agent)
-    steps_advice = f"lower --{phase}-steps (the replay keeps every step of the phase)"
-    if 2 * 4 * task_dim >= per_cell:  # the stored task vectors are most of it
-        steps_advice = (f"lower --{phase}-steps or the feature dimension, {config.agent.feature_dim:,} (the "
-                        f"replay keeps every step of the phase, each with a task vector of {task_dim:,})")
-    advice = steps_advice if replay >= update else \
-        ("lower --train.agent.batch-size, --train.agent.n-step, --train.agent.hidden or "
-         "--train.agent.feature-dim (what an update's working memory grows with)")
-    check_fits(replay + update, f"{phase}: the replay of {cells:,} transitions ({replay / 1e9:.1f} GB) and "
-               f"an update of a batch of {config.agent.batch_size} ({update / 1e9:.1f} GB)", advice)
 
 
 def _metrics_columns(rows: list[dict]) -> list[str]:

@@ -26,16 +26,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-import gridworld
 from aps_teach.grid.config import TrainConfig, check_config, with_method
-from aps_teach.grid.envs import EnvBatch, EnvSource, as_spec, make_env, make_env_batch
-from aps_teach.grid.rounds import (
-    RoundHook,
-    UpdateStep,
-    check_phase_memory,
-    drive,
-    phase_rounds,
-)
+from aps_teach.grid.envs import EnvBatch, EnvSource, make_env_batch
+from aps_teach.grid.memory import check_acting_memory, check_identify_memory
+from aps_teach.grid.rounds import RoundHook, UpdateStep, drive, phase_rounds
 from aps_teach.infra.checks import (
     MAX_MAGNITUDE,
     check_finite,
@@ -48,7 +42,6 @@ from aps_teach.infra.checks import (
 )
 from aps_teach.infra.devices import resolve_device
 from aps_teach.infra.files import load_checkpoint
-from aps_teach.infra.memory import check_fits
 from aps_teach.infra.phases import (
     PhaseLog,
     single_thread,
@@ -73,48 +66,6 @@ class SuccessResult:
     mean_return: float
     """Mean undiscounted task return per episode."""
     episodes: int
-
-
-def act_bytes(agent: AgentConfig, num_envs: int, num_actions: int) -> int:
-    """A rough lower bound of acting's working memory: psi over every env's candidate tasks (with GPI, the
-    task and `gpi_samples` fresh ones), each row a few hidden layers wide plus its A x sf_dim outputs."""
-    candidates = num_envs * (1 + (agent.gpi_samples if agent.gpi and agent.task_conditioned else 0))
-    return 4 * candidates * (2 * agent.feature_dim + 3 * agent.hidden + 2 * num_actions * agent.sf_dim)
-
-
-def check_memory(source: EnvSource, config: TrainConfig, *, pretrain_steps: int = 0, finetune_steps: int = 0,
-                 identify_steps: int = 0) -> None:
-    """`check_phase_memory` of the pretraining and fine-tuning budgets on `source` (0: the phase does not
-    run), the task identification's data (`identify_steps` rows of phi(s') and r) and acting's working
-    memory (`act_bytes`), without building an env batch."""
-    env = None if config.engine == "compiled" and not callable(source) else make_env(source)
-    obs = ((), torch.int64) if env is None else (env.observation_space.shape, torch.uint8)
-    horizon = env.spec.max_episode_steps if env is not None else as_spec(source).max_episode_steps
-    num_actions = len(gridworld.ACTIONS) if env is None else int(env.action_space.n)
-    for phase, steps in (("pretrain", pretrain_steps), ("finetune", finetune_steps)):
-        if steps:
-            check_phase_memory(phase, steps, config, horizon, obs)
-    check_identify_memory(identify_steps, config.agent)
-    check_acting_memory(config, num_actions)
-
-
-def check_identify_memory(steps: int, agent: AgentConfig) -> None:
-    """ValueError if task identification's data, `steps` rows of phi(s') and r (float32, gathered, then
-    joined: twice), would not fit in free memory."""
-    check_fits(2 * 4 * steps * (agent.feature_dim + 1),
-               f"task identification's {steps:,} rows of phi(s') and r", "lower --identify-steps")
-
-
-def check_acting_memory(config: TrainConfig, num_actions: int) -> None:
-    """ValueError if acting (`act_bytes`: GPI over every env's candidate tasks) would not fit in free
-    memory."""
-    agent = config.agent
-    gpi = agent.gpi and agent.task_conditioned
-    check_fits(act_bytes(agent, config.num_envs, num_actions),
-               f"acting in {config.num_envs:,} envs" + (f" with GPI over {1 + agent.gpi_samples:,} candidate "
-                                                        "tasks each" if gpi else ""),
-               "lower --train.agent.gpi-samples (paper: 10) or --train.num-envs" if gpi else
-               "lower --train.num-envs or --train.agent.hidden")
 
 
 def env_batch(source: EnvSource, config: TrainConfig, *, reward_free: bool, absorbing_target: bool = False,

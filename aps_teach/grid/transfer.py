@@ -51,8 +51,9 @@ from aps_teach.grid.experiments import (
     Budget,
     check_learning_starts,
 )
+from aps_teach.grid.memory import check_memory
 from aps_teach.grid.rollouts import Rollout, greedy_rollout, state_observations
-from aps_teach.grid.train import check_memory, evaluate, pretrain, task_data
+from aps_teach.grid.train import evaluate, pretrain, task_data
 from aps_teach.infra.checks import check_int, check_seed, check_steps
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.overrides import with_overrides
