@@ -28,10 +28,10 @@ from aps_teach.infra.run_dir import check_out
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.config import AgentConfig
 from aps_teach.studies.aps_parts import RESULTS as PARTS_RESULTS
-from aps_teach.studies.aps_parts import check_parts_plan, run_parts_study
+from aps_teach.studies.aps_parts import run_parts_study
 from aps_teach.studies.budget import StudyGrid, run_study
-from aps_teach.studies.families_budget import BUDGET_ARMS, check_budget_axis, run_budget_axis
-from aps_teach.studies.held_out import PREREGISTRATION, check_unchanged, read_protocol, run_held_out
+from aps_teach.studies.families_budget import BUDGET_ARMS, run_budget_axis
+from aps_teach.studies.held_out import PREREGISTRATION, read_protocol, run_held_out
 from aps_teach.studies.plots import (
     write_families_figure,
     write_family_budgets_figure,
@@ -42,7 +42,7 @@ from aps_teach.studies.plots import (
     write_zero_shot_figure,
     write_zero_shot_loss_figure,
 )
-from aps_teach.studies.task_families import EXPLORATORY_ARMS, FamilyBudget, check_family_plan, run_families
+from aps_teach.studies.task_families import EXPLORATORY_ARMS, FamilyBudget, run_families
 from aps_teach.studies.task_families import RESULTS as FAMILY_RESULTS
 from aps_teach.studies.verdicts import interval_text
 from aps_teach.studies.zero_shot import (
@@ -55,7 +55,7 @@ from aps_teach.studies.zero_shot import (
 from aps_teach.studies.zero_shot import RESULTS as DIAGNOSIS_RESULTS
 from aps_teach.studies.zero_shot_fix import FIX_COLUMNS, write_fix_tables
 from aps_teach.studies.zero_shot_loss import RESULTS as LOSS_RESULTS
-from aps_teach.studies.zero_shot_loss import check_loss_plan, run_zero_shot_loss
+from aps_teach.studies.zero_shot_loss import run_zero_shot_loss
 
 BudgetArm = Literal["visr", "apt", "aps", "aps, kNN feature", "aps, explore-conditioned",
                     "aps, kNN feature, explore weight 0.5", "random"]
@@ -113,8 +113,7 @@ class Parts:
 
     def __post_init__(self) -> None:
         check_out(self.out)
-        check_num_seeds(self.seeds, "--seeds")
-        check_parts_plan(self.levels, self.budget, TrainConfig(progress=False))
+        check_num_seeds(self.seeds, "--seeds")  # the plan: run_parts_study's, once
 
 
 def _parts(cmd: Parts) -> dict:
@@ -149,8 +148,7 @@ class Families:
 
     def __post_init__(self) -> None:
         check_out(self.out)
-        check_num_seeds(self.seeds, "--seeds")
-        check_family_plan(self.levels, self.seeds, self.arms, self.budget, TrainConfig(progress=False))
+        check_num_seeds(self.seeds, "--seeds")  # the plan: run_family_study's, once
 
 
 def _families(cmd: Families) -> dict:
@@ -202,11 +200,7 @@ class FamiliesBudget:
 
     def __post_init__(self) -> None:
         check_out(self.out)
-        check_num_seeds(self.seeds, "--seeds")
-        check_budget_axis(self.level, self.pretrain_steps, self.also, self.budget(1))
-        for steps in self.pretrain_steps:
-            check_family_plan([self.level], self.seeds, self.arms, self.budget(steps),
-                              TrainConfig(progress=False))
+        check_num_seeds(self.seeds, "--seeds")  # the plan: run_budget_axis's, once, before the first budget
 
 
 def _families_budget(cmd: FamiliesBudget) -> dict:
@@ -238,17 +232,7 @@ class HeldOut:
     groups: SeedGroupFlags = field(default_factory=lambda: SeedGroups(5))
 
     def __post_init__(self) -> None:
-        check_out(self.out)
-        protocol = read_protocol(self.preregistration)
-        for name in self.parts:
-            protocol.part(name)
-        if len(set(self.parts)) < len(self.parts):
-            raise ValueError(f"--parts names a part twice: {', '.join(self.parts)}; each part once")
-        for part in protocol.parts:
-            check_unchanged(protocol, self.out / part.name)
-        for part in [protocol.part(name) for name in self.parts] or protocol.parts:  # every part's plan
-            check_family_plan([part.level], protocol.num_seeds, part.arms, protocol.part_budget(part),
-                              TrainConfig(progress=False), protocol.first_seed)
+        check_out(self.out)  # the plan: run_held_out's, once, before the first part starts
 
 
 def _held_out(cmd: HeldOut) -> dict:
@@ -362,8 +346,7 @@ class ZeroShotLoss:
 
     def __post_init__(self) -> None:
         check_out(self.out)
-        self.seeds = tuple(check_seeds(self.seeds, "--seeds"))
-        check_loss_plan(self.budget(), TrainConfig(progress=False))
+        self.seeds = tuple(check_seeds(self.seeds, "--seeds"))  # the plan: run_zero_shot_loss_study's, once
 
 
 def _zero_shot_loss(cmd: ZeroShotLoss) -> dict:

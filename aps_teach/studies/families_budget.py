@@ -19,12 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from aps_teach.grid.config import TrainConfig
 from aps_teach.infra.stats import iqm_with_ci
 from aps_teach.infra.sweeps import SweepReport, read_rows
 from aps_teach.studies.task_families import (
     COLUMNS,
     RESULTS,
     FamilyBudget,
+    check_family_plan,
     coverage_table,
     read_family_studies,
     run_family_study,
@@ -153,10 +155,15 @@ def run_budget_axis(out_dir: str | Path, level: str, pretrain_steps: Sequence[in
                     ) -> BudgetAxis:
     """Each budget of `pretrain_steps` a task-family study of `arms` on `level` into out_dir/pretrain_<N>/
     (`budget`, its per-task budgets, at N pretraining steps; resumable), then the axis's tables from every
-    study of out_dir and of `also`."""
+    study of out_dir and of `also`. The whole plan is checked once, before the first study starts: the axis
+    (`check_budget_axis`) and each budget's study (`task_families.check_family_plan`)."""
+    check_budget_axis(level, pretrain_steps, also, budget)
+    train = TrainConfig(progress=False)
+    for steps in pretrain_steps:
+        check_family_plan([level], num_seeds, arms, replace(budget, pretrain_steps=steps), train)
     reports = [run_family_study([level], num_seeds, Path(out_dir) / f"pretrain_{steps}",
-                                replace(budget, pretrain_steps=steps), arms=arms, workers=workers,
-                                seeds_per_group=seeds_per_group)
+                                replace(budget, pretrain_steps=steps), arms=arms, train=train,
+                                workers=workers, seeds_per_group=seeds_per_group, checked=True)
                for steps in pretrain_steps]
     studies = axis_studies(out_dir, also)
     return BudgetAxis(reports, studies, write_axis_tables(out_dir, level, studies))

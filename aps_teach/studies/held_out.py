@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 import gridworld
+from aps_teach.grid.config import TrainConfig
 from aps_teach.infra.checks import MAX_SEED, MAX_SEEDS
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.locks import check_free
@@ -45,6 +46,7 @@ from aps_teach.studies.task_families import (
     RESULTS,
     SOLVED,
     FamilyBudget,
+    check_family_plan,
     run_family_study,
 )
 from aps_teach.studies.verdicts import (
@@ -165,16 +167,36 @@ def check_unchanged(protocol: Protocol, directory: str | Path) -> None:
 
 def run_part(protocol: Protocol, name: str, out_dir: str | Path, *, workers: int | None = None,
              executor: Executor | None = None, progress: bool = True, seeds_per_group: int = 5,
-             train=None) -> SweepReport:
+             train=None, checked: bool = False) -> SweepReport:
     """Part `name` of the protocol as a task-family study into out_dir/<name>/ (resumable), its record
-    holding the pre-registration's SHA-256 (`check_unchanged` first)."""
+    holding the pre-registration's SHA-256 (`check_unchanged` first, as the part starts). `checked`: its
+    study's plan was checked already (`check_held_out_plan`)."""
     part = protocol.part(name)
     directory = Path(out_dir) / part.name
     check_unchanged(protocol, directory)
     return run_family_study([part.level], protocol.num_seeds, directory, protocol.part_budget(part),
                             arms=part.arms, train=train, workers=workers, executor=executor,
                             progress=progress, seeds_per_group=seeds_per_group,
-                            first_seed=protocol.first_seed, record={"preregistration": protocol.sha256})
+                            first_seed=protocol.first_seed, record={"preregistration": protocol.sha256},
+                            checked=checked)
+
+
+def check_held_out_plan(protocol: Protocol, out_dir: str | Path, parts: Sequence[str] = ()) -> list[str]:
+    """Everything the study can be refused for before its first part starts: `parts` (default: every part)
+    named once each and in the protocol, the results of every part in out_dir started under this text
+    (`check_unchanged`), and each chosen part's study (`task_families.check_family_plan`). Returns the parts
+    to run, in order."""
+    for name in parts:
+        protocol.part(name)
+    if len(set(parts)) < len(parts):
+        raise ValueError(f"--parts names a part twice: {', '.join(parts)}; each part once")
+    for part in protocol.parts:
+        check_unchanged(protocol, Path(out_dir) / part.name)
+    chosen = [protocol.part(name) for name in parts] or list(protocol.parts)
+    for part in chosen:
+        check_family_plan([part.level], protocol.num_seeds, part.arms, protocol.part_budget(part),
+                          TrainConfig(progress=False), protocol.first_seed)
+    return [part.name for part in chosen]
 
 
 def arm_summary(rows: Sequence[dict], arm: str, phase: str) -> dict:
@@ -321,12 +343,13 @@ def hypotheses(out_dir: str | Path, protocol: Protocol) -> list[dict]:
 
 def run_held_out(protocol: Protocol, out_dir: str | Path, parts: Sequence[str] = (), *,
                  workers: int | None = None, seeds_per_group: int = 5) -> list[SweepReport]:
-    """The study as the held-out command runs it: each of `parts` (default: every part, in the registered
-    order) run (`run_part`) and its tables written (`write_part_tables`), then the hypotheses,
-    OUT/hypotheses.csv; each part's report."""
+    """The study as the held-out command runs it: the whole plan checked (`check_held_out_plan`), then each
+    of `parts` (default: every part, in the registered order) run (`run_part`) and its tables written
+    (`write_part_tables`), then the hypotheses, OUT/hypotheses.csv; each part's report."""
     reports = []
-    for name in parts or [part.name for part in protocol.parts]:
-        reports.append(run_part(protocol, name, out_dir, workers=workers, seeds_per_group=seeds_per_group))
+    for name in check_held_out_plan(protocol, out_dir, parts):
+        reports.append(run_part(protocol, name, out_dir, workers=workers, seeds_per_group=seeds_per_group,
+                                checked=True))
         write_part_tables(out_dir, protocol.part(name))
     write_csv_atomic(Path(out_dir) / "hypotheses.csv", hypotheses(out_dir, protocol))
     return reports

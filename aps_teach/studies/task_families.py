@@ -385,15 +385,18 @@ def run_family_study(levels: Sequence[str] = tuple(gridworld.LEVELS), num_seeds:
                      arms: Sequence[str] = EXPLORATORY_ARMS, train: TrainConfig | None = None,
                      workers: int | None = None, executor: Executor | None = None,
                      progress: bool = True, seeds_per_group: int = 10, first_seed: int = 0,
-                     record: dict | None = None) -> SweepReport:
+                     record: dict | None = None, checked: bool = False) -> SweepReport:
     """Every arm of `arms` x level x seed (first_seed, first_seed + 1, ...) into out_dir/task_families.csv
     (resumable: finished runs are skipped; a file of another budget or config is refused), on `workers` local
     processes (default: one per core) or `executor`, in seed groups of up to `seeds_per_group` seeds
     (`run_family_group_rows`; 1: each run alone). `train`: the settings every arm starts from (default: the
     library's); `record`: more entries of the configuration the results file is kept for (a resume with
-    others is refused)."""
+    others is refused). The plan is checked first (`check_family_plan`), unless `checked`: a caller running
+    several studies (a budget axis, the held-out parts) checks every study's plan before the first starts and
+    hands it down checked."""
     train = train or TrainConfig(progress=False)
-    check_family_plan(levels, num_seeds, arms, budget, train, first_seed)
+    if not checked:
+        check_family_plan(levels, num_seeds, arms, budget, train, first_seed)
     specs = family_specs(levels, num_seeds, arms, first_seed)
     return run_sweep(specs, partial(run_family_rows, budget=budget, train=train),
                      Path(out_dir) / RESULTS, config={"budget": budget, "train": train, **(record or {})},
