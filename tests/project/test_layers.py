@@ -241,3 +241,54 @@ def test_the_foundations_import_nothing_of_the_environments(module):
     """infra/ is what both wings run on: it knows no gridworld (it once imported it for one constant)."""
     imported = {name.split(".")[0] for name in imported_names(module, SOURCES[module], MODULES)}
     assert "gridworld" not in imported
+
+
+ATARI_WING = sorted(name for name in MODULES if name.split(".")[:2] == ["aps_teach", "atari"])
+"""The Atari wing: aps_teach/atari/."""
+
+
+def barred_from_atari(module: str) -> bool:
+    """What the Atari wing may not reach: the gridworld wing (aps_teach/grid/), the environments
+    (gridworld/) and the studies (aps_teach/studies/, whose Atari study builds on the wing, not the
+    reverse)."""
+    parts = module.split(".")
+    return parts[0] == "gridworld" or parts[:2] in (["aps_teach", "grid"], ["aps_teach", "studies"])
+
+
+def barred_chain(start: str, sources: dict[str, str], barred) -> list[str] | None:
+    """The shortest import chain from `start` through the repository's modules to one that `barred` names,
+    lazy imports and those under `if TYPE_CHECKING:` included, or None (breadth-first)."""
+    chains, queue = {start: [start]}, [start]
+    while queue:
+        name = queue.pop(0)
+        for imported in sorted(imported_names(name, sources[name], MODULES)):
+            if barred(imported):
+                return [*chains[name], imported]
+            if imported in MODULES and imported not in chains:
+                chains[imported] = [*chains[name], imported]
+                queue.append(imported)
+    return None
+
+
+@pytest.mark.parametrize("module", ATARI_WING)
+def test_the_atari_wing_reaches_neither_the_gridworld_wing_nor_the_studies(module):
+    """The wings mirror each other and share what lies above both (the learner, infra/): Atari code that
+    reached the gridworld's would tie a pixel run to the key-passageway levels. The layer table alone allows
+    it (the gridworld wing's row is above the Atari wing's), so the rule is walked here, through every
+    module on the way."""
+    chain = barred_chain(module, SOURCES, barred_from_atari)
+    assert chain is None, " -> ".join(chain)
+
+
+@pytest.mark.parametrize(("module", "added", "end"), [
+    ("aps_teach.atari.train", "from aps_teach.grid.config import TrainConfig\n", "aps_teach.grid"),
+    ("aps_teach.atari.update_step", "def later():\n    from aps_teach.studies import verdicts\n",
+     "aps_teach.studies"),
+    # some modules down: atari.train -> ... -> learner.update -> gridworld
+    ("aps_teach.learner.update", "import gridworld\n", "gridworld"),
+])
+def test_the_atari_walk_finds_a_barred_import_added_on_the_way(module, added, end):
+    assert barred_chain("aps_teach.atari.train", SOURCES, barred_from_atari) is None
+    found = barred_chain("aps_teach.atari.train", {**SOURCES, module: SOURCES[module] + "\n" + added},
+                         barred_from_atari)
+    assert found is not None and found[-1] == end and module in found, found
