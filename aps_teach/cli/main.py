@@ -6,7 +6,8 @@
     aps-teach gridworld ...        run | pretrain | finetune | evaluate | sweep | transfer | study | parts |
                                    families | families-budget | held-out | zero-shot | zero-shot-loss
                                    (see aps_teach.cli.gridworld, aps_teach.cli.studies)
-    aps-teach atari ...            run | pretrain | finetune | evaluate | sweep (see aps_teach.cli.atari)
+    aps-teach atari ...            run | pretrain | finetune | evaluate | sweep | study | compare
+                                   (see aps_teach.cli.atari)
 
 Errors follow `aps_teach.cli.common`: one line and exit status 2; `--debug` shows the traceback.
 """

@@ -43,6 +43,37 @@ def test_help_lists_every_subcommand_of_each_group(group, capsys):
     assert all(name in shown for name in module.COMMANDS)
 
 
+def group_commands(group: str) -> tuple[str, ...]:
+    """The commands the group's parser is built from (`run_subcommands` over its COMMANDS)."""
+    import importlib
+
+    return tuple(importlib.import_module(f"aps_teach.cli.{group}").COMMANDS)
+
+
+@pytest.mark.parametrize("group", ["gridworld", "atari"])
+def test_the_main_docstring_and_the_command_line_page_list_each_groups_commands(group):
+    """Three hand-written lists (the main module's docstring, docs/command-line.md's table, the study
+    module's docstring) held to the parser's commands, in its order."""
+    from pathlib import Path
+
+    from aps_teach.cli import main as main_module
+
+    listed = re.search(rf"aps-teach {group} \.\.\. +((?:[\w-]+ \|\s+)*[\w-]+)", main_module.__doc__)
+    assert listed, f"aps_teach/cli/main.py's docstring has no line for aps-teach {group}"
+    assert tuple(listed.group(1).replace("|", " ").split()) == group_commands(group)
+    page = (Path(__file__).parents[2] / "docs" / "command-line.md").read_text()
+    (row,) = re.findall(rf"^\| `aps-teach {group}` \| (.*) \|$", page, re.MULTILINE)
+    assert tuple(name.strip("` ") for name in row.split(",")) == group_commands(group)
+
+
+def test_the_study_commands_docstring_lists_its_commands():
+    from aps_teach.cli import studies
+
+    listed = re.match(r"`aps-teach gridworld {([^}]*)}`", studies.__doc__)
+    assert listed and tuple("".join(listed.group(1).split()).split(",")) == tuple(studies.COMMANDS)
+    assert set(studies.COMMANDS) <= set(group_commands("gridworld"))
+
+
 @pytest.mark.parametrize("typo, command", [
     (["gridwrld"], "gridworld"), (["atri"], "atari"), (["dmeo"], "demo"),
     (["gridworld", "rnu"], "gridworld run"), (["atari", "swep", "--out", "x"], "atari sweep")])
