@@ -27,7 +27,7 @@ import tyro
 from aps_teach.cli import pop_debug
 from aps_teach.infra.checks import check_int
 from aps_teach.infra.executors import DEFAULT_MAX_RETRIES, DEFAULT_RAY_TIMEOUT, ExecutorName, make_executor
-from aps_teach.infra.run_dir import Interrupted, resume_command, resume_hint_on_interrupt
+from aps_teach.infra.run_dir import Interrupted, resume_command, resume_hint_on_interrupt, say
 from aps_teach.infra.sweeps import SweepReport
 
 
@@ -166,6 +166,24 @@ def argument_error(event, errors) -> str:
     if isinstance(event, errors.MutexConflict):
         return f"{event.first_token} and {event.second_token} cannot be given together; {help_hint}"
     return f"the command line was not understood ({type(event).__name__}); {help_hint}"
+
+
+OLD_DEVICE_FLAGS = ("--train.device", "--grid.train.device", "--grid.device")
+"""Earlier spellings of --device (the training config's device: `TrainConfig.device`, spelled --device
+wherever the config sits), still accepted, with a line that says so."""
+
+
+def old_device_flags(argv: list[str]) -> list[str]:
+    """`argv` with an earlier spelling of --device (`OLD_DEVICE_FLAGS`, also as --flag=X) replaced by
+    --device, saying so; everything else as it is."""
+    out = []
+    for arg in argv:
+        name, equals, value = arg.partition("=")
+        if name in OLD_DEVICE_FLAGS:
+            say(f"{name} is the old spelling of --device (as aps-teach atari spells it); both work")
+            arg = "--device" + equals + value
+        out.append(arg)
+    return out
 
 
 def check_command(prog: str, argv: Sequence[str], commands: Sequence[str], *, optional: bool = False) -> None:

@@ -27,6 +27,7 @@ from aps_teach.cli.common import (
     ExistingRunFlags,
     SeedGroupFlags,
     SeedGroups,
+    old_device_flags,
     run_subcommands,
     stopped,
     sweep_outcome,
@@ -321,9 +322,8 @@ COMMANDS = {"run": (Run, _run), "pretrain": (Pretrain, _pretrain), "finetune": (
 def gridworld_main(argv: list[str], *, debug: bool = False) -> int:
     """Parse `argv` (without the leading `gridworld`), run the subcommand, print its summary; 0 on success,
     1 if a run of a sweep failed, 2 with one error line on bad input (`aps_teach.cli.common`). The device
-    flag is --device, as in the Atari commands: `TrainConfig.device`'s own spelling, wherever the config
-    sits."""
-    return run_subcommands("aps-teach gridworld", COMMANDS, argv, debug=debug, show=_print,
+    flag is --device, as in the Atari commands (its earlier spellings: `common.old_device_flags`)."""
+    return run_subcommands("aps-teach gridworld", COMMANDS, old_device_flags(argv), debug=debug, show=_print,
                            run_commands=(Run, Pretrain, Finetune),
                            description="Key-passageway gridworlds: VISR, APT, APS, DQN; zero-shot transfer "
                                        "to reward-map tasks.")

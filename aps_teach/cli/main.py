@@ -66,7 +66,7 @@ def _dispatch(argv: list[str], debug: bool) -> int:
     """`main` once --debug is taken out: the libraries imported, the command run."""
     import tyro
 
-    from aps_teach.cli.common import check_command, config_errors, run_cli
+    from aps_teach.cli.common import check_command, config_errors, old_device_flags, run_cli
 
     if argv[:1] == ["gridworld"]:
         from aps_teach.cli.gridworld import gridworld_main
@@ -93,7 +93,7 @@ def _dispatch(argv: list[str], debug: bool) -> int:
 
         check_command("aps-teach", argv, list(COMMANDS), optional=True)
         with config_errors():
-            config = tyro.cli(QuickstartConfig, args=argv, prog="aps-teach",
+            config = tyro.cli(QuickstartConfig, args=old_device_flags(argv), prog="aps-teach",
                               description=f"{commands_help()}\n\n{QuickstartConfig.__doc__}")
         with RunDir(config.out):  # owned while it runs and while its figure is drawn
             show_quickstart(config, run_quickstart(config))

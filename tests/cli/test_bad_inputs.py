@@ -154,15 +154,15 @@ def test_a_device_this_machine_lacks_is_refused_before_anything_is_written(devic
     assert message in err
 
 
-def test_the_device_flag_is_spelled_as_atari_spells_it_and_refusals_name_it_as_typed(tmp_path, capsys,
-                                                                                      monkeypatch):
+def test_the_device_flag_is_spelled_as_atari_spells_it_and_the_old_spelling_works(tmp_path, capsys,
+                                                                                  monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     for argv in (["--device", "cuda"], ["--device=cuda"]):
         assert "use --device cpu" in refused(run_argv(tmp_path / "out", *argv), capsys, tmp_path)
-    # the config's dotted path is no spelling of the flag (it was an argv rewrite, undocumented since the
-    # docs moved to --device): refused as any unknown option is, naming it as typed
-    err = refused(run_argv(tmp_path / "out", "--train.device", "cuda"), capsys, tmp_path)
-    assert "unrecognised arguments: --train.device cuda; see aps-teach gridworld --help" in err
+    assert main(run_argv(tmp_path / "out", "--train.device", "cuda")) == 2
+    said, error = capsys.readouterr().err.splitlines()
+    assert "--train.device is the old spelling of --device" in said and "use --device cpu" in error
+    assert not (tmp_path / "out").exists()
 
 
 def test_learning_starts_that_idles_one_phase_is_one_warning_before_training(tmp_path, capsys):
