@@ -28,7 +28,7 @@
 # the vMF loss makes skills recognisable whatever the reward pays; and show, with measured reward scales,
 # that the kNN distance normaliser is a weight in disguise.
 #
-# **How long.** About 70 minutes of study: reading what it says and prints, its figure, predictions and
+# **How long.** About 80 minutes of study: reading what it says and prints, its figure, predictions and
 # questions, two functions to write and about a minute and a half of compute on a 2-core CPU in teaching
 # mode, longer on a busy machine (the last cell prints this run's time; the README's course table says
 # how study time is counted). Notebooks 05, 05b and 05c follow with the ablations.
@@ -97,7 +97,7 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 # %% [markdown]
 # ## Capstone: APS on a reward you wrote
 #
-# *About 54 minutes.*
+# *About 64 minutes.*
 #
 # Write the two functions:
 #
@@ -250,7 +250,7 @@ plt.show()
 # %% [markdown]
 # ## The distance normaliser: a weight in disguise
 #
-# *About 7 minutes.*
+# *About 8 minutes.*
 #
 # The capstone trains without the running normaliser of the authors' code, which divides each neighbour
 # distance by the running mean $m$ of all neighbour distances so far:
