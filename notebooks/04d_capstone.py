@@ -28,7 +28,7 @@
 # the vMF loss makes skills recognisable whatever the reward pays; and show, with measured reward scales,
 # that the kNN distance normaliser is a weight in disguise.
 #
-# **How long.** About 70 minutes of study: reading what it says and prints, its figure, predictions and
+# **How long.** About 80 minutes of study: reading what it says and prints, its figure, predictions and
 # questions, two functions to write and about a minute and a half of compute on a 2-core CPU in teaching
 # mode, longer on a busy machine (the last cell prints this run's time; the README's course table says
 # how study time is counted). Notebooks 05, 05b and 05c follow with the ablations.
@@ -70,8 +70,8 @@ import time
 from aps_teach.grid import experiments
 
 FAST = os.environ.get("APS_TEACH_FAST") == "1"  # the test suite runs every notebook this way
-seeds = (0, 1, 2)  # the judge's seeds (capstone.JUDGED_SEEDS); the normaliser section uses the first
-seed = seeds[0]
+seeds = (3, 4, 5)  # the judge's seeds (capstone.JUDGED_SEEDS)
+seed = 0  # the normaliser section's seed, one of the seeds 0-2 its prose quotes
 # reward-free env steps per agent; random-w rollouts for task inference; greedy episodes per evaluation:
 # the library's defaults (those the judge's thresholds were chosen at) unless FAST
 pretrain_steps = 800 if FAST else experiments.DEFAULT_PRETRAIN_STEPS
@@ -97,7 +97,7 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 # %% [markdown]
 # ## Capstone: APS on a reward you wrote
 #
-# *About 54 minutes.*
+# *About 64 minutes.*
 #
 # Write the two functions:
 #
@@ -124,9 +124,33 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 #   (`capstone.RECOGNISABLE`).
 #
 # A verdict from one seed is a verdict on that seed's luck, so the judge asks for the same answer on every
-# seed, with thresholds set well clear of what agents measured at the library's default budget on seeds
-# 0-2 (their docstrings list the numbers: Eq. 6's gain over its control was 0.018 to 0.053, written two
-# ways, its skill gap 0.15 to 0.17). The agents are trained once per session: the controls are shared by
+# seed. Its thresholds were chosen by looking at agents trained at the library's default budget on seeds 0-2
+# (their docstrings list the numbers: there Eq. 6's gain over its control was 0.018 to 0.053, written two
+# ways, its skill gap 0.15 to 0.17) and then fixed; it judges other seeds, 3, 4 and 5
+# (`capstone.JUDGED_SEEDS`), and how often it errs was measured with them unchanged
+# (`course.judge_calibration`, `results/capstone_judge/rows.csv`): on 12 fresh seeds (6-17), each 3-seed
+# subset one judge (220 per reward): false fail 0 of 440 (a correct Eq. 6, written two ways, failing), false
+# pass 0 of 440 (paying crowded states, or a reversed vMF loss, passing); a judge of one seed alone errs on 3
+# of 48 (reward, seed) pairs; APT's reward alone passes 220 of 220, and 12 of 12 seeds alone. The next cell
+# recomputes these rates from the committed rows. The subsets share seeds, so 0 of 440 does not mean never:
+# Eq. 6's gain over its control was above 0 on every calibration seed, but as low as 0.002 (seed 8), and its
+# smallest three-seed mean was 0.014 against the 0.01 asked. A verdict is evidence, not proof.
+
+# %%
+from aps_teach.course import committed_result, judge_calibration
+
+calibration_rows = judge_calibration.read_rows(committed_result("capstone_judge/rows.csv"))
+calibration = judge_calibration.rates(calibration_rows)
+print(f"the judge, calibrated {judge_calibration.stated(calibration)}")
+
+# %% [markdown]
+# **Before you train, what the judge cannot see.** It cannot see a missing exploitation term: APT's reward
+# alone, the kNN term without $\phi(s')^\top w$, passes it (the rates above). The judge looks at behaviour,
+# and the vMF loss makes skills recognisable whatever the reward pays, while the kNN term alone explores
+# about as much as Eq. 6. A pass says your reward explores and your loss trains $\phi$; only the coaching
+# line checks that your reward pays $\phi(s')^\top w$.
+#
+# The agents are trained once per session: the controls are shared by
 # every reward judged with the same vMF loss. It trains without the running distance normaliser of the
 # authors' code (`knn_normalise=False`), so that your function is the whole reward; a later section shows
 # what that changes.
@@ -156,7 +180,8 @@ yours = capstone.train_your_aps(my_aps_reward, my_vmf_loss, capstone.LEVEL, pret
 # term alone (the control itself, so its gain is 0 on every seed: the judge's first question is exactly
 # what this reward lacks), and APT's, the kNN term alone.
 #
-# **Predict:** does the judge pass APT's reward, which lacks $\phi(s')^\top w$? On how many seeds?
+# **Predict:** you were told that the judge passes APT's reward, which lacks $\phi(s')^\top w$, most of the
+# time. Will it pass on these three seeds? Which will be closer to the control: its gains or Eq. 6's?
 
 # %%
 eq6 = exercises.APS_REWARD.reference  # Eq. 6, both weights 1
@@ -195,11 +220,13 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Explain it.** At the default budget on seeds 0-2 the judge passes APT's reward alone on every seed: its
-# gains over the control were 0.026, 0.065 and 0.021, Eq. 6's 0.044, 0.047 and 0.035 as the library writes
-# it, and 0.019, 0.053 and 0.018 as the worked solution writes it. Why can no judge of
-# exploration or of recognisable skills tell it from Eq. 6, though it lacks $\phi(s')^\top w$? And why is a
-# verdict from one seed, against a fixed margin, worth less than it looks?
+# **Explain it.** At the default budget the judge passes APT's reward alone on the judged seeds 3-5 (gains
+# over the control 0.039, 0.032 and 0.033, against Eq. 6's 0.058, 0.037 and 0.022), as it did on the seeds its
+# thresholds were chosen on (0-2: 0.026, 0.065 and 0.021; Eq. 6's 0.044, 0.047 and 0.035 as the library writes
+# it, 0.019, 0.053 and 0.018 as the worked solution writes it) and on every calibration seed (6-17: 0.021 to
+# 0.054; Eq. 6's 0.002 to 0.050). Why can no judge of exploration or of recognisable skills tell it from Eq.
+# 6, though it lacks $\phi(s')^\top w$? And why is a verdict from one seed, against a fixed margin, worth less
+# than it looks?
 #
 # <details><summary>Answer</summary>
 #
@@ -213,17 +240,17 @@ plt.show()
 #
 # The seed sets the networks' first weights and every random draw, and at this budget it moves an agent's
 # visitation entropy by a good part of what the exploration term adds: the control's ranged from 0.697 to
-# 0.723 over seeds 0-2, while Eq. 6 added 0.018 to 0.053. Even rounding moves it: the library's Eq. 6 and
-# the worked solution's compute the same numbers but for the last bits, and on seed 0 one gained 0.044, the
-# other 0.019, the tiny difference growing over 64,000 steps of training. A margin set between two rewards'
-# values decides on a seed's luck: asked to beat a random walk's entropy by 0.08, APT's reward passes on
-# seeds 1 and 2 and fails on seed 0. A control on the same seed shares that luck, and asking every seed
-# shows whether the answer holds. </details>
+# 0.723 over seeds 0-2 (0.696 to 0.729 over seeds 6-17), while Eq. 6 added 0.018 to 0.053 (0.002 to 0.050).
+# Even rounding moves it: the library's Eq. 6 and the worked solution's compute the same numbers but for the
+# last bits, and on seed 0 one gained 0.044, the other 0.019, the tiny difference growing over 64,000 steps of
+# training. A margin set between two rewards' values decides on a seed's luck: asked to beat a random walk's
+# entropy by 0.08, APT's reward passes on seeds 1 and 2 and fails on seed 0. A control on the same seed shares
+# that luck, and asking every seed shows whether the answer holds. </details>
 
 # %% [markdown]
 # ## The distance normaliser: a weight in disguise
 #
-# *About 7 minutes.*
+# *About 8 minutes.*
 #
 # The capstone trains without the running normaliser of the authors' code, which divides each neighbour
 # distance by the running mean $m$ of all neighbour distances so far:
@@ -294,9 +321,13 @@ print(f"* {normaliser_verdict}")
 # * The judge sees sign errors (paying crowded states falls below the control; a reversed vMF loss blurs
 #   the skills) and a missing exploration term (VISR's reward is the control itself). It cannot see a
 #   missing exploitation term: the vMF loss makes skills recognisable whatever the reward pays, and the kNN
-#   term alone explores about as much as Eq. 6, so APT's reward passes on every seed.
+#   term alone explores about as much as Eq. 6, so APT's reward passes on every seed (and in all 220
+#   three-seed judges of the calibration).
 # * A judge of behaviour can only fail what behaviour shows, and a verdict from one seed is one seed's
-#   luck: compare with a control that shares the seed, and ask every seed.
+#   luck: compare with a control that shares the seed, and ask every seed. A judge's thresholds are chosen on
+#   some seeds and its error rates measured on others: tuned on seeds 0-2, this one judges seeds 3-5, and on
+#   seeds 6-17 it failed no correct reward and passed no wrong one (0 of 440 each way), by a thin margin for
+#   the correct ones.
 # * The distance normaliser is a weight in disguise: it lifts the kNN term to near $\log 2$ per step,
 #   about twice its size without it. Its effect on zero-shot success, suggested by three seeds, is not shown
 #   by ten (notebook 04c).

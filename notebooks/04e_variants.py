@@ -165,7 +165,7 @@ knn_feature_q = exercises.check_knn_feature_q(my_knn_feature_q)
 #
 # ## The three, trained
 #
-# *About 18 minutes.*
+# *About 17 minutes.*
 #
 # The next cell pretrains each on the deep level for the course's default budget and measures two things:
 # **coverage**, the share of the level's (position, keys held) states visited, with the visitation entropy

@@ -39,7 +39,7 @@
 # APS and the variant and budget that lift it. Notebook 07b then decides the paper's own Section 4.3 claims
 # and sets its Atari numbers beside them.
 #
-# **How long.** About 73 minutes of study: reading what it says and prints, its figures and predictions;
+# **How long.** About 72 minutes of study: reading what it says and prints, its figures and predictions;
 # one seed of the paper's three methods on one level, live at the study's budgets: about 2.5 minutes of
 # compute on a quiet 2-core CPU, up to 6 on a shared one (the last cell prints this run's time).
 #
@@ -242,7 +242,7 @@ else:
 #
 # ## Live: one seed of the study on `easy`
 #
-# *About 9 minutes.*
+# *About 8 minutes.*
 #
 # The library's protocol, `task_families.run_family_rows`: pretrain once, then for every task of the family
 # identify $w$ (VISR, APS), evaluate zero-shot, fine-tune a copy and evaluate it. Only the default fine-tuning

@@ -44,10 +44,12 @@ from aps_teach.cli.common import (
     stopped,
     sweep_outcome,
 )
+from aps_teach.infra.checks import check_field, check_int
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, RunDir, check_out
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.studies.atari_study import (
+    CHECKPOINT_EVERY,
     PREREGISTRATION,
     read_protocol,
     run_atari_study,
@@ -162,9 +164,14 @@ class Study:
     """Only these games of each part (default: all of them)."""
     runs_at_once: int | None = None
     """Runs going at once, each its own single-threaded process (default: one per core)."""
+    checkpoint_every: int = CHECKPOINT_EVERY
+    """Env steps between a run's checkpoints (where an interrupted run resumes; not part of the protocol)."""
+    save_replay: bool = False
+    """Put the replay in checkpoints (GBs each): a resumed phase updates at once instead of refilling it."""
 
     def __post_init__(self) -> None:
         check_out(self.out)
+        check_field(self, "checkpoint_every", check_int)
 
 
 def _study(cmd: Study) -> dict:
@@ -175,7 +182,8 @@ def _study(cmd: Study) -> dict:
     if len(set(names)) < len(names):
         raise ValueError(f"--parts names a part twice: {' '.join(names)}")
     with stopped("study", cmd.out, RESUMES):
-        reports = run_atari_study(protocol, cmd.out, names, games=cmd.games, runs_at_once=cmd.runs_at_once)
+        reports = run_atari_study(protocol, cmd.out, names, games=cmd.games, runs_at_once=cmd.runs_at_once,
+                                  checkpoint_every=cmd.checkpoint_every, save_replay=cmd.save_replay)
     return {**sweep_outcome(reports), **_tables(cmd.out, protocol.comparisons)}
 
 

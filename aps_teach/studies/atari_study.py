@@ -53,6 +53,7 @@ from aps_teach.studies.verdicts import CONFIDENCE
 PREREGISTRATION = Path("docs/preregistration/atari_first.md")
 """The first Atari study's pre-registration, relative to the repository's root (the command's default)."""
 RESULTS = "scores.csv"
+CHECKPOINT_EVERY = AtariTrainConfig.checkpoint_every
 
 
 @dataclass(frozen=True)
@@ -86,10 +87,13 @@ class Protocol(Parts):
     atari: AtariConfig
     num_envs: int
 
-    def config(self, threads: int = 1) -> AtariTrainConfig:
-        """The runs' configuration: the registered budgets and envs, `threads` per run, no progress bars."""
+    def config(self, threads: int = 1, checkpoint_every: int = CHECKPOINT_EVERY,
+               save_replay: bool = False) -> AtariTrainConfig:
+        """The runs' configuration: the registered budgets and envs, `threads` per run, no progress bars;
+        how often a run checkpoints and whether its checkpoints hold the replay (what a resume restores; an
+        uninterrupted run's scores do not depend on either)."""
         return AtariTrainConfig(atari=self.atari, num_envs=self.num_envs, threads=threads, progress=False,
-                                tensorboard=False)
+                                tensorboard=False, checkpoint_every=checkpoint_every, save_replay=save_replay)
 
 
 def row_arm(row: dict) -> str:
@@ -139,9 +143,11 @@ def check_unchanged(protocol: Protocol, out: str | Path) -> None:
 
 
 def run_part(protocol: Protocol, name: str, out: str | Path, *, games: Sequence[str] | None = None,
-             runs_at_once: int | None = None, progress: bool = True) -> SweepReport:
+             runs_at_once: int | None = None, progress: bool = True, checkpoint_every: int = CHECKPOINT_EVERY,
+             save_replay: bool = False) -> SweepReport:
     """Part `name` (its `games`, default all) as an Atari sweep into `out` (resumable), its record holding the
-    pre-registration's SHA-256 (`check_unchanged` first)."""
+    pre-registration's SHA-256 (`check_unchanged` first); `checkpoint_every` and `save_replay` as in
+    `Protocol.config`."""
     part = protocol.part(name)
     chosen = part.games if games is None else tuple(check_game(g) for g in games)
     outside = [game for game in chosen if game not in part.games]
@@ -149,13 +155,15 @@ def run_part(protocol: Protocol, name: str, out: str | Path, *, games: Sequence[
         raise ValueError(f"part {name!r} of {protocol.path} has games {', '.join(part.games)}; not "
                          f"{', '.join(outside)}")
     check_unchanged(protocol, out)
-    return run_atari_sweep(chosen, part.methods, len(protocol.seeds), protocol.config(), out,
+    config = protocol.config(checkpoint_every=checkpoint_every, save_replay=save_replay)
+    return run_atari_sweep(chosen, part.methods, len(protocol.seeds), config, out,
                            first_seed=protocol.seeds[0], runs_at_once=runs_at_once, progress=progress,
                            record={"preregistration": protocol.sha256})
 
 
 def run_atari_study(protocol: Protocol, out: str | Path, parts: Sequence[str] | None = None, *,
-                    games: Sequence[str] | None = None, runs_at_once: int | None = None) -> list[SweepReport]:
+                    games: Sequence[str] | None = None, runs_at_once: int | None = None,
+                    checkpoint_every: int = CHECKPOINT_EVERY, save_replay: bool = False) -> list[SweepReport]:
     """The study as `aps-teach atari study` runs it: each of `parts` (default: all, in the file's order) as
     `run_part`, on those of `games` it has (default: all of its games; a part with none of them is passed
     over); each part's report."""
@@ -164,7 +172,8 @@ def run_atari_study(protocol: Protocol, out: str | Path, parts: Sequence[str] | 
         part = protocol.part(name)
         chosen = [game for game in (games or part.games) if check_game(game) in part.games]
         if chosen:
-            reports.append(run_part(protocol, name, out, games=chosen, runs_at_once=runs_at_once))
+            reports.append(run_part(protocol, name, out, games=chosen, runs_at_once=runs_at_once,
+                                    checkpoint_every=checkpoint_every, save_replay=save_replay))
     return reports
 
 

@@ -1,8 +1,9 @@
 """Notebook 04d's capstone: an objective written outside the library trains APS exactly as the library's
 does when it computes the same thing, bad settings and bad shapes are refused early, a sign error in either
 term shows in the trained agent, and the judge's thresholds, applied to agents measured at the default
-budget on its level and seeds, pass Eq. 6 and fail VISR's reward alone on every seed (the live run at that
-budget is in tests/course/test_learning.py)."""
+budget on its level and the seeds the thresholds were chosen on (0-2), pass Eq. 6 and fail VISR's reward alone
+on every seed (the live run at that budget on the judged seeds is in tests/course/test_learning.py; the rates
+on fresh seeds in tests/course/test_judge_calibration.py)."""
 
 import dataclasses
 

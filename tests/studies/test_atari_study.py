@@ -2,6 +2,7 @@
 hand-computed intervals, and the study and compare commands through the CLI at a tiny budget (every file
 written, a second call rewriting the tables byte for byte, an edited pre-registration refused)."""
 
+import json
 import math
 import re
 import shutil
@@ -87,8 +88,10 @@ def test_a_bad_protocol_is_one_line_naming_the_file(tmp_path, text, message):
 def test_the_study_command_runs_its_protocol_to_the_end_and_refuses_an_edited_one(tmp_path, capsys):
     prereg, out = registration(tmp_path / "prereg.md"), tmp_path / "study"
     assert main(["atari", "study", "--out", str(out), "--preregistration", str(prereg),
-                 "--runs-at-once", "1"]) == 0
+                 "--runs-at-once", "1", "--checkpoint-every", "50", "--save-replay"]) == 0
     printed = capsys.readouterr().out
+    config = json.loads((out / "runs" / "dqn-pong-seed3" / "config.json").read_text())["train"]
+    assert (config["checkpoint_every"], config["save_replay"]) == (50, True)  # operational: not in the protocol
     assert re.search(r"completed: 4\n", printed) and "pong, dqn vs random: " in printed
     for name in TABLES:
         assert (out / name).is_file(), name
