@@ -65,7 +65,7 @@ def eq6(phi: torch.Tensor, w: torch.Tensor, h: torch.Tensor, k: int) -> torch.Te
 
 
 def apt_alone(phi: torch.Tensor, w: torch.Tensor, h: torch.Tensor, k: int) -> torch.Tensor:
-    """APT's reward alone: Eq. 6 minus its exploitation term, as tests/course/test_learning.py writes it."""
+    """APT's reward alone: Eq. 6 minus its exploitation term, as notebook 04d writes it."""
     return eq6(phi, w, h, k) - (phi * w).sum(1)
 
 

@@ -205,6 +205,8 @@ COMMANDS: dict[str, Tiny] = {
     "results/zero_shot/detour":
         Tiny(copy=("held_out/fix_d64", "held_out/detour-256k", "zero_shot/detour"), completed=0),
     "aps-teach gridworld held-out --out results/held_out --workers 2": Tiny(copy=("held_out",), completed=0),
+    "aps-teach atari compare --out results/atari/learning_check --contender dqn --baseline random":
+        Tiny(copy=("atari/learning_check",)),
     # docs/sweeps.md: they need the Ray cluster the block before them starts; without one, one line
     "aps-teach gridworld sweep --executor ray --ray-address auto --methods visr apt aps dqn --levels easy "
     "hard deep --seeds 10": Tiny(status=2, error=NO_RAY),

@@ -28,15 +28,14 @@ def test_visr_solves_easy_zero_shot_and_aps_after_finetuning():
 
 def test_the_capstone_judge_gives_each_reward_one_verdict_on_every_seed():
     """The capstone's judge at its own level, budget and seeds (deep, 64k steps, `JUDGED_SEEDS`: 3-5, fresh
-    seeds, the thresholds chosen on 0-2), on the rewards notebook 04d judges: Eq. 6 passes and VISR's reward
-    alone (its control) fails, each seed alone giving the same answers; APT's reward alone passes too, as on
-    the tuning and the calibration seeds (its kNN term explores as much as Eq. 6: the judge cannot see the
-    missing exploitation term). Nine pretrainings, the controls shared: a few minutes on one core."""
+    seeds, the thresholds chosen on 0-2): Eq. 6 passes and VISR's reward alone (its control) fails, each seed
+    alone giving the same answers. Six pretrainings, the controls shared: a few minutes on one core. (APT's
+    reward alone, the judge's known blind spot, is not trained here: it passes on these seeds in 04d's
+    committed output and on all 220 calibration subsets, `course.judge_calibration`'s committed rows.)"""
     eq6, vmf = exercises.APS_REWARD.reference, exercises.VMF_LOSS.reference
     judged = {"eq6": capstone.train_your_aps(eq6, vmf),
-              "visr": capstone.train_your_aps(capstone.exploit_only, vmf),
-              "apt": capstone.train_your_aps(lambda phi, w, h, k: eq6(phi, w, h, k) - (phi * w).sum(1), vmf)}
+              "visr": capstone.train_your_aps(capstone.exploit_only, vmf)}
     passed = {name: result.passed for name, result in judged.items()}
-    assert passed == {"eq6": True, "visr": False, "apt": True}
+    assert passed == {"eq6": True, "visr": False}
     assert all(result.measures.seeds_agree for result in judged.values())
     assert [seed.gain for seed in judged["visr"].measures.seeds] == [0.0] * len(capstone.JUDGED_SEEDS)

@@ -15,6 +15,7 @@ from aps_teach.cli.main import main
 from aps_teach.studies import atari_study
 from aps_teach.studies.atari_study import compare_scores, read_protocol
 
+ROOT = Path(__file__).resolve().parents[2]
 TABLES = ("arms.csv", "verdicts.csv", "aggregate.csv", "improvement.csv", "curves.png")
 
 TINY_BLOCK = """{
@@ -31,6 +32,22 @@ TINY_BLOCK = """{
 def registration(path: Path, block: str = TINY_BLOCK) -> Path:
     path.write_text(f"# a tiny study\n\n<!-- protocol -->\n```json\n{block}\n```\n<!-- /protocol -->\n")
     return path
+
+
+def test_the_committed_preregistration_registers_the_issues_protocol():
+    protocol = read_protocol(ROOT / atari_study.PREREGISTRATION)
+    assert protocol.seeds == (0, 1, 2) and protocol.num_envs == 8
+    primary = protocol.part("primary")
+    assert primary.games == ("boxing", "kung_fu_master", "freeway")
+    assert primary.methods == ("aps", "dqn", "random")
+    assert protocol.part("secondary").methods == ("apt", "visr")
+    atari = protocol.atari
+    assert (atari.pretrain_steps, atari.pretrain_update_period, atari.finetune_update_period) == (
+        250_000, 4, 1)
+    assert (atari.task_id_steps, atari.finetune_steps, atari.eval_steps) == (40_000, 60_000, 125_000)
+    assert atari.lr == atari.finetune_lr == 1e-4
+    [first] = [c for c in protocol.comparisons if c.primary]
+    assert (first.contender, first.baseline, first.games) == ("aps", "dqn", primary.games)
 
 
 def welch(x, y, confidence=0.95):
@@ -91,7 +108,7 @@ def test_the_study_command_runs_its_protocol_to_the_end_and_refuses_an_edited_on
                  "--runs-at-once", "1", "--checkpoint-every", "50", "--save-replay"]) == 0
     printed = capsys.readouterr().out
     config = json.loads((out / "runs" / "dqn-pong-seed3" / "config.json").read_text())["train"]
-    assert (config["checkpoint_every"], config["save_replay"]) == (50, True)  # operational: not in the protocol
+    assert (config["checkpoint_every"], config["save_replay"]) == (50, True)  # operational, not registered
     assert re.search(r"completed: 4\n", printed) and "pong, dqn vs random: " in printed
     for name in TABLES:
         assert (out / name).is_file(), name
