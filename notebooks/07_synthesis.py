@@ -40,8 +40,8 @@
 # and sets its Atari numbers beside them.
 #
 # **How long.** About 72 minutes of study: reading what it says and prints, its figures and predictions;
-# one seed of the paper's three methods on one level, live at the study's budgets: about 2.5 minutes of
-# compute on a quiet 2-core CPU, up to 6 on a shared one (the last cell prints this run's time).
+# one seed of the paper's three methods on one level, live at the study's budgets: 3.5 to 7 minutes of
+# compute on a 2-core CPU, the more the busier it is (the last cell prints this run's time).
 #
 # **The rule for every verdict.** A *beats* B when A's 95% interval lies wholly above B's (notebook 04,
 # `docs/results.md`); a claim *holds*; is *not shown* where the intervals overlap (no difference found,
