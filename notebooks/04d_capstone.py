@@ -28,7 +28,7 @@
 # the vMF loss makes skills recognisable whatever the reward pays; and show, with measured reward scales,
 # that the kNN distance normaliser is a weight in disguise.
 #
-# **How long.** About 80 minutes of study: reading what it says and prints, its figure, predictions and
+# **How long.** About 81 minutes of study: reading what it says and prints, its figure, predictions and
 # questions, two functions to write and about six and a half minutes of compute on a 2-core CPU in teaching
 # mode, nearly four of them the capstone cell, which trains again at each attempt; longer on a busy machine
 # (the last cell prints this run's time; the README's course table says how study time is counted). Notebooks
