@@ -294,7 +294,7 @@ print(normaliser_verdict)
 # zero-shot success? On the three seeds first measured (0-2; seed 0 is the line above) APS scored higher
 # without the normaliser on two, and so it looked like it. Fresh seeds say otherwise: in notebook 04c's
 # pre-registered experiment (it prints these) the paper's APS scored 0.61 without the normaliser and 0.38
-# with it, a paired difference of +0.23 [-0.09, +0.55] over ten seeds: no effect shown, and none
+# with it, a paired difference of +0.23 [-0.09, +0.55] over its fresh seeds: no effect shown, and none
 # excluded; VISR scored 0.89. Three seeds suggested an effect; the fresh ones do not confirm it.
 
 # %% [markdown]
@@ -302,7 +302,7 @@ print(normaliser_verdict)
 #
 # *About 2 minutes.*
 #
-# Each line below is computed from an output above. The last is one seed's: ten fresh seeds (notebook 04c)
+# Each line below is computed from an output above. The last is one seed's: the fresh seeds of notebook 04c
 # do not confirm that the normaliser moves zero-shot success, so read it as that seed's outcome, not a
 # finding.
 
