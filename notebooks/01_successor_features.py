@@ -30,7 +30,7 @@
 # $\psi$ for a second task, and combines several policies with **generalised policy improvement (GPI)**,
 # which you will write yourself.
 #
-# **How long.** About 50 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 51 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and the exercise; a few seconds of compute.
 #
 # The gridworlds are small enough to do everything exactly, in tables (`aps_teach.grid.tabular`); later

@@ -164,7 +164,7 @@ for kappa in (1.0, 5.0):
 # %% [markdown]
 # ## Pretraining on both levels, without reward
 #
-# *About 24 minutes.*
+# *About 25 minutes.*
 #
 # `train.pretrain` runs the paper's training loop (its Algorithm 1, which notebook 04a lays out line by line
 # for APS) with VISR's reward in place of APS's: a batch of

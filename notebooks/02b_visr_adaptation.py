@@ -27,7 +27,7 @@
 # * say what fine-tuning can learn from, and why its success can dip before it recovers;
 # * say why VISR solves the easy level zero-shot and why it cannot solve the hard one.
 #
-# **How long.** About 56 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 57 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and about a minute of compute in teaching mode on a 2-core CPU (longer on a busy machine). It
 # follows notebooks 02 and 02a (VISR's discriminator, pretraining and task inference) and recomputes what it
 # needs from them; notebook 02c continues with any task on any maze.
@@ -274,7 +274,7 @@ for level in levels:
 #
 # ## Fine-tuning
 #
-# *About 12 minutes.*
+# *About 14 minutes.*
 #
 # When zero-shot is not enough, train on: `train.finetune` keeps φ frozen and the identified w, and
 # trains ψ(·, ·, w) on the task reward for `finetune_steps` env steps. ψ is a vector and the reward a

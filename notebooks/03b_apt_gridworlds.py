@@ -26,7 +26,7 @@
 #   APT's reward cell by cell, live in the reward explorer;
 # * read zero-shot success and success along fine-tuning, and say why APT cannot succeed zero-shot.
 #
-# **How long.** About 64 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 63 minutes of study: reading what it says and prints, its figures, predictions and
 # questions; 3 minutes of compute in teaching mode on a 2-core CPU, much longer on a busy machine. It
 # follows notebooks 02 (VISR) and 03 (APT's reward).
 #
@@ -126,7 +126,7 @@ print(f"committed, the intervals: VISR's wholly above APT's on easy (zero-shot) 
 # %% [markdown]
 # ## APT as a setting of the one learner
 #
-# *About 7 minutes.*
+# *About 5 minutes.*
 #
 # In the library APT is one setting of the same successor-feature learner as VISR
 # (`AgentConfig(method="apt")`); it differs in three places:

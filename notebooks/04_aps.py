@@ -28,7 +28,7 @@
 # $\phi(s)^\top w$; place APS in the paper's Table 1; and write APS's reward (Eq. 6) from the two terms
 # you have built.
 #
-# **How long.** About 59 minutes of study, counted as the README's course table says: reading, its
+# **How long.** About 60 minutes of study, counted as the README's course table says: reading, its
 # derivations and predictions, and seconds of compute. Notebook 04a then writes Algorithm 1: the n-step
 # successor-feature target (an exercise) and the update in ten lines, checked against the library.
 
@@ -102,7 +102,7 @@ plt.show()
 # %% [markdown]
 # ## The committed Figure 4, and the paper's three claims
 #
-# *About 9 minutes.*
+# *About 10 minutes.*
 #
 # `results/gridworld/figure4.csv`, shipped with the package, holds the repository's reproduction of the
 # paper's Figure 4 (`aps-teach gridworld sweep`, 10 seeds): each run pretrained reward-free, identified its

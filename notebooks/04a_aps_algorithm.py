@@ -25,7 +25,7 @@
 # cumulant; run Algorithm 1 in ten lines against the library; and say where the library departs from the
 # paper and why.
 #
-# **How long.** About 63 minutes of study, counted as the README's course table says: one function to
+# **How long.** About 65 minutes of study, counted as the README's course table says: one function to
 # derive and write, and seconds of compute. Notebook 04b then puts APS on the grid.
 
 # %%
@@ -126,7 +126,7 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 #
 # ## Exercise: the n-step successor-feature TD target
 #
-# *About 42 minutes.*
+# *About 43 minutes.*
 #
 # Line 12 regresses the scalar $\psi^\top w$. The library learns $\psi$ as a vector instead, with the
 # *cumulant*
@@ -163,7 +163,7 @@ sf_td_target = exercises.check_sf_td_target(my_sf_td_target)
 # %% [markdown]
 # ## Algorithm 1 in ten lines
 #
-# *About 13 minutes.*
+# *About 14 minutes.*
 #
 # Now the update itself, lines 10–14, for one replay batch of n-step windows, as in the authors' code
 # (`AgentConfig.nstep_reward = "last"`): the reward of a window's last state $s'_m$ stands for the whole

@@ -25,7 +25,7 @@
 # fine-tuning too; measure how often GPI changes the greedy action, and explain why APS's own skill tends
 # to win GPI's max.
 #
-# **How long.** About 67 minutes of study, counted as the README's course table says, with about two
+# **How long.** About 68 minutes of study, counted as the README's course table says, with about two
 # minutes of compute on a 2-core CPU, longer on a busy machine (the last cell prints this run's time).
 # Notebook 04c continues with *where* zero-shot success gets lost.
 
@@ -115,7 +115,7 @@ print(f"figure4.csv: {len(file_rows)} rows, {file_seeds} seeds")
 # %% [markdown]
 # ## Both reward terms as heatmaps
 #
-# *About 23 minutes.*
+# *About 24 minutes.*
 #
 # Pretrain APS reward-free on the hard level, keeping a *snapshot* every few rounds: the frozen networks,
 # a sample of the replay's next states (the kNN particles) and the visit counts per cell.
@@ -393,7 +393,7 @@ print(f"hard, zero-shot: the best pretrained method's mean success is {best_hard
 # %% [markdown]
 # ## GPI at work
 #
-# *About 16 minutes.*
+# *About 17 minutes.*
 #
 # Every zero-shot evaluation above acted with GPI: the identified $w$ plus ten fresh skills $z_i$. How
 # often does asking the other skills change the action at all? For every cell of each level (no key

@@ -28,7 +28,7 @@
 # the vMF loss makes skills recognisable whatever the reward pays; and show, with measured reward scales,
 # that the kNN distance normaliser is a weight in disguise.
 #
-# **How long.** About 80 minutes of study: reading what it says and prints, its figure, predictions and
+# **How long.** About 81 minutes of study: reading what it says and prints, its figure, predictions and
 # questions, two functions to write and about six and a half minutes of compute on a 2-core CPU in teaching
 # mode, nearly four of them the capstone cell, which trains again at each attempt; longer on a busy machine
 # (the last cell prints this run's time; the README's course table says how study time is counted). Notebooks
@@ -294,7 +294,7 @@ print(normaliser_verdict)
 # zero-shot success? On the three seeds first measured (0-2; seed 0 is the line above) APS scored higher
 # without the normaliser on two, and so it looked like it. Fresh seeds say otherwise: in notebook 04c's
 # pre-registered experiment (it prints these) the paper's APS scored 0.61 without the normaliser and 0.38
-# with it, a paired difference of +0.23 [-0.09, +0.55] over ten seeds: no effect shown, and none
+# with it, a paired difference of +0.23 [-0.09, +0.55] over its fresh seeds: no effect shown, and none
 # excluded; VISR scored 0.89. Three seeds suggested an effect; the fresh ones do not confirm it.
 
 # %% [markdown]
@@ -302,7 +302,7 @@ print(normaliser_verdict)
 #
 # *About 2 minutes.*
 #
-# Each line below is computed from an output above. The last is one seed's: ten fresh seeds (notebook 04c)
+# Each line below is computed from an output above. The last is one seed's: the fresh seeds of notebook 04c
 # do not confirm that the normaliser moves zero-shot success, so read it as that seed's outcome, not a
 # finding.
 

@@ -30,7 +30,7 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 66 minutes of study: reading what it says and prints, its figure and questions, one
+# **How long.** About 68 minutes of study: reading what it says and prints, its figure and questions, one
 # exercise, and about two minutes of compute in teaching mode on a 2-core CPU (the last cell prints this
 # run's time).
 
@@ -276,7 +276,7 @@ plt.show()
 #
 # ## What the variants are worth: the task-family study
 #
-# *About 12 minutes.*
+# *About 14 minutes.*
 #
 # Behaviour is one thing; the question of reward-free pretraining is how well one pretraining serves many
 # tasks. The task-family study (notebook 07; `aps_teach.studies.task_families`) pretrains each arm once per

@@ -35,7 +35,7 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 37 minutes of study: reading what it says and prints and its figures; a few
+# **How long.** About 38 minutes of study: reading what it says and prints and its figures; a few
 # seconds of compute.
 
 # %%
@@ -207,7 +207,7 @@ print(f"a replay that stored every step would give about {len(next_stacks) / len
 # %% [markdown]
 # ## 3. n-step windows, by hand
 #
-# *About 15 minutes.*
+# *About 16 minutes.*
 #
 # The learner's targets use n-step returns (n = 10 in the paper) over a window of $m \le n$ steps, written
 # here in the paper's scalar form, a reward $r$ and the value $\psi^\top w$; the library learns the vector

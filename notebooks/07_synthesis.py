@@ -39,7 +39,7 @@
 # APS and the variant and budget that lift it. Notebook 07b then decides the paper's own Section 4.3 claims
 # and sets its Atari numbers beside them.
 #
-# **How long.** About 72 minutes of study: reading what it says and prints, its figures and predictions;
+# **How long.** About 79 minutes of study: reading what it says and prints, its figures and predictions;
 # one seed of the paper's three methods on one level, live at the study's budgets: 3.5 to 7 minutes of
 # compute on a 2-core CPU, the more the busier it is (the last cell prints this run's time).
 #
@@ -174,7 +174,7 @@ def class_scores(table, level, keys, phase="finetuned"):
 # %% [markdown]
 # ## Where each method wins, class by class
 #
-# *About 18 minutes.*
+# *About 19 minutes.*
 #
 # The committed study (`results/task_families/`, `docs/studies.md`): 64k reward-free pretraining steps, then
 # per task 16k steps of the skills under random $w$ to identify the task (VISR, APS), and 8k steps of
@@ -261,7 +261,7 @@ else:
 #
 # ## Live: one seed of the study on `easy`
 #
-# *About 8 minutes.*
+# *About 11 minutes.*
 #
 # The library's protocol, `task_families.run_family_rows`: pretrain once, then for every task of the family
 # identify $w$ (VISR, APS), evaluate zero-shot, fine-tune a copy and evaluate it. Only the default fine-tuning
@@ -313,7 +313,7 @@ else:
 # %% [markdown]
 # ## The measured ceiling, and the variant that lifts it
 #
-# *About 18 minutes.*
+# *About 19 minutes.*
 #
 # At the study's budgets the paper's APS wins no class. Two measurements on `deep` say where its ceiling
 # lies: **coverage**, the share of the level's (position, keys held) states visited while pretraining; and

@@ -26,7 +26,7 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 31 minutes of study: reading what it says and prints, a prediction; seconds of
+# **How long.** About 34 minutes of study: reading what it says and prints, a prediction; seconds of
 # compute (it reads committed results only).
 #
 # **The rule for every verdict.** A *beats* B when A's 95% interval lies wholly above B's (notebook 04,
@@ -104,7 +104,7 @@ def wins(scores, a, b):
 # %% [markdown]
 # ## The paper's Section 4.3 claims, on each level's one task
 #
-# *About 11 minutes.*
+# *About 12 minutes.*
 #
 # The paper's three gridworld claims: **(1)** VISR beats APT on easy (successor features adapt fast);
 # **(2)** APT beats VISR where exploring is needed (hard, here also `deep`); **(3)** APS is best or tied-best
@@ -242,7 +242,7 @@ print("hard, fine-tuned success (the parts study, 5 seeds): " + ", ".join(
 # %% [markdown]
 # ## Atari: the paper's numbers beside these
 #
-# *About 7 minutes.*
+# *About 8 minutes.*
 #
 # The paper's Atari protocol: a long reward-free pretraining (250M steps in its text, 5M in its
 # hyperparameter table), the task identified by least squares from 10 episodes (at most 40k steps), then
