@@ -542,9 +542,10 @@ def _check_02c_visr_transfer(printed: str) -> None:
         r"open10, (centred inputs|raw boards): .* dead on every state: (\d+) of 128", printed)}
     assert dead["centred inputs"] <= 5 < 64 <= dead["raw boards"], dead
     assert "raw boards left more of phi's units dead than centred inputs: True" in printed
-    assert "committed transfer, visr on open10: normalised score 0.69 [0.64, 0.72] over 100 tasks x 5 " \
-        "seeds" in printed
-    assert re.search(r"your task \(centred inputs\) scores above \d+ of 100 committed box tasks", printed)
+    assert "committed transfer, visr on open10: normalised score 0.69 [0.64, 0.72] over 20 tasks x 5 " \
+        "seeds (100 pairs)" in printed  # not "100 tasks": 20 a seed
+    assert re.search(r"your task \(centred inputs\) scores above \d+ of 100 committed \(task, seed\) pairs "
+                     r"of two-box tasks", printed)
     # the sentences about dead units follow the measured spreads and scores
     spread = {inputs: float(x) for inputs, x in re.findall(
         r"open10, (centred inputs|raw boards): .* spread of phi over the cells (\S+)", printed)}
@@ -584,6 +585,8 @@ def _check_03b_apt_gridworlds(printed: str) -> None:
     """What notebook 03b_apt_gridworlds prints."""
     assert "4 pretraining runs, 2 fine-tuned" in printed  # fast mode really used its small sizes
     assert "per pretraining run: 400 env steps" in printed
+    assert "info_nce(" not in printed and "elif " not in printed  # no library fragments (issue 58)
+    assert re.search(r"^  committed sweep, hard: coverage apt \d\.\d{3} \[", printed, re.MULTILINE)
     assert printed.count("'APT explores further' holds on every seed") == 2  # both claims are checked
     assert printed.count("'VISR adapts faster' (success >= 0.5 at an earlier evaluation) holds") == 1
 
@@ -988,6 +991,21 @@ def test_the_prose_checks_catch_a_count_or_verdict_nothing_printed():
     assert unprinted_verdicts(notebook(said, printed)) == []
 
 
+OVERCLAIM = re.compile(r"\b(?:rul(?:es?|ed|ing) out|none survives|survives? ten fresh seeds)\b",
+                       re.IGNORECASE)
+"""Words that claim a null result excluded an effect: a pre-registered experiment whose interval holds an
+effect as large as the one explained shows no effect, it does not rule one out (issue 58: 04c and 05 said
+"rules out" of a normaliser interval [-0.44, +0.47])."""
+
+
+@pytest.mark.parametrize("page", [*SOURCES, *DOCUMENTATION],
+                         ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_no_page_says_a_null_result_ruled_an_effect_out(page):
+    text = " ".join(page.read_text().replace("\n# ", "\n").split())
+    assert OVERCLAIM.findall(text) == [], "say 'no effect shown', and whether the interval excludes one"
+    assert OVERCLAIM.findall("a pre-registered experiment rules out the three explanations")  # can fail
+
+
 SECTION_REFERENCE = re.compile(r"\b(\d\d[a-z]?)(?:'s)?, (?:section )?[\"“]([^\"”]+)[\"”]")
 """A reference to a notebook's section by its heading: 'notebook 04b, "GPI at work"' (as the learner page's
 table writes them: '04a, "Algorithm 1 in ten lines"')."""
@@ -1264,6 +1282,80 @@ def test_the_course_page_states_each_notebooks_recorded_compute_and_each_is_with
         number = source.stem.split("_")[0]
         assert int(stated[number]) == round(recorded), (number, stated.get(number), recorded)
         assert recorded <= 600, f"{source.stem} computes for {recorded:.0f} s, over 10 minutes"
+
+
+AMOUNTS = {"a few": 5, "half a": 0.5, "a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+           "seven": 7}
+"""Spelled-out counts of seconds or minutes in a notebook's opening ("a few seconds" taken as 5)."""
+STATED_COMPUTE = re.compile(
+    r"(?:(?P<low>[\d.]+|" + "|".join(AMOUNTS) + r")(?: to |–|-))?(?P<amount>[\d.]+|"
+    + "|".join(sorted(AMOUNTS, key=len, reverse=True)) + r")(?P<half> and a half)? "
+    r"(?P<unit>seconds?|minutes?)(?P<after> and a half)? of (?P<what>compute|CPU|wall time)"
+    r"|\b(?P<bare>seconds) of compute")
+"""How an opening states its compute: 'about 20 seconds of compute', 'about a minute and a half of compute',
+'3.5 to 7 minutes of compute', '1–2 minutes of wall time', 'seconds of compute'."""
+COMPUTE_SLACK = 1.6
+"""How far the recorded compute may lie from the stated one, either way: an opening states round figures, and
+the recording machine's load moves the time by about this much (docs/course.md)."""
+COMPUTE_STATED_ELSEWHERE = {"06b_atari_runs": "its owner's to restate: about three minutes on an idle CPU, "
+                                              "329 s recorded beside two Atari runs (1.8x)"}
+"""Notebooks whose opening is not yet checked, with the reason."""
+
+
+def stated_compute(opening: str) -> tuple[float, float] | None:
+    """The range of seconds an opening states for its compute, (low, high): its wall time where it states one
+    (the recorded compute is wall time), else its compute or CPU time; None when it states none."""
+    found = list(STATED_COMPUTE.finditer(" ".join(opening.replace("#", " ").split())))
+    if not found:
+        return None
+    chosen = next((m for m in found if m["what"] == "wall time"), found[0])
+    if chosen["bare"]:
+        return 0.0, 20.0
+    unit = 1 if chosen["unit"].startswith("second") else 60
+    half = unit / 2 if chosen["half"] or chosen["after"] else 0
+
+    def seconds(amount: str) -> float:
+        return float(AMOUNTS.get(amount, amount)) * unit + half
+
+    high = seconds(chosen["amount"])
+    return (seconds(chosen["low"]) if chosen["low"] else high), high
+
+
+def test_stated_compute_reads_the_ways_an_opening_states_it():
+    assert stated_compute("and about 20 seconds of compute on a 2-core CPU") == (20, 20)
+    assert stated_compute("# about a minute and a half of\n# compute on a 2-core CPU") == (90, 90)
+    assert stated_compute("about two and a half minutes of compute") == (150, 150)
+    assert stated_compute("3.5 to 7 minutes of compute") == (210, 420)
+    assert stated_compute("about 2.5 minutes of CPU in teaching mode, 1–2 minutes of wall time") == (60, 120)
+    assert stated_compute("a few seconds of compute") == (5, 5)
+    assert stated_compute("about a minute and a half of compute")[1] * COMPUTE_SLACK < 386  # 04d's, once
+    assert stated_compute("seconds of compute (it reads committed results only)") == (0, 20)
+    assert stated_compute("under a minute of compute") == (60, 60)
+    assert stated_compute("about half a minute of compute") == (30, 30)
+    assert stated_compute("reading what it says") is None
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.stem)
+def test_each_opening_states_the_compute_its_notebook_recorded(source):
+    """Issue 58: openings promised 2 to 4 minutes (02b, 58 s recorded), about a minute (04c, 148 s), a
+    minute and a half (04d, 386 s). The compute an opening states ("**How long.**") is within
+    `COMPUTE_SLACK` of the compute its committed run recorded, the figure docs/course.md states; "under a
+    minute" means under 60 s."""
+    if source.stem in COMPUTE_STATED_ELSEWHERE:
+        pytest.skip(COMPUTE_STATED_ELSEWHERE[source.stem])
+    text = source.read_text()
+    opening = text[text.index("**How long.**"):].split("\n#\n", 1)[0]
+    stated = stated_compute(opening)
+    assert stated, f"{source.stem}'s opening states no compute"
+    recorded = sum(section.seconds for section in sections(source.with_suffix(".ipynb")))
+    low, high = stated
+    flat = " ".join(opening.replace("#", " ").split())
+    if re.search(r"\bunder a minute of (?:compute|CPU|wall time)", flat):
+        assert recorded < 60, (source.stem, recorded)
+    elif high <= 20:  # "seconds", "a few seconds": under half a minute
+        assert recorded < 30, (source.stem, recorded)
+    else:
+        assert low / COMPUTE_SLACK <= recorded <= high * COMPUTE_SLACK, (source.stem, stated, recorded)
 
 
 @pytest.mark.parametrize("page", COURSE_TABLES, ids=lambda path: path.relative_to(ROOT).as_posix())
