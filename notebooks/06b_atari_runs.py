@@ -26,8 +26,8 @@
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
 # **How long.** About 61 minutes of study: reading what it says and prints, its figures and the
-# exercise; about three minutes of compute on an idle 2-core CPU in teaching mode, most of it the live
-# Breakout sweep, longer on a busy machine (the last cell prints the wall time).
+# exercise; 3 to 6 minutes of compute on a 2-core CPU in teaching mode (the shorter on idle cores), most of
+# it the live Breakout sweep (the last cell prints the wall time).
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.

@@ -1297,11 +1297,6 @@ STATED_COMPUTE = re.compile(
 COMPUTE_SLACK = 1.6
 """How far the recorded compute may lie from the stated one, either way: an opening states round figures, and
 the recording machine's load moves the time by about this much (docs/course.md)."""
-COMPUTE_STATED_ELSEWHERE = {"06b_atari_runs": "its owner's to restate: about three minutes on an idle CPU, "
-                                              "329 s recorded beside two Atari runs (1.8x)"}
-"""Notebooks whose opening is not yet checked, with the reason."""
-
-
 def stated_compute(opening: str) -> tuple[float, float] | None:
     """The range of seconds an opening states for its compute, (low, high): its wall time where it states one
     (the recorded compute is wall time), else its compute or CPU time; None when it states none."""
@@ -1341,8 +1336,6 @@ def test_each_opening_states_the_compute_its_notebook_recorded(source):
     minute and a half (04d, 386 s). The compute an opening states ("**How long.**") is within
     `COMPUTE_SLACK` of the compute its committed run recorded, the figure docs/course.md states; "under a
     minute" means under 60 s."""
-    if source.stem in COMPUTE_STATED_ELSEWHERE:
-        pytest.skip(COMPUTE_STATED_ELSEWHERE[source.stem])
     text = source.read_text()
     opening = text[text.index("**How long.**"):].split("\n#\n", 1)[0]
     stated = stated_compute(opening)
