@@ -148,7 +148,7 @@ def without_times(rows):
 def test_a_task_family_seed_group_gives_each_run_its_own_rows(method):
     small = (("num_envs", 4), ("learning_starts", 100), ("agent.batch_size", 32), ("agent.hidden", 16))
     budget = FamilyBudget(pretrain_steps=800, identify_steps=400, finetune_steps=400, eval_episodes=4,
-                          protocols=("finetuned",))
+                          protocols=("finetuned",), tasks="one per class")
     specs = [RunSpec(method, "easy", seed, small) for seed in (0, 1)]
     grouped = run_family_group_rows(specs, budget)
     for spec, rows in zip(specs, grouped, strict=True):
