@@ -160,6 +160,7 @@ def check_run(level: str, budget: Budget, config: TrainConfig | None = None, *, 
                                               "TrainConfig(agent=AgentConfig(...)))")
     config = config if method is None else replace(config, agent=replace(config.agent, method=method))
     config.agent.check_particles()
+    config.agent.check_task_options()
     resolve_device(config.device, "--device")
     names = ("pretrain_steps",) if pretrain_only else ROUNDED_STEPS
     effective = whole_rounds(budget, config, names=names)
@@ -236,12 +237,12 @@ class ZeroShot:
 
 
 def zero_shot(learner: Learner, level: str, budget: Budget, config: TrainConfig, seed: int) -> ZeroShot:
-    """Identify the task (visr, aps: least squares on `task_data`), evaluate zero-shot (`eval_episodes`) and
-    blame what it lost (`zero_shot_blame`)."""
+    """Identify the task (visr, aps: least squares on `task_data`, ridge with `AgentConfig.identify_ridge`),
+    evaluate zero-shot (`eval_episodes`) and blame what it lost (`zero_shot_blame`)."""
     w = blame = None
     if learner.config.task_conditioned:
         features, rewards = task_data(learner, level, budget.identify_steps, seed, config)
-        fit = fit_task(features, rewards, seed)
+        fit = fit_task(features, rewards, seed, ridge=learner.config.identify_ridge)
         w = fit.w
     score = evaluate(learner, level, w, budget.eval_episodes, seed, config)
     if w is not None:

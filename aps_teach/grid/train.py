@@ -284,9 +284,10 @@ def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
 
 def identify_task(learner: Learner, env: EnvSource, steps: int, seed: int,
                   config: TrainConfig | None = None) -> torch.Tensor:
-    """The task vector behind the env's reward: `infer_task` (w = argmin ||Phi w - r||, unit norm) of
-    `task_data`."""
-    return infer_task(*task_data(learner, env, steps, seed, config))
+    """The task vector behind the env's reward: `infer_task` (w = argmin ||Phi w - r||^2 + lambda ||w||^2,
+    unit norm; lambda the learner's `identify_ridge`, 0 by default: least squares) of `task_data`."""
+    learner = check_learner(learner)
+    return infer_task(*task_data(learner, env, steps, seed, config), ridge=learner.config.identify_ridge)
 
 
 def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes: int, seed: int,

@@ -125,9 +125,9 @@ def dead_units(learner: Learner, level) -> int:
 
 def identify(learner: Learner, env: EnvSource, steps: int, seed: int, config: TrainConfig | None = None
              ) -> TaskFit:
-    """`fit_task` on the `train.task_data` of `env`'s reward."""
+    """`fit_task` on the `train.task_data` of `env`'s reward (ridge: the learner's `identify_ridge`)."""
     features, rewards = task_data(learner, env, steps, seed, config)
-    return fit_task(features, rewards, seed)
+    return fit_task(features, rewards, seed, ridge=learner.config.identify_ridge)
 
 
 def transfer_task(learner: Learner, maze: str | Sequence[str], reward_map: np.ndarray, seed: int, *,

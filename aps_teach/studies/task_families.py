@@ -254,10 +254,12 @@ def task_rows(method: str, pretrained: Sequence[Learner | None], replays: Sequen
     conditioned = pretrained[0] is not None and pretrained[0].config.task_conditioned
     for i, (learner, replay, seed, about) in enumerate(zip(pretrained, replays, seeds, abouts, strict=True)):
         if conditioned:
-            fit = fit_task(*task_data(learner, env, budget.identify_steps, seed, config), seed=seed)
+            ridge = learner.config.identify_ridge
+            fit = fit_task(*task_data(learner, env, budget.identify_steps, seed, config), seed=seed,
+                           ridge=ridge)
             ws["zero_shot"][i] = fit.w
             rows[i].append(evaluation_row(learner, env, fit.w, "zero_shot", about, budget, seed, config, fit))
-            relabelled = fit_task(*relabelled_data(learner, replay, task.level, task), seed=seed)
+            relabelled = fit_task(*relabelled_data(learner, replay, task.level, task), seed=seed, ridge=ridge)
             ws["zero_shot_relabelled"][i] = relabelled.w
             rows[i].append(evaluation_row(learner, env, relabelled.w, "zero_shot_relabelled", about, budget,
                                           seed, config, relabelled))

@@ -183,7 +183,8 @@ def diagnose_task(learner: Learner, features: np.ndarray, level: str, task: grid
         result = evaluate(learner, env, w, eval_episodes, seed, config, gpi=gpi)
         return gridworld.normalised_score(result.mean_return, optimal, random)
 
-    fit = fit_task(*task_data(learner, env, identify_steps, seed, config), seed=seed)
+    fit = fit_task(*task_data(learner, env, identify_steps, seed, config), seed=seed,
+                   ridge=learner.config.identify_ridge)
     best = best_fit(features, level, task)
     gamma = learner.config.gamma
     return {"task": task.name, "task_class": task.task_class, "identified": int(fit.identified),
