@@ -291,7 +291,8 @@ def identify_task(learner: Learner, env: EnvSource, steps: int, seed: int,
     """The task vector behind the env's reward: `infer_task` (w = argmin ||Phi w - r||^2 + lambda ||w||^2,
     unit norm; lambda the learner's `identify_ridge`, 0 by default: least squares) of `task_data`."""
     learner = check_learner(learner)
-    return infer_task(*task_data(learner, env, steps, seed, config), ridge=learner.config.identify_ridge)
+    ridge = getattr(learner.config, "identify_ridge", 0.0)  # a stand-in learner's config may not have it
+    return infer_task(*task_data(learner, env, steps, seed, config), ridge=ridge)
 
 
 def adapt_to_task(learner: Learner, replay: NStepReplay | None, w: torch.Tensor, seed: int) -> list[float]:

@@ -30,6 +30,16 @@ TASK_OPTIONS = {"identify_ridge": 0.0, "adapt_psi": False}
 """The `AgentConfig` options that act on an identified w (name: its value when off): visr and aps only."""
 
 
+def check_no_adaptation(agent, where: str) -> None:
+    """ValueError if `agent` (an `AgentConfig`, or a stand-in's config) asks for psi's offline adaptation
+    (`AgentConfig.adapt_psi`) and `where` (e.g. 'transfer') does not make it: its zero-shot scores would be
+    the pretrained psi's, reported as if adapted."""
+    if getattr(agent, "adapt_psi", False):
+        raise ValueError(f"adapt_psi=True: {where} does not adapt psi to the identified w (its zero-shot "
+                         "scores would be the pretrained psi's); set adapt_psi=False, or adapt in `gridworld "
+                         "run` or `gridworld zero-shot`")
+
+
 def pretrains(method: str) -> bool:
     """Whether `method` pretrains reward-free (`PRETRAINING_METHODS`): the question every phase asks of it."""
     return method in PRETRAINING_METHODS

@@ -16,6 +16,7 @@ from aps_teach.grid.train import (
     SuccessResult,
     TrainConfig,
     adapt_to_task,
+    evaluate,
     identify_task,
     new_learner,
     pretrain,
@@ -192,3 +193,56 @@ def test_the_command_line_takes_the_options_and_gives_the_library_numbers(tmp_pa
                            config=config)
     for key in ("zero_shot_return", "finetuned_return", "task_w"):
         assert summary[key] == getattr(result, key)
+
+
+def test_a_replay_rebuilt_from_its_state_is_the_same_replay(tmp_path):
+    config = tiny(adapt_psi=True)
+    _, log = pretrain("visr", "easy", 2 * ROUND, seed=5, config=config)
+    rebuilt = NStepReplay.from_state_dict(log.replay.state_dict())
+    assert rebuilt.size == rebuilt.capacity == log.replay.size and rebuilt.num_envs == log.replay.num_envs
+    assert all(torch.equal(rebuilt.data[key], log.replay.data[key]) for key in log.replay.data)
+    one, two = (replay.sample(16, 3, torch.Generator().manual_seed(0)) for replay in (log.replay, rebuilt))
+    assert all(a is b or torch.equal(a, b) for a, b in zip(one, two, strict=True))
+    with pytest.raises(ValueError, match="^not a replay's state"):
+        NStepReplay.from_state_dict({"size": 3})
+
+
+def test_evaluating_a_pretrained_run_adapts_psi_as_the_run_would(tmp_path, capsys):
+    from aps_teach.cli.gridworld import gridworld_main
+
+    flags = ["--seed", "6", "--train.num-envs", "2", "--train.learning-starts", "100", "--train.no-progress",
+             "--train.agent.hidden", "16", "--train.agent.batch-size", "8", "--train.agent.n-step", "3",
+             "--train.agent.k", "3", "--train.agent.target-update-period", "20", "--train.checkpoint-every",
+             "1", "--train.agent.adapt-psi", "--train.agent.adapt-updates", "3"]
+    out = ["--out", str(tmp_path)]
+    assert gridworld_main(["pretrain", *out, "--method", "visr", "--steps", "200", *flags]) == 0
+    capsys.readouterr()
+    assert gridworld_main(["evaluate", *out, "--identify-steps", "200", "--episodes", "2"]) == 0
+    printed = dict(line.strip().split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    config = tiny(adapt_psi=True, adapt_updates=3)
+    learner, log = pretrain("visr", "easy", ROUND, seed=6, config=config)
+    w = identify_task(learner, "easy", ROUND, 6, config)
+    adapt_to_task(learner, log.replay, w, 6)
+    result = evaluate(learner, "easy", w, 2, 6, config)
+    assert float(printed["mean_return"]) == result.mean_return and printed["checkpoint"] == "pretrain"
+
+
+def test_transfer_refuses_an_adaptation_it_would_not_make_before_any_work():
+    from aps_teach.grid.transfer import run_transfer
+
+    with pytest.raises(ValueError, match=r"^adapt_psi=True: transfer does not adapt psi to the identified w"):
+        run_transfer("visr", "open10", config=tiny(adapt_psi=True))
+
+
+@pytest.mark.parametrize("where", ["the task-family study", "the budget study"])
+def test_the_studies_that_do_not_adapt_refuse_an_adaptation_before_any_work(where):
+    from aps_teach.studies.budget import StudyGrid
+    from aps_teach.studies.task_families import FamilyBudget, check_family_plan
+
+    train = tiny(adapt_psi=True)
+    with pytest.raises(ValueError, match=rf"^adapt_psi=True: {where} does not adapt psi to the identified w"):
+        if where == "the budget study":
+            StudyGrid(methods=("visr",), levels=("easy",), pretrain_steps=(200,), identify_steps=(200,),
+                      train=train).check_plan()
+        else:
+            check_family_plan(["easy"], 1, ["visr"], FamilyBudget(200, 200), train)
