@@ -26,8 +26,9 @@
 # By the end of this notebook you will know what the agent sees, what it is paid, and — by
 # watching a random policy — what makes each level hard for it.
 #
-# **How long.** About 42 minutes of study: reading what it says and prints, its figures, predictions and
-# questions, and about 20 seconds of compute on a 2-core CPU in teaching mode.
+# **How long.** About 47 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, and about 3 minutes of compute in its committed run, on a 2-core CPU loaded by other jobs (about
+# 20 seconds on a quiet one).
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.
@@ -81,7 +82,7 @@ from aps_teach.infra.sweeps import read_rows
 fast_mode_banner(FAST)
 
 # %% [markdown]
-# ## The two levels
+# ## The three levels
 #
 # *About 5 minutes.*
 #
@@ -157,7 +158,7 @@ for ax, level in zip(axes, gridworld.LEVELS, strict=True):
 # %% [markdown]
 # ## A random policy
 #
-# *About 25 minutes.*
+# *About 31 minutes.*
 #
 # The simplest explorer picks uniformly random actions. How far does it get in
 # `num_episodes` episodes per level? The library collects the visitation counts and how often
@@ -237,8 +238,9 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Each key-passageway pair in the way multiplies the steps a random walk needs to reach the target; the
-# lengths above say by how much on these levels.
+# Each key-passageway pair in the way multiplies the steps a random walk needs to reach the target, and so
+# does the size of the rooms: deep has the same two pairs as hard, in rooms holding 312 states against 123,
+# and needs beyond 600 steps where hard needs 568 (the lengths above).
 #
 # Visiting states is one thing, reaching the target another. Reward-free pretraining (notebooks 02-04)
 # gets 64,000 steps on each level; a random walk of as many steps is the baseline its coverage must beat.
@@ -253,7 +255,7 @@ budget = experiments.Budget()
 walk_episodes = min(num_episodes, budget.pretrain_steps // gridworld.MAX_EPISODE_STEPS)
 figure4 = [row for row in read_rows(course.committed_result("gridworld/figure4.csv"))
            if row["phase"] == "zero_shot" and row["method"] != "dqn"]
-beats = {}
+beats, above = {}, {}  # mean over runs above the walk; runs above the walk, one by one
 for level in ("hard", "deep"):
     walk = random_policy_stats(level, walk_episodes, seed=seed, progress=False)
     print(f"{level}: random walk, {walk_episodes} episodes of at most {gridworld.MAX_EPISODE_STEPS} steps: "
@@ -261,25 +263,31 @@ for level in ("hard", "deep"):
           "episodes")
     for method in ("visr", "apt", "aps"):
         runs = [row for row in figure4 if row["method"] == method and row["level"] == level]
-        visited = np.mean([int(row["states_visited"]) for row in runs])
+        counts = [int(row["states_visited"]) for row in runs]
+        visited = np.mean(counts)
         reached = sum(row["target_reached"] == "True" for row in runs)
         beats[level, method] = visited > walk.distinct_states
+        above[level, method] = f"{method} {sum(c > walk.distinct_states for c in counts)} of {len(counts)}"
         print(f"  {method:<4} pretraining, {budget.pretrain_steps:,} steps: {visited:.1f} states on average, "
               f"target reached in {reached} of {len(runs)} runs | more states than the walk: "
-              f"{beats[level, method]}")
+              f"{beats[level, method]} (runs: {min(counts)} to {max(counts)} states)")
 same_steps = walk_episodes * gridworld.MAX_EPISODE_STEPS == budget.pretrain_steps
 for level in ("hard", "deep"):
     ahead = [method for method in ("visr", "apt", "aps") if beats[level, method]]
-    print(f"{level}: pretrained methods visiting more states than the random walk: "
-          f"{', '.join(ahead) or 'none'}: "
+    print(f"{level}: pretrained methods whose mean over runs visits more states than this one random walk: "
+          f"{', '.join(ahead) or 'none'} (runs above it, one by one: "
+          f"{', '.join(above[level, method] for method in ('visr', 'apt', 'aps'))}): "
           + ("the walk had fewer steps than pretraining (fast mode): no verdict" if not same_steps else
              f"pretraining adds coverage here ({', '.join(ahead)})"
              + (": VISR's too, though its reward pays for recognisable skills, not for new states"
                 if "visr" in ahead else "") if ahead else
-             "coverage is not what pretraining adds here; what counts is the behaviour it leaves"))
+             "on average, coverage is not what pretraining adds here; what counts is the behaviour it "
+             "leaves"))
 
 # %% [markdown]
-# Where no method beats the walk, coverage does not decide the task: what notebooks 02-04 ask there is
+# The verdict compares each method's mean over its 10 runs with one walk (a sample too), so read it with the
+# runs beside it: on hard a few single runs do visit more states than this walk. Where no method's mean beats
+# the walk, coverage does not decide the task: what notebooks 02-04 ask there is
 # whether pretraining leaves *behaviour* that walks through both passageways to the target when asked.
 # Figure 4 of the paper measures the methods on easy and hard by the success each reaches after
 # pretraining.

@@ -30,7 +30,7 @@
 # $\psi$ for a second task, and combines several policies with **generalised policy improvement (GPI)**,
 # which you will write yourself.
 #
-# **How long.** About 50 minutes of study: reading what it says and prints, its figures, predictions and
+# **How long.** About 51 minutes of study: reading what it says and prints, its figures, predictions and
 # questions, and the exercise; a few seconds of compute.
 #
 # The gridworlds are small enough to do everything exactly, in tables (`aps_teach.grid.tabular`); later
@@ -41,13 +41,17 @@
 # | symbol | in the code | what it is |
 # |---|---|---|
 # | $s, a, s'$ | `obs`, `action`, `next_obs` | a state, the action taken in it, the state it leads to |
-# | $\phi(s') \in \mathbb{R}^d$ | `phi` | features (here: events of a move; from 02 on, a network's output) |
+# | $\phi(s, a, s')$ or $\phi(s') \in \mathbb{R}^d$ | `phi` | features of a move's outcome (below) |
 # | $w \in \mathbb{R}^d$ | `w` | a task: the reward is $\phi^\top w$; a unit vector in VISR and APS |
 # | $\psi^\pi(s, a) \in \mathbb{R}^d$ | `psi` | successor features: discounted future $\phi$ under $\pi$ |
 # | $z$ | `z` | the task a policy was trained for (a GPI candidate); VISR and APS train with $z \equiv w$ |
 # | $f$, $h = f(s')$ | `encoder`, `h` | the representation APT and APS take distances in (APS: $f = \phi$) |
 # | $k$ | `k` | how many nearest neighbours the particle (kNN) reward averages over |
 # | $\gamma$ | `gamma` | the discount factor |
+#
+# Here $\phi$ marks events of a move (a key picked up, the target reached), so it is written
+# $\phi(s, a, s')$; from notebook 02 on it is a network's output on the state reached, written $\phi(s')$.
+# Both are the features of where a move led; the derivations below hold for either.
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.
@@ -351,5 +355,5 @@ plt.show()
 #   cost (the start values above).
 #
 # **Next.** Here we chose $\phi$ and computed $\psi$ exactly. Notebook 02 builds VISR, which *learns*
-# $\phi$ without reward, trains $\psi$ for a whole sphere of tasks $w$, and finds a task's $w$ by least
-# squares.
+# $\phi$ without reward and trains $\psi$ for a whole sphere of tasks $w$; notebook 02a finds a task's $w$
+# by least squares.

@@ -164,9 +164,10 @@ for kappa in (1.0, 5.0):
 # %% [markdown]
 # ## Pretraining on both levels, without reward
 #
-# *About 24 minutes.*
+# *About 25 minutes.*
 #
-# `train.pretrain` runs Algorithm 1 of the paper with VISR's reward in place of APS's: a batch of
+# `train.pretrain` runs the paper's training loop (its Algorithm 1, which notebook 04a lays out line by line
+# for APS) with VISR's reward in place of APS's: a batch of
 # environments in lockstep, ε-greedy actions on ψ(s, a, w)ᵀw, replayed n-step windows, one
 # gradient step on the TD loss of ψ plus the loss of φ. The environments are built reward-free: the
 # level's +1 and +10 never reach the learner. The three lines of the library that make it VISR,
@@ -260,8 +261,9 @@ fig.tight_layout()
 # ### Why the logged loss can rise
 #
 # A rising loss need not mean a worse discriminator: the data it is scored on changes. Its pairs are
-# (s'_m, w), s'_m the last state of a replayed window, and a window ends where its env's w is redrawn
-# (n = 10, w redrawn every 10 steps): one pair per 10-step stretch of one w. On N such pairs no unit φ
+# (s'_m, w), s'_m the last state of a replayed n-step window (the TD target's window, n = 10 steps here),
+# and a window ends early where its env's w is redrawn, every 10 steps. Call the 10 steps one env spends
+# under one w a *stretch*: the loss sees one pair per stretch. On N such pairs no unit φ
 # goes below a *floor*, reached by giving each state the normalised sum of the w its pairs carry:
 #
 # $$-\frac{1}{N}\sum_{(s', w)} \phi(s')^\top w \;\ge\; -\frac{1}{N}\sum_{s}
@@ -340,30 +342,30 @@ def visr_pretrain(level, steps, seed, config):
     agent = config.agent
     envs = train.env_batch(level, config, reward_free=True, absorbing_target=config.absorbing_target)
     learner = train.learner_for(envs, agent, seed)  # untrained networks, seeded
-    n, horizon = config.num_envs, envs.horizon
-    rounds = math.ceil(steps / (n * horizon))
-    total = rounds * n * horizon  # the budget rounded up to whole rounds
+    num_envs, horizon = config.num_envs, envs.horizon
+    rounds = math.ceil(steps / (num_envs * horizon))
+    total = rounds * num_envs * horizon  # the budget rounded up to whole rounds
     obs_shape, obs_dtype = envs.replay_obs
-    replay = NStepReplay(rounds * horizon, n, obs_shape, agent.feature_dim, store_rewards=False,
+    replay = NStepReplay(rounds * horizon, num_envs, obs_shape, agent.feature_dim, store_rewards=False,
                          obs_dtype=obs_dtype)  # room for every step; reward-free: no reward column
     vmf_per_round = []
     for index in range(rounds):
-        reset_seeds, gen = round_seeds(seed, "pretrain", index, n)  # gen draws w, actions and minibatches
+        reset_seeds, gen = round_seeds(seed, "pretrain", index, num_envs)  # gen: w, actions, minibatches
         obs = envs.reset(reset_seeds)
         losses = []
         for t in range(horizon):
-            env_steps = (index * horizon + t) * n
+            env_steps = (index * horizon + t) * num_envs
             if t % config.task_resample_every == 0:  # a fresh skill for every env
-                w = tasks.sample_tasks(n, agent.feature_dim, gen)
+                w = tasks.sample_tasks(num_envs, agent.feature_dim, gen)
             eps = linear_schedule(config.epsilon_start, config.epsilon_end,
                                   config.epsilon_decay_fraction * total, env_steps)
             action = learner.act(obs, w, eps, gen, gpi=False)  # epsilon-greedy on psi(s, a, w)^T w
             out = envs.step(action, last=t == horizon - 1)  # the round's last step ends every episode
             replay.add(obs=obs, action=action, w=w, next_obs=out["next_obs"], terminated=out["terminated"],
                        ended=out["ended"])
-            learner.observe(out["next_obs"])  # the running mean that centres the networks' inputs
+            learner.observe(out["next_obs"])  # the running mean that centres the inputs (02c shows why)
             obs = out["obs"]  # s', or a fresh start where an episode ended
-            if env_steps + n > config.learning_starts:
+            if env_steps + num_envs > config.learning_starts:
                 for _ in range(config.updates_per_step):
                     stats = learner.update(replay.sample(agent.batch_size, agent.n_step, gen))
                     losses.append(float(stats["loss_vmf"]))
@@ -422,7 +424,7 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 #
 # * a skill: $w$ uniform on the unit sphere in $\mathbb{R}^d$, redrawn every 10 steps;
 # * its reward, the discriminator's log-likelihood with unit $\phi$ and $w$:
-#   $r(s, a, s') = \log q(w \mid s') + \text{const} = \phi(s')^\top w$;
+#   $r(s, a, s') = \log q(w \mid s') - \text{const} = \phi(s')^\top w$;
 # * what trains $\phi$: $L_\phi = -\mathbb{E}_{s', w}\big[\phi(s')^\top w\big]$ (Eq. 5);
 # * what trains $\psi$: TD towards
 #   $\psi(s, a, w) = \mathbb{E}\big[\sum_{t \ge 0} \gamma^t \phi(s_{t+1})\big]$;

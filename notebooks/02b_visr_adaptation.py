@@ -27,8 +27,8 @@
 # * say what fine-tuning can learn from, and why its success can dip before it recovers;
 # * say why VISR solves the easy level zero-shot and why it cannot solve the hard one.
 #
-# **How long.** About 56 minutes of study: reading what it says and prints, its figures, predictions and
-# questions, and 2 to 4 minutes of compute in teaching mode on a 2-core CPU (longer on a busy machine). It
+# **How long.** About 57 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, and about a minute of compute in teaching mode on a 2-core CPU (longer on a busy machine). It
 # follows notebooks 02 and 02a (VISR's discriminator, pretraining and task inference) and recomputes what it
 # needs from them; notebook 02c continues with any task on any maze.
 #
@@ -274,10 +274,13 @@ for level in levels:
 #
 # ## Fine-tuning
 #
-# *About 12 minutes.*
+# *About 14 minutes.*
 #
 # When zero-shot is not enough, train on: `train.finetune` keeps φ frozen and the identified w, and
-# trains ψ(·, ·, w) on the task reward for `finetune_steps` env steps. ε starts at
+# trains ψ(·, ·, w) on the task reward for `finetune_steps` env steps. ψ is a vector and the reward a
+# number: the target puts the part of the reward that φ(s')ᵀw does not explain along w, so that ψᵀw learns
+# the task's return while ψ's other directions stay successor features of φ (notebook 04a writes this
+# *cumulant* out and has you build the target). ε starts at
 # `finetune_epsilon_start` (printed below), well below pretraining's 1: fine-tuning begins from the
 # zero-shot policy, with enough noise for a policy that misses the target to stumble on it now and
 # then.
@@ -342,11 +345,14 @@ dips = min(means[1:-1], default=means[0]) < means[0] - 0.05 and means[-1] >= mea
 print(f"the committed curve dips below its zero-shot value and recovers by the end: {dips}")
 
 # %% [markdown]
-# The last line says whether the committed curve dips before it recovers. Why a dip can happen:
-# ψ was pretrained on intrinsic rewards paid at every step, and under the sparse task reward those values
-# deflate only slowly, while the greedy policy follows their stale ordering: the moves into the target, the
-# one place the task pays, lose their stale value first (the fine-tuning study, `docs/studies.md`, measures
-# it). The committed curve is the sweep's mean over its seeds (the count is printed).
+# The last line says whether the committed curve dips before it recovers. Why a dip can happen: ψ was
+# pretrained on intrinsic rewards paid at every step, and under the sparse task reward those values deflate
+# only slowly, while the greedy policy follows their stale ordering. The moves into the target lose their
+# stale value first, because the target changes role: while pretraining it was absorbing, and a state there
+# kept earning the intrinsic reward step after step; while fine-tuning reaching it *ends the episode*, so a
+# move into it is worth its one reward and nothing after. Those moves, the one place the task pays, drop below
+# their stale neighbours until fine-tuning has propagated the +10 (the fine-tuning study, `docs/studies.md`,
+# measures it). The committed curve is the sweep's mean over its seeds (the count is printed).
 #
 # ## Where VISR never went on the hard level
 #

@@ -365,8 +365,13 @@ print(f"whole notebook: {time.perf_counter() - started:.0f} s")
 # * its reward (Eq. 1), the particles a batch's $h$:
 #   $r(s, a, s') = \log\big(1 + \frac{1}{k} \sum_{h^{(j)} \in \mathrm{N}_k(h)}
 #   \lVert h - h^{(j)} \rVert\big)$, $h = f(s')$;
-# * what trains $f$: contrastive, InfoNCE between $f(s)$ and $f(s')$;
-# * acting: a DQN on that reward, $Q(s, a)$, no task input.
+# * what trains $f$ (notebook 03b writes it out): a contrastive loss, InfoNCE, that asks $f(s)$ to pick out
+#   $f(s')$ of its own transition among a batch's next states;
+# * acting: a Q-learner on that reward (in this library the successor-feature learner with one fixed
+#   task, notebook 03b), $Q(s, a)$, no task input.
+#
+# The paper numbers APS's own use of this reward Eq. 2: it is Eq. (1) with $h = \phi(s')$, APS's features
+# (notebooks 04 and 04a).
 #
 # **Next.** Notebook 03b puts APT in the gridworlds beside VISR: coverage, where each method spends
 # its time, APT's reward cell by cell, and how fast each adapts to the task.

@@ -28,7 +28,7 @@
 # $\phi(s)^\top w$; place APS in the paper's Table 1; and write APS's reward (Eq. 6) from the two terms
 # you have built.
 #
-# **How long.** About 59 minutes of study, counted as the README's course table says: reading, its
+# **How long.** About 60 minutes of study, counted as the README's course table says: reading, its
 # derivations and predictions, and seconds of compute. Notebook 04a then writes Algorithm 1: the n-step
 # successor-feature target (an exercise) and the update in ten lines, checked against the library.
 
@@ -82,7 +82,7 @@ import torch
 
 from aps_teach.course import schematic
 from aps_teach.grid import plots
-from aps_teach.infra.stats import VERDICTS, beats, claim_verdict, summarise
+from aps_teach.infra.stats import beats, claim_verdict, summarise, verdict_word
 from aps_teach.infra.sweeps import read_rows
 from aps_teach.learner.rewards import intrinsic_reward, particle_entropy_reward, vmf_reward
 from aps_teach.learner.tasks import sample_tasks
@@ -102,7 +102,7 @@ plt.show()
 # %% [markdown]
 # ## The committed Figure 4, and the paper's three claims
 #
-# *About 9 minutes.*
+# *About 10 minutes.*
 #
 # `results/gridworld/figure4.csv`, shipped with the package, holds the repository's reproduction of the
 # paper's Figure 4 (`aps-teach gridworld sweep`, 10 seeds): each run pretrained reward-free, identified its
@@ -110,7 +110,9 @@ plt.show()
 # pretraining). The cell prints each method's success with its 95% bootstrap interval over seeds and
 # decides each claim by the course's one rule (`stats.beats`, as in 03b and 07): A *beats* B on a level
 # when A's interval lies wholly above B's in zero-shot or fine-tuned success, and wholly below in neither.
-# Where all the methods of a claim score 0, there is nothing to decide (`stats.claim_verdict`).
+# Where all the methods of a claim score 0, there is nothing to decide (`stats.claim_verdict`). A claim the
+# rule does not find is *not shown*: overlapping intervals cannot exclude the effect; it *does not hold*
+# only where the same rule shows its opposite (`stats.verdict_word`).
 #
 # **Predict:** the paper says VISR beats APT on the easy level, APT beats VISR on the hard one, and APS is
 # best on both. Which of the three do you expect a 10-seed reproduction to confirm?
@@ -149,9 +151,13 @@ claims = {"VISR beats APT on the easy level": verdict(beats_on("visr", "apt", "e
           "APT beats VISR on the hard level": verdict(beats_on("apt", "visr", "hard"), pair, "hard"),
           "APS is best or tied-best on both levels (nobody beats it)":  # decided on the levels that decide
               False if False in nobody_beats_aps else True if True in nobody_beats_aps else None}
+# a claim not found is "not shown"; it "does not hold" where the rule shows its opposite
+refuted = {"VISR beats APT on the easy level": beats_on("apt", "visr", "easy"),
+           "APT beats VISR on the hard level": beats_on("visr", "apt", "hard"),
+           "APS is best or tied-best on both levels (nobody beats it)": False in nobody_beats_aps}
 print()
 for claim, holds in claims.items():
-    print(f"the paper's claim '{claim}': {VERDICTS[holds]}")
+    print(f"the paper's claim '{claim}': {verdict_word(holds, refuted[claim])}")
 print(f"{sum(holds is True for holds in claims.values())} of {len(claims)} claims hold")
 beaten_by = [f"{other} on {level}" for other in ("visr", "apt") for level in levels
              if beats_on(other, "aps", level)]
@@ -179,7 +185,9 @@ for level in levels:
 # | it rewards | nothing: $z$'s prior is fixed | going where the agent has not been: **exploration** |
 # | second term | $-H(z \mid s)$: the state reveals the skill | $-H(s \mid z)$: the skill predicts the state |
 # | it rewards | *recognisable* skills | *consistent* skills: **exploitation** of what was found |
-# | made tractable by | a learned $q(z \mid s)$ | particles for $H(s)$ (Eq. 2); a learned $q(s \mid z)$ |
+# | made tractable by | a learned $q(z \mid s)$ | particles for $H(s)$ (Eq. 2)$^*$; a learned $q(s \mid z)$ |
+#
+# $^*$ The paper's Eq. 2 is notebook 03's particle reward, Eq. (1), computed on $h = \phi(s')$.
 #
 # Every term but $H(z)$ is intractable: $p(s)$ and $p(s \mid z)$ are what the changing policies induce
 # through unknown dynamics, $p(z \mid s)$ their posterior. Only $p(z)$ is known: we choose it, $w$ uniform
@@ -344,9 +352,12 @@ print(f"methods with a check in all four property columns: {', '.join(every_mark
 # (`rewards.vmf_reward`, notebook 02) plus APT's particle reward (`rewards.particle_entropy_reward`,
 # notebook 03), both on $h = \phi(s')$:
 #
-# $$r_{\text{APS}}(s, a, s') = \underbrace{\phi(s)^\top w}_{\text{notebook 02}} +
+# $$r_{\text{APS}}(s, a, s') = \underbrace{\phi(s')^\top w}_{\text{notebook 02}} +
 # \underbrace{\log\Big(1 + \frac{1}{k}\sum_{h^{(j)} \in \mathrm{N}_k(h)} \lVert h - h^{(j)}
 # \rVert\Big)}_{\text{notebook 03}}, \qquad h = \phi(s'). \tag{6}$$
+#
+# (The paper prints $\phi(s)^\top w$ in the first term; both terms are paid on the state reached, $s'$,
+# as notebook 04a explains.)
 #
 # The library's `rewards.intrinsic_reward`, which the learner trains on, is that sum; the next cell checks
 # it on random unit features.

@@ -25,7 +25,7 @@
 # cumulant; run Algorithm 1 in ten lines against the library; and say where the library departs from the
 # paper and why.
 #
-# **How long.** About 63 minutes of study, counted as the README's course table says: one function to
+# **How long.** About 65 minutes of study, counted as the README's course table says: one function to
 # derive and write, and seconds of compute. Notebook 04b then puts APS on the grid.
 
 # %%
@@ -91,9 +91,10 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 #
 # Notebook 04 derived the pieces; here they are, as the loop uses them.
 #
-# * **Exploration** is APT's particle reward (Eq. 2): in a batch, each $h = f(s')$ of a state reached is a
-#   particle, paid $\log\big(1 + \frac{1}{k}\sum_j \lVert h - h^{(j)} \rVert\big)$ over its $k$ nearest
-#   other particles $h^{(j)}$.
+# * **Exploration** is APT's particle reward (the paper's Eq. 2, which is notebook 03's Eq. (1) on the
+#   encoder APS shares, $f = \phi$): in a batch, each $h = f(s')$ of a state reached is a particle, paid
+#   $\log\big(1 + \frac{1}{k}\sum_j \lVert h - h^{(j)} \rVert\big)$ over its $k$ nearest other particles
+#   $h^{(j)}$.
 # * **Exploitation** is Eq. 4, $\phi(s)^\top w$, and $\phi$ is trained to make it large for the states the
 #   skill $w$ reaches, minimising the von Mises–Fisher loss $L = -\mathbb{E}_{s, w}[\phi(s)^\top w]$
 #   (Eq. 5).
@@ -125,7 +126,7 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 #
 # ## Exercise: the n-step successor-feature TD target
 #
-# *About 42 minutes.*
+# *About 43 minutes.*
 #
 # Line 12 regresses the scalar $\psi^\top w$. The library learns $\psi$ as a vector instead, with the
 # *cumulant*
@@ -134,8 +135,11 @@ config = TrainConfig(progress=False, learning_starts=learning_starts)
 #
 # with $c_i^\top w = r_i$ for unit $w$: $\psi^\top w$ is trained on the paper's scalar target, while
 # $\psi$'s other directions learn the discounted sum of $\phi$ (GPI scores $\psi(s, a, z_i)$ under a
-# $w \neq z_i$). Over an n-step window $s'_1, \dots, s'_m$ ($m \le n$: a window stops early at an
-# episode's end or where $w$ was redrawn), the target is
+# $w \neq z_i$). Why this form: whatever part of the reward $\phi(s'_i)^\top w$ does not explain,
+# $r_i - \phi(s'_i)^\top w$ (here the kNN term), is put along $w$ alone. Projected on $w$ the cumulant
+# gives back $r_i$ exactly; in every direction orthogonal to $w$ it is pure $\phi(s'_i)$, so those
+# directions stay successor features. Over an n-step window $s'_1, \dots, s'_m$ ($m \le n$: a window stops
+# early at an episode's end or where $w$ was redrawn), the target is
 #
 # $$y = \sum_{i=1}^{n} \gamma^{i-1}\, \mathrm{mask}_i\, c_i \;+\; \gamma^m\, \mathrm{alive}\;
 # \psi_{\text{target}}(s'_m, a', w),$$
@@ -159,7 +163,7 @@ sf_td_target = exercises.check_sf_td_target(my_sf_td_target)
 # %% [markdown]
 # ## Algorithm 1 in ten lines
 #
-# *About 13 minutes.*
+# *About 14 minutes.*
 #
 # Now the update itself, lines 10–14, for one replay batch of n-step windows, as in the authors' code
 # (`AgentConfig.nstep_reward = "last"`): the reward of a window's last state $s'_m$ stands for the whole
@@ -218,11 +222,13 @@ ax.set_ylabel("windows")
 ax.set_title(f"Eq. 6 term by term on one batch of {len(batch.w)} windows (easy, two rounds of APS)")
 ax.legend()
 plt.show()
+print("mean over the batch: " + ", ".join(f"{name} {values.mean():.2f}" for name, values in terms.items())
+      + f"; log 2 = {np.log(2):.2f}")
 
 # %% [markdown]
 # Both of Eq. 6's weights are 1, but its terms are not on one scale: divided by the running mean of the
-# distances, the kNN term averages a little under $\log 2 \approx 0.69$ whatever the features, while
-# $\phi(s')^\top w$ starts near 0 and grows only as $\phi$ learns to point at the skills. Notebook 04d
+# distances, the kNN term averages under $\log 2 \approx 0.69$ whatever the features (the line above),
+# while $\phi(s')^\top w$ starts near 0 and grows only as $\phi$ learns to point at the skills. Notebook 04d
 # measures what that balance does to the agent.
 
 # %% [markdown]

@@ -25,7 +25,7 @@
 # fine-tuning too; measure how often GPI changes the greedy action, and explain why APS's own skill tends
 # to win GPI's max.
 #
-# **How long.** About 67 minutes of study, counted as the README's course table says, with about two
+# **How long.** About 68 minutes of study, counted as the README's course table says, with about two
 # minutes of compute on a 2-core CPU, longer on a busy machine (the last cell prints this run's time).
 # Notebook 04c continues with *where* zero-shot success gets lost.
 
@@ -115,7 +115,7 @@ print(f"figure4.csv: {len(file_rows)} rows, {file_seeds} seeds")
 # %% [markdown]
 # ## Both reward terms as heatmaps
 #
-# *About 23 minutes.*
+# *About 24 minutes.*
 #
 # Pretrain APS reward-free on the hard level, keeping a *snapshot* every few rounds: the frozen networks,
 # a sample of the replay's next states (the kNN particles) and the visit counts per cell.
@@ -213,7 +213,9 @@ print("the term that varies more across cells, checkpoint by checkpoint: " + ", 
 # would), against the same count with the owners shuffled among the cells (1,000 times: chance). Second,
 # the correlation of $\phi(s')^\top w_k$ between neighbours, against the same shuffle. The verdict reads
 # "regions" when neighbours share their best skill more often than chance and in most pairs, "patchy"
-# when either measure beats chance short of that, "speckled" when neither does.
+# when either measure beats chance short of that, "speckled" when neither does. Read a share that prints
+# equal to the shuffled 95th percentile (at 38,400 steps, 30% against 30%) as a reading on the threshold,
+# not a clear negative: another 1,000 shuffles could put it on either side.
 #
 # **Predict:** at the last checkpoint, will neighbours share their skill more often than chance? In
 # most pairs?
@@ -391,7 +393,7 @@ print(f"hard, zero-shot: the best pretrained method's mean success is {best_hard
 # %% [markdown]
 # ## GPI at work
 #
-# *About 16 minutes.*
+# *About 17 minutes.*
 #
 # Every zero-shot evaluation above acted with GPI: the identified $w$ plus ten fresh skills $z_i$. How
 # often does asking the other skills change the action at all? For every cell of each level (no key
@@ -468,8 +470,10 @@ print(f"APS's exploration return for its own skill: about {knn_mean:.2f} (the kN
 #
 # <details><summary>Answer</summary>
 #
-# VISR and APS identify the task the same way (least squares on $\phi$), so a gap between them is not in
-# the regression itself. Each link can still break on its own; notebook 04c tests them one at a time (an
+# VISR and APS identify the task with the same regression (least squares on $\phi$), but not on the same
+# inputs: each regresses on its own $\phi$, over the states its own skills reach. So a gap can lie in
+# identification all the same, through the features and the data, though not in the formula. Each link can
+# break on its own; notebook 04c tests them one at a time (an
 # oracle $w$, an exact planner on the reward $\phi$ can express) and prints which loses the most.
 # </details>
 

@@ -29,9 +29,9 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 68 minutes of study: reading what it says and prints, its figures, predictions and
-# questions, and about a minute of compute on a 2-core CPU in teaching mode, longer on a busy machine (the
-# last cell prints this run's time).
+# **How long.** About 70 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, and about two and a half minutes of compute on a 2-core CPU in teaching mode, longer on a busy
+# machine (the last cell prints this run's time).
 #
 # **What reproduces from the paper, and what does not.** On the key levels zero-shot success mostly does
 # not: the committed Figure 4 sweep (notebook 04) has APS below VISR on the easy level and every
@@ -125,7 +125,8 @@ for name in gridworld.MAZES:
         s = transfer.summarise_transfer([r for r in committed if r["method"] == method and r["maze"] == name])
         verdict = "above random" if s["score_low"] > 0 else "not above random"
         print(f"{name:>8} {method:>4}: normalised score {s['normalised_score']:.2f} [{s['score_low']:.2f}, "
-              f"{s['score_high']:.2f}] over {s['tasks']} tasks x {s['seeds']} seeds ({verdict}); "
+              f"{s['score_high']:.2f}] over {s['tasks']} tasks x {s['seeds']} seeds, {s['rows']} pairs "
+              f"({verdict}); "
               f"mean R^2 of the task fit {s['mean_r2']:.2f}")
 figure4 = summarise(read_rows(course.committed_result("gridworld/figure4.csv")),
                     by=("method", "level", "phase"), value="success_rate")
@@ -139,7 +140,7 @@ print("committed Figure 4 sweep, zero-shot on hard: every pretrained method at 0
 # %% [markdown]
 # ## Three links, each tested on its own
 #
-# *About 43 minutes.*
+# *About 44 minutes.*
 #
 # Zero-shot acting on a key level is a chain: identification data → fitted reward $\phi(s')^\top c$
 # (least squares) → policy $\arg\max_a \psi(s, a, w)^\top w$ (with GPI). Its three links, named as the
@@ -171,10 +172,11 @@ print("committed Figure 4 sweep, zero-shot on hard: every pretrained method at 0
 #
 # `blame.zero_shot_blame` takes the first: 'none' when $1 - Z$ is under `blame.NO_LOSS` = 0.05; else
 # 'identification' whenever the identification data hold no target reward (a fit that never saw the +10
-# cannot know that the target pays); else the largest share. Its best-case-$w$ `ceiling` compares the
-# oracle route's phi and psi. The oracle route names its largest share by the same threshold and tie
-# order, so where the two differ, the cause is the no-target rule or the middle measurement
-# ($P_\text{id}$ or $O$), and the verdict lines say which.
+# cannot know that the target pays); else the largest share. Its best-case-$w$ `ceiling` says what would
+# still stop the agent if identification were perfect: the larger of the oracle route's phi and psi shares
+# (on hard, where identification fails by rule, it names the next link to fix). The oracle route names its
+# largest share by the same threshold and tie order, so where the two differ, the cause is the no-target
+# rule or the middle measurement ($P_\text{id}$ or $O$), and the verdict lines say which.
 #
 # First, the four reward-free pretrainings: VISR and APS on both levels, with the budget, configuration
 # and seed of the committed sweep's seed-0 runs.
@@ -413,7 +415,7 @@ plt.show()
 #
 # ## What costs APS zero-shot success on easy
 #
-# *About 14 minutes.*
+# *About 15 minutes.*
 #
 # The line "aps on easy" above names the link: $\psi$ loses most. But why does APS's $\psi$ fail where
 # VISR's succeeds? The course offered three explanations: $\psi$'s values hold the kNN term's return, near
@@ -464,11 +466,15 @@ print(f"zero-shot success, mean over {', '.join(map(str, sorted({len(s) for s in
           for arm in dict.fromkeys(arm for arm, _ in found)))
 
 # %% [markdown]
-# **Explain it.** None of the three explanations survives ten fresh seeds (the last line above): with or
-# without the kNN return in its values, the normaliser on or off, the learner scores about 0.4 where VISR
-# scores about 0.9; VISR's data do not lift it (about 0.4 acting without the kNN return, 0.00 with it: the
-# one factor that moves it, the other way). What is left that differs between APS's learner and VISR's, and
-# why could no choice of values at zero-shot time undo it?
+# **Explain it.** On ten fresh seeds none of the three explanations is shown (the lines above). Leaving
+# the kNN return out of the values shows no effect, with an interval (-0.03 [-0.22, +0.16]) that excludes
+# one as large as VISR's lead over the paper's APS (+0.51). The normaliser shows no effect either, but its
+# interval (+0.02 [-0.44, +0.47]) is as wide as that lead, so it excludes nothing: the paper's APS without
+# the normaliser scores 0.61 against 0.38 with it (+0.23 [-0.09, +0.55], not shown), the one open lead.
+# VISR's data do not lift the learner (0.42 acting without the kNN return, 0.00 with it: the one factor
+# that moves it, the other way). Whatever the values, the kNN-feature learner scores about 0.4 where VISR
+# scores 0.89. What is left that differs between APS's learner and VISR's, and why could no choice of
+# values at zero-shot time undo it?
 #
 # <details><summary>Answer</summary>
 #
@@ -481,13 +487,15 @@ print(f"zero-shot success, mean over {', '.join(map(str, sorted({len(s) for s in
 #
 # ## Summary
 #
-# *About 1 minute.*
+# *About 2 minutes.*
 #
 # * Zero-shot success needs three links, phi, identification and psi; an oracle $w$ and an exact planner
 #   test each, and `blame.zero_shot_blame` names the one that lost most, by two routes.
-# * On easy, $\psi$ is where APS loses zero-shot success, and a pre-registered experiment on ten fresh
-#   seeds rules out the three explanations the course had given; VISR's data even hurt, when the kNN return
-#   stays in the values. What remains, untested, is the policy $\psi$'s targets were learned for.
+# * On easy, $\psi$ is where APS loses zero-shot success. A pre-registered experiment on ten fresh seeds
+#   shows none of the three explanations the course had given: the kNN return in the values has no effect
+#   as large as VISR's lead; the normaliser's effect is not shown, and its interval is too wide to exclude
+#   one; VISR's data even hurt, when the kNN return stays in the values. Untested: the policy $\psi$'s
+#   targets were learned for.
 # * One seed can say the opposite of ten: read a live run against the committed intervals.
 #
 # Next: notebook 04d, the capstone, has you write APS's reward and vMF loss and judges the agent they

@@ -30,8 +30,9 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 66 minutes of study: reading what it says and prints, its figure and questions, one
-# exercise, and about a minute of CPU in teaching mode.
+# **How long.** About 68 minutes of study: reading what it says and prints, its figure and questions, one
+# exercise, and about two minutes of compute in teaching mode on a 2-core CPU (the last cell prints this
+# run's time).
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.
@@ -100,7 +101,7 @@ started = time.perf_counter()
 # *About 10 minutes.*
 #
 # APS trains $\psi(s, a, w)$ by temporal differences on a cumulant $c$ whose projection on $w$ is the reward
-# (notebook 04's TD target): with $\phi$'s features as the base,
+# (notebook 04a's TD target): with $\phi$'s features as the base,
 #
 # $$
 # c = \phi(s') + \big(r - \phi(s')^\top w\big)\, w, \qquad c^\top w = r
@@ -275,12 +276,16 @@ plt.show()
 #
 # ## What the variants are worth: the task-family study
 #
-# *About 12 minutes.*
+# *About 14 minutes.*
 #
 # Behaviour is one thing; the question of reward-free pretraining is how well one pretraining serves many
 # tasks. The task-family study (notebook 07; `aps_teach.studies.task_families`) pretrains each arm once per
 # seed on a level, then scores it on every task of the level's family after a short fine-tuning,
-# normalised between a random policy (0) and the optimum (1). On deep, along the pretraining budget:
+# normalised between a random policy (0) and the optimum (1). Its aggregate is the **IQM**, the interquartile
+# mean: the mean of the middle half of all (seed, task) scores, which a few outlying scores cannot drag, with
+# a 95% stratified-bootstrap interval (rliable's; notebook 07 uses the same). APS's **parents** are VISR and
+# APT, whose two rewards Eq. 6 adds; a variant *beats both parents* when its interval lies wholly above
+# VISR's and above APT's. On deep, along the pretraining budget:
 
 # %%
 axis = read_rows(course.committed_result("task_families_budget/budget_axis.csv"))
@@ -297,7 +302,11 @@ for arm in shown:
 # %% [markdown]
 # An IQM over seeds x tasks treats a seed's 22 tasks as 22 draws, though they share one pretraining. Per seed
 # the mean over the family, with intervals that resample seeds, and the question whether a win survives
-# leaving out any one class of tasks (the held-out test's registered reading, below):
+# leaving out any one class of tasks (the held-out test's registered reading, below). A **class** is the
+# tasks of one room (`start room`, `behind A`, the room behind door A, `behind A+B`), of one room and key
+# (`behind A with purple`: boxes behind door A that pay only while the purple key is held), or the level's
+# own `target`. A win is **robust** when it still holds with any one class left out; "not robust
+# (overturned without: X)" names the class it rests on.
 
 # %%
 for row in read_rows(course.committed_result("task_families_budget/seed_verdicts.csv")):
@@ -311,8 +320,9 @@ for row in read_rows(course.committed_result("task_families_budget/seed_verdicts
 # new levels with other room graphs (`detour`, `fork`), fresh seeds (10-19), and a protocol, metric and
 # decision rule committed before any run (`docs/preregistration/held_out.md`). The cell reads its
 # registered outcome when the study's results are in the package: H1 and H2 (each variant on both levels at
-# 256k), H3 (each on `detour` at 1M) and H4 (conditioning against the kNN-feature variant at its mean
-# exploration weight, *equivalent* only when the 90% interval lies within $\pm 0.05$). Its last lines name
+# 256k), H3 (each on `detour` at 1M), H4 (conditioning against the kNN-feature variant at its mean
+# exploration weight, *equivalent* only when the 90% interval lies within $\pm 0.05$) and H5 (the paper's
+# APS against VISR, read the same way; notebook 07 prints it). Its last lines name
 # the readings that turn over when read from Welch's $t$ interval of the same seeds instead of the registered
 # bootstrap: those readings are *marginal* (notebook 07 reads them all).
 
@@ -352,9 +362,9 @@ for part in parts:
 #   reward, takes most of that spread away where the reward has no $w$ in it, and lifts coverage with either
 #   reward; with the whole reward, coverage, not $Q$'s spread, is what tells the variant from APS.
 #   Conditioning $\psi$ on $\beta$ trains one network for every exploration weight at once.
-# - On deep the variants explore like APT and identify like VISR, and over the task family they beat both
-#   parents with pretraining budget (read per seed, the explore-conditioned one's wins rest on four tasks and
-#   are lost without them; the kNN-feature one's at 1M is not);
+# - On deep the variants explore like APT (the probe's coverage above), and over the task family they beat
+#   both parents with pretraining budget (read per seed, the explore-conditioned one's wins rest on one
+#   class, `behind A with purple`, and are lost without it; the kNN-feature one's at 1M is not);
 #   on two levels and seeds no one had looked at, pre-registered, the kNN-feature variant beats both parents
 #   on one level (`fork`) and APT only on the other (`detour`), and the explore-conditioned one beats both
 #   on `fork`, not robustly, and APT only on `detour` (printed above: H1 does not hold, H2 holds on

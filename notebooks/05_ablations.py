@@ -19,7 +19,8 @@
 # trained with a vector or a scalar loss, and actions come from GPI. An **ablation** changes one choice
 # and measures what moves. This notebook and its two continuations are a set of small ablation exercises
 # on the gridworlds, in the style of Spinning Up's: each states a hypothesis, runs a small sweep, plots
-# it, and asks you to explain the result. This one sets up the measurement and tests the exploration
+# it, and asks you to explain the result (no code to write: your part is the prediction, the choice of what
+# to change next, and the explanation). This one sets up the measurement and tests the exploration
 # reward's encoder and its $k$ (Exercises 1–2); 05b the feature dimension, the reward weights and a silent
 # bug (Exercises 3–5); 05c the successor-feature loss, GPI, the X → Y study and zero-shot transfer
 # (Exercises 6–8).
@@ -31,7 +32,7 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 55 minutes of study: reading what it says and prints, its figures and questions, two
+# **How long.** About 56 minutes of study: reading what it says and prints, its figures and questions, two
 # exercises and their sweeps, about 1.5 minutes of CPU in teaching mode, about a minute of wall time on two
 # free cores and several on a busy machine (the last cell prints this run's wall and CPU time). Sweep
 # results are kept on disk, so running a cell again costs nothing.
@@ -174,9 +175,11 @@ print(f"methods with a fine-tuned success above 0 on hard in some run: {solved o
 # are far below theirs. APT's pretrained policy carries no task at all (its $w$ is fixed), so there is
 # nothing to infer and only fine-tuning can point it at the target. APS identifies the task like VISR,
 # and notebook 04c found its features and task inference sound on the easy level: its policy ($\psi$ and
-# GPI) is where zero-shot success is lost. Why is still open: 04c's pre-registered experiment ruled out the
-# course's three explanations (the kNN return in $\psi$'s values, the distance normaliser, APS's own data),
-# and what remains untested is the policy $\psi$'s targets were learned for. On the hard
+# GPI) is where zero-shot success is lost. Why is still open: 04c's pre-registered experiment showed none of
+# the course's three explanations (the kNN return in $\psi$'s values, the distance normaliser, APS's own
+# data). That is no effect shown, not each effect excluded: the normaliser's interval is wide enough to hold
+# an effect as large as VISR's whole lead. Untested is the policy $\psi$'s targets were learned for. On the
+# hard
 # level every pretrained method is at 0 zero-shot and VISR and APS stay at 0 after fine-tuning, in every
 # seed (the last line names the only methods that ever solved it). An ablation of APS measured by success
 # on the hard level would compare zeros with zeros: it could not tell any two variants apart.

@@ -26,7 +26,7 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 52 minutes of study: reading what it says and prints, its figures and questions,
+# **How long.** About 53 minutes of study: reading what it says and prints, its figures and questions,
 # three exercises and their sweeps, about 2.5 minutes of CPU in teaching mode, 1–2 minutes of wall time
 # on two free cores and several on a busy machine (the last cell prints this run's wall and CPU time).
 # Sweep results are kept on disk, so running a cell again costs nothing.
@@ -215,8 +215,10 @@ assert identical
 #
 # In teaching mode no variant's coverage separates from another's: at this budget and with three seeds,
 # neither term measurably moves coverage. $\phi(s')^\top w$ is highest without the exploration term, and
-# lower, separately, with it, whether or not the exploitation term is paid. So the hypothesis got the
-# direction half right: the exploration term, not the missing exploitation term, is what lowers it. The
+# lower, separately, with it, whether or not the exploitation term is paid (each compared with "exploit
+# only"). So the hypothesis got the direction half right: adding the exploration term lowers it. Whether
+# dropping the exploitation term lowers it further ("explore only" against "both") is a comparison the
+# verdicts do not make; read the two bars, and do not call it a finding. The
 # vMF loss pulls $\phi(s')$ towards the $w$ that produced $s'$ in every variant; what changes is the data.
 # A policy paid for spreading out visits states that many skills share, which are harder to assign to
 # one $w$. "Explore only" is not APT: its kNN distances are measured in $\phi$-space, which the vMF loss

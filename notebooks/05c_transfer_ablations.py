@@ -270,7 +270,7 @@ for maze in ("open10", "fourroom"):
         verdict = "above random" if s["score_low"] > 0 else "not above random"
         print(f"{maze:>8} {method:>4}: score {s['normalised_score']:+.3f} [{s['score_low']:+.3f}, "
               f"{s['score_high']:+.3f}] ({verdict}), mean R^2 {s['mean_r2']:.3f}, "
-              f"{s['unidentified']} of {s['tasks']} tasks unidentified, phi spread per seed {spreads}")
+              f"{s['unidentified']} of {s['rows']} tasks unidentified, phi spread per seed {spreads}")
 for maze in ("open10", "fourroom"):  # the scale of phi spread: the same networks before any training
     layout = transfer.maze_layout(maze)
     env = transfer.maze_env(maze, np.zeros(layout.shape), 100)
@@ -297,7 +297,7 @@ for maze in ("open10", "fourroom"):
 # <details><summary>Answer</summary>
 #
 # Both methods beat random on both mazes, here in teaching mode and in the committed results, whose
-# intervals lie well above 0. The hypothesis does not hold in the committed results: on `open10` VISR
+# intervals lie well above 0. The hypothesis is not shown in the committed results: on `open10` VISR
 # scores a little higher than APS, on `fourroom` APS a little higher than VISR, and the intervals overlap
 # on both mazes, so neither the "at least as good" nor the "larger gap in four rooms" is shown. $\phi$ did
 # not collapse: its spread sits at about $1/\sqrt{d}$, many times the untrained network's. What else

@@ -44,7 +44,6 @@ from aps_teach.cli.common import (
     stopped,
     sweep_outcome,
 )
-from aps_teach.infra.checks import check_field, check_int
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, RunDir, check_out
 from aps_teach.infra.sweeps import read_rows
@@ -171,7 +170,6 @@ class Study:
 
     def __post_init__(self) -> None:
         check_out(self.out)
-        check_field(self, "checkpoint_every", check_int)
 
 
 def _study(cmd: Study) -> dict:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,16 +210,18 @@ def summarise_transfer(rows: Sequence[dict]) -> dict:
     """Mean normalised score over all rows (tasks x seeds) with its 95% cluster-bootstrap interval over
     seeds (`stats.cluster_mean_with_ci`: whole seeds resampled, each with all its tasks, since a seed's
     tasks share its pretraining and are its own, `task_seed(seed, task)`), mean R^2 over the identified
-    tasks, how many tasks showed no reward during identification, and the mean `feature_spread`. Rows may
-    come from a CSV (strings)."""
+    tasks, how many (task, seed) rows showed no reward during identification, and the mean
+    `feature_spread`. "tasks" counts the tasks of a seed (the most any seed has), "rows" the (task, seed)
+    pairs: 20 tasks x 5 seeds are 100 rows, not 100 tasks. Rows may come from a CSV (strings)."""
     groups = {(str(row["method"]), str(row["maze"])) for row in rows}
     if len(groups) != 1:
         raise ValueError(f"summarise_transfer needs the rows of one method on one maze, got {sorted(groups)}")
     mean, low, high = cluster_mean_with_ci([float(row["normalised_score"]) for row in rows],
                                            [row["seed"] for row in rows])
     r2 = [float(row["r2"]) for row in rows if int(row["identified"])]
-    return {"method": rows[0]["method"], "maze": rows[0]["maze"], "tasks": len(rows),
-            "seeds": len({str(row["seed"]) for row in rows}), "normalised_score": mean, "score_low": low,
+    per_seed = Counter(str(row["seed"]) for row in rows)
+    return {"method": rows[0]["method"], "maze": rows[0]["maze"], "tasks": max(per_seed.values()),
+            "rows": len(rows), "seeds": len(per_seed), "normalised_score": mean, "score_low": low,
             "score_high": high, "mean_r2": float(np.nanmean(r2)) if r2 else math.nan,
             "unidentified": len(rows) - len(r2),
             "phi_spread": float(np.mean([float(row["phi_spread"]) for row in rows]))}

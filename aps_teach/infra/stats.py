@@ -228,14 +228,27 @@ def beats(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]]) ->
     return any(above) and not any(below)
 
 
-VERDICTS = {True: "holds", False: "does not hold", None: "nothing to decide (every method at 0)"}
-"""How a claim's verdict reads: `claim_verdict`'s three states."""
+VERDICTS = {True: "holds", False: "not shown",
+            None: "nothing to decide (every method at 0, or every one at 1)"}
+"""How a claim's verdict reads: `claim_verdict`'s three states. A claim the rule does not find is *not shown*,
+not refuted: overlapping intervals cannot exclude an effect (issue 58; `verdict_word` says "does not hold"
+only where the opposite is shown)."""
+REFUTED = "does not hold"
+"""How a claim reads when the rule shows its opposite: 'A beats B' where B beats A, 'nobody beats APS' where
+one method does."""
+
+
+def verdict_word(verdict: bool | None, refuted: bool = False) -> str:
+    """How `verdict` (`claim_verdict`'s) reads: `REFUTED` when the claim is not found and `refuted`, the same
+    rule showing its opposite; otherwise `VERDICTS[verdict]`, "not shown" for a claim not found."""
+    return REFUTED if refuted and verdict is False else VERDICTS[verdict]
 
 
 def claim_verdict(holds: bool, intervals: Sequence[tuple[float, float]]) -> bool | None:
-    """A claim about methods' scores: `holds` (decided by `beats`), or None, nothing to decide, when every
-    interval (low, high) of every method it compares is [0, 0]: no method scores at all, so none can be
-    better or worse, and 'nobody beats X' would hold only vacuously."""
-    if all(low == high == 0 for low, high in intervals):
+    """A claim about methods' scores in [0, 1]: `holds` (decided by `beats`), or None, nothing to decide, when
+    every interval (low, high) of every method it compares is [0, 0], or every one is [1, 1]: all fail alike
+    or all reach the ceiling, so none can be better or worse, and 'nobody beats X' would hold only
+    vacuously."""
+    if all(low == high == 0 for low, high in intervals) or all(low == high == 1 for low, high in intervals):
         return None
     return bool(holds)

@@ -291,7 +291,18 @@ def test_a_summary_is_of_one_method_on_one_maze():
             for seed, tasks in ((0, 2), (1, 4)) for task in range(tasks)]
     summary = transfer.summarise_transfer(rows)
     assert (summary["normalised_score"], summary["score_low"], summary["score_high"]) == (4 / 6, 0.0, 1.0)
-    assert summary["tasks"] == 6 and summary["seeds"] == 2
+    assert summary["rows"] == 6 and summary["seeds"] == 2 and summary["tasks"] == 4  # a seed's, not rows
+
+
+def test_the_committed_transfer_summaries_count_twenty_tasks_of_each_of_five_seeds():
+    """Issue 58: 02c and 04c printed "100 tasks x 5 seeds" for 20 tasks x 5 seeds (the summary's task count
+    was its number of rows); the README and docs/results.md say 20 tasks x 5 seeds."""
+    from aps_teach import course
+
+    for name in ("visr-open10", "aps-fourroom"):
+        rows = read_rows(course.committed_result(f"transfer/{name}.csv"), transfer.TRANSFER_COLUMNS)
+        summary = transfer.summarise_transfer(rows)
+        assert (summary["tasks"], summary["seeds"], summary["rows"]) == (20, 5, 100), name
     assert 0 < mean_with_ci([float(r["normalised_score"]) for r in rows])[1]
 
 

@@ -157,3 +157,19 @@ def test_no_claim_holds_when_every_method_scores_zero():
     assert claim_verdict(not beats(some, zero), zero * 2 + some) is True
     better = [(0.0, 0.0), (0.4, 0.8)]  # wholly above in fine-tuned success
     assert claim_verdict(not beats(better, zero), zero * 2 + better) is False
+    top = [(1.0, 1.0), (1.0, 1.0)]  # every method at the ceiling on every seed: nothing to decide either
+    assert claim_verdict(beats(top, top), top * 2) is None
+    assert claim_verdict(beats(top, top), top + [(0.9, 1.0)]) is False
+
+
+def test_a_claim_not_found_is_not_shown_and_does_not_hold_only_where_its_opposite_is_shown():
+    """Issue 58: overlapping intervals cannot exclude an effect, so a claim the rule does not find reads "not
+    shown"; "does not hold" is kept for a claim whose opposite the same rule shows."""
+    from aps_teach.infra.stats import beats, claim_verdict, verdict_word
+
+    low, high, mid = [(0.0, 0.3)], [(0.5, 0.9)], [(0.2, 0.6)]
+    assert verdict_word(claim_verdict(beats(high, low), low + high)) == "holds"
+    assert verdict_word(claim_verdict(beats(mid, low), low + mid), refuted=beats(low, mid)) == "not shown"
+    assert verdict_word(claim_verdict(beats(low, high), low + high), refuted=beats(high, low)) == \
+        "does not hold"
+    assert verdict_word(claim_verdict(False, [(0.0, 0.0)] * 2), refuted=True).startswith("nothing to decide")

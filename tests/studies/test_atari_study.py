@@ -145,3 +145,12 @@ def test_the_study_command_runs_its_protocol_to_the_end_and_refuses_an_edited_on
     assert {**again, "primary": verdict["primary"]} == verdict
     assert main(["atari", "compare", "--out", str(sweep), "--contender", "aps", "--baseline", "random"]) == 2
     assert "has both 'aps' and 'random'; its arms: dqn, random" in capsys.readouterr().err
+
+
+def test_a_checkpoint_interval_below_one_is_refused_before_anything_is_written(tmp_path, capsys):
+    out = tmp_path / "study"
+    assert main(["atari", "study", "--out", str(out), "--checkpoint-every", "0",
+                 "--preregistration", str(ROOT / atari_study.PREREGISTRATION)]) == 2
+    error = capsys.readouterr().err
+    assert "checkpoint_every must be an integer >= 1, got 0" in error and error.count("\n") == 1
+    assert not out.exists()
