@@ -53,8 +53,9 @@ from aps_teach.grid.experiments import (
     train_config,
     whole_rounds,
 )
+from aps_teach.grid.replay import NStepReplay
 from aps_teach.grid.sweep import figure4_config, run_figure4_sweep
-from aps_teach.grid.train import evaluate, identify_task
+from aps_teach.grid.train import adapt_to_task, evaluate, identify_task
 from aps_teach.grid.transfer import (
     DEFAULT_BOX_SIZE,
     DEFAULT_NUM_BOXES,
@@ -62,6 +63,7 @@ from aps_teach.grid.transfer import (
     run_transfer,
 )
 from aps_teach.infra.checks import check_num_seeds
+from aps_teach.infra.files import load_checkpoint
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, RunDir, check_out
 from aps_teach.infra.sweeps import default_sweep_dir
@@ -129,8 +131,9 @@ class Evaluate:
     episodes: int | None = None
     """Evaluation episodes (default: the run's eval_episodes, else 64)."""
     identify_steps: int | None = None
-    """Used when the checkpoint has no task vector yet (a pretrained visr or aps); default: the run's, else
-    16,000."""
+    """Used when the checkpoint has no task vector yet (a pretrained visr or aps; with the run's adapt_psi,
+    psi is then adapted to it on the checkpoint's replay, as the run's zero-shot does); default: the run's,
+    else 16,000."""
     seed: int | None = None
     """Seed of the evaluation episodes (default: the run's seed)."""
 
@@ -307,6 +310,9 @@ def _evaluate(cmd: Evaluate) -> dict:
     w = None if meta["task_w"] is None else torch.tensor(meta["task_w"])
     if w is None and learner.config.task_conditioned:
         w = identify_task(learner, saved["level"], identify_steps, seed, train)
+        if learner.config.adapt_psi:  # as the run's zero-shot: psi adapted on the checkpoint's replay
+            replay = NStepReplay.from_state_dict(load_checkpoint(run.checkpoint(phase))["replay"])
+            adapt_to_task(learner, replay, w, seed)
     result = evaluate(learner, saved["level"], w, episodes, seed, train)
     return {"checkpoint": phase, "method": run_method(saved), "level": saved["level"], "seed": seed,
             **asdict(result)}

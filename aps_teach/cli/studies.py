@@ -269,6 +269,16 @@ class ZeroShot:
     arms: tuple[DiagnosedArm, ...] = ARMS_DIAGNOSED
     feature_dim: int | None = None
     """d of phi, psi and w for every arm (default: the library's, 16)."""
+    identify_ridge: float | None = None
+    """Identify each task's w by ridge regression of this strength lambda for every arm
+    (`AgentConfig.identify_ridge`; default: least squares)."""
+    adapt_psi: bool = False
+    """Adapt psi offline to each task's identified w on the pretraining replay before scoring it, a copy per
+    task (`AgentConfig.adapt_psi`)."""
+    adapt_updates: int | None = None
+    """With --adapt-psi: its TD updates per task (default: the library's, 400)."""
+    adapt_n_step: int | None = None
+    """With --adapt-psi: the length of its TD windows (default: the library's, 1)."""
     against: Path | None = None
     """A task-family study of the same level and seeds to judge a fix against (the amendment's:
     results/held_out/detour-256k): each arm's zero-shot family score here against its score there
@@ -281,13 +291,20 @@ class ZeroShot:
     """Parallel runs (default: one per core)."""
 
     def overrides(self) -> tuple[tuple[str, object], ...]:
-        """What every arm runs with besides its own settings: the fix under test, --feature-dim."""
-        return () if self.feature_dim is None else (("agent.feature_dim", self.feature_dim),)
+        """What every arm runs with besides its own settings: the fix under test, --feature-dim and the
+        psi-side options (--identify-ridge, --adapt-psi and its settings), those given."""
+        given = {"feature_dim": self.feature_dim, "identify_ridge": self.identify_ridge,
+                 "adapt_psi": self.adapt_psi or None, "adapt_updates": self.adapt_updates,
+                 "adapt_n_step": self.adapt_n_step}
+        return tuple((f"agent.{name}", value) for name, value in given.items() if value is not None)
 
     def __post_init__(self) -> None:
         check_out(self.out)
-        if self.feature_dim is not None:
-            AgentConfig(feature_dim=self.feature_dim)
+        for name in ("adapt_updates", "adapt_n_step"):
+            if getattr(self, name) is not None and not self.adapt_psi:
+                raise ValueError(f"--{name.replace('_', '-')} sets psi's offline adaptation: it goes with "
+                                 "--adapt-psi")
+        AgentConfig(**{name.split(".", 1)[1]: value for name, value in self.overrides()})
         self.seeds = tuple(check_diagnosis_plan(  # the whole plan, before any worker starts
             self.level, self.seeds, self.pretrain_steps, self.arms, self.overrides(),
             TrainConfig(progress=False), identify_steps=self.identify_steps, eval_episodes=self.eval_episodes,

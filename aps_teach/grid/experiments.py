@@ -15,9 +15,11 @@ import gridworld
 from aps_teach.grid.blame import ZeroShotBlame, zero_shot_blame
 from aps_teach.grid.config import RUN_SETTINGS, TrainConfig, with_method
 from aps_teach.grid.memory import check_memory
+from aps_teach.grid.replay import NStepReplay
 from aps_teach.grid.rounds import RoundEnd, RoundHook, check_identity
 from aps_teach.grid.train import (
     SuccessResult,
+    adapt_to_task,
     evaluate,
     finetune,
     finetune_seeds,
@@ -160,6 +162,7 @@ def check_run(level: str, budget: Budget, config: TrainConfig | None = None, *, 
                                               "TrainConfig(agent=AgentConfig(...)))")
     config = config if method is None else replace(config, agent=replace(config.agent, method=method))
     config.agent.check_particles()
+    config.agent.check_task_options()
     resolve_device(config.device, "--device")
     names = ("pretrain_steps",) if pretrain_only else ROUNDED_STEPS
     effective = whole_rounds(budget, config, names=names)
@@ -217,7 +220,7 @@ def adapt_and_score(learner: Learner, method: str, level: str, budget: Budget, c
     zero-shot, fine-tune with `adaptation_points` evaluations on the way (the last is the fine-tuned score),
     into `run`'s finetune/ if given (continued if `run.resumes` it). `method` names the result. Coverage is
     the pretraining's (`pretrain_log`), or fine-tuning's when there was none (dqn)."""
-    zero = zero_shot(learner, level, budget, config, seed)
+    zero = zero_shot(learner, level, budget, config, seed, kept_replay(pretrain_log))
     log = finetune(learner, level, zero.w, budget.finetune_steps, seed, config,
                    run_dir=run.path / "finetune" if run else None,
                    resume=run is not None and run.resumes("finetune"),
@@ -235,19 +238,30 @@ class ZeroShot:
     blame: ZeroShotBlame | None
 
 
-def zero_shot(learner: Learner, level: str, budget: Budget, config: TrainConfig, seed: int) -> ZeroShot:
-    """Identify the task (visr, aps: least squares on `task_data`), evaluate zero-shot (`eval_episodes`) and
-    blame what it lost (`zero_shot_blame`)."""
+def zero_shot(learner: Learner, level: str, budget: Budget, config: TrainConfig, seed: int,
+              replay: NStepReplay | None = None) -> ZeroShot:
+    """Identify the task (visr, aps: least squares on `task_data`, ridge with `AgentConfig.identify_ridge`),
+    with `AgentConfig.adapt_psi` adapt psi to it offline on the pretraining `replay` (`adapt_to_task`; the
+    learner then acts without GPI, as after fine-tuning), evaluate zero-shot (`eval_episodes`) and blame what
+    it lost (`zero_shot_blame`)."""
     w = blame = None
     if learner.config.task_conditioned:
         features, rewards = task_data(learner, level, budget.identify_steps, seed, config)
-        fit = fit_task(features, rewards, seed)
+        fit = fit_task(features, rewards, seed, ridge=learner.config.identify_ridge)
         w = fit.w
+        if learner.config.adapt_psi:
+            adapt_to_task(learner, replay, w, seed)
     score = evaluate(learner, level, w, budget.eval_episodes, seed, config)
     if w is not None:
         blame = zero_shot_blame(learner, level, fit, rewards, score.success_rate, lambda oracle_w: evaluate(
             learner, level, oracle_w, budget.eval_episodes, seed, config).success_rate)
     return ZeroShot(w, score, blame)
+
+
+def kept_replay(pretrain_log: PhaseLog | None) -> NStepReplay | None:
+    """The pretraining replay a log kept for psi's offline adaptation (`PhaseLog.replay`), or None (no
+    pretraining: dqn)."""
+    return None if pretrain_log is None else pretrain_log.replay
 
 
 def adaptation_scorer(level: str, w: torch.Tensor | None, budget: Budget, config: TrainConfig, seed: int,
@@ -390,8 +404,8 @@ def run_pipeline_seeds(method: str, level: str, seeds: Sequence[int], budget: Bu
     else:
         trained = pretrain_seeds(method, level, budget.pretrain_steps, seeds, config, **dirs("pretrain"))
         learners, logs = [learner for learner, _ in trained], [log for _, log in trained]
-    zeros = [zero_shot(learner, level, budget, config, seed)
-             for learner, seed in zip(learners, seeds, strict=True)]
+    zeros = [zero_shot(learner, level, budget, config, seed, kept_replay(log))
+             for learner, seed, log in zip(learners, seeds, logs, strict=True)]
     hooks = [adaptation_scorer(level, zero.w, budget, config, seed)
              for zero, seed in zip(zeros, seeds, strict=True)]
     tuned = finetune_seeds(learners, level, [zero.w for zero in zeros], budget.finetune_steps, seeds, config,

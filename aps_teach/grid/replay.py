@@ -98,6 +98,20 @@ class NStepReplay:
     def state_dict(self) -> dict:
         return {"size": self.size, **{k: v[: self.size].clone() for k, v in self.data.items()}}
 
+    @classmethod
+    def from_state_dict(cls, state: dict) -> NStepReplay:
+        """A replay of exactly the rows `state` holds (`state_dict`'s, e.g. a checkpoint's): its columns'
+        shapes and dtypes give the number of envs, observation shape, task dim and what it stores."""
+        try:
+            obs, w = state["obs"], state["w"]
+            replay = cls(max(int(state["size"]), 1), obs.shape[1], tuple(obs.shape[2:]), w.shape[2],
+                         store_rewards="reward" in state, store_features="next_phi" in state,
+                         obs_dtype=obs.dtype)
+        except (KeyError, AttributeError, IndexError) as error:
+            raise ValueError(f"not a replay's state: {error!r}") from None
+        replay.load_state_dict(state)
+        return replay
+
     def load_state_dict(self, state: dict) -> None:
         if set(state) - {"size"} != set(self.data):
             raise ValueError(f"replay state has columns {sorted(set(state) - {'size'})}; "

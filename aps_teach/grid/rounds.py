@@ -238,6 +238,8 @@ def phase_rounds(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
     bar.close()
     learner.explore_bonus = 0.0
     log.coverage = envs.coverage()
+    if phase == "pretrain" and agent_cfg.adapt_psi:  # what psi's offline adaptation trains on
+        log.replay = replay
     return log
 
 

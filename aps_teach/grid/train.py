@@ -1,4 +1,5 @@
-"""The pipeline: reward-free `pretrain` -> `identify_task` -> `evaluate` (zero-shot) -> `finetune`.
+"""The pipeline: reward-free `pretrain` -> `identify_task` -> (`adapt_to_task`, an option) -> `evaluate`
+(zero-shot) -> `finetune`.
 
 Environments run as a batch of `num_envs` copies (`aps_teach.grid.envs`, on the compiled engine by default)
 in lockstep *rounds* of one episode limit T (gridworld: 100 steps): every copy is reset at the start of a
@@ -29,6 +30,7 @@ import torch
 from aps_teach.grid.config import TrainConfig, check_config, with_method
 from aps_teach.grid.envs import EnvBatch, EnvSource, make_env_batch
 from aps_teach.grid.memory import check_acting_memory, check_identify_memory
+from aps_teach.grid.replay import NStepReplay
 from aps_teach.grid.rounds import RoundHook, UpdateStep, drive, phase_rounds
 from aps_teach.infra.checks import (
     MAX_MAGNITUDE,
@@ -46,8 +48,10 @@ from aps_teach.infra.phases import (
     PhaseLog,
     single_thread,
 )
-from aps_teach.infra.seeds import round_seeds
+from aps_teach.infra.seeds import adapt_generator, round_seeds
+from aps_teach.learner.adapt import adapt_psi
 from aps_teach.learner.agent import Learner
+from aps_teach.learner.batch import Batch, batch_to
 from aps_teach.learner.config import AgentConfig, pretrains
 from aps_teach.learner.group import LearnerGroup
 from aps_teach.learner.inputs import InputColumns
@@ -284,9 +288,39 @@ def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
 
 def identify_task(learner: Learner, env: EnvSource, steps: int, seed: int,
                   config: TrainConfig | None = None) -> torch.Tensor:
-    """The task vector behind the env's reward: `infer_task` (w = argmin ||Phi w - r||, unit norm) of
-    `task_data`."""
-    return infer_task(*task_data(learner, env, steps, seed, config))
+    """The task vector behind the env's reward: `infer_task` (w = argmin ||Phi w - r||^2 + lambda ||w||^2,
+    unit norm; lambda the learner's `identify_ridge`, 0 by default: least squares) of `task_data`."""
+    learner = check_learner(learner)
+    ridge = getattr(learner.config, "identify_ridge", 0.0)  # a stand-in learner's config may not have it
+    return infer_task(*task_data(learner, env, steps, seed, config), ridge=ridge)
+
+
+def adapt_to_task(learner: Learner, replay: NStepReplay | None, w: torch.Tensor, seed: int) -> list[float]:
+    """psi adapted offline to the identified task `w` (`learner.adapt.adapt_psi`, `AgentConfig.adapt_psi`):
+    the learner's `adapt_updates` TD updates on minibatches of `batch_size` windows of up to `adapt_n_step`
+    steps from `replay`, the pretraining replay (`pretrain`'s log keeps it when adapt_psi is on), drawn by
+    `seeds.adapt_generator(seed)`. No env step is taken. The learner is left in its fine-tuning phase.
+    Returns each update's SF loss."""
+    learner = check_learner(learner)
+    agent = learner.config
+    if not agent.task_conditioned:
+        raise ValueError(f"adapt_psi adapts psi to an identified w: method {agent.method!r} identifies none; "
+                         "valid for: visr, aps")
+    if replay is None or replay.size == 0:
+        raise ValueError("adapt_psi trains psi on the pretraining replay, and none was given: pass the "
+                         "replay pretraining filled (its log's `replay` with adapt_psi on), or set "
+                         "adapt_psi=False")
+    if "reward" in replay.data:
+        raise ValueError("adapt_psi trains on the reward-free pretraining replay; this replay stores task "
+                         "rewards (a fine-tuning replay): pass the pretraining's")
+    w = check_task_vector("w", w, agent.feature_dim).float()
+    generator = adapt_generator(seed)
+
+    def sample() -> Batch:
+        return batch_to(replay.sample(agent.batch_size, agent.adapt_n_step, generator), learner.device)
+
+    with single_thread():
+        return adapt_psi(learner, sample, w, agent.adapt_updates)
 
 
 def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes: int, seed: int,

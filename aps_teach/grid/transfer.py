@@ -62,7 +62,7 @@ from aps_teach.infra.seeds import task_seed
 from aps_teach.infra.stats import cluster_mean_with_ci
 from aps_teach.infra.sweeps import RunSpec, config_hash, read_rows
 from aps_teach.learner.agent import Learner
-from aps_teach.learner.config import check_method
+from aps_teach.learner.config import check_method, check_no_adaptation
 from aps_teach.learner.tasks import TaskFit, fit_task
 from gridworld.layout import Layout
 from gridworld.reward_maps import (
@@ -126,9 +126,12 @@ def dead_units(learner: Learner, level) -> int:
 
 def identify(learner: Learner, env: EnvSource, steps: int, seed: int, config: TrainConfig | None = None
              ) -> TaskFit:
-    """`fit_task` on the `train.task_data` of `env`'s reward."""
+    """`fit_task` on the `train.task_data` of `env`'s reward (ridge: the learner's `identify_ridge`). A
+    learner set to adapt psi to the identified w (`AgentConfig.adapt_psi`) is refused: transfer does not
+    adapt."""
+    check_no_adaptation(learner.config, "transfer")
     features, rewards = task_data(learner, env, steps, seed, config)
-    return fit_task(features, rewards, seed)
+    return fit_task(features, rewards, seed, ridge=getattr(learner.config, "identify_ridge", 0.0))
 
 
 def transfer_task(learner: Learner, maze: str | Sequence[str], reward_map: np.ndarray, seed: int, *,
@@ -262,6 +265,7 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
     budget = {name: check_int(name, value) for name, value in budget.items()}
     pretrain_steps, identify_steps, eval_episodes, num_tasks, horizon = budget.values()
     config = with_method(config, method)
+    check_no_adaptation(config.agent, "transfer")
     round_steps = config.num_envs * horizon  # every phase runs whole rounds: refused before any work
     pretrain_rounded, identify_rounded = (-(-steps // round_steps) * round_steps
                                           for steps in (pretrain_steps, identify_steps))

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -37,6 +38,10 @@ class PhaseLog:
     seconds: float = 0.0
     """Gridworld: wall seconds of the phase's rounds, `earlier_seconds` plus this session's (what its last
     checkpoint records): a finished phase loaded again keeps the time it took."""
+    replay: Any = None
+    """Gridworld pretraining with `AgentConfig.adapt_psi`: the phase's replay (`grid.replay.NStepReplay`,
+    restored from the checkpoint when a finished phase is loaded), which psi's offline adaptation trains on;
+    None otherwise (a replay is not kept alive that nothing reads)."""
 
     @property
     def env_steps(self) -> int:

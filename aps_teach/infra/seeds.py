@@ -11,6 +11,7 @@ phase, a round or a task can be rerun alone. Changing any derivation here change
 | `phase_generator`    | Atari: a phase's draws (w, epsilon, batches, shifts) | seed, phase                |
 | `game_reset_seed`    | Atari: the games a phase (re)starts                  | seed, phase, env step      |
 | `shadow_generator`   | cross-training: learner Y's minibatches and w        | seed, SHADOW               |
+| `adapt_generator`    | psi's offline adaptation: its replay minibatches     | seed, ADAPT                |
 | `snapshot_generator` | heatmap snapshots: which particles are kept          | (seed * 1_000_003 + round) |
 | `task_seed`          | transfer: task t's random reward map                 | seed, t                    |
 """
@@ -24,6 +25,9 @@ PHASES = {"pretrain": 0, "finetune": 1, "identify": 2, "evaluate": 3}
 """The phases of a run (both wings), each with the word that keeps its streams apart from the others'."""
 SHADOW = 5
 """The word of cross-training's learner Y, apart from every phase's."""
+ADAPT = 6
+"""The word of psi's offline adaptation to an identified w (`AgentConfig.adapt_psi`), apart from the
+others'."""
 
 
 def _generator(words: np.ndarray) -> torch.Generator:
@@ -54,6 +58,13 @@ def shadow_generator(seed: int) -> torch.Generator:
     """Cross-training: learner Y's generator (its minibatches and fresh w), apart from X's streams; the first
     64-bit word of SeedSequence([seed, SHADOW])."""
     word = np.random.SeedSequence([seed, SHADOW]).generate_state(1, dtype=np.uint64)[0]
+    return torch.Generator().manual_seed(int(word))
+
+
+def adapt_generator(seed: int) -> torch.Generator:
+    """psi's offline adaptation (`grid.train.adapt_to_task`): the generator of its replay minibatches, apart
+    from every phase's streams; the first 64-bit word of SeedSequence([seed, ADAPT])."""
+    word = np.random.SeedSequence([seed, ADAPT]).generate_state(1, dtype=np.uint64)[0]
     return torch.Generator().manual_seed(int(word))
 
 

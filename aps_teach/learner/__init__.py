@@ -9,4 +9,5 @@
     update    one update in the algorithm's order, on any `update.Trainable`
     agent     Learner: networks, optimiser, acting, the fine-tuning switch, checkpoints
     group     LearnerGroup: several seeds' learners updated as one batched learner
+    adapt     psi adapted offline to an identified w on a reward-free replay (an option, issue 60)
 """

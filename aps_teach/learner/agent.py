@@ -67,6 +67,7 @@ class Learner:
                  device: str | torch.device = "cpu", input_columns: InputColumns | None = None,
                  fixed_shapes: bool = False):
         config.check_particles()
+        config.check_task_options()
         self.config, self.obs_shape, self.num_actions = config, tuple(obs_shape), num_actions
         self.fixed_shapes = fixed_shapes
         self.device = torch.device(device)

@@ -1,4 +1,4 @@
-"""Task vectors w: sampling on the unit sphere, least-squares inference, values Q = psi^T w and GPI.
+"""Task vectors w: sampling on the unit sphere, least-squares (or ridge) inference, Q = psi^T w and GPI.
 
 A task is a unit vector w; the reward the successor-feature agent assumes is r = phi(s')^T w, so the
 successor features psi(s, a, w) (the expected discounted sum of phi) value task w at Q = psi^T w.
@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import torch
 
+from aps_teach.infra.checks import check_range
+
 
 def sample_tasks(n: int, dim: int, generator: torch.Generator | None = None) -> torch.Tensor:
     """`n` task vectors uniform on the unit sphere in R^dim: w = g / ||g||, g ~ N(0, I). Shape (n, dim)."""
@@ -20,8 +22,10 @@ def sample_tasks(n: int, dim: int, generator: torch.Generator | None = None) -> 
     return g / g.norm(dim=1, keepdim=True)
 
 
-def infer_task(features: torch.Tensor, rewards: torch.Tensor) -> torch.Tensor:
-    """The task behind `rewards`: w = argmin_w ||features @ w - rewards||^2, scaled to unit norm.
+def infer_task(features: torch.Tensor, rewards: torch.Tensor, ridge: float = 0.0) -> torch.Tensor:
+    """The task behind `rewards`: w = argmin_w ||features @ w - rewards||^2 + ridge ||w||^2, scaled to unit
+    norm. `ridge` 0 is plain least squares; ridge lambda > 0 is the closed form
+    (X^T X + lambda I)^{-1} X^T r (`ridge_solution`), the least-squares fit shrunk towards 0.
 
     `features` is (N, d) (rows phi(s')), `rewards` is (N,). This regresses rewards on features;
     solving it the other way round (rewards as the design matrix) is a known bug that recovers w
@@ -36,12 +40,34 @@ def infer_task(features: torch.Tensor, rewards: torch.Tensor) -> torch.Tensor:
         what = "features" if not torch.isfinite(features).all() else "rewards"
         raise ValueError(f"infer_task: the {what} are not all finite numbers (NaN or inf); finite features "
                          "need a network that did not diverge (lower its learning rate)")
+    ridge = check_ridge(ridge)
     x = features.double()
-    w = torch.linalg.lstsq(x, rewards.double()[:, None], driver="gelsd").solution[:, 0]
+    if ridge:
+        w = ridge_solution(x, rewards.double(), ridge)
+    else:
+        w = torch.linalg.lstsq(x, rewards.double()[:, None], driver="gelsd").solution[:, 0]
     norm = w.norm()
     if not torch.isfinite(norm) or norm == 0:
         raise ValueError("infer_task: the least-squares w is zero (all rewards zero?); no task to infer")
     return (w / norm).to(features.dtype)
+
+
+def check_ridge(ridge: float, name: str = "ridge") -> float:
+    """`ridge`, the strength lambda of a ridge task regression, if it is a finite number >= 0 (0: plain least
+    squares); else a ValueError naming `name` and what is valid."""
+    return check_range(name, ridge, 0)
+
+
+def ridge_solution(features: torch.Tensor, rewards: torch.Tensor, ridge: float) -> torch.Tensor:
+    """c = argmin_c ||X c - r||^2 + lambda ||c||^2 = (X^T X + lambda I)^{-1} X^T r for X = `features` (N, d),
+    r = `rewards` (N,), lambda = `ridge` > 0, unnormalised, in the features' dtype.
+
+    Solved as the least-squares problem it equals, [X; sqrt(lambda) I] c = [r; 0], rather than by forming
+    X^T X: that would square the condition number of features that are nearly collinear (1e8 occurs)."""
+    d = features.shape[1]
+    design = torch.cat([features, math.sqrt(ridge) * torch.eye(d, dtype=features.dtype)])
+    target = torch.cat([rewards, torch.zeros(d, dtype=rewards.dtype)])
+    return torch.linalg.lstsq(design, target[:, None], driver="gelsd").solution[:, 0]
 
 
 def q_values(psi: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -84,27 +110,35 @@ def r_squared(features: torch.Tensor, rewards: torch.Tensor, coefficients: torch
 
 @dataclass
 class TaskFit:
-    """Least-squares task identification of one task."""
+    """Least-squares (or ridge) task identification of one task."""
 
     w: torch.Tensor
     """The unit task vector acted on: infer_task's, or a random one when no reward was seen."""
     coefficients: torch.Tensor | None
-    """c = argmin ||Phi c - r|| (unnormalised, float64), so w = c / ||c||; None when no reward was seen."""
+    """c = argmin ||Phi c - r||^2 + ridge ||c||^2 (unnormalised, float64), so w = c / ||c||; None when no
+    reward was seen."""
     r2: float
     """R^2 of r ~ Phi c on the identification data (NaN when no reward was seen)."""
     identified: bool
 
 
-def fit_task(features: torch.Tensor, rewards: torch.Tensor, seed: int) -> TaskFit:
+def fit_task(features: torch.Tensor, rewards: torch.Tensor, seed: int, ridge: float = 0.0) -> TaskFit:
     """`infer_task` on (Phi, r) and its R^2; with no reward in r, a w drawn on the sphere from `seed`.
 
-    c is w scaled by the least-squares step along it, (Phi w)^T r / ||Phi w||^2: the minimiser lies on
-    the line through w, so this is the unnormalised solution without solving the regression twice. It
-    uses w in float64: with nearly collinear features (condition numbers of 1e8 occur) the float32 w
-    acted on is off the minimiser's line enough to understate R^2."""
+    Least squares (`ridge` 0): c is w scaled by the least-squares step along it, (Phi w)^T r / ||Phi w||^2:
+    the minimiser lies on the line through w, so this is the unnormalised solution without solving the
+    regression twice. It uses w in float64: with nearly collinear features (condition numbers of 1e8 occur)
+    the float32 w acted on is off the minimiser's line enough to understate R^2. Ridge (`ridge` lambda > 0):
+    c is the ridge minimiser itself, (Phi^T Phi + lambda I)^{-1} Phi^T r (`ridge_solution`), the fitted
+    reward Phi c shrunk towards 0 (so its R^2 is at most the least-squares one), and w = c / ||c||."""
+    ridge = check_ridge(ridge)
     if not rewards.any():
         w = sample_tasks(1, features.shape[1], torch.Generator().manual_seed(seed))[0]
         return TaskFit(w, None, math.nan, False)
+    if ridge:
+        coefficients = ridge_solution(features.double(), rewards.double(), ridge)
+        w = infer_task(features.double(), rewards, ridge)
+        return TaskFit(w.to(features.dtype), coefficients, r_squared(features, rewards, coefficients), True)
     w = infer_task(features.double(), rewards)
     direction = features.double() @ w
     coefficients = w * (direction @ rewards.double()) / (direction @ direction)

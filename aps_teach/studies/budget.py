@@ -61,7 +61,7 @@ from aps_teach.infra.sweeps import (
     read_rows,
     run_sweep,
 )
-from aps_teach.learner.config import METHODS, pretrains
+from aps_teach.learner.config import METHODS, check_no_adaptation, pretrains
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,7 @@ class StudyGrid:
         arms = {(spec.method, spec.env, spec.overrides) for spec in specs}
         for method, env, overrides in sorted(arms, key=str):
             steps, config = _split(RunSpec(method, env, 0, overrides), self.train)
+            check_no_adaptation(config.agent, "the budget study")
             check_run(env, replace(budget, pretrain_steps=max(steps, 1)), config, method=method)
 
     def transfer_specs(self) -> list[RunSpec]:

@@ -64,7 +64,7 @@ from aps_teach.infra.seeds import task_seed
 from aps_teach.infra.stats import improvement_with_ci, iqm_with_ci
 from aps_teach.infra.sweeps import RunSpec, SweepReport, check_seed_group, config_hash, read_rows, run_sweep
 from aps_teach.learner.agent import Learner
-from aps_teach.learner.config import pretrains
+from aps_teach.learner.config import check_no_adaptation, pretrains
 from aps_teach.learner.tasks import TaskFit, fit_task
 from aps_teach.studies.arms import FAMILY_ARMS, arm_name
 from aps_teach.studies.verdicts import CONTENDERS, PARENTS, write_seed_metric_verdicts, write_table
@@ -183,6 +183,7 @@ def check_family_plan(levels: Sequence[str], num_seeds: int, arms: Sequence[str]
     for arm in arms:
         method, overrides = FAMILY_ARMS[arm]
         arm_budget, config = split_overrides(overrides, budget, train)
+        check_no_adaptation(config.agent, "the task-family study")
         steps = Budget(pretrain_steps=arm_budget.pretrain_steps, identify_steps=arm_budget.identify_steps,
                        finetune_steps=arm_budget.scratch_steps, eval_episodes=arm_budget.eval_episodes)
         for level in levels:
@@ -254,10 +255,12 @@ def task_rows(method: str, pretrained: Sequence[Learner | None], replays: Sequen
     conditioned = pretrained[0] is not None and pretrained[0].config.task_conditioned
     for i, (learner, replay, seed, about) in enumerate(zip(pretrained, replays, seeds, abouts, strict=True)):
         if conditioned:
-            fit = fit_task(*task_data(learner, env, budget.identify_steps, seed, config), seed=seed)
+            ridge = learner.config.identify_ridge
+            fit = fit_task(*task_data(learner, env, budget.identify_steps, seed, config), seed=seed,
+                           ridge=ridge)
             ws["zero_shot"][i] = fit.w
             rows[i].append(evaluation_row(learner, env, fit.w, "zero_shot", about, budget, seed, config, fit))
-            relabelled = fit_task(*relabelled_data(learner, replay, task.level, task), seed=seed)
+            relabelled = fit_task(*relabelled_data(learner, replay, task.level, task), seed=seed, ridge=ridge)
             ws["zero_shot_relabelled"][i] = relabelled.w
             rows[i].append(evaluation_row(learner, env, relabelled.w, "zero_shot_relabelled", about, budget,
                                           seed, config, relabelled))

@@ -23,6 +23,7 @@ max(0, P_best - P_id) to identification, max(0, P_id - Z) to psi, on normalised 
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import time
@@ -39,7 +40,8 @@ from aps_teach.grid.blame import optimal_q
 from aps_teach.grid.config import TrainConfig
 from aps_teach.grid.envs import LevelSpec
 from aps_teach.grid.experiments import Budget, check_run
-from aps_teach.grid.train import evaluate, pretrain_seeds, task_data
+from aps_teach.grid.replay import NStepReplay
+from aps_teach.grid.train import adapt_to_task, evaluate, pretrain_seeds, task_data
 from aps_teach.infra.checks import check_int, check_seeds, check_type
 from aps_teach.infra.files import write_csv_atomic
 from aps_teach.infra.overrides import with_overrides
@@ -173,17 +175,26 @@ def psi_quality(learner: Learner, features: np.ndarray, level, w: torch.Tensor) 
 
 
 def diagnose_task(learner: Learner, features: np.ndarray, level: str, task: gridworld.Task, seed: int,
-                  config: TrainConfig, identify_steps: int, eval_episodes: int) -> dict:
+                  config: TrainConfig, identify_steps: int, eval_episodes: int,
+                  replay: NStepReplay | None = None) -> dict:
     """Every measurement of the module docstring for one task, from seed `seed` (identification and
-    evaluation as the task-family study makes them)."""
+    evaluation as the task-family study makes them). With `AgentConfig.adapt_psi`, everything after the
+    identification measures a copy of the learner whose psi was adapted offline to the identified w on the
+    pretraining `replay` (`train.adapt_to_task`; `learner` itself is left as it was, for the next task):
+    its scores with and without GPI, psi's quality, and its score under the best-case w (psi adapted to the
+    identified w, not to that one)."""
     env = LevelSpec(level, task=task)
     optimal, random = gridworld.task_references(level, task)
+    fit = fit_task(*task_data(learner, env, identify_steps, seed, config), seed=seed,
+                   ridge=learner.config.identify_ridge)
+    if learner.config.adapt_psi:
+        learner = copy.deepcopy(learner)
+        adapt_to_task(learner, replay, fit.w, seed)
 
     def score(w: torch.Tensor, gpi: bool = True) -> float:
         result = evaluate(learner, env, w, eval_episodes, seed, config, gpi=gpi)
         return gridworld.normalised_score(result.mean_return, optimal, random)
 
-    fit = fit_task(*task_data(learner, env, identify_steps, seed, config), seed=seed)
     best = best_fit(features, level, task)
     gamma = learner.config.gamma
     return {"task": task.name, "task_class": task.task_class, "identified": int(fit.identified),
@@ -205,14 +216,14 @@ def run_diagnosis_group_rows(specs: Sequence[RunSpec], pretrain_steps: int,
     seeds = [spec.seed for spec in specs]
     trained = pretrain_seeds(first.method, first.env, pretrain_steps, seeds, config)
     out = []
-    for (learner, _), seed in zip(trained, seeds, strict=True):
+    for (learner, log), seed in zip(trained, seeds, strict=True):
         features = state_features(learner, first.env)
         shared = {"method": first.method, "level": first.env, "seed": seed,
                   "overrides": json.dumps(first.overrides) if first.overrides else "",
                   "config_hash": config_hash(pretrain_steps, identify_steps, eval_episodes, config),
                   "effective_rank": effective_rank(features)}
         out.append([{**shared, **diagnose_task(learner, features, first.env, task, task_seed(seed, index),
-                                               config, identify_steps, eval_episodes)}
+                                               config, identify_steps, eval_episodes, log.replay)}
                     for index, task in enumerate(gridworld.task_family(first.env))])
     wall = round((time.perf_counter() - start) / len(specs), 3)
     return [[{**row, "wall_seconds": wall} for row in rows] for rows in out]

@@ -1,10 +1,20 @@
 """tasks.py against numpy: sphere sampling, the least-squares direction, GPI scored under the current w."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
 
-from aps_teach.learner.tasks import gpi_action_values, gpi_candidates, infer_task, sample_tasks
+from aps_teach.learner.config import AgentConfig
+from aps_teach.learner.tasks import (
+    fit_task,
+    gpi_action_values,
+    gpi_candidates,
+    infer_task,
+    ridge_solution,
+    sample_tasks,
+)
 
 
 def test_sample_tasks_unit_norm_and_isotropic():
@@ -89,3 +99,67 @@ def test_gpi_own_z_scoring_picks_a_different_action():
     assert right.argmax().item() == 0
     own_z = torch.einsum("bcad,bcd->bca", psi, z).amax(dim=1)
     assert own_z.argmax().item() == 1
+
+
+# Ridge identification (AgentConfig.identify_ridge, issue 60's control for the identification link)
+
+def _main_infer_task(features, rewards):
+    """infer_task as main had it before the ridge option: least squares by gelsd, unit norm."""
+    w = torch.linalg.lstsq(features.double(), rewards.double()[:, None], driver="gelsd").solution[:, 0]
+    return (w / w.norm()).to(features.dtype)
+
+
+def test_ridge_on_a_hand_worked_case():
+    # X^T X + I = [[3, 1], [1, 3]], X^T r = [4, 5]: c = [[3, -1], [-1, 3]] [4, 5] / 8 = [7/8, 11/8]
+    features = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], dtype=torch.float64)
+    rewards = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    c = ridge_solution(features, rewards, 1.0)
+    torch.testing.assert_close(c, torch.tensor([0.875, 1.375], dtype=torch.float64), rtol=0, atol=1e-15)
+    direction = torch.tensor([7.0, 11.0], dtype=torch.float64) / math.sqrt(170.0)
+    torch.testing.assert_close(infer_task(features, rewards, ridge=1.0), direction, rtol=0, atol=1e-15)
+    fit = fit_task(features, rewards, seed=0, ridge=1.0)
+    torch.testing.assert_close(fit.coefficients, c, rtol=0, atol=1e-15)
+    residual = rewards - features @ c  # [1/8, 5/8, 6/8]
+    assert fit.r2 == pytest.approx(1 - float(residual @ residual) / 2.0, abs=1e-14)
+    assert fit.identified
+
+
+@pytest.mark.parametrize("ridge", [1e-3, 0.5, 40.0, 1e4])
+def test_ridge_is_the_closed_form_on_correlated_features(ridge):
+    features, rewards, _ = _correlated_problem(seed=3, n=200, d=5)
+    closed = np.linalg.solve(features.T @ features + ridge * np.eye(5), features.T @ rewards)
+    fit = fit_task(torch.tensor(features), torch.tensor(rewards), seed=0, ridge=ridge)
+    np.testing.assert_allclose(fit.coefficients.numpy(), closed, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fit.w.numpy(), closed / np.linalg.norm(closed), rtol=1e-9, atol=1e-12)
+    least_squares = fit_task(torch.tensor(features), torch.tensor(rewards), seed=0)
+    assert fit.r2 <= least_squares.r2 + 1e-12  # the shrunk fit explains no more than the least-squares one
+
+
+def test_a_strong_ridge_points_w_at_the_features_times_the_rewards():
+    # (X^T X + lambda I)^{-1} X^T r -> X^T r / lambda as lambda grows: w -> X^T r / ||X^T r||
+    features, rewards, _ = _correlated_problem(seed=4, n=100, d=4)
+    w = infer_task(torch.tensor(features), torch.tensor(rewards), ridge=1e12).numpy()
+    moment = features.T @ rewards
+    np.testing.assert_allclose(w, moment / np.linalg.norm(moment), atol=1e-6)
+
+
+def test_ridge_zero_is_least_squares_bit_for_bit():
+    for seed in range(3):
+        features, rewards, _ = _correlated_problem(seed=seed)
+        x, r = torch.tensor(features, dtype=torch.float32), torch.tensor(rewards, dtype=torch.float32)
+        assert torch.equal(infer_task(x, r, ridge=0.0), _main_infer_task(x, r))
+        assert torch.equal(infer_task(x, r), _main_infer_task(x, r))
+        default, zero = fit_task(x, r, seed=0), fit_task(x, r, seed=0, ridge=0.0)
+        assert torch.equal(default.w, zero.w) and torch.equal(default.coefficients, zero.coefficients)
+        assert default.r2 == zero.r2
+
+
+@pytest.mark.parametrize("ridge", [-1.0, math.nan, math.inf])
+def test_a_ridge_that_is_not_a_finite_number_at_least_zero_is_refused(ridge):
+    features, rewards, _ = _correlated_problem()
+    with pytest.raises(ValueError, match=r"^ridge must be >= 0 and finite, got"):
+        infer_task(torch.tensor(features), torch.tensor(rewards), ridge=ridge)
+    with pytest.raises(ValueError, match=r"^ridge must be >= 0 and finite, got"):
+        fit_task(torch.tensor(features), torch.tensor(rewards), seed=0, ridge=ridge)
+    with pytest.raises(ValueError, match=r"^identify_ridge must be >= 0 and finite, got"):
+        AgentConfig(identify_ridge=ridge)

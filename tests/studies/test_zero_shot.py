@@ -1,7 +1,9 @@
 """The zero-shot diagnosis (`aps_teach.studies.zero_shot`): each exact tool against an independent computation
 (a closed form, the tabular module's successor features, brute-force rollouts), and a run's rows."""
 
+import copy
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,9 +11,11 @@ import torch
 
 import gridworld
 from aps_teach.grid.blame import optimal_q
-from aps_teach.grid.train import TrainConfig, pretrain
+from aps_teach.grid.envs import LevelSpec
+from aps_teach.grid.train import TrainConfig, adapt_to_task, pretrain, task_data
 from aps_teach.infra.sweeps import RunSpec
 from aps_teach.learner.config import AgentConfig
+from aps_teach.learner.tasks import fit_task
 from aps_teach.studies import zero_shot
 
 SMALL = TrainConfig(agent=AgentConfig(hidden=16, batch_size=32), num_envs=4, learning_starts=100,
@@ -164,3 +168,56 @@ def test_a_diagnosis_mixing_fixes_of_one_arm_is_refused():
     with pytest.raises(ValueError, match="one fix per arm"):
         zero_shot.capping_links([{**row, "overrides": ""},
                                  {**row, "overrides": '[["agent.feature_dim", 64]]'}])
+
+
+def _state(learner):
+    return {f"{name}.{key}": value.clone() for name, module in learner._modules().items()
+            for key, value in module.state_dict().items()}
+
+
+def test_under_adapt_psi_each_task_is_measured_on_a_copy_adapted_to_its_identified_w():
+    """Issue 60's item 2a in the diagnosis: psi adapted to the task's identified w on the pretraining replay,
+    the pretrained learner left as it was for the next task."""
+    config = TrainConfig(agent=AgentConfig(method="visr", hidden=16, batch_size=32, adapt_psi=True,
+                                           adapt_updates=5), num_envs=4, learning_starts=100, progress=False)
+    learner, log = pretrain("visr", "easy", 800, 0, config)
+    features = zero_shot.state_features(learner, "easy")
+    task = gridworld.task_family("easy")["start room box 1"]
+    pretrained = _state(learner)
+    row = zero_shot.diagnose_task(learner, features, "easy", task, 7, config, 400, 2, log.replay)
+    assert all(torch.equal(value, _state(learner)[name]) for name, value in pretrained.items())
+    assert learner.phase == "pretrain" and learner.updates == log.updates
+    adapted = copy.deepcopy(learner)
+    env = LevelSpec("easy", task=task)
+    fit = fit_task(*task_data(adapted, env, 400, 7, config), seed=7)
+    adapt_to_task(adapted, log.replay, fit.w, 7)
+    assert row["psi_agreement"] == zero_shot.psi_quality(adapted, features, "easy", fit.w)["psi_agreement"]
+    assert row["psi_error"] == zero_shot.psi_quality(adapted, features, "easy", fit.w)["psi_error"]
+    plain = zero_shot.psi_quality(learner, features, "easy", fit.w)
+    assert (row["psi_error"], row["psi_scale"]) != (plain["psi_error"], plain["psi_scale"])
+    with pytest.raises(ValueError, match="^adapt_psi trains psi on the pretraining replay, and none was"):
+        zero_shot.diagnose_task(learner, features, "easy", task, 7, config, 400, 2)
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--adapt-updates", "5"], "--adapt-updates sets psi's offline adaptation: it goes with --adapt-psi"),
+    (["--identify-ridge", "-1"], "identify_ridge must be >= 0 and finite, got -1.0"),
+    (["--adapt-psi", "--adapt-n-step", "0"], "adapt_n_step must be an integer >= 1, got 0"),
+])
+def test_the_zero_shot_commands_psi_options_refuse_a_bad_value_in_one_line(flags, message, tmp_path, capsys):
+    from aps_teach.cli.gridworld import gridworld_main
+
+    assert gridworld_main(["zero-shot", "--out", str(tmp_path / "out"), "--level", "easy", *flags]) == 2
+    assert capsys.readouterr().err == f"aps-teach gridworld: error: {message}\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_zero_shot_commands_psi_options_are_the_fix_its_rows_are_named_by():
+    from aps_teach.cli.studies import ZeroShot
+
+    command = ZeroShot(out=Path("out"), level="easy", identify_ridge=2.0, adapt_psi=True, adapt_updates=9)
+    assert command.overrides() == (("agent.identify_ridge", 2.0), ("agent.adapt_psi", True),
+                                   ("agent.adapt_updates", 9))
+    fix = json.dumps([list(pair) for pair in command.overrides()])
+    assert zero_shot.diagnosed_arm("visr", fix) == ("visr", fix)
+    assert ZeroShot(out=Path("out"), level="easy").overrides() == ()
