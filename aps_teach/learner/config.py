@@ -51,6 +51,15 @@ def check_no_adaptation(agent, where: str) -> None:
                          "run` or `gridworld zero-shot`")
 
 
+def check_no_fb(agent) -> None:
+    """ValueError, one line, if `agent` (an `AgentConfig`, or a stand-in's config) asks for the fb arm
+    (`AgentConfig.fb`): no pipeline or study makes its zero-shot yet (its F and B are `learner.fb`, trained by
+    `grid.train.fb_from_replay`), so their scores would be psi's, reported as the fb arm's."""
+    if getattr(agent, "fb", False):
+        raise ValueError("fb=True: no pipeline or study makes the fb arm's zero-shot yet (its scores would "
+                         "be psi's); set fb=False, or train F and B with grid.train.fb_from_replay")
+
+
 def pretrains(method: str) -> bool:
     """Whether `method` pretrains reward-free (`PRETRAINING_METHODS`): the question every phase asks of it."""
     return method in PRETRAINING_METHODS

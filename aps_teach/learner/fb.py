@@ -53,7 +53,7 @@ from aps_teach.learner.batch import Batch
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.inputs import BoardInputs, InputColumns
 from aps_teach.learner.networks import FeatureNet, SuccessorFeatureNet
-from aps_teach.learner.tasks import q_values
+from aps_teach.learner.tasks import q_values, sample_tasks
 from aps_teach.learner.update import action_row
 
 
@@ -137,6 +137,15 @@ def infer_z(features: torch.Tensor, rewards: torch.Tensor) -> torch.Tensor:
     if not mean.norm() > 0:
         raise ValueError("infer_z: E[r B(s')] is zero (all rewards zero?); no task to infer")
     return on_sphere(mean).to(features.dtype)
+
+
+def fit_z(features: torch.Tensor, rewards: torch.Tensor, seed: int) -> tuple[torch.Tensor, bool]:
+    """(`infer_z` of B(s') `features` (N, d) and `rewards` (N,), True); with no reward in them, (a z drawn
+    uniformly on the sphere of radius sqrt(d) from `seed`, False), as `tasks.fit_task` draws a w: the arm acts
+    on a z it could not identify, as it would have to."""
+    if not rewards.any():
+        return on_sphere(sample_tasks(1, features.shape[1], torch.Generator().manual_seed(seed))[0]), False
+    return infer_z(features, rewards), True
 
 
 class FBLearner:
