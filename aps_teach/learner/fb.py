@@ -81,6 +81,14 @@ def sample_z(n: int, dim: int, generator: torch.Generator, mix_ratio: float = 0.
     return torch.where(mix.to(states.device)[:, None], on_sphere(states.detach()[order.to(states.device)]), z)
 
 
+def off_diagonal_mean(values: torch.Tensor) -> torch.Tensor:
+    """The mean of a square matrix's (n, n) entries off its diagonal, n >= 2: a product with a 0/1 mask, not
+    a selection (whose backward waits on the host for the number of entries selected, 4 times slower here)."""
+    n = len(values)
+    off = 1.0 - torch.eye(n, dtype=values.dtype, device=values.device)
+    return (values * off).sum() / (n * (n - 1))
+
+
 def measure_loss(f_sa: torch.Tensor, b_next: torch.Tensor, target_f_next: torch.Tensor,
                  target_b_next: torch.Tensor, gamma: float) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """FB's measure loss on a minibatch of B transitions (s_i, a_i, s'_i) and their z_i:
@@ -101,8 +109,7 @@ def measure_loss(f_sa: torch.Tensor, b_next: torch.Tensor, target_f_next: torch.
                              f"{tuple(t.shape)}")
     m = f_sa @ b_next.T
     target = gamma * (target_f_next @ target_b_next.T).detach()
-    off = ~torch.eye(n, dtype=torch.bool, device=m.device)
-    td = (m - target)[off].pow(2).mean()
+    td = off_diagonal_mean((m - target).pow(2))
     diag = m.diagonal().mean()
     return td - 2 * diag, {"measure_td": td.detach(), "measure_diag": diag.detach()}
 
@@ -115,8 +122,7 @@ def orthonormality_loss(b: torch.Tensor) -> torch.Tensor:
     if n < 2 or b.ndim != 2:
         raise ValueError(f"orthonormality_loss needs B (B, d) of B >= 2 states, got {tuple(b.shape)}")
     cov = b @ b.T
-    off = ~torch.eye(n, dtype=torch.bool, device=b.device)
-    return cov[off].pow(2).mean() - 2 * cov.diagonal().mean()
+    return off_diagonal_mean(cov.pow(2)) - 2 * cov.diagonal().mean()
 
 
 def greedy_actions(f: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
