@@ -198,7 +198,8 @@ class AgentConfig:
     their own (`learner.fb`, `grid.train.fb_from_replay`): z identified as sqrt(d) normalise(E[r B(s')]) over
     the identification rollouts, actions greedy on F(s, a, z)^T z. F has psi's network and d, B phi's. The
     options that act on psi (`PSI_OPTIONS`) are refused with it, and the `fb_` options without it
-    (`check_fb_options`)."""
+    (`check_fb_options`). No pipeline or study makes the arm's zero-shot yet: they refuse it
+    (`check_no_fb`)."""
     fb_updates: int | None = field(default=None, metadata={"omit_at_default": True})
     """With `fb`: the updates of F and B on the replay, each a minibatch of `batch_size` transitions; None,
     the default, makes as many as the exploring learner's pretraining made (its `updates`): the same
