@@ -156,3 +156,25 @@ def test_the_fb_options_are_left_out_of_configuration_records_and_hashes_while_o
     assert not {"fb", "fb_updates", "fb_ortho_coef", "fb_mix_ratio", "fb_target_tau"} & set(recorded)
     assert config_hash(TrainConfig()) == config_hash(TrainConfig(agent=AgentConfig(fb=False)))
     assert config_dict(TrainConfig(agent=AgentConfig(fb=True, fb_updates=5)))["agent"]["fb_updates"] == 5
+
+
+def test_the_command_line_refuses_a_bad_fb_arm_in_one_line_exit_2_and_writes_nothing(tmp_path, capsys):
+    from aps_teach.cli.gridworld import gridworld_main
+
+    out = tmp_path / "run"
+    for flags, error in [
+        (["--train.agent.fb", "--train.agent.adapt-psi"],
+         "adapt_psi=True acts on psi, and the fb arm acts on F(s, a, z)^T z instead: drop it from the fb "
+         "arm, or set fb=False"),
+        (["--train.agent.fb-updates", "10"],
+         "fb_updates=10 sets the fb arm's F and B, and this learner is no fb arm: set fb=True, or drop it"),
+        (["--train.agent.fb"],
+         "fb=True: no pipeline or study makes the fb arm's zero-shot yet (its scores would be psi's); set "
+         "fb=False, or train F and B with grid.train.fb_from_replay"),
+        (["--method", "dqn", "--train.agent.fb"],
+         "fb trains F and B on the replay of a reward-free exploration, which method 'dqn' has none of; "
+         "valid for: visr, apt, aps"),
+    ]:
+        assert gridworld_main(["run", "--out", str(out), *flags]) == 2
+        assert capsys.readouterr().err == f"aps-teach gridworld: error: {error}\n"
+    assert not out.exists()
