@@ -151,6 +151,17 @@ def test_bad_fb_arms_are_refused_in_one_line_before_anything_runs():
         check_run("easy", Budget(pretrain_steps=ROUND), tiny(fb=True))
 
 
+def test_transfer_and_the_studies_refuse_the_fb_arm_before_any_work():
+    from aps_teach.grid.transfer import run_transfer
+    from aps_teach.studies.task_families import FamilyBudget, check_family_plan
+
+    message = r"^fb=True: no pipeline or study makes the fb arm's zero-shot yet"
+    with pytest.raises(ValueError, match=message):
+        run_transfer("aps", "open10", config=tiny(fb=True))
+    with pytest.raises(ValueError, match=message):
+        check_family_plan(["easy"], 1, ["aps"], FamilyBudget(pretrain_steps=ROUND), tiny(fb=True))
+
+
 def test_the_fb_options_are_left_out_of_configuration_records_and_hashes_while_off():
     recorded = config_dict(TrainConfig())["agent"]
     assert not {"fb", "fb_updates", "fb_ortho_coef", "fb_mix_ratio", "fb_target_tau"} & set(recorded)
