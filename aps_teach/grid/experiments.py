@@ -41,7 +41,7 @@ from aps_teach.infra.files import read_json, write_text_atomic
 from aps_teach.infra.phases import PhaseLog
 from aps_teach.infra.run_dir import FINISHED_HINT, RUN_FILES, RunDir, say
 from aps_teach.learner.agent import Learner
-from aps_teach.learner.config import AgentConfig, check_method, pretrains
+from aps_teach.learner.config import AgentConfig, check_method, check_no_fb, pretrains
 from aps_teach.learner.tasks import fit_task
 
 DEFAULT_PRETRAIN_STEPS = 64_000
@@ -163,6 +163,7 @@ def check_run(level: str, budget: Budget, config: TrainConfig | None = None, *, 
     config = config if method is None else replace(config, agent=replace(config.agent, method=method))
     config.agent.check_particles()
     config.agent.check_task_options()
+    check_no_fb(config.agent)
     resolve_device(config.device, "--device")
     names = ("pretrain_steps",) if pretrain_only else ROUNDED_STEPS
     effective = whole_rounds(budget, config, names=names)

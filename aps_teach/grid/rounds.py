@@ -238,7 +238,7 @@ def phase_rounds(learner: Learner, envs: EnvBatch, steps: int, seed: int, config
     bar.close()
     learner.explore_bonus = 0.0
     log.coverage = envs.coverage()
-    if phase == "pretrain" and agent_cfg.adapt_psi:  # what psi's offline adaptation trains on
+    if phase == "pretrain" and (agent_cfg.adapt_psi or agent_cfg.fb):  # what psi's adaptation, F, B train on
         log.replay = replay
     return log
 

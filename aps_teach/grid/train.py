@@ -48,11 +48,12 @@ from aps_teach.infra.phases import (
     PhaseLog,
     single_thread,
 )
-from aps_teach.infra.seeds import adapt_generator, round_seeds
+from aps_teach.infra.seeds import adapt_generator, fb_generator, round_seeds
 from aps_teach.learner.adapt import adapt_psi
 from aps_teach.learner.agent import Learner
 from aps_teach.learner.batch import Batch, batch_to
 from aps_teach.learner.config import AgentConfig, pretrains
+from aps_teach.learner.fb import FBLearner, train_fb
 from aps_teach.learner.group import LearnerGroup
 from aps_teach.learner.inputs import InputColumns
 from aps_teach.learner.rewards import Objective
@@ -256,14 +257,16 @@ def random_walk(env: EnvSource, steps: int, seed: int, config: TrainConfig | Non
     return envs.coverage()
 
 
-def task_data(learner: Learner, env: EnvSource, steps: int, seed: int,
+def task_data(learner: Learner | FBLearner, env: EnvSource, steps: int, seed: int,
               config: TrainConfig | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Roll out the pretrained skills with random w (epsilon_end-greedy on psi^T w; with the kNN reward as a
     feature of its own, without its exploration term, as zero-shot acts) for `steps` env steps and return
-    what task identification regresses: rows phi(s') (N, d) and task rewards r (N,)."""
+    what task identification regresses: rows phi(s') (N, d) and task rewards r (N,). The fb arm's learner
+    (`FBLearner`) rolls out its own skills, greedy on F(s, a, z)^T z for the same random directions, and gives
+    rows B(s') (the same protocol, draws and budget; `learner.fb.infer_z` makes its z)."""
     learner = check_learner(learner)
     config = check_config(config, lambda: TrainConfig(agent=learner.config))
-    if not learner.config.task_conditioned:
+    if not (learner.config.task_conditioned or isinstance(learner, FBLearner)):
         raise ValueError(f"method {learner.config.method!r} has no task vector to identify")
     steps, seed = check_int("identify steps", steps), check_seed(seed)
     check_steps("identify steps", steps)
@@ -323,6 +326,43 @@ def adapt_to_task(learner: Learner, replay: NStepReplay | None, w: torch.Tensor,
         return adapt_psi(learner, sample, w, agent.adapt_updates)
 
 
+def fb_from_replay(learner: Learner, replay: NStepReplay | None, seed: int,
+                   updates: int | None = None) -> tuple[FBLearner, list[float]]:
+    """The fb arm's F and B (`learner.fb.FBLearner`, `AgentConfig.fb`) trained offline on `replay`, the
+    reward-free pretraining replay of `learner` (`pretrain`'s log keeps it when fb is on), for `updates`
+    updates (default: the config's `fb_updates`, else as many as `learner`'s pretraining made), each on
+    `batch_size` transitions (s, a, s'). F and B read the boards as `learner` does (its input columns and
+    observation table), centred by the mean of the replay's observations (frozen); their initial weights,
+    minibatches and z come from `seeds.fb_generator(seed)`. No env step is taken; `learner` is not changed.
+    Returns the trained FBLearner (on the CPU) and each update's loss."""
+    learner = check_learner(learner)
+    agent = learner.config
+    if not agent.fb:
+        raise ValueError(f"fb_from_replay trains the fb arm, and this {agent.method} learner is not one: set "
+                         "--train.agent.fb (AgentConfig.fb=True) before pretraining")
+    if replay is None or replay.size == 0:
+        raise ValueError("the fb arm trains F and B on the pretraining replay, and none was given: pass the "
+                         "replay pretraining filled (its log's `replay` with fb on)")
+    if "reward" in replay.data:
+        raise ValueError("the fb arm trains on the reward-free pretraining replay; this replay stores task "
+                         "rewards (a fine-tuning replay): pass the pretraining's")
+    updates = updates if updates is not None else agent.fb_updates if agent.fb_updates is not None else \
+        learner.updates
+    updates = check_int("fb updates", updates)
+    weights, generator = fb_generator(seed)
+    board = learner.board_inputs
+    fb = FBLearner(agent, learner.obs_shape, learner.num_actions, weights, input_columns=board.columns)
+    fb.set_observation_table(None if board.table is None else board.table.source)
+    fb.observe(replay.data["obs"][:replay.size].flatten(0, 1))
+    fb.freeze_inputs()
+
+    def sample() -> Batch:
+        return replay.sample(agent.batch_size, 1, generator)
+
+    with single_thread():
+        return fb, train_fb(fb, sample, updates, generator)
+
+
 def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes: int, seed: int,
              config: TrainConfig | None = None, *, gpi: bool | None = None, explore: bool = False
              ) -> SuccessResult:
@@ -334,17 +374,21 @@ def evaluate(learner: Learner, env: EnvSource, w: torch.Tensor | None, episodes:
     the target (success) or the step limit; what an env does after its episode ended is not counted.
     `explore`: act on the values of pretraining's whole reward, Q = psi^T (w, explore_weight) for a learner
     with the kNN reward as a feature of its own (`AgentConfig.knn_feature`; by default psi^T (w, 0), the task
-    alone); the paper's APS's psi^T w holds that return either way.
+    alone); the paper's APS's psi^T w holds that return either way. The fb arm's learner (`FBLearner`) acts
+    greedily on F(s, a, z)^T z, z its identified z (w), without GPI.
     """
     learner = check_learner(learner)
     config = check_config(config, lambda: TrainConfig(agent=learner.config))
     episodes, seed = check_int("episodes", episodes), check_seed(seed)
-    if w is None and learner.config.task_conditioned:
-        raise ValueError(f"evaluate: method {learner.config.method!r} acts on a task vector w: give the w to "
-                         "score (e.g. identify_task's); w=None is the fixed task of apt and dqn")
+    fb = isinstance(learner, FBLearner)
+    if w is None and (learner.config.task_conditioned or fb):
+        who = "the fb arm" if fb else f"method {learner.config.method!r}"
+        raise ValueError(f"evaluate: {who} acts on a task vector w: give the w to score (e.g. identify_task's"
+                         f"{', or infer_z' if fb else ''}); w=None is the fixed task of apt and dqn")
     w = learner.default_task(1)[0] if w is None else check_task_vector("w", w, learner.config.feature_dim)
     if gpi is None:
-        gpi = learner.config.gpi and learner.config.task_conditioned and learner.phase == "pretrain"
+        agent = learner.config
+        gpi = not fb and agent.gpi and agent.task_conditioned and learner.phase == "pretrain"
     n = config.num_envs
     envs = env_batch(env, config, reward_free=False, learner=learner)
     check_steps("episodes", math.ceil(episodes / n) * n * envs.horizon)

@@ -62,7 +62,7 @@ from aps_teach.infra.seeds import task_seed
 from aps_teach.infra.stats import cluster_mean_with_ci
 from aps_teach.infra.sweeps import RunSpec, config_hash, read_rows
 from aps_teach.learner.agent import Learner
-from aps_teach.learner.config import check_method, check_no_adaptation
+from aps_teach.learner.config import check_method, check_no_adaptation, check_no_fb
 from aps_teach.learner.tasks import TaskFit, fit_task
 from gridworld.layout import Layout
 from gridworld.reward_maps import (
@@ -128,8 +128,9 @@ def identify(learner: Learner, env: EnvSource, steps: int, seed: int, config: Tr
              ) -> TaskFit:
     """`fit_task` on the `train.task_data` of `env`'s reward (ridge: the learner's `identify_ridge`). A
     learner set to adapt psi to the identified w (`AgentConfig.adapt_psi`) is refused: transfer does not
-    adapt."""
+    adapt; so is the fb arm (`AgentConfig.fb`), whose zero-shot transfer does not make."""
     check_no_adaptation(learner.config, "transfer")
+    check_no_fb(learner.config)
     features, rewards = task_data(learner, env, steps, seed, config)
     return fit_task(features, rewards, seed, ridge=getattr(learner.config, "identify_ridge", 0.0))
 
@@ -266,6 +267,7 @@ def run_transfer(method: str, maze: str, *, seeds: Sequence[int] = (0,), num_tas
     pretrain_steps, identify_steps, eval_episodes, num_tasks, horizon = budget.values()
     config = with_method(config, method)
     check_no_adaptation(config.agent, "transfer")
+    check_no_fb(config.agent)
     round_steps = config.num_envs * horizon  # every phase runs whole rounds: refused before any work
     pretrain_rounded, identify_rounded = (-(-steps // round_steps) * round_steps
                                           for steps in (pretrain_steps, identify_steps))

@@ -39,9 +39,10 @@ class PhaseLog:
     """Gridworld: wall seconds of the phase's rounds, `earlier_seconds` plus this session's (what its last
     checkpoint records): a finished phase loaded again keeps the time it took."""
     replay: Any = None
-    """Gridworld pretraining with `AgentConfig.adapt_psi`: the phase's replay (`grid.replay.NStepReplay`,
-    restored from the checkpoint when a finished phase is loaded), which psi's offline adaptation trains on;
-    None otherwise (a replay is not kept alive that nothing reads)."""
+    """Gridworld pretraining with `AgentConfig.adapt_psi` or `AgentConfig.fb`: the phase's replay
+    (`grid.replay.NStepReplay`, restored from the checkpoint when a finished phase is loaded), which psi's
+    offline adaptation, or the fb arm's F and B, train on; None otherwise (a replay is not kept alive that
+    nothing reads)."""
 
     @property
     def env_steps(self) -> int:

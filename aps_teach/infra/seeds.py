@@ -12,6 +12,7 @@ phase, a round or a task can be rerun alone. Changing any derivation here change
 | `game_reset_seed`    | Atari: the games a phase (re)starts                  | seed, phase, env step      |
 | `shadow_generator`   | cross-training: learner Y's minibatches and w        | seed, SHADOW               |
 | `adapt_generator`    | psi's offline adaptation: its replay minibatches     | seed, ADAPT                |
+| `fb_generator`       | the fb arm: F, B's initial weights, minibatches, z   | seed, FB                   |
 | `snapshot_generator` | heatmap snapshots: which particles are kept          | (seed * 1_000_003 + round) |
 | `task_seed`          | transfer: task t's random reward map                 | seed, t                    |
 """
@@ -28,6 +29,9 @@ SHADOW = 5
 ADAPT = 6
 """The word of psi's offline adaptation to an identified w (`AgentConfig.adapt_psi`), apart from the
 others'."""
+FB = 7
+"""The word of the fb arm's F and B, trained offline on the pretraining replay (`AgentConfig.fb`), apart from
+the others'."""
 
 
 def _generator(words: np.ndarray) -> torch.Generator:
@@ -66,6 +70,14 @@ def adapt_generator(seed: int) -> torch.Generator:
     from every phase's streams; the first 64-bit word of SeedSequence([seed, ADAPT])."""
     word = np.random.SeedSequence([seed, ADAPT]).generate_state(1, dtype=np.uint64)[0]
     return torch.Generator().manual_seed(int(word))
+
+
+def fb_generator(seed: int) -> tuple[int, torch.Generator]:
+    """The fb arm (`grid.train.fb_from_replay`): the seed of F's and B's initial weights and the generator of
+    their replay minibatches and z, apart from every phase's streams (so F and B do not start from psi's and
+    phi's weights); the first two 64-bit words of SeedSequence([seed, FB]), the first cut to 63 bits."""
+    words = np.random.SeedSequence([seed, FB]).generate_state(2, dtype=np.uint64)
+    return int(words[0]) >> 1, torch.Generator().manual_seed(int(words[1]))
 
 
 def snapshot_generator(seed: int, round: int) -> torch.Generator:

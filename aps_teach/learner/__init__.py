@@ -10,4 +10,5 @@
     agent     Learner: networks, optimiser, acting, the fine-tuning switch, checkpoints
     group     LearnerGroup: several seeds' learners updated as one batched learner
     adapt     psi adapted offline to an identified w on a reward-free replay (an option, issue 60)
+    fb        forward-backward representations F, B learnt offline on a reward-free replay (the fb arm)
 """

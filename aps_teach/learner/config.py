@@ -30,6 +30,17 @@ TASK_OPTIONS = {"identify_ridge": 0.0, "adapt_psi": False}
 """The `AgentConfig` options that act on an identified w (name: its value when off): visr and aps only."""
 
 
+PSI_OPTIONS = {"identify_ridge": 0.0, "adapt_psi": False, "adapt_updates": 400, "adapt_n_step": 1,
+               "knn_feature": False, "explore_conditioned": False}
+"""The `AgentConfig` options that act on psi, on its zero-shot or on its successor features (name: its value
+when off), which the forward-backward arm (`AgentConfig.fb`) does not act with: refused with it."""
+
+
+FB_OPTIONS = {"fb_updates": None, "fb_ortho_coef": 1.0, "fb_mix_ratio": 0.5, "fb_target_tau": 0.01}
+"""The `AgentConfig` options of the forward-backward arm's F and B (name: its default): refused without
+`AgentConfig.fb`."""
+
+
 def check_no_adaptation(agent, where: str) -> None:
     """ValueError if `agent` (an `AgentConfig`, or a stand-in's config) asks for psi's offline adaptation
     (`AgentConfig.adapt_psi`) and `where` (e.g. 'transfer') does not make it: its zero-shot scores would be
@@ -38,6 +49,15 @@ def check_no_adaptation(agent, where: str) -> None:
         raise ValueError(f"adapt_psi=True: {where} does not adapt psi to the identified w (its zero-shot "
                          "scores would be the pretrained psi's); set adapt_psi=False, or adapt in `gridworld "
                          "run` or `gridworld zero-shot`")
+
+
+def check_no_fb(agent) -> None:
+    """ValueError, one line, if `agent` (an `AgentConfig`, or a stand-in's config) asks for the fb arm
+    (`AgentConfig.fb`): no pipeline or study makes its zero-shot yet (its F and B are `learner.fb`, trained by
+    `grid.train.fb_from_replay`), so their scores would be psi's, reported as the fb arm's."""
+    if getattr(agent, "fb", False):
+        raise ValueError("fb=True: no pipeline or study makes the fb arm's zero-shot yet (its scores would "
+                         "be psi's); set fb=False, or train F and B with grid.train.fb_from_replay")
 
 
 def pretrains(method: str) -> bool:
@@ -171,6 +191,30 @@ class AgentConfig:
     zero-shot diagnosis's exact planner on the identified reward measures (`studies.zero_shot`). Longer
     windows still end where the replay's stored w changed (`task_resample_every`) and at episode ends."""
 
+    fb: bool = field(default=False, metadata={"omit_at_default": True})
+    """The forward-backward arm (issue 60, item 3; Touati & Ollivier 2021; this repository's option, left out
+    of records and hashes while False): the method (visr, apt or aps) explores reward-free as it always does,
+    and zero-shot is made by F(s, a, z) and B(s) trained offline on that exploration's replay, no env step of
+    their own (`learner.fb`, `grid.train.fb_from_replay`): z identified as sqrt(d) normalise(E[r B(s')]) over
+    the identification rollouts, actions greedy on F(s, a, z)^T z. F has psi's network and d, B phi's. The
+    options that act on psi (`PSI_OPTIONS`) are refused with it, and the `fb_` options without it
+    (`check_fb_options`). No pipeline or study makes the arm's zero-shot yet: they refuse it
+    (`check_no_fb`)."""
+    fb_updates: int | None = field(default=None, metadata={"omit_at_default": True})
+    """With `fb`: the updates of F and B on the replay, each a minibatch of `batch_size` transitions; None,
+    the default, makes as many as the exploring learner's pretraining made (its `updates`): the same
+    environment budget and the same number of minibatches as psi saw."""
+    fb_ortho_coef: float = field(default=1.0, metadata={"omit_at_default": True})
+    """With `fb`: the weight of B's orthonormality loss E[(B(s)^T B(s''))^2] - 2 E[B(s)^T B(s)] (the authors'
+    code, facebookresearch/controllable_agent `fb_ddpg.py` `ortho_coef`: 1)."""
+    fb_mix_ratio: float = field(default=0.5, metadata={"omit_at_default": True})
+    """With `fb`: the share of the z an update trains on that are B(s'') of another state of its minibatch
+    (on the sphere of radius sqrt(d)) rather than uniform on that sphere (the authors' `mix_ratio`: 0.5):
+    z near the ones a reward's E[r B] gives are trained on."""
+    fb_target_tau: float = field(default=0.01, metadata={"omit_at_default": True})
+    """With `fb`: the Polyak rate of F's and B's target copies, updated after every update (the authors'
+    `fb_target_tau`: 0.01), where psi's target is copied every `target_update_period` updates."""
+
     def __post_init__(self) -> None:
         check_method(self.method)
         if self.representation not in ("contrastive", "observation"):
@@ -194,6 +238,10 @@ class AgentConfig:
         check_field(self, "identify_ridge", check_range, 0)
         for name in ("adapt_updates", "adapt_n_step"):
             check_field(self, name, check_int)
+        check_field(self, "fb_updates", check_int, default="as many as pretraining made")
+        check_field(self, "fb_ortho_coef", check_range, 0, MAX_MAGNITUDE)
+        check_field(self, "fb_mix_ratio", check_range, 0, 1)
+        check_field(self, "fb_target_tau", check_range, 0, 1, low_open=True)
         if self.explore_conditioned and not self.knn_feature:
             raise ValueError("explore_conditioned conditions psi on the weight of the kNN reward's own "
                              "successor feature: it needs knn_feature=True")
@@ -235,12 +283,34 @@ class AgentConfig:
 
     def check_task_options(self) -> None:
         """ValueError if an option of `TASK_OPTIONS` is on for a method without a task vector to identify
-        (apt, dqn). Checked once the method is final, as `check_particles` is."""
+        (apt, dqn), or the forward-backward arm's options are wrong (`check_fb_options`). Checked once the
+        method is final, as `check_particles` is."""
         on = [f"{name}={getattr(self, name)!r}" for name, off in TASK_OPTIONS.items()
               if getattr(self, name) != off]
         if on and not self.task_conditioned:
             raise ValueError(f"{', '.join(on)} acts on an identified task vector w, which method "
                              f"{self.method!r} has none of; valid for: {', '.join(TASK_CONDITIONED)}")
+        self.check_fb_options()
+
+    def check_fb_options(self) -> None:
+        """ValueError, one line, if the forward-backward arm (`fb`) is asked of a method without a reward-free
+        replay to train on (dqn), or with options that act on psi (`PSI_OPTIONS`, which it does not act
+        with), or if an option of F and B (`FB_OPTIONS`) is set without it. Called by `check_task_options`."""
+        if self.fb and not self.pretrains:
+            raise ValueError(f"fb trains F and B on the replay of a reward-free exploration, which method "
+                             f"{self.method!r} has none of; valid for: {', '.join(PRETRAINING_METHODS)}")
+        if self.fb:
+            on = [f"{name}={getattr(self, name)!r}" for name, off in PSI_OPTIONS.items()
+                  if getattr(self, name) != off]
+            if on:
+                raise ValueError(f"{', '.join(on)} acts on psi, and the fb arm acts on F(s, a, z)^T z "
+                                 "instead: drop it from the fb arm, or set fb=False")
+            return
+        on = [f"{name}={getattr(self, name)!r}" for name, default in FB_OPTIONS.items()
+              if getattr(self, name) != default]
+        if on:
+            raise ValueError(f"{', '.join(on)} sets the fb arm's F and B, and this learner is no fb arm: set "
+                             "fb=True, or drop it")
 
     def check_particles(self) -> None:
         """ValueError if the method uses the kNN reward and k is not less than a minibatch's particle set.

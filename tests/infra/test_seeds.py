@@ -38,6 +38,14 @@ def test_cross_training_snapshots_and_transfer_tasks_have_their_own_words():
     assert seeds.task_seed(3, 11) == int(words([3, 11], 1)[0])
 
 
+def test_the_fb_arm_has_its_own_word_for_its_weights_and_its_draws():
+    first, second = words([9, seeds.FB], 2, np.uint64)
+    weights, generator = seeds.fb_generator(9)
+    assert weights == int(first) >> 1 and 0 <= weights < 2**63
+    assert same_stream(generator, torch.Generator().manual_seed(int(second)))
+    assert seeds.FB not in {*seeds.PHASES.values(), seeds.SHADOW, seeds.ADAPT}
+
+
 def test_the_streams_of_one_wing_are_apart():
     """Within a gridworld run (rounds of each phase, the shadow learner) and within an Atari run (each phase's
     generator): all different."""
