@@ -350,6 +350,11 @@ def _check_04e_variants(printed: str) -> None:
     lost = [(steps, "aps, explore-conditioned", "behind A with purple") for steps in ("64,000", "256,000",
                                                                                    "1,000,000")]
     assert wins == [*lost, ("1,000,000", "aps, kNN feature", "")]  # the kNN feature's win at 1M: robust
+    # the class a win rests on is printed with its size, and every class beside it (issue 58)
+    assert "deep, at every budget (64,000, 256,000, 1,000,000): 22 tasks in 7 classes: target 1, " in printed
+    assert re.search(r"^deep, at every budget .*, behind A with purple 4\b", printed, re.MULTILINE)
+    for part, tasks in (("detour-256k", 22), ("fork-256k", 33), ("detour-1m", 22)):
+        assert re.search(rf"^{part}: {tasks} tasks in \d+ classes: target 1, ", printed, re.MULTILINE)
     assert "H2 (aps, kNN feature beats both parents, detour-256k, fork-256k): holds on fork-256k only" \
         in printed
     assert "H3 (aps, kNN feature beats both parents, detour-1m): beats both parents, robust to leaving " \
