@@ -30,7 +30,7 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 68 minutes of study: reading what it says and prints, its figure and questions, one
+# **How long.** About 72 minutes of study: reading what it says and prints, its figure and questions, one
 # exercise, and about two minutes of compute in teaching mode on a 2-core CPU (the last cell prints this
 # run's time).
 
@@ -276,7 +276,7 @@ plt.show()
 #
 # ## What the variants are worth: the task-family study
 #
-# *About 14 minutes.*
+# *About 17 minutes.*
 #
 # Behaviour is one thing; the question of reward-free pretraining is how well one pretraining serves many
 # tasks. The task-family study (notebook 07; `aps_teach.studies.task_families`) pretrains each arm once per
@@ -306,9 +306,17 @@ for arm in shown:
 # tasks of one room (`start room`, `behind A`, the room behind door A, `behind A+B`), of one room and key
 # (`behind A with purple`: boxes behind door A that pay only while the purple key is held), or the level's
 # own `target`. A win is **robust** when it still holds with any one class left out; "not robust
-# (overturned without: X)" names the class it rests on.
+# (overturned without: X)" names the class it rests on. The cell's first line counts each class's tasks: a
+# class of 4 tasks is under a fifth of deep's family.
 
 # %%
+# the classes a verdict is read without, each with its number of tasks, from the studies' own rows
+budget_studies = tf.read_family_studies([course.committed_result(folder) for folder in (
+    "task_families", "task_families_budget/pretrain_256000", "task_families_budget/pretrain_1000000")])
+sizes = {steps: verdicts.class_sizes_text([r for r in rows if r["level"] == "deep"], "deep")
+         for steps, rows in budget_studies.items()}
+assert len(set(sizes.values())) == 1  # every budget scores the same tasks
+print(f"deep, at every budget ({', '.join(f'{steps:,}' for steps in sizes)}): {next(iter(sizes.values()))}")
 for row in read_rows(course.committed_result("task_families_budget/seed_verdicts.csv")):
     if row["contender"] != "aps":
         print(f"{int(row['pretrain_steps']):>9,}, {row['contender']}: {verdicts.verdict_text(row)} (against "
@@ -324,7 +332,8 @@ for row in read_rows(course.committed_result("task_families_budget/seed_verdicts
 # exploration weight, *equivalent* only when the 90% interval lies within $\pm 0.05$) and H5 (the paper's
 # APS against VISR, read the same way; notebook 07 prints it). Its last lines name
 # the readings that turn over when read from Welch's $t$ interval of the same seeds instead of the registered
-# bootstrap: those readings are *marginal* (notebook 07 reads them all).
+# bootstrap: those readings are *marginal* (notebook 07 reads them all). Its first lines count each level's
+# tasks per class, the classes a win is read without.
 
 # %%
 try:
@@ -332,18 +341,21 @@ try:
 except FileNotFoundError:
     hypotheses = []
     print("the held-out study's results are not committed yet: its outcome is pending")
+parts = dict.fromkeys(part for row in hypotheses for part in row["parts"].split(", "))
+part_rows = {part: read_rows(course.committed_result(f"held_out/{part}/task_families.csv"), tf.COLUMNS)
+             for part in parts}
+for part, rows in part_rows.items():  # the classes a verdict is read without, with their sizes
+    print(f"{part}: {verdicts.class_sizes_text(rows, rows[0]['level'])}")
 for row in hypotheses:
     if row["hypothesis"] in ("H1", "H2", "H3"):
         print(f"{row['hypothesis']} ({row['about']}, {row['parts']}): {row['outcome']}"
               + (f" [{row['details']}]" if row["details"] else ""))
-parts = dict.fromkeys(part for row in hypotheses for part in row["parts"].split(", "))
 for part in parts:  # H4: equivalence is read from the 90% interval, within the registered margin
     for row in read_rows(course.committed_result(f"held_out/{part}/pairs.csv")):
         if (row["x"], row["y"]) == verdicts.COMPARED["H4"]:
             print(f"H4, {part}, {row['x']} against {row['y']}: {verdicts.interval_text(row)}, 90% "
                   f"[{float(row['low90']):+.3f}, {float(row['high90']):+.3f}]: {row['reading']}")
-for part in parts:
-    rows = read_rows(course.committed_result(f"held_out/{part}/task_families.csv"), tf.COLUMNS)
+for part, rows in part_rows.items():
     for row in verdicts.welch_readings(rows, rows[0]["level"], part):
         if row["marginal"] == "yes":
             print(f"marginal: {part}, {row['reading']}: {row['registered']}; under Welch's interval: "

@@ -32,7 +32,7 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 56 minutes of study: reading what it says and prints, its figures and questions, two
+# **How long.** About 55 minutes of study: reading what it says and prints, its figures and questions, two
 # exercises and their sweeps, about 1.5 minutes of CPU in teaching mode, about a minute of wall time on two
 # free cores and several on a busy machine (the last cell prints this run's wall and CPU time). Sweep
 # results are kept on disk, so running a cell again costs nothing.
@@ -101,34 +101,22 @@ course.fast_mode_banner(FAST)
 # %%
 import inspect
 import json
-import tempfile
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from aps_teach.grid.experiments import DEFAULT_PRETRAIN_STEPS
-from aps_teach.grid.train import TrainConfig
-from aps_teach.infra.executors import local_executor
+from aps_teach.course.probe_sweep import probe_sweep
 from aps_teach.infra.stats import summarise
-from aps_teach.infra.sweeps import config_hash, read_rows
-from aps_teach.studies import ablations, probes
+from aps_teach.infra.sweeps import read_rows
+from aps_teach.studies import ablations
 from aps_teach.studies import plots as study_plots
-from aps_teach.studies.ablations import agent_overrides, run_variants, show, tally
+from aps_teach.studies.ablations import agent_overrides, show, tally
 
 started = time.perf_counter()
-budgets = {"probe": probes.probe_budget(probe_budget)}
-# results are kept per budget and default configuration, so a re-run resumes and a changed budget or
-# library default never mixes in stale rows
-run_dir = Path(tempfile.mkdtemp()) if FAST else \
-    Path("runs/05_ablations") / config_hash(budgets, TrainConfig(progress=False))
-run_dir.mkdir(parents=True, exist_ok=True)
-executor = local_executor(workers)
-print(f"sweep results in {run_dir}, {workers} worker processes")
-print(f"probes: {probe_level} level, seeds {probe_seeds}, {budgets['probe']}")
-print(f"the probes pretrain for {probe_budget.pretrain_steps / DEFAULT_PRETRAIN_STEPS:.0%} of the default "
-      f"budget's {DEFAULT_PRETRAIN_STEPS:,} pretraining steps")
+# where this notebook's sweeps keep their results (per budget and default configuration, so a re-run
+# resumes and a changed budget or library default never mixes in stale rows) and the processes that run them
+sweep = probe_sweep("05_ablations", probe_level, probe_seeds, probe_budget, workers, FAST)
 
 # %% [markdown]
 # ## The full result first: Figure 4
@@ -214,7 +202,9 @@ print(f"methods with a fine-tuned success above 0 on hard in some run: {solved o
 # labelled variants and returns their rows, and `show` prints the numbers behind each plot, with a
 # verdict per comparison against the first variant (the rule is printed below): **separate** (the two
 # 95% intervals do not overlap), **overlaps**, or **identical** (the same numbers to the last digit: the
-# same runs by construction, or a knob that changes nothing).
+# same runs by construction, or a knob that changes nothing). The set-up cell's
+# `aps_teach.course.probe_sweep` chose the results folder and the worker processes; its `probe(variants)`,
+# used below, is `run_variants` with the probe, on the probe level and seeds.
 #
 # A caution on the intervals: they are percentile bootstrap intervals over runs (seeds), and with a
 # handful of seeds a bootstrap interval is too narrow more often than 5% of the time. Read "separate" as
@@ -223,12 +213,7 @@ print(f"methods with a fine-tuned success above 0 on hard in some run: {solved o
 # %%
 verdicts = {}  # exercise -> the verdicts of its comparisons, tallied at the end
 print(inspect.getsource(ablations.verdict))
-
-
-def probe(variants):
-    """The pretraining probe of every variant x seed, on the probe level."""
-    return run_variants(probes.run_probe_rows, probe_budget, run_dir / "probes.csv", variants, [probe_level],
-                        probe_seeds, executor)
+probe = sweep.probe  # run_variants(probes.run_probe_rows, ...) on the probe level and seeds
 
 
 # %% [markdown]
@@ -338,9 +323,9 @@ verdicts["2 k"] = show(k_rows, k_metrics, list(ks))
 
 # %%
 print("\n".join(tally(verdicts, "Exercises 1-2")))
-executor.shutdown()  # the workers exit, so their CPU time is counted below (on Windows it reads 0)
+sweep.executor.shutdown()  # the workers exit, so their CPU time is counted below (on Windows it reads 0)
 cpu = os.times()
 print(f"wall time of this notebook: {time.perf_counter() - started:.0f} s; CPU time: "
       f"{cpu.children_user + cpu.children_system:.0f} s in the worker processes, "
       f"{cpu.user + cpu.system:.0f} s in this kernel")
-print("config of every sweep:", json.dumps(budgets))
+print("config of every sweep:", json.dumps(sweep.budgets))

@@ -26,7 +26,7 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 53 minutes of study: reading what it says and prints, its figures and questions,
+# **How long.** About 52 minutes of study: reading what it says and prints, its figures and questions,
 # three exercises and their sweeps, about 2.5 minutes of CPU in teaching mode, 1–2 minutes of wall time
 # on two free cores and several on a busy machine (the last cell prints this run's wall and CPU time).
 # Sweep results are kept on disk, so running a cell again costs nothing.
@@ -93,42 +93,23 @@ course.fast_mode_banner(FAST)
 
 # %%
 import json
-import tempfile
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from aps_teach.grid.experiments import DEFAULT_PRETRAIN_STEPS
+from aps_teach.course.probe_sweep import probe_sweep
 from aps_teach.grid.train import TrainConfig
-from aps_teach.infra.executors import local_executor
 from aps_teach.infra.overrides import with_overrides
-from aps_teach.infra.sweeps import config_hash
 from aps_teach.studies import plots as study_plots
-from aps_teach.studies import probes
-from aps_teach.studies.ablations import agent_overrides, by_seed, run_variants, show, tally
+from aps_teach.studies.ablations import agent_overrides, by_seed, show, tally
 
 started = time.perf_counter()
-budgets = {"probe": probes.probe_budget(probe_budget)}
-# results are kept per budget and default configuration, so a re-run resumes and a changed budget or
-# library default never mixes in stale rows
-run_dir = Path(tempfile.mkdtemp()) if FAST else \
-    Path("runs/05b_reward_weights") / config_hash(budgets, TrainConfig(progress=False))
-run_dir.mkdir(parents=True, exist_ok=True)
-executor = local_executor(workers)
-print(f"sweep results in {run_dir}, {workers} worker processes")
-print(f"probes: {probe_level} level, seeds {probe_seeds}, {budgets['probe']}")
-print(f"the probes pretrain for {probe_budget.pretrain_steps / DEFAULT_PRETRAIN_STEPS:.0%} of the default "
-      f"budget's {DEFAULT_PRETRAIN_STEPS:,} pretraining steps")
+# notebook 05's set-up: the results folder (a re-run resumes), the worker processes, and `probe(variants)`,
+# the pretraining probe of every variant x seed on the probe level
+sweep = probe_sweep("05b_reward_weights", probe_level, probe_seeds, probe_budget, workers, FAST)
+probe = sweep.probe
 verdicts = {}  # exercise -> the verdicts of its comparisons, tallied at the end
-
-
-def probe(variants):
-    """The pretraining probe of every variant x seed, on the probe level."""
-    return run_variants(probes.run_probe_rows, probe_budget, run_dir / "probes.csv", variants, [probe_level],
-                        probe_seeds, executor)
-
 
 # %% [markdown]
 # ## Exercise 3: feature dimension d
@@ -241,7 +222,7 @@ study_plots.plot_ablation(colleague_rows, "variant", {"state_coverage": "state c
                           list(colleague), title="the colleague's sweep: $k$ without the task term's help",
                           xlabel="$k$")
 plt.show()
-show(colleague_rows, ["state_coverage", "reward_explore"], list(colleague))  # not tallied: see below
+_ = show(colleague_rows, ["state_coverage", "reward_explore"], list(colleague))  # not tallied: see below
 
 # %% [markdown]
 # Their conclusion: "k makes no difference to coverage." Every run finished, nothing warned, and the kNN
@@ -287,9 +268,9 @@ assert all(len(values) == 1 for values in flat.values())
 
 # %%
 print("\n".join(tally(verdicts, "Exercises 3-4 (the colleague's buggy sweep not counted)")))
-executor.shutdown()  # the workers exit, so their CPU time is counted below (on Windows it reads 0)
+sweep.executor.shutdown()  # the workers exit, so their CPU time is counted below (on Windows it reads 0)
 cpu = os.times()
 print(f"wall time of this notebook: {time.perf_counter() - started:.0f} s; CPU time: "
       f"{cpu.children_user + cpu.children_system:.0f} s in the worker processes, "
       f"{cpu.user + cpu.system:.0f} s in this kernel")
-print("config of every sweep:", json.dumps(budgets))
+print("config of every sweep:", json.dumps(sweep.budgets))

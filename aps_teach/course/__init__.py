@@ -4,6 +4,7 @@ and one module per job.
     exercises  the checkers that coach: your function against the library's
     solutions  worked solutions, one function per exercise
     capstone   notebook 04d's capstone: APS trained on your reward and vMF loss, judged
+    probe_sweep  notebooks 05 and 05b's set-up: the probes' results folder, worker processes, `probe`
     judge_calibration  the capstone judge's false-fail and false-pass rates, measured on fresh seeds
     widgets    the interactive reward heatmaps (a view)
     schematic  notebook 04's opening figure: what flows between the parts of VISR, APT and APS

@@ -6,10 +6,11 @@ configuration, run (or resumed) over levels and seeds, each metric reported per 
     found = show(rows, ["state_coverage"], list(variants))
 
 A variant is (method, overrides): the overrides are `RunSpec.overrides`, dotted config fields such as
-("agent.k", 3). `show` prints each metric per variant as a mean with its 95% bootstrap interval and n
-(`stats.summarise`) and compares every variant with the first: "separate from" (the two intervals do not
-overlap), "overlaps", or "identical to" (mean and interval equal to the last digit: the same runs by
-construction, or a knob that changes nothing).
+("agent.k", 3). `show` prints each metric per variant as a mean with its 95% bootstrap interval and the
+count it resamples (`stats.summarise`): n runs, or, where rows share a cluster (a seed's transfer tasks), the
+clusters beside the rows, "(2 seeds, 16 rows)"; and it compares every variant with the first: "separate from"
+(the two intervals do not overlap), "overlaps", or "identical to" (mean and interval equal to the last digit:
+the same runs by construction, or a knob that changes nothing).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from concurrent.futures import Executor
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from aps_teach.infra.stats import Summary, summarise
 from aps_teach.infra.sweeps import RunSpec, read_rows, run_sweep
@@ -65,15 +68,24 @@ def verdict(variant: Summary, base: Summary) -> str:
     return "separate from" if variant[2] < base[1] or base[2] < variant[1] else "overlaps"
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def show(rows: Sequence[Mapping], metrics: Sequence[str], order: Sequence[str], cluster: str | None = None
          ) -> list[tuple[str, str, str, str]]:
-    """Print each metric's mean [95% CI] (n) per variant label in `order` (NaN values left out), and its
-    verdict against the first label (none where either has a single value: no interval to compare). Rows
-    that are not independent name their `cluster` column (a seed's transfer tasks: "seed"). Returns the
-    verdicts given, as (metric, variant, baseline, verdict)."""
+    """Print each metric's mean [95% CI] per variant label in `order` (NaN values left out) with the count the
+    interval resamples, and its verdict against the first label (none where either has a single value to
+    resample: no interval to compare). Rows that are not independent name their `cluster` column (a seed's
+    transfer tasks: "seed"): the interval resamples whole clusters, and the count reads "(2 seeds, 16 rows)",
+    not "(n=16)". Returns the verdicts given, as (metric, variant, baseline, verdict)."""
     found = []
     for metric in metrics:
         summary = summarise(rows, ("variant",), metric, drop_nan=True, cluster=cluster)
+        # what the interval resamples per label: its rows, or the clusters they fall in
+        resampled = {label: n for (label,), (*_, n) in summary.items()} if cluster is None else {
+            label: len({str(row[cluster]) for row in rows if row["variant"] == label
+                        and not np.isnan(float(row[metric]))}) for (label,) in summary}
         print(metric)
         base = summary.get((order[0],))
         for label in order:
@@ -81,14 +93,16 @@ def show(rows: Sequence[Mapping], metrics: Sequence[str], order: Sequence[str], 
                 print(f"  {label:>22}: no finite value")
                 continue
             m, lo, hi, n = summary[(label,)]
+            count = f"n={n}" if cluster is None else \
+                f"{_plural(resampled[label], cluster)}, {_plural(n, 'row')}"
             versus = ""
-            if base is not None and label != order[0] and min(n, base[3]) < 2:
-                versus = "   (one run: no interval to compare)"
+            if base is not None and label != order[0] and min(resampled[label], resampled[order[0]]) < 2:
+                versus = f"   (one {cluster or 'run'}: no interval to compare)"
             elif base is not None and label != order[0]:
                 said = verdict(summary[(label,)], base)
                 found.append((metric, label, order[0], said))
                 versus = f"   {said} {order[0]} ({m - base[0]:+.3f})"
-            print(f"  {label:>22}: {m:7.3f} [{lo:7.3f}, {hi:7.3f}] (n={n}){versus}")
+            print(f"  {label:>22}: {m:7.3f} [{lo:7.3f}, {hi:7.3f}] ({count}){versus}")
     return found
 
 

@@ -125,6 +125,16 @@ def task_classes(level: str, tasks: Sequence[str]) -> dict[str, list[str]]:
     return classes
 
 
+def class_sizes_text(rows: Sequence[dict], level: str, phase: str = PRIMARY_PHASE) -> str:
+    """'22 tasks in 7 classes: target 1, start room 3, ...': the classes `leave_one_class_out` leaves out of
+    `rows` (one level's, scored in `phase`), each with its number of tasks, so a verdict resting on a class
+    can be read against its size."""
+    tasks = sorted({row["task"] for row in rows if row["phase"] == phase})
+    classes = task_classes(level, tasks)
+    return (f"{len(tasks)} tasks in {len(classes)} classes: "
+            + ", ".join(f"{name} {len(members)}" for name, members in classes.items()))
+
+
 def leave_one_class_out(rows: Sequence[dict], level: str, contender: str, phase: str = PRIMARY_PHASE,
                         interval: str = "bootstrap") -> dict[str, str]:
     """class -> `decide`'s verdict for `contender` with that class's tasks left out of every seed's mean."""

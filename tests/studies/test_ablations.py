@@ -62,7 +62,18 @@ def test_show_resamples_whole_clusters_when_rows_are_not_independent(capsys):
     capsys.readouterr()
     assert show(rows, ["x"], ["a", "b"], cluster="seed") == [("x", "b", "a", "overlaps")]
     printed = capsys.readouterr().out.splitlines()
-    assert printed[1].endswith("a:   0.500 [  0.000,   1.000] (n=40)")
+    # the count says what the interval resamples: 2 seeds, not 40 independent rows
+    assert printed[1].endswith("a:   0.500 [  0.000,   1.000] (2 seeds, 40 rows)")
+    assert "(2 seeds, 40 rows)   overlaps a" in printed[2]
+
+
+def test_show_compares_no_intervals_over_one_cluster(capsys):
+    # 20 tasks of one seed: the cluster interval collapses to the mean, so no verdict, however many rows
+    rows = [{"variant": v, "seed": "0", "x": x + 0.01 * task} for v, x in (("a", 0.0), ("b", 0.5))
+            for task in range(20)]
+    assert show(rows, ["x"], ["a", "b"], cluster="seed") == []
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[2].endswith("(1 seed, 20 rows)   (one seed: no interval to compare)")
 
 
 def test_tally_counts_every_verdict_and_names_what_separates():

@@ -104,6 +104,17 @@ def test_a_win_carried_by_one_class_is_not_robust_and_the_class_is_named():
     assert (row["robust"], row["overturned_by"]) == ("no", "behind A")
 
 
+def test_the_class_sizes_count_the_tasks_the_rows_score_in_each_class():
+    family = list(gridworld.task_family("easy"))  # 13 tasks: the target, 4 per room or key
+    rows = rows_of({"visr": {0: {task.name: 0.5 for task in family}, 1: {family[0].name: 0.5}}})
+    rows.append({**rows[0], "phase": "zero_shot", "task": "not scored fine-tuned"})  # another phase: left out
+    assert verdicts.class_sizes_text(rows, "easy") == \
+        "13 tasks in 4 classes: target 1, start room 4, behind A 4, start room with green 4"
+    kept = [row for row in rows if row["task"] != family[-1].name]  # one task fewer: its class shrinks
+    assert verdicts.class_sizes_text(kept, "easy").startswith("12 tasks in 4 classes: ")
+    assert f"{family[-1].task_class} 3" in verdicts.class_sizes_text(kept, "easy")
+
+
 def test_a_comparison_and_a_verdict_read_the_same_from_the_library_and_from_a_csv():
     row = {"verdict": "beats both parents", "robust": "no", "overturned_by": "behind A; behind B",
            "visr_difference": "0.0564", "visr_low": "-0.0004", "visr_high": "0.1006"}  # a CSV row: strings
