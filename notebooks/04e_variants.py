@@ -30,7 +30,7 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 72 minutes of study: reading what it says and prints, its figure and questions, one
+# **How long.** About 71 minutes of study: reading what it says and prints, its figure and questions, one
 # exercise, and about two minutes of compute in teaching mode on a 2-core CPU (the last cell prints this
 # run's time).
 

@@ -32,7 +32,7 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 55 minutes of study: reading what it says and prints, its figures and questions, two
+# **How long.** About 56 minutes of study: reading what it says and prints, its figures and questions, two
 # exercises and their sweeps, about 1.5 minutes of CPU in teaching mode, about a minute of wall time on two
 # free cores and several on a busy machine (the last cell prints this run's wall and CPU time). Sweep
 # results are kept on disk, so running a cell again costs nothing.
@@ -261,7 +261,7 @@ for label in encoders:
 #
 # ## Exercise 2: how many neighbours, k?
 #
-# *About 15 minutes.*
+# *About 16 minutes.*
 #
 # **Hypothesis.** The particle reward averages the distances to the $k$ nearest neighbours. A small $k$
 # is local and noisy; a large $k$ is smoother but blurs nearby structure. The paper searches

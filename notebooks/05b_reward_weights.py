@@ -26,7 +26,7 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 52 minutes of study: reading what it says and prints, its figures and questions,
+# **How long.** About 53 minutes of study: reading what it says and prints, its figures and questions,
 # three exercises and their sweeps, about 2.5 minutes of CPU in teaching mode, 1–2 minutes of wall time
 # on two free cores and several on a busy machine (the last cell prints this run's wall and CPU time).
 # Sweep results are kept on disk, so running a cell again costs nothing.
@@ -154,7 +154,7 @@ print("1/sqrt(d):", ", ".join(f"d={d}: {1 / np.sqrt(d):.3f}" for d in feature_di
 #
 # ## Exercise 4: exploitation vs exploration weights
 #
-# *About 17 minutes.*
+# *About 18 minutes.*
 #
 # **Hypothesis.** The intrinsic reward is
 #

@@ -29,7 +29,7 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 62 minutes of study: what it says and prints, its figures and questions, three
+# **How long.** About 63 minutes of study: what it says and prints, its figures and questions, three
 # exercises and their sweeps, about 3 minutes of CPU in teaching mode, 1–2 minutes of wall time on two
 # free cores, most of it the X → Y study (the last cell prints this run's). Sweep results are kept on
 # disk, so running a cell again costs nothing.
@@ -123,7 +123,7 @@ print(f"default budget of one full run: {DEFAULT_PRETRAIN_STEPS:,} pretraining +
 # %% [markdown]
 # ## Exercise 6: scalar vs vector successor-feature loss, GPI on and off
 #
-# *About 18 minutes.*
+# *About 19 minutes.*
 #
 # These two choices act only through $\psi$ when the agent acts on a task. A key level offers one task
 # and a yes-or-no outcome per episode; the zero-shot transfer benchmark offers many tasks per pretraining
@@ -185,7 +185,7 @@ for loss in ("vector", "scalar"):
 #
 # ## Exercise 7: X → Y in miniature (optional)
 #
-# *About 17 minutes.*
+# *About 18 minutes.*
 #
 # Optional: with two seeds it is a sketch, not a test, and it is the most expensive cell here.
 #
