@@ -67,7 +67,7 @@ from aps_teach.infra.files import load_checkpoint
 from aps_teach.infra.locks import owning
 from aps_teach.infra.run_dir import FINISHED_HINT, RunDir, check_out
 from aps_teach.infra.sweeps import default_sweep_dir
-from aps_teach.learner.config import Method, pretrains
+from aps_teach.learner.config import Method, check_no_fb, pretrains
 from aps_teach.studies.plots import write_figure4, write_transfer_figure
 
 
@@ -302,6 +302,7 @@ def _evaluate(cmd: Evaluate) -> dict:
     train = train_config(run, saved)
     phase = "finetune" if run.checkpoint("finetune").exists() else "pretrain"
     learner, meta = load_run_learner(run, phase, saved)
+    check_no_fb(learner.config)  # a checkpoint made with fb=True (library calls only) is no psi to evaluate
     seed = saved["seed"] if cmd.seed is None else cmd.seed
     episodes = saved.get("eval_episodes", DEFAULT_EVAL_EPISODES) if cmd.episodes is None else cmd.episodes
     identify_steps = saved.get("identify_steps", DEFAULT_IDENTIFY_STEPS) if cmd.identify_steps is None \

@@ -189,3 +189,27 @@ def test_the_command_line_refuses_a_bad_fb_arm_in_one_line_exit_2_and_writes_not
         assert gridworld_main(["run", "--out", str(out), *flags]) == 2
         assert capsys.readouterr().err == f"aps-teach gridworld: error: {error}\n"
     assert not out.exists()
+
+
+def test_evaluating_a_checkpoint_made_with_the_fb_arm_is_one_line_exit_2(tmp_path, capsys):
+    """Only library calls make an fb=True checkpoint; `gridworld evaluate` would score its psi as the
+    arm's."""
+    import json
+
+    from aps_teach.cli.gridworld import gridworld_main
+    from tests.cli.conftest import TINY_FLAGS
+
+    out = tmp_path / "run"
+    assert gridworld_main(["pretrain", "--out", str(out), "--steps", "200", *TINY_FLAGS]) == 0
+    checkpoint = out / "pretrain" / "checkpoint.pt"
+    state = torch.load(checkpoint, weights_only=False)
+    state["config"]["agent"]["fb"] = True
+    torch.save(state, checkpoint)
+    record = json.loads((out / "config.json").read_text())
+    record["train"]["agent"]["fb"] = True  # the run's record, as the checkpoint's
+    (out / "config.json").write_text(json.dumps(record))
+    capsys.readouterr()
+    assert gridworld_main(["evaluate", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        "aps-teach gridworld: error: fb=True: no pipeline or study makes the fb arm's zero-shot yet (its "
+        "scores would be psi's); set fb=False, or train F and B with grid.train.fb_from_replay\n")
