@@ -26,9 +26,8 @@
 # By the end of this notebook you will know what the agent sees, what it is paid, and — by
 # watching a random policy — what makes each level hard for it.
 #
-# **How long.** About 47 minutes of study: reading what it says and prints, its figures, predictions and
-# questions, and about 3 minutes of compute in its committed run, on a 2-core CPU loaded by other jobs (about
-# 20 seconds on a quiet one).
+# **How long.** About 45 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, and about 40 seconds of compute in its committed run, on a quiet 2-core CPU.
 
 # %%
 # On Colab, this installs the course's library at the release these notebooks were run with.
@@ -158,7 +157,7 @@ for ax, level in zip(axes, gridworld.LEVELS, strict=True):
 # %% [markdown]
 # ## A random policy
 #
-# *About 31 minutes.*
+# *About 28 minutes.*
 #
 # The simplest explorer picks uniformly random actions. How far does it get in
 # `num_episodes` episodes per level? The library collects the visitation counts and how often

@@ -28,9 +28,9 @@
 # * read the identification data of each level (which rewards the skills reached) and the R² of the fit,
 #   and say why a small R² is no verdict on w.
 #
-# **How long.** About 51 minutes of study: reading what it says and prints, predictions, the exercise, and
-# about 6 minutes of compute in its committed run, on a 2-core CPU loaded by other jobs (about half a minute
-# on a quiet one: it pretrains VISR on both levels again, as notebook 02 did). Notebook 02b then acts on each
+# **How long.** About 46 minutes of study: reading what it says and prints, predictions, the exercise, and
+# about 45 seconds of compute in its committed run, on a quiet 2-core CPU (it pretrains VISR on both levels
+# again, as notebook 02 did). Notebook 02b then acts on each
 # level's task with the identified w.
 
 # %%
@@ -104,7 +104,7 @@ print(f"VISR pretrained on {', '.join(levels)}: {pretrain_steps:,} reward-free e
 # %% [markdown]
 # ## Task inference by least squares
 #
-# *About 39 minutes.*
+# *About 38 minutes.*
 #
 # A new task arrives as a reward, here the level's +1 per key and +10 at the target. If it were
 # linear in the features, r(s') = φ(s')ᵀw, then Q(s, a, w) = ψ(s, a, w)ᵀw would be that task's

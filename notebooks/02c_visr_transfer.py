@@ -27,10 +27,10 @@
 #
 # **Deep dive.** Off the core path (VISR → APT → APS → capstone → synthesis): skip it on a first pass.
 #
-# **How long.** About 46 minutes of study: reading what it says and prints, its figures, predictions and
-# questions, and painting a task; about 9 minutes of compute in its committed run, on a 2-core CPU loaded by
-# other jobs (under a minute on a quiet one). It follows notebooks 02 and 02a (VISR's discriminator, skills,
-# task inference) and 02b (zero-shot and fine-tuning on the key levels).
+# **How long.** About 37 minutes of study: reading what it says and prints, its figures, predictions and
+# questions, and painting a task; about a minute of compute in its committed run, on a quiet 2-core CPU. It
+# follows notebooks 02 and 02a (VISR's discriminator, skills, task inference) and 02b (zero-shot and
+# fine-tuning on the key levels).
 #
 # **What reproduces.** The paper tests transfer on Atari, not on mazes; this benchmark is the
 # course's own. The committed results (printed below) say VISR lands about half to two thirds of the
@@ -105,7 +105,7 @@ for name in gridworld.MAZES:
 # %% [markdown]
 # ## Why the networks read centred inputs
 #
-# *About 21 minutes.*
+# *About 14 minutes.*
 #
 # The observation is a one-hot board, one channel per kind of object. About 100 of the maze's 800
 # entries (walls, floor) are on in *every* state and only a handful differ between states. Fed raw,

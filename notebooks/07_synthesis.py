@@ -39,9 +39,9 @@
 # APS and the variant and budget that lift it. Notebook 07b then decides the paper's own Section 4.3 claims
 # and sets its Atari numbers beside them.
 #
-# **How long.** About 79 minutes of study: reading what it says and prints, its figures and predictions;
-# one seed of the paper's three methods on one level, live at the study's budgets: 3.5 to 7 minutes of
-# compute on a 2-core CPU, the more the busier it is (the last cell prints this run's time).
+# **How long.** About 75 minutes of study: reading what it says and prints, its figures and predictions;
+# one seed of the paper's three methods on one level, live at the study's budgets: about 3 minutes of
+# compute on a quiet 2-core CPU, more on a busy one (the last cell prints this run's time).
 #
 # **The rule for every verdict.** A *beats* B when A's 95% interval lies wholly above B's (notebook 04,
 # `docs/results.md`); a claim *holds*; is *not shown* where the intervals overlap (no difference found,
@@ -261,7 +261,7 @@ else:
 #
 # ## Live: one seed of the study on `easy`
 #
-# *About 11 minutes.*
+# *About 8 minutes.*
 #
 # The library's protocol, `task_families.run_family_rows`: pretrain once, then for every task of the family
 # identify $w$ (VISR, APS), evaluate zero-shot, fine-tune a copy and evaluate it. Only the default fine-tuning
