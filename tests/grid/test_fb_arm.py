@@ -7,7 +7,6 @@ import math
 import pytest
 import torch
 
-from aps_teach.grid import envs as grid_envs
 from aps_teach.grid.experiments import Budget, check_run
 from aps_teach.grid.replay import NStepReplay
 from aps_teach.grid.train import (
@@ -21,26 +20,13 @@ from aps_teach.grid.train import (
 from aps_teach.infra.sweeps import config_dict, config_hash
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.fb import FBLearner, fit_z, infer_z, on_sphere
+from tests.grid.conftest import tiny_config
 
 ROUND = 200  # 2 envs x 100-step episode limit
 
 
 def tiny(method="aps", **agent) -> TrainConfig:
-    agent = AgentConfig(method=method, hidden=16, batch_size=8, n_step=3, k=3, target_update_period=20,
-                        **agent)
-    return TrainConfig(agent=agent, num_envs=2, learning_starts=100, checkpoint_every=1, progress=False)
-
-
-@pytest.fixture
-def env_steps(monkeypatch):
-    """Every env step any env batch takes from here on, counted (one per env of the batch)."""
-    taken = []
-    for batch in (grid_envs.CompiledBatch, grid_envs.PycolabBatch):
-        def counted(self, actions, *args, original=batch.step, **kwargs):
-            taken.append(len(actions))
-            return original(self, actions, *args, **kwargs)
-        monkeypatch.setattr(batch, "step", counted)
-    return taken
+    return tiny_config(method, **agent)
 
 
 def _weights(*modules) -> list[torch.Tensor]:

@@ -8,7 +8,6 @@ from dataclasses import replace
 import pytest
 import torch
 
-from aps_teach.grid import envs as grid_envs
 from aps_teach.grid import experiments
 from aps_teach.grid.experiments import Budget, check_run, run_gridworld, run_pipeline
 from aps_teach.grid.replay import NStepReplay
@@ -26,6 +25,7 @@ from aps_teach.infra.sweeps import config_dict, config_hash
 from aps_teach.learner import tasks
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.tasks import infer_task, ridge_solution
+from tests.grid.conftest import tiny_config
 
 
 def test_identify_task_fits_by_ridge_with_the_learners_identify_ridge():
@@ -69,21 +69,7 @@ BUDGET = Budget(pretrain_steps=ROUND, finetune_steps=ROUND, identify_steps=ROUND
 
 
 def tiny(method="visr", **agent) -> TrainConfig:
-    agent = AgentConfig(method=method, hidden=16, batch_size=8, n_step=3, k=3, target_update_period=20,
-                        **agent)
-    return TrainConfig(agent=agent, num_envs=2, learning_starts=100, checkpoint_every=1, progress=False)
-
-
-@pytest.fixture
-def env_steps(monkeypatch):
-    """Every env step any env batch takes from here on, counted (one per env of the batch)."""
-    taken = []
-    for batch in (grid_envs.CompiledBatch, grid_envs.PycolabBatch):
-        def counted(self, actions, *args, original=batch.step, **kwargs):
-            taken.append(len(actions))
-            return original(self, actions, *args, **kwargs)
-        monkeypatch.setattr(batch, "step", counted)
-    return taken
+    return tiny_config(method, **agent)
 
 
 def _weights(learner):
