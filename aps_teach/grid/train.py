@@ -298,6 +298,19 @@ def identify_task(learner: Learner, env: EnvSource, steps: int, seed: int,
     return infer_task(*task_data(learner, env, steps, seed, config), ridge=ridge)
 
 
+def check_pretraining_replay(replay: NStepReplay | None, trainer: str, trained: str, option: str,
+                             instead: str = "") -> None:
+    """ValueError, one line, unless `replay` is a reward-free pretraining replay holding transitions: what
+    `trainer` (e.g. "adapt_psi") trains `trained` (e.g. "psi") on offline; `option` is the setting under
+    which `pretrain`'s log keeps it, `instead` what else the user may do."""
+    if replay is None or replay.size == 0:
+        raise ValueError(f"{trainer} trains {trained} on the pretraining replay, and none was given: pass "
+                         f"the replay pretraining filled (its log's `replay` with {option} on){instead}")
+    if "reward" in replay.data:
+        raise ValueError(f"{trainer} trains on the reward-free pretraining replay; this replay stores task "
+                         "rewards (a fine-tuning replay): pass the pretraining's")
+
+
 def adapt_to_task(learner: Learner, replay: NStepReplay | None, w: torch.Tensor, seed: int) -> list[float]:
     """psi adapted offline to the identified task `w` (`learner.adapt.adapt_psi`, `AgentConfig.adapt_psi`):
     the learner's `adapt_updates` TD updates on minibatches of `batch_size` windows of up to `adapt_n_step`
@@ -309,13 +322,7 @@ def adapt_to_task(learner: Learner, replay: NStepReplay | None, w: torch.Tensor,
     if not agent.task_conditioned:
         raise ValueError(f"adapt_psi adapts psi to an identified w: method {agent.method!r} identifies none; "
                          "valid for: visr, aps")
-    if replay is None or replay.size == 0:
-        raise ValueError("adapt_psi trains psi on the pretraining replay, and none was given: pass the "
-                         "replay pretraining filled (its log's `replay` with adapt_psi on), or set "
-                         "adapt_psi=False")
-    if "reward" in replay.data:
-        raise ValueError("adapt_psi trains on the reward-free pretraining replay; this replay stores task "
-                         "rewards (a fine-tuning replay): pass the pretraining's")
+    check_pretraining_replay(replay, "adapt_psi", "psi", "adapt_psi", ", or set adapt_psi=False")
     w = check_task_vector("w", w, agent.feature_dim).float()
     generator = adapt_generator(seed)
 
@@ -340,12 +347,7 @@ def fb_from_replay(learner: Learner, replay: NStepReplay | None, seed: int,
     if not agent.fb:
         raise ValueError(f"fb_from_replay trains the fb arm, and this {agent.method} learner is not one: set "
                          "--train.agent.fb (AgentConfig.fb=True) before pretraining")
-    if replay is None or replay.size == 0:
-        raise ValueError("the fb arm trains F and B on the pretraining replay, and none was given: pass the "
-                         "replay pretraining filled (its log's `replay` with fb on)")
-    if "reward" in replay.data:
-        raise ValueError("the fb arm trains on the reward-free pretraining replay; this replay stores task "
-                         "rewards (a fine-tuning replay): pass the pretraining's")
+    check_pretraining_replay(replay, "the fb arm", "F and B", "fb")
     updates = updates if updates is not None else agent.fb_updates if agent.fb_updates is not None else \
         learner.updates
     updates = check_int("fb updates", updates)
