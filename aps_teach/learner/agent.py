@@ -42,6 +42,15 @@ from aps_teach.learner.tasks import gpi_action_values, gpi_candidates, q_values
 from aps_teach.learner.update import count_update, gradient_step
 
 
+def epsilon_greedy(greedy: torch.Tensor, epsilon: float, num_actions: int, generator: torch.Generator
+                   ) -> torch.Tensor:
+    """The greedy actions `greedy` (B,), each replaced with probability `epsilon` by one of `num_actions`
+    uniformly at random; draws from `generator` (CPU) which rows act at random, then their actions."""
+    at_random = torch.rand(len(greedy), generator=generator) < epsilon
+    random = torch.randint(num_actions, (len(greedy),), generator=generator)
+    return torch.where(at_random.to(greedy.device), random.to(greedy.device), greedy)
+
+
 class Learner:
     """Successor features psi, features phi (and f), their optimiser and the TD / vMF / InfoNCE updates.
 
@@ -228,9 +237,7 @@ class Learner:
         candidates = gpi_candidates(w, self.config.gpi_samples, generator) if gpi else w[:, None]
         greedy = gpi_action_values(self.psi(self.inputs(obs), self.psi_task(candidates)),
                                    self.task_weights(w, explore)).argmax(dim=1)
-        at_random = torch.rand(len(w), generator=generator) < epsilon
-        random = torch.randint(self.num_actions, (len(w),), generator=generator)
-        return torch.where(at_random.to(greedy.device), random.to(greedy.device), greedy)
+        return epsilon_greedy(greedy, epsilon, self.num_actions, generator)
 
     @torch.no_grad()
     def q_values(self, obs: torch.Tensor, w: torch.Tensor, explore: bool = False) -> torch.Tensor:

@@ -49,6 +49,7 @@ from collections.abc import Callable
 import torch
 from torch.nn import functional as F
 
+from aps_teach.learner.agent import epsilon_greedy
 from aps_teach.learner.batch import Batch
 from aps_teach.learner.config import AgentConfig
 from aps_teach.learner.inputs import BoardInputs, InputColumns
@@ -232,10 +233,7 @@ class FBLearner:
         if gpi or explore:
             raise ValueError("the fb arm acts greedily on F(s, a, z)^T z: it has no GPI over tasks and no "
                              "exploration reward (gpi=False, explore=False)")
-        greedy = self.q_values(obs, w).argmax(dim=1)
-        at_random = torch.rand(len(w), generator=generator) < epsilon
-        random = torch.randint(self.num_actions, (len(w),), generator=generator)
-        return torch.where(at_random.to(greedy.device), random.to(greedy.device), greedy)
+        return epsilon_greedy(self.q_values(obs, w).argmax(dim=1), epsilon, self.num_actions, generator)
 
     def loss(self, batch: Batch, generator: torch.Generator) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The FB loss on a minibatch of transitions (s, a, s'_1) (`Batch`, windows of any length: only the
