@@ -39,6 +39,12 @@ def _generator(words: np.ndarray) -> torch.Generator:
     return torch.Generator().manual_seed(int(words[0]) << 32 | int(words[1]))
 
 
+def _stream_generator(seed: int, word: int) -> torch.Generator:
+    """A torch generator seeded by the first 64-bit word of SeedSequence([seed, word]): a stream apart."""
+    first = np.random.SeedSequence([seed, word]).generate_state(1, dtype=np.uint64)[0]
+    return torch.Generator().manual_seed(int(first))
+
+
 def round_seeds(seed: int, phase: str, index: int, n: int) -> tuple[list[int], torch.Generator]:
     """Gridworld: reset seeds of the n envs of round `index` of `phase`, and the round's generator (w,
     epsilon-greedy actions, minibatches); the n + 2 words of SeedSequence([seed, PHASES[phase], index])."""
@@ -61,15 +67,13 @@ def game_reset_seed(seed: int, phase: str, env_steps: int) -> int:
 def shadow_generator(seed: int) -> torch.Generator:
     """Cross-training: learner Y's generator (its minibatches and fresh w), apart from X's streams; the first
     64-bit word of SeedSequence([seed, SHADOW])."""
-    word = np.random.SeedSequence([seed, SHADOW]).generate_state(1, dtype=np.uint64)[0]
-    return torch.Generator().manual_seed(int(word))
+    return _stream_generator(seed, SHADOW)
 
 
 def adapt_generator(seed: int) -> torch.Generator:
     """psi's offline adaptation (`grid.train.adapt_to_task`): the generator of its replay minibatches, apart
     from every phase's streams; the first 64-bit word of SeedSequence([seed, ADAPT])."""
-    word = np.random.SeedSequence([seed, ADAPT]).generate_state(1, dtype=np.uint64)[0]
-    return torch.Generator().manual_seed(int(word))
+    return _stream_generator(seed, ADAPT)
 
 
 def fb_generator(seed: int) -> tuple[int, torch.Generator]:
