@@ -285,8 +285,7 @@ class AgentConfig:
         """ValueError if an option of `TASK_OPTIONS` is on for a method without a task vector to identify
         (apt, dqn), or the forward-backward arm's options are wrong (`check_fb_options`). Checked once the
         method is final, as `check_particles` is."""
-        on = [f"{name}={getattr(self, name)!r}" for name, off in TASK_OPTIONS.items()
-              if getattr(self, name) != off]
+        on = self._set_options(TASK_OPTIONS)
         if on and not self.task_conditioned:
             raise ValueError(f"{', '.join(on)} acts on an identified task vector w, which method "
                              f"{self.method!r} has none of; valid for: {', '.join(TASK_CONDITIONED)}")
@@ -300,17 +299,20 @@ class AgentConfig:
             raise ValueError(f"fb trains F and B on the replay of a reward-free exploration, which method "
                              f"{self.method!r} has none of; valid for: {', '.join(PRETRAINING_METHODS)}")
         if self.fb:
-            on = [f"{name}={getattr(self, name)!r}" for name, off in PSI_OPTIONS.items()
-                  if getattr(self, name) != off]
+            on = self._set_options(PSI_OPTIONS)
             if on:
                 raise ValueError(f"{', '.join(on)} acts on psi, and the fb arm acts on F(s, a, z)^T z "
                                  "instead: drop it from the fb arm, or set fb=False")
             return
-        on = [f"{name}={getattr(self, name)!r}" for name, default in FB_OPTIONS.items()
-              if getattr(self, name) != default]
+        on = self._set_options(FB_OPTIONS)
         if on:
             raise ValueError(f"{', '.join(on)} sets the fb arm's F and B, and this learner is no fb arm: set "
                              "fb=True, or drop it")
+
+    def _set_options(self, options: dict) -> list[str]:
+        """'name=value' of each option of `options` (name: its value when off) set to another value here."""
+        return [f"{name}={getattr(self, name)!r}" for name, off in options.items()
+                if getattr(self, name) != off]
 
     def check_particles(self) -> None:
         """ValueError if the method uses the kNN reward and k is not less than a minibatch's particle set.
